@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# After `make cluster-down`: verify the cluster left nothing behind. Exit 1 and list every leftover:
+# processes, network namespaces, links, mounts, cgroups, KUBE-*/CNI-* iptables chains, state
+# directories, and sysctls that differ from the values recorded before the first cluster-up.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+need_root cluster-check-clean
+set +o errexit
+
+problems=()
+bad() { problems+=("$*"); }
+
+# processes
+for p in /proc/[0-9]*; do
+    pid=${p#/proc/}
+    [[ $pid == "$$" || $pid == "$BASHPID" ]] && continue
+    cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+    if [[ $cmd =~ (/run/podnet-cluster|/var/lib/podnet-cluster|/k8s/v[0-9.]+/bin/) ]] && [[ ! $cmd =~ check-clean ]]; then
+        bad "process $pid: ${cmd:0:160}"
+    elif grep -q ':/podnet/' "$p/cgroup" 2>/dev/null; then
+        bad "process $pid in a podnet cgroup: ${cmd:0:160}"
+    fi
+done
+# network namespaces and links
+for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^${NAME_PREFIX}-"); do bad "network namespace $ns"; done
+ip link show podnet0 >/dev/null 2>&1 && bad "link podnet0 in the root namespace"
+# mounts
+while read -r _ mp fstype _; do
+    case $mp in
+        /run/podnet-cluster* | /var/lib/podnet-cluster* | /run/netns/podnet-*) bad "mount $mp ($fstype)" ;;
+    esac
+done </proc/self/mounts
+if [[ -f $STATE_DIR/baseline.paths ]] && ! grep -qx /run/netns "$STATE_DIR/baseline.paths"; then
+    awk '$2 == "/run/netns"' /proc/self/mounts | grep -q . && bad "mount /run/netns (not there before cluster-up)"
+    [[ -e /run/netns ]] && bad "/run/netns exists (not there before cluster-up)"
+fi
+# cgroups
+for h in /sys/fs/cgroup/*/podnet; do [[ -e $h ]] && bad "cgroup $h"; done
+# iptables chains in the root namespace
+for t in iptables ip6tables iptables-legacy ip6tables-legacy; do
+    command -v "$t-save" >/dev/null || continue
+    chains=$("$t-save" 2>/dev/null | grep -oE '^:(KUBE-|CNI-)[^ ]*' | tr '\n' ' ')
+    [[ -n $chains ]] && bad "$t chains: $chains"
+done
+# state directories and files the runtimes write to global places
+for d in "$RUN_DIR" "$LIB_DIR"; do [[ -e $d ]] && bad "directory $d"; done
+if [[ -f $STATE_DIR/baseline.paths ]]; then
+    for d in /run/containerd /var/lib/cni /var/log/containers /var/log/pods; do
+        [[ -e $d ]] && ! grep -qx "$d" "$STATE_DIR/baseline.paths" && bad "$d exists (not there before cluster-up)"
+    done
+fi
+ls /var/lib/cni/results/podnet-* >/dev/null 2>&1 && bad "CNI results cache entries /var/lib/cni/results/podnet-*"
+# sysctls
+VOLATILE_RE='^(kernel\.random\.|kernel\.ns_last_pid|kernel\.pty\.nr|kernel\.tainted|fs\.dentry-state|fs\.file-nr|fs\.inode-|fs\.quota\.|net\.netfilter\.nf_conntrack_count|vm\.stat_refresh)'
+if [[ -f $STATE_DIR/baseline.sysctl ]]; then
+    declare -A cur=()
+    while IFS= read -r line; do cur["${line%% = *}"]="${line#* = }"; done < <(sysctl -a 2>/dev/null)
+    while IFS= read -r line; do
+        key=${line%% = *}
+        val=${line#* = }
+        [[ $key =~ $VOLATILE_RE ]] && continue
+        [[ -v cur[$key] ]] || continue
+        [[ ${cur[$key]} == "$val" ]] || bad "sysctl $key = ${cur[$key]} (was $val)"
+    done <"$STATE_DIR/baseline.sysctl"
+else
+    echo "check-clean: no sysctl baseline ($STATE_DIR/baseline.sysctl; written by cluster-down), checking the known kubelet sysctls only"
+fi
+
+if ((${#problems[@]})); then
+    echo "check-clean: FAILED, left behind:"
+    printf '  - %s\n' "${problems[@]}"
+    exit 1
+fi
+echo "check-clean: OK (no process, netns, link, mount, cgroup, KUBE-*/CNI-* chain, state dir or changed sysctl left)"

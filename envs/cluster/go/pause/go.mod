@@ -1,0 +1,3 @@
+module podnet.local/pause
+
+go 1.22

@@ -1,0 +1,130 @@
+# shellcheck shell=bash
+# Common settings and helpers for the podnet embedded cluster scripts.
+# Sourced by up.sh, down.sh, status.sh, build-*.sh, check-clean.sh.
+
+set -o errexit -o nounset -o pipefail
+
+CLUSTER_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_ROOT="$(cd "$CLUSTER_DIR/../.." && pwd)"
+
+# ---- settings (overridable from the environment / make command line) ----
+K8S_VERSION="${K8S_VERSION:-v1.33.13}"
+NODES="${NODES:-2}"
+CNI="${CNI:-bridge}"                     # bridge (routed, host-gw style) | vxlan (overlay)
+LINK_RATE="${LINK_RATE:-}"               # empty = unshaped; e.g. 1gbit, 500mbit (tc rate syntax)
+ZONES="${ZONES:-zone-a,zone-a,zone-b}"   # per node, comma separated; last entry repeats
+POOLS="${POOLS:-pool-a,pool-a,pool-b}"   # per node, comma separated; last entry repeats
+CACHE_DIR="${PODNET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podnet}"
+GO="${GO:-/usr/local/go/bin/go}"
+
+# ---- fixed layout ----
+NAME_PREFIX="podnet"
+STATE_DIR="$REPO_ROOT/.cluster"               # kubeconfig, image, info.json, logs
+RUN_DIR="/run/podnet-cluster"                 # pid files, sockets
+LIB_DIR="/var/lib/podnet-cluster"             # etcd data, node roots, pki, sysctl snapshot
+PKI_DIR="$LIB_DIR/pki"
+LOG_DIR="$STATE_DIR/logs"
+K8S_BIN="$CACHE_DIR/k8s/$K8S_VERSION/bin"
+
+# Addressing. The fabric is a bridge inside its own network namespace; the root
+# namespace joins it with a single veth (podnet0, 10.210.0.1) so kubectl and tests
+# can reach the API server. The control plane lives in its own namespace
+# (10.210.0.2); node N lives in podnet-node-N with 10.210.0.(10+N).
+FABRIC_NS="${NAME_PREFIX}-fabric"
+CP_NS="${NAME_PREFIX}-cp"
+FABRIC_NET="10.210.0"
+HOST_IP="$FABRIC_NET.1"
+CP_IP="$FABRIC_NET.2"
+POD_CIDR_ALL="10.244.0.0/16"
+SERVICE_CIDR="10.96.0.0/16"
+API_SERVICE_IP="10.96.0.1"
+VXLAN_ID=1
+VXLAN_PORT=8472
+VXLAN_MTU=1450
+
+node_name() { echo "${NAME_PREFIX}-node-$1"; }
+node_ns() { node_name "$1"; }
+node_ip() { echo "$FABRIC_NET.$((10 + $1))"; }
+node_pod_cidr() { echo "10.244.$1.0/24"; }
+node_pod_gw() { echo "10.244.$1.1"; }
+node_vxlan_mac() { printf '0e:70:6e:00:00:%02x' "$1"; }
+node_dir() { echo "$LIB_DIR/nodes/$1"; }
+
+# nth_item "a,b,c" N -> item N (1-based); the last item repeats for larger N.
+nth_item() {
+    local IFS=, arr
+    read -r -a arr <<<"$1"
+    local i=$(($2 - 1))
+    if ((i >= ${#arr[@]})); then i=$((${#arr[@]} - 1)); fi
+    echo "${arr[$i]}"
+}
+node_zone() { nth_item "$ZONES" "$1"; }
+node_pool() { nth_item "$POOLS" "$1"; }
+
+# ---- logging ----
+_t0="${_t0:-$(date +%s)}"
+export _t0
+log() { printf '[cluster %4ss] %s\n' "$(($(date +%s) - _t0))" "$*" >&2; }
+warn() { printf '[cluster] WARNING: %s\n' "$*" >&2; }
+die() {
+    printf '[cluster] ERROR: %s\n' "$*" >&2
+    exit 1
+}
+
+need_root() {
+    [[ $(id -u) -eq 0 ]] || die "must run as root (needs network namespaces, mounts, cgroups, iptables); try: sudo make ${1:-cluster-up}"
+}
+
+# Run a command inside a named network namespace WITHOUT remounting /sys
+# (ip netns exec would, and runc then cannot find the cgroup mounts).
+in_ns() {
+    local ns=$1
+    shift
+    nsenter --net="/run/netns/$ns" -- "$@"
+}
+
+kubectl_admin() { "$K8S_BIN/kubectl" --kubeconfig "$STATE_DIR/kubeconfig" "$@"; }
+
+# Start a daemon in the background, record its pid. start_daemon NAME NS CMD...
+# NS may be "-" for the root namespace.
+start_daemon() {
+    local name=$1 ns=$2
+    shift 2
+    mkdir -p "$RUN_DIR/pids" "$LOG_DIR"
+    local logf="$LOG_DIR/$name.log"
+    if [[ $ns == - ]]; then
+        setsid "$@" >>"$logf" 2>&1 </dev/null &
+    else
+        setsid nsenter --net="/run/netns/$ns" -- "$@" >>"$logf" 2>&1 </dev/null &
+    fi
+    local pid=$!
+    echo "$pid" >"$RUN_DIR/pids/$name.pid"
+    # record the start time so a recycled pid is never mistaken for ours
+    awk '{print $22}' "/proc/$pid/stat" >"$RUN_DIR/pids/$name.start" 2>/dev/null || true
+}
+
+# pid_alive NAME -> prints pid if the recorded process is still ours
+pid_alive() {
+    local f="$RUN_DIR/pids/$1.pid" pid st
+    [[ -f $f ]] || return 1
+    pid=$(cat "$f")
+    [[ -d /proc/$pid ]] || return 1
+    if [[ -f "$RUN_DIR/pids/$1.start" ]]; then
+        st=$(awk '{print $22}' "/proc/$pid/stat" 2>/dev/null || true)
+        [[ $st == "$(cat "$RUN_DIR/pids/$1.start")" ]] || return 1
+    fi
+    echo "$pid"
+}
+
+# wait_for DESC TIMEOUT_S CMD... : poll until CMD succeeds
+wait_for() {
+    local desc=$1 timeout=$2
+    shift 2
+    local end=$(($(date +%s) + timeout))
+    until "$@" >/dev/null 2>&1; do
+        if (($(date +%s) >= end)); then
+            return 1
+        fi
+        sleep 0.5
+    done
+}

@@ -1,0 +1,156 @@
+# shellcheck shell=bash
+# Network namespaces and datapaths of the embedded cluster. Sourced after lib.sh.
+#
+#   root ns:  podnet0 10.210.0.1/24 (the only thing the cluster adds to the root namespace)
+#     |
+#   podnet-fabric ns: bridge br0 ("the switch"); one veth port per namespace below
+#     |-- podnet-cp      eth0 10.210.0.2   etcd, kube-apiserver, controller-manager, scheduler
+#     |-- podnet-node-1  eth0 10.210.0.11  containerd, kubelet, kube-proxy, pods (10.244.1.0/24)
+#     |-- podnet-node-2  eth0 10.210.0.12  ...                                   (10.244.2.0/24)
+#
+# CNI=bridge: per node the bridge CNI plugin (cni0, host-local IPAM) and a route per peer
+#             pod CIDR via the peer's node IP (host-gw style, no encapsulation).
+# CNI=vxlan:  the same bridge CNI for the local pods, plus a kernel vxlan device
+#             (VNI 1, UDP 8472, MTU 1450) with static routes/ARP/FDB entries per peer,
+#             the datapath flannel's vxlan backend programs.
+
+# ---- kernel feature probe -------------------------------------------------------------
+# Sets NETEM_AVAILABLE=true|false. Dies with a clear message when something required is absent.
+probe_kernel() {
+    local p="${NAME_PREFIX}-probe" missing=()
+    ip netns del "$p" 2>/dev/null || true
+    if ! ip netns add "$p" 2>/dev/null; then
+        die "cannot create network namespaces (ip netns add failed): this needs CAP_SYS_ADMIN and CONFIG_NET_NS"
+    fi
+    ip -n "$p" link set lo up
+    ip -n "$p" link add pa type veth peer name pb 2>/dev/null || missing+=("veth (CONFIG_VETH)")
+    ip -n "$p" link add pbr type bridge 2>/dev/null || missing+=("bridge (CONFIG_BRIDGE)")
+    if [[ $CNI == vxlan ]]; then
+        ip -n "$p" link add pvx type vxlan id 42 dstport 8472 local 127.0.0.1 2>/dev/null || missing+=("vxlan (CONFIG_VXLAN), needed for CNI=vxlan")
+    fi
+    in_ns "$p" iptables -t nat -S >/dev/null 2>&1 || missing+=("iptables nat table (CONFIG_IP_NF_NAT / nf_tables)")
+    in_ns "$p" iptables -t filter -A INPUT -m comment --comment probe -m statistic --mode random --probability 0.5 -j ACCEPT 2>/dev/null ||
+        missing+=("iptables comment/statistic matches (needed by kube-proxy)")
+    grep -qw overlay /proc/filesystems || missing+=("overlayfs (CONFIG_OVERLAY_FS), containerd's snapshotter")
+    local c
+    for c in cpu cpuacct cpuset memory pids devices freezer; do
+        [[ -d /sys/fs/cgroup/$c ]] || grep -qw "$c" /sys/fs/cgroup/cgroup.controllers 2>/dev/null ||
+            missing+=("cgroup controller $c")
+    done
+    if [[ -n $LINK_RATE ]]; then
+        in_ns "$p" tc qdisc add dev pa root tbf rate 1gbit burst 128k latency 10ms 2>/dev/null ||
+            missing+=("tbf qdisc (CONFIG_NET_SCH_TBF), needed for LINK_RATE")
+    fi
+    NETEM_AVAILABLE=false
+    if in_ns "$p" tc qdisc replace dev pb root netem delay 1ms 2>/dev/null; then NETEM_AVAILABLE=true; fi
+    ip netns del "$p"
+    if ((${#missing[@]})); then
+        die "kernel features missing: ${missing[*]}"
+    fi
+    if [[ -n $LINK_RATE && $NETEM_AVAILABLE == false ]]; then
+        log "note: this kernel has no netem qdisc: LINK_RATE=$LINK_RATE shapes rate only (tbf), no delay/loss emulation"
+    fi
+}
+
+# link_rate_bytes RATE -> bytes per second (accepts 10gbit, 1gbit, 500mbit, 800kbit, also Gbit/Mbit, G/M/K)
+link_rate_bytes() {
+    local r=${1,,}
+    r=${r%/s}
+    [[ $r =~ ^([0-9]+(\.[0-9]+)?)([kmg]?)(bit|bps|b)?$ ]] || return 1
+    local num=${BASH_REMATCH[1]} unit=${BASH_REMATCH[3]} kind=${BASH_REMATCH[4]:-bit}
+    awk -v n="$num" -v u="$unit" -v k="$kind" 'BEGIN {
+        m = (u == "k") ? 1e3 : (u == "m") ? 1e6 : (u == "g") ? 1e9 : 1;
+        b = n * m; if (k != "bps") b = b / 8; printf "%d\n", b }'
+}
+
+# shape DEV NS RATE: token bucket on DEV's egress
+shape() {
+    local dev=$1 ns=$2 rate=$3 bytes burst
+    bytes=$(link_rate_bytes "$rate") || die "LINK_RATE=$rate not understood (use e.g. 1gbit, 500mbit, 100mbit)"
+    # burst: 2 ms worth of bytes, at least 128 KiB so GSO super-packets pass unsplit
+    burst=$((bytes / 500))
+    ((burst < 131072)) && burst=131072
+    ip -n "$ns" link set "$dev" txqueuelen 1000
+    ip -n "$ns" link set "$dev" gso_max_size 65536 2>/dev/null || true
+    tc -n "$ns" qdisc replace dev "$dev" root tbf rate "$((bytes * 8))bit" burst "$burst" latency 20ms
+}
+
+# ---- bring-up -----------------------------------------------------------------------------
+net_up() {
+    local n m f=$FABRIC_NS
+    log "network: namespaces $FABRIC_NS, $CP_NS, $(node_ns 1)..$(node_ns "$NODES"); CNI=$CNI${LINK_RATE:+, links shaped to $LINK_RATE}"
+    ip netns add "$f"
+    ip -n "$f" link set lo up
+    in_ns "$f" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+    ip -n "$f" link add br0 type bridge
+    # bridged traffic on the fabric must not go through the fabric's iptables (nothing there anyway)
+    in_ns "$f" sysctl -qw net.bridge.bridge-nf-call-iptables=0 net.bridge.bridge-nf-call-ip6tables=0 net.bridge.bridge-nf-call-arptables=0 2>/dev/null || true
+    ip -n "$f" link set br0 up
+
+    # root namespace port (kubectl/tests reach the API server through it)
+    ip link add podnet0 type veth peer name pn-host netns "$f"
+    sysctl -qw net.ipv6.conf.podnet0.disable_ipv6=1
+    ip addr add "$HOST_IP/24" dev podnet0
+    ip link set podnet0 up
+    ip -n "$f" link set pn-host master br0 up
+
+    # control plane namespace
+    ip netns add "$CP_NS"
+    ip -n "$CP_NS" link set lo up
+    in_ns "$CP_NS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+    ip -n "$f" link add pn-cp type veth peer name eth0 netns "$CP_NS"
+    ip -n "$f" link set pn-cp master br0 up
+    ip -n "$CP_NS" addr add "$CP_IP/24" dev eth0
+    ip -n "$CP_NS" link set eth0 up
+
+    for ((n = 1; n <= NODES; n++)); do
+        local ns
+        ns=$(node_ns "$n")
+        ip netns add "$ns"
+        ip -n "$ns" link set lo up
+        in_ns "$ns" sysctl -qw net.ipv4.ip_forward=1
+        ip -n "$f" link add "pn-node$n" type veth peer name eth0 netns "$ns"
+        ip -n "$f" link set "pn-node$n" master br0 up
+        in_ns "$ns" sysctl -qw net.ipv6.conf.eth0.disable_ipv6=1
+        ip -n "$ns" addr add "$(node_ip "$n")/24" dev eth0
+        ip -n "$ns" link set eth0 up
+        if [[ -n $LINK_RATE ]]; then
+            shape eth0 "$ns" "$LINK_RATE"         # node -> switch
+            shape "pn-node$n" "$f" "$LINK_RATE"   # switch -> node
+        fi
+    done
+
+    # inter-node pod routes
+    for ((n = 1; n <= NODES; n++)); do
+        local ns
+        ns=$(node_ns "$n")
+        if [[ $CNI == vxlan ]]; then
+            ip -n "$ns" link add vxlan0 type vxlan id "$VXLAN_ID" local "$(node_ip "$n")" dev eth0 dstport "$VXLAN_PORT" nolearning
+            ip -n "$ns" link set vxlan0 address "$(node_vxlan_mac "$n")" mtu "$VXLAN_MTU"
+            ip -n "$ns" addr add "10.244.$n.0/32" dev vxlan0
+            ip -n "$ns" link set vxlan0 up
+        fi
+        for ((m = 1; m <= NODES; m++)); do
+            ((m == n)) && continue
+            if [[ $CNI == vxlan ]]; then
+                ip -n "$ns" route add "$(node_pod_cidr "$m")" via "10.244.$m.0" dev vxlan0 onlink
+                ip -n "$ns" neigh replace "10.244.$m.0" lladdr "$(node_vxlan_mac "$m")" dev vxlan0 nud permanent
+                bridge -n "$ns" fdb append "$(node_vxlan_mac "$m")" dev vxlan0 dst "$(node_ip "$m")"
+            else
+                ip -n "$ns" route add "$(node_pod_cidr "$m")" via "$(node_ip "$m")" dev eth0
+            fi
+        done
+    done
+}
+
+# pod MTU for the CNI config
+pod_mtu() { if [[ $CNI == vxlan ]]; then echo "$VXLAN_MTU"; else echo 1500; fi; }
+
+# ---- teardown -----------------------------------------------------------------------------
+net_down() {
+    local ns
+    for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${NAME_PREFIX}-(node-[0-9]+|cp|fabric|probe)$" || true); do
+        ip netns del "$ns" 2>/dev/null || warn "could not delete netns $ns"
+    done
+    ip link del podnet0 2>/dev/null || true
+}

@@ -1,0 +1,420 @@
+#!/usr/bin/env bash
+# make cluster-up: bring up the embedded multi-node Kubernetes cluster (idempotent).
+# Settings (environment): NODES, CNI, LINK_RATE, ZONES, POOLS, K8S_VERSION; see lib.sh / README.md.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$CLUSTER_DIR/net.sh"
+source "$CLUSTER_DIR/pki.sh"
+
+need_root cluster-up
+
+# ---- settings ------------------------------------------------------------------------------
+[[ $NODES =~ ^[0-9]+$ ]] && ((NODES >= 1 && NODES <= 20)) || die "NODES must be 1..20 (got '$NODES')"
+[[ $CNI == bridge || $CNI == vxlan ]] || die "CNI must be 'bridge' (routed, host-gw style) or 'vxlan' (overlay) (got '$CNI')"
+if [[ -n $LINK_RATE ]]; then
+    link_rate_bytes "$LINK_RATE" >/dev/null || die "LINK_RATE=$LINK_RATE not understood (use e.g. 1gbit, 500mbit)"
+fi
+label_ok='^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'
+for ((n = 1; n <= NODES; n++)); do
+    [[ $(node_zone "$n") =~ $label_ok ]] || die "ZONES: '$(node_zone "$n")' is not a valid label value"
+    [[ $(node_pool "$n") =~ $label_ok ]] || die "POOLS: '$(node_pool "$n")' is not a valid label value"
+done
+
+# ---- packages ------------------------------------------------------------------------------
+ensure_packages() {
+    local -A need=(
+        [containerd]=containerd [ctr]=containerd [runc]=runc [etcd]=etcd-server
+        [iptables]=iptables [ip6tables]=iptables [conntrack]=conntrack [debootstrap]=debootstrap
+        [umoci]=umoci [openssl]=openssl [ip]=iproute2 [tc]=iproute2 [bridge]=iproute2
+        [nsenter]=util-linux [setsid]=util-linux [sysctl]=procps [curl]=curl
+    )
+    local missing=() c
+    for c in "${!need[@]}"; do command -v "$c" >/dev/null 2>&1 || missing+=("${need[$c]}"); done
+    [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local && -x /usr/lib/cni/loopback && -x /usr/lib/cni/portmap ]] ||
+        missing+=(containernetworking-plugins)
+    if ((${#missing[@]})); then
+        mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+        command -v apt-get >/dev/null || die "missing packages (${missing[*]}) and no apt-get to install them"
+        log "installing Debian packages: ${missing[*]}"
+        apt-get update -qq >/dev/null || die "apt-get update failed"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$LOG_DIR/apt.log" 2>&1 ||
+            die "apt-get install ${missing[*]} failed (see $LOG_DIR/apt.log)"
+        # the packages' own services are not used; never leave a stray daemon (no systemd here anyway)
+    fi
+}
+
+# ---- idempotency ---------------------------------------------------------------------------
+fingerprint() {
+    echo "k8s=$K8S_VERSION nodes=$NODES cni=$CNI rate=$LINK_RATE zones=$ZONES pools=$POOLS tools=$TOOLS_REF pause=$PAUSE_REF"
+}
+
+cluster_healthy() {
+    local name n
+    [[ -f $RUN_DIR/config && -f $STATE_DIR/kubeconfig ]] || return 1
+    [[ $(cat "$RUN_DIR/config") == "$(fingerprint)" ]] || return 1
+    for name in etcd kube-apiserver kube-controller-manager kube-scheduler; do pid_alive "$name" >/dev/null || return 1; done
+    for ((n = 1; n <= NODES; n++)); do
+        for name in containerd kubelet kube-proxy; do pid_alive "$name-$n" >/dev/null || return 1; done
+    done
+    local ready
+    ready=$(kubectl_admin get nodes --request-timeout=5s -o jsonpath='{range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' 2>/dev/null) || return 1
+    [[ $(grep -c '=True$' <<<"$ready") -eq $NODES ]]
+}
+
+# ---- baseline (what to restore on cluster-down) --------------------------------------------
+record_baseline() {
+    local b="$LIB_DIR/baseline"
+    [[ -f $b/complete ]] && return 0 # keep the oldest: a killed cluster may have changed things since
+    mkdir -p "$b"
+    sysctl -a 2>/dev/null | sort >"$b/sysctl"
+    local d
+    : >"$b/paths"
+    for d in /run/netns /run/containerd /run/containerd/s /var/lib/cni /var/log/containers /var/log/pods; do
+        [[ -e $d ]] && echo "$d" >>"$b/paths"
+    done
+    ls -1 /run/containerd/s 2>/dev/null >"$b/shim-sockets" || true
+    touch "$b/complete"
+}
+
+# ---- cgroups -------------------------------------------------------------------------------
+# Each kubelet gets its own cgroupRoot /podnet/node-N in every cgroup v1 hierarchy.
+make_cgroups() {
+    local h n
+    for h in /sys/fs/cgroup/*/; do
+        h=${h%/}
+        [[ -f $h/cgroup.procs ]] || continue
+        [[ $h == */unified ]] && continue
+        mkdir -p "$h/podnet"
+        if [[ -f $h/cpuset.cpus ]]; then
+            cat "$h/cpuset.cpus" >"$h/podnet/cpuset.cpus"
+            cat "$h/cpuset.mems" >"$h/podnet/cpuset.mems"
+        fi
+        for ((n = 1; n <= NODES; n++)); do
+            mkdir -p "$h/podnet/node-$n"
+            if [[ -f $h/cpuset.cpus ]]; then
+                cat "$h/podnet/cpuset.cpus" >"$h/podnet/node-$n/cpuset.cpus"
+                cat "$h/podnet/cpuset.mems" >"$h/podnet/node-$n/cpuset.mems"
+            fi
+        done
+    done
+}
+
+# ---- control plane -------------------------------------------------------------------------
+start_control_plane() {
+    mkdir -p "$LIB_DIR/etcd"
+    chmod 700 "$LIB_DIR/etcd"
+    log "starting etcd"
+    start_daemon etcd "$CP_NS" etcd --name podnet --data-dir "$LIB_DIR/etcd" \
+        --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
+        --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
+        --initial-cluster podnet=http://127.0.0.1:2380 --initial-cluster-state new \
+        --listen-metrics-urls http://127.0.0.1:2381 --snapshot-count 10000 --logger zap --log-outputs stderr
+    wait_for "etcd" 30 in_ns "$CP_NS" curl -fsS http://127.0.0.1:2379/health || die "etcd did not become healthy (see $LOG_DIR/etcd.log)"
+
+    log "starting kube-apiserver"
+    local p=$PKI_DIR
+    start_daemon kube-apiserver "$CP_NS" "$K8S_BIN/kube-apiserver" \
+        --advertise-address="$CP_IP" --bind-address=0.0.0.0 --secure-port=6443 \
+        --etcd-servers=http://127.0.0.1:2379 \
+        --service-cluster-ip-range="$SERVICE_CIDR" --service-node-port-range=30000-32767 \
+        --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction --allow-privileged=true \
+        --client-ca-file="$p/ca.crt" --tls-cert-file="$p/apiserver.crt" --tls-private-key-file="$p/apiserver.key" \
+        --kubelet-client-certificate="$p/apiserver-kubelet-client.crt" --kubelet-client-key="$p/apiserver-kubelet-client.key" \
+        --kubelet-certificate-authority="$p/ca.crt" --kubelet-preferred-address-types=InternalIP \
+        --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+        --service-account-key-file="$p/sa.pub" --service-account-signing-key-file="$p/sa.key" \
+        --profiling=false --event-ttl=1h --v=1
+    wait_for "kube-apiserver" 120 kubectl_admin get --raw /readyz --request-timeout=3s ||
+        die "kube-apiserver did not become ready (see $LOG_DIR/kube-apiserver.log)"
+    log "kube-apiserver ready at https://$CP_IP:6443"
+
+    log "starting kube-controller-manager, kube-scheduler"
+    start_daemon kube-controller-manager "$CP_NS" "$K8S_BIN/kube-controller-manager" \
+        --kubeconfig="$p/controller-manager.kubeconfig" \
+        --authentication-kubeconfig="$p/controller-manager.kubeconfig" --authorization-kubeconfig="$p/controller-manager.kubeconfig" \
+        --bind-address=127.0.0.1 --leader-elect=false --use-service-account-credentials=true \
+        --service-account-private-key-file="$p/sa.key" --root-ca-file="$p/ca.crt" \
+        --cluster-signing-cert-file="$p/ca.crt" --cluster-signing-key-file="$p/ca.key" \
+        --allocate-node-cidrs=false --cluster-name=podnet --profiling=false --v=1
+    start_daemon kube-scheduler "$CP_NS" "$K8S_BIN/kube-scheduler" \
+        --kubeconfig="$p/scheduler.kubeconfig" \
+        --authentication-kubeconfig="$p/scheduler.kubeconfig" --authorization-kubeconfig="$p/scheduler.kubeconfig" \
+        --bind-address=127.0.0.1 --leader-elect=false --profiling=false --v=1
+}
+
+# ---- nodes ---------------------------------------------------------------------------------
+write_node_configs() {
+    local n=$1 d ns ip name
+    d=$(node_dir "$n")
+    ns=$(node_ns "$n")
+    ip=$(node_ip "$n")
+    name=$(node_name "$n")
+    local rd="$RUN_DIR/nodes/$n"
+    mkdir -p "$d"/{containerd,kubelet,pod-logs,volume-plugins,cni-ipam,opt,net.d} "$rd"
+
+    cat >"$d/containerd.toml" <<EOF
+# generated by envs/cluster/up.sh for $name
+version = 2
+root = "$d/containerd"
+state = "$rd/containerd"
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs"]
+
+[grpc]
+  address = "$rd/containerd.sock"
+[ttrpc]
+  address = "$rd/containerd.sock.ttrpc"
+[debug]
+  address = ""
+[metrics]
+  address = ""
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$d/opt"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$PAUSE_REF"
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  enable_selinux = false
+  disable_apparmor = true
+  max_container_log_line_size = 16384
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = "$rd/runc"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$d/net.d"
+    max_conf_num = 1
+EOF
+
+    cat >"$d/net.d/10-podnet.conflist" <<EOF
+{
+  "cniVersion": "0.4.0",
+  "name": "podnet",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "cni0",
+      "isGateway": true,
+      "ipMasq": false,
+      "hairpinMode": true,
+      "mtu": $(pod_mtu),
+      "ipam": {
+        "type": "host-local",
+        "dataDir": "$d/cni-ipam",
+        "ranges": [[{"subnet": "$(node_pod_cidr "$n")", "gateway": "$(node_pod_gw "$n")"}]],
+        "routes": [{"dst": "0.0.0.0/0"}]
+      }
+    },
+    {"type": "portmap", "capabilities": {"portMappings": true}, "snat": true}
+  ]
+}
+EOF
+
+    cat >"$d/kubelet.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: $ip
+port: 10250
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: 10248
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: $PKI_DIR/ca.crt}
+authorization:
+  mode: Webhook
+tlsCertFile: $PKI_DIR/kubelet-$n-serving.crt
+tlsPrivateKeyFile: $PKI_DIR/kubelet-$n-serving.key
+cgroupDriver: cgroupfs
+cgroupRoot: /podnet/node-$n
+cgroupsPerQOS: true
+enforceNodeAllocatable: [pods]
+failSwapOn: false
+failCgroupV1: false
+containerRuntimeEndpoint: unix://$rd/containerd.sock
+podLogsDir: $d/pod-logs
+volumePluginDir: $d/volume-plugins
+clusterDomain: cluster.local
+evictionHard: {memory.available: 100Mi, nodefs.available: 1%, nodefs.inodesFree: 1%, imagefs.available: 1%}
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+serializeImagePulls: false
+maxPods: 110
+protectKernelDefaults: false
+kernelMemcgNotification: false
+localStorageCapacityIsolation: true
+nodeStatusUpdateFrequency: 10s
+nodeStatusReportFrequency: 1m
+syncFrequency: 10s
+fileCheckFrequency: 20s
+shutdownGracePeriod: 0s
+EOF
+
+    cat >"$d/kube-proxy.yaml" <<EOF
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection:
+  kubeconfig: $PKI_DIR/kube-proxy.kubeconfig
+mode: iptables
+hostnameOverride: $name
+bindAddress: $ip
+clusterCIDR: $POD_CIDR_ALL
+detectLocalMode: ClusterCIDR
+healthzBindAddress: 127.0.0.1:10256
+metricsBindAddress: 127.0.0.1:10249
+nodePortAddresses: ["$ip/32"]
+oomScoreAdj: null
+conntrack:
+  maxPerCore: 0
+  min: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+  udpTimeout: 0s
+  udpStreamTimeout: 0s
+iptables:
+  masqueradeAll: false
+  localhostNodePorts: false
+  syncPeriod: 30s
+  minSyncPeriod: 1s
+EOF
+}
+
+start_containerd() {
+    local n=$1
+    start_daemon "containerd-$n" "$(node_ns "$n")" containerd --config "$(node_dir "$n")/containerd.toml"
+}
+
+containerd_ready() { ctr --address "$RUN_DIR/nodes/$1/containerd.sock" version; }
+
+import_images() {
+    local n=$1 sock="$RUN_DIR/nodes/$1/containerd.sock"
+    ctr --address "$sock" -n k8s.io images import --base-name localhost/podnet-pause "$PAUSE_TAR" >/dev/null &&
+        ctr --address "$sock" -n k8s.io images import --base-name localhost/podnet-tools "$TOOLS_TAR" >/dev/null
+}
+
+start_node_agents() {
+    local n=$1 ns name
+    ns=$(node_ns "$n")
+    name=$(node_name "$n")
+    start_daemon "kubelet-$n" "$ns" "$K8S_BIN/kubelet" \
+        --config="$(node_dir "$n")/kubelet.yaml" --kubeconfig="$PKI_DIR/kubelet-$n.kubeconfig" \
+        --root-dir="$(node_dir "$n")/kubelet" --hostname-override="$name" --node-ip="$(node_ip "$n")" \
+        --node-labels="topology.kubernetes.io/zone=$(node_zone "$n"),podnet.io/pool=$(node_pool "$n"),podnet.io/node-index=$n,podnet.io/cni=$CNI" \
+        --v=1
+    start_daemon "kube-proxy-$n" "$ns" "$K8S_BIN/kube-proxy" --config="$(node_dir "$n")/kube-proxy.yaml" --v=1
+}
+
+json_str() { printf '"%s"' "$1"; }
+
+write_info() {
+    local n first=1 nodes=""
+    for ((n = 1; n <= NODES; n++)); do
+        ((first)) || nodes+=","
+        first=0
+        nodes+=$(printf '\n    {"name": "%s", "ip": "%s", "pod_cidr": "%s", "zone": "%s", "pool": "%s", "netns": "%s"}' \
+            "$(node_name "$n")" "$(node_ip "$n")" "$(node_pod_cidr "$n")" "$(node_zone "$n")" "$(node_pool "$n")" "$(node_ns "$n")")
+    done
+    local rate_json=null
+    [[ -n $LINK_RATE ]] && rate_json=$(json_str "$LINK_RATE")
+    cat >"$STATE_DIR/info.json.tmp" <<EOF
+{
+  "k8s_version": "$K8S_VERSION",
+  "cni": "$CNI",
+  "cni_datapath": "$(if [[ $CNI == vxlan ]]; then echo "kernel vxlan overlay (VNI $VXLAN_ID, UDP $VXLAN_PORT, flannel-vxlan style) + bridge CNI"; else echo "bridge CNI, routed node-to-node (host-gw style)"; fi)",
+  "pod_mtu": $(pod_mtu),
+  "link_rate": $rate_json,
+  "link_shaping": "$(if [[ -n $LINK_RATE ]]; then echo "tbf on each node uplink, both directions"; else echo none; fi)",
+  "netem_available": $NETEM_AVAILABLE,
+  "kube_proxy_mode": "iptables",
+  "api_server": "https://$CP_IP:6443",
+  "service_cidr": "$SERVICE_CIDR",
+  "pod_cidr": "$POD_CIDR_ALL",
+  "image": "$TOOLS_REF",
+  "pause_image": "$PAUSE_REF",
+  "containerd_version": "$(containerd --version | awk '{print $3}')",
+  "runc_version": "$(runc --version | awk 'NR==1 {print $3}')",
+  "etcd_version": "$(etcd --version | awk 'NR==1 {print $3}')",
+  "kernel": "$(uname -r)",
+  "created": "$(date -u +%FT%TZ)",
+  "nodes": [$nodes
+  ]
+}
+EOF
+    mv -f "$STATE_DIR/info.json.tmp" "$STATE_DIR/info.json"
+    echo "$TOOLS_REF" >"$STATE_DIR/image"
+}
+
+# ================================ main ======================================================
+mkdir -p "$STATE_DIR" "$LOG_DIR"
+log "cluster-up: NODES=$NODES CNI=$CNI LINK_RATE=${LINK_RATE:-unshaped} K8S_VERSION=$K8S_VERSION ZONES=$ZONES POOLS=$POOLS"
+ensure_packages
+bash "$CLUSTER_DIR/build-k8s.sh"
+eval "$(bash "$CLUSTER_DIR/build-images.sh")"
+
+if cluster_healthy; then
+    log "cluster already up with these settings; nothing to do"
+    bash "$CLUSTER_DIR/status.sh"
+    exit 0
+fi
+
+if [[ -d $RUN_DIR || -d $LIB_DIR/nodes ]] || ip netns list 2>/dev/null | grep -q "^${NAME_PREFIX}-"; then
+    log "cleaning up a previous cluster (stale or with other settings)"
+    bash "$CLUSTER_DIR/down.sh" --keep-baseline
+fi
+
+probe_kernel
+record_baseline
+rm -rf "$LOG_DIR"
+mkdir -p "$LOG_DIR" "$RUN_DIR" "$LIB_DIR"
+log "generating certificates"
+make_pki
+net_up
+make_cgroups
+start_control_plane
+
+log "starting $NODES node(s): containerd"
+for ((n = 1; n <= NODES; n++)); do
+    write_node_configs "$n"
+    start_containerd "$n"
+done
+for ((n = 1; n <= NODES; n++)); do
+    wait_for "containerd-$n" 30 containerd_ready "$n" || die "containerd on $(node_name "$n") did not start (see $LOG_DIR/containerd-$n.log)"
+done
+log "importing images $TOOLS_REF, $PAUSE_REF"
+pids=()
+for ((n = 1; n <= NODES; n++)); do
+    import_images "$n" &
+    pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || die "image import failed"; done
+
+log "starting kubelet and kube-proxy on each node"
+for ((n = 1; n <= NODES; n++)); do start_node_agents "$n"; done
+
+for ((n = 1; n <= NODES; n++)); do
+    name=$(node_name "$n")
+    wait_for "$name registered" 120 kubectl_admin get node "$name" ||
+        die "$name did not register (see $LOG_DIR/kubelet-$n.log)"
+    cidr=$(node_pod_cidr "$n")
+    kubectl_admin patch node "$name" --type merge -p "{\"spec\":{\"podCIDR\":\"$cidr\",\"podCIDRs\":[\"$cidr\"]}}" >/dev/null ||
+        warn "could not record podCIDR on $name"
+done
+log "waiting for nodes to be Ready"
+kubectl_admin wait --for=condition=Ready node --all --timeout=180s >/dev/null ||
+    die "nodes not Ready in time (see $LOG_DIR/kubelet-*.log)"
+wait_for "default service account" 60 kubectl_admin get serviceaccount default -n default ||
+    die "the default ServiceAccount was not created (see $LOG_DIR/kube-controller-manager.log)"
+wait_for "kube-root-ca.crt" 60 kubectl_admin get configmap kube-root-ca.crt -n default ||
+    die "the kube-root-ca.crt ConfigMap was not created (see $LOG_DIR/kube-controller-manager.log)"
+
+fingerprint >"$RUN_DIR/config"
+write_info
+log "cluster up in $(($(date +%s) - _t0)) s; kubeconfig: $STATE_DIR/kubeconfig; pod image: $TOOLS_REF"
+bash "$CLUSTER_DIR/status.sh"

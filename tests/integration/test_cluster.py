@@ -1,0 +1,173 @@
+"""Integration tests against the embedded cluster (make cluster-up), for whichever CNI mode is up.
+
+Per node i the module starts: web-i (nginx), client-i (tools), host-i (hostNetwork) and a
+ClusterIP Service svc-web-i selecting web-i. Then: nodes Ready with their labels, pod<->pod on the
+same and across nodes (ping + HTTP), each Service from a pod and from the node (hostNetwork) on
+every node, hostNetwork pods in the node's network namespace.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import pytest
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture(scope="module")
+def fleet(kube, node_names):
+    from kubernetes import client
+
+    names = []
+    for i, node in enumerate(node_names, 1):
+        kube.pod(f"web-{i}", node, nginx=True)
+        kube.pod(f"client-{i}", node)
+        kube.pod(f"host-{i}", node, host_network=True)
+        names += [f"web-{i}", f"client-{i}", f"host-{i}"]
+        kube.api.create_namespaced_service(
+            kube.ns,
+            client.V1Service(
+                metadata=client.V1ObjectMeta(name=f"svc-web-{i}"),
+                spec=client.V1ServiceSpec(
+                    type="ClusterIP",
+                    selector={"app": f"web-{i}"},
+                    ports=[client.V1ServicePort(port=8080, target_port=80, protocol="TCP")],
+                ),
+            ),
+        )
+    pods = kube.wait_running(names)
+    services = {
+        i: kube.api.read_namespaced_service(f"svc-web-{i}", kube.ns).spec.cluster_ip
+        for i in range(1, len(node_names) + 1)
+    }
+    return {"pods": pods, "services": services, "n": len(node_names)}
+
+
+def _pair_ids(fleet):
+    return list(itertools.permutations(range(1, fleet["n"] + 1), 2))
+
+
+def test_nodes_ready_with_addresses(core, cluster_info):
+    nodes = {n.metadata.name: n for n in core.list_node().items}
+    expected = {n["name"]: n for n in cluster_info["nodes"]}
+    assert set(nodes) == set(expected)
+    for name, node in nodes.items():
+        ready = [c for c in node.status.conditions if c.type == "Ready"]
+        assert ready and ready[0].status == "True", f"{name} not Ready"
+        ips = [a.address for a in node.status.addresses if a.type == "InternalIP"]
+        assert ips == [expected[name]["ip"]]
+        assert node.spec.pod_cidr == expected[name]["pod_cidr"]
+        assert node.status.node_info.kubelet_version == cluster_info["k8s_version"]
+
+
+def test_node_labels(core, cluster_info):
+    for info in cluster_info["nodes"]:
+        labels = core.read_node(info["name"]).metadata.labels
+        assert labels["topology.kubernetes.io/zone"] == info["zone"]
+        assert labels["podnet.io/pool"] == info["pool"]
+        assert labels["kubernetes.io/hostname"] == info["name"]
+        assert labels["podnet.io/cni"] == cluster_info["cni"]
+
+
+def test_info_json(cluster_info, image):
+    assert cluster_info["cni"] in ("bridge", "vxlan")
+    assert cluster_info["k8s_version"].startswith("v1.33.")
+    assert cluster_info["kube_proxy_mode"] == "iptables"
+    assert image.startswith("localhost/podnet-tools:")
+    assert cluster_info["image"] == image
+    assert len(cluster_info["nodes"]) >= 2
+
+
+def test_pods_on_their_nodes(fleet, node_names, cluster_info):
+    cidr_prefix = {n["name"]: n["pod_cidr"].rsplit(".", 2)[0] for n in cluster_info["nodes"]}
+    for i, node in enumerate(node_names, 1):
+        for kind in ("web", "client"):
+            pod = fleet["pods"][f"{kind}-{i}"]
+            assert pod.spec.node_name == node
+            assert pod.status.pod_ip.startswith(cidr_prefix[node] + "."), pod.status.pod_ip
+
+
+def test_tools_in_image(kube, fleet):
+    out = kube.check(
+        "client-1",
+        ["sh", "-c", "for t in iperf3 iperf qperf ping ip ethtool ab nginx wrk sockperf curl ps; do "
+         "command -v $t >/dev/null || echo MISSING $t; done; echo done"],
+    )
+    assert "MISSING" not in out, out
+
+
+def test_pod_to_pod_same_node(kube, fleet):
+    ip = fleet["pods"]["web-1"].status.pod_ip
+    kube.check("client-1", ["ping", "-c", "2", "-W", "2", ip])
+    assert "nginx" in kube.check("client-1", ["curl", "-sS", "-m", "5", f"http://{ip}/"])
+
+
+def test_pod_to_pod_across_nodes(kube, fleet):
+    for a, b in _pair_ids(fleet):
+        ip = fleet["pods"][f"web-{b}"].status.pod_ip
+        kube.check(f"client-{a}", ["ping", "-c", "2", "-W", "2", ip])
+        body = kube.check(f"client-{a}", ["curl", "-sS", "-m", "5", f"http://{ip}/"])
+        assert "nginx" in body
+        # and the source address is the client pod's own IP (no NAT between pods)
+        src = kube.check(f"client-{a}", ["ip", "-4", "-o", "route", "get", ip])
+        assert fleet["pods"][f"client-{a}"].status.pod_ip in src
+
+
+def _curl_retry(kube, pod, url, attempts=30):
+    last = None
+    for _ in range(attempts):
+        last = kube.exec(pod, ["curl", "-sS", "-m", "3", url], timeout=10)
+        if last.rc == 0 and "nginx" in last.out:
+            return last.out
+        time.sleep(0.5)  # kube-proxy may still be programming the Service
+    raise AssertionError(f"{pod}: {url} failed: rc={last.rc} {last.err}")
+
+
+def test_clusterip_service_from_pods(kube, fleet):
+    """Every Service (endpoint on node j) from a pod on every node i, same node and across."""
+    for i in range(1, fleet["n"] + 1):
+        for j, vip in fleet["services"].items():
+            _curl_retry(kube, f"client-{i}", f"http://{vip}:8080/")
+
+
+def test_clusterip_service_from_nodes(kube, fleet):
+    """node->Service: from the node's network namespace (hostNetwork pod) on every node."""
+    for i in range(1, fleet["n"] + 1):
+        for j, vip in fleet["services"].items():
+            _curl_retry(kube, f"host-{i}", f"http://{vip}:8080/")
+
+
+def test_host_network_pod_in_node_namespace(kube, fleet, cluster_info):
+    for i, info in enumerate(cluster_info["nodes"], 1):
+        pod = fleet["pods"][f"host-{i}"]
+        assert pod.status.pod_ip == info["ip"]
+        addrs = kube.check(f"host-{i}", ["ip", "-4", "-o", "addr", "show"])
+        assert f"inet {info['ip']}/" in addrs
+        assert "cni0" in addrs  # the node's pod bridge is visible from the node namespace
+        # node -> pod on another node, and node -> node
+        j = i % fleet["n"] + 1
+        ip = fleet["pods"][f"web-{j}"].status.pod_ip
+        assert "nginx" in kube.check(f"host-{i}", ["curl", "-sS", "-m", "5", f"http://{ip}/"])
+        kube.check(f"host-{i}", ["ping", "-c", "1", "-W", "2", cluster_info["nodes"][j - 1]["ip"]])
+
+
+def test_pod_to_api_service(kube, fleet):
+    """The kubernetes Service (10.96.0.1) is reachable from a pod through kube-proxy."""
+    r = kube.exec("client-1", ["curl", "-sk", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}",
+                               "https://10.96.0.1/readyz"], timeout=15)
+    assert r.rc == 0 and r.out in ("200", "401", "403"), r
+
+
+def test_iperf3_across_nodes(kube, fleet):
+    """A short iperf3 run pod->pod across nodes moves data (numbers are reported, not judged)."""
+    kube.check("web-2", ["sh", "-c", "iperf3 -s -D -1 -p 5201"])
+    time.sleep(0.5)
+    ip = fleet["pods"]["web-2"].status.pod_ip
+    out = kube.check("client-1", ["iperf3", "-c", ip, "-p", "5201", "-t", "2", "-J"], timeout=30)
+    import json
+
+    bps = json.loads(out)["end"]["sum_received"]["bits_per_second"]
+    print(f"iperf3 client-1 -> web-2 (cross-node): {bps / 1e9:.2f} Gbit/s")
+    assert bps > 1e6
