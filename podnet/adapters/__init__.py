@@ -1,0 +1,56 @@
+"""Tool adapters: one module per tool, discovered automatically.
+
+Each module in this package defines ``ADAPTER``, an instance of
+:class:`podnet.adapters.base.Adapter`. :func:`get` looks one up by name,
+:func:`detect` picks the adapter whose ``sniff`` is most confident.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import lru_cache
+
+from podnet.adapters.base import Adapter, Invocation, ParseError, UnsupportedTest
+
+__all__ = ["Adapter", "Invocation", "ParseError", "UnsupportedTest", "all_adapters", "get", "detect"]
+
+
+@lru_cache(maxsize=1)
+def all_adapters() -> dict[str, Adapter]:
+    """Every adapter module in this package, by tool name."""
+    found: dict[str, Adapter] = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_") or info.name == "base":
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        adapter = getattr(module, "ADAPTER", None)
+        if isinstance(adapter, Adapter):
+            found[adapter.name] = adapter
+    return found
+
+
+def get(name: str) -> Adapter:
+    """The adapter for tool ``name``; a clear error lists the known tools."""
+    adapters = all_adapters()
+    try:
+        return adapters[name]
+    except KeyError:
+        raise KeyError(f"unknown tool {name!r}; known tools: {', '.join(sorted(adapters))}") from None
+
+
+def detect(text: str) -> Adapter:
+    """The adapter that recognises ``text``; :class:`ParseError` if none or several do."""
+    scores = sorted(
+        ((a.sniff(text), name) for name, a in all_adapters().items()), reverse=True
+    )
+    if not scores or scores[0][0] <= 0:
+        raise ParseError(
+            "could not recognise the tool that wrote this output "
+            f"(tried {', '.join(sorted(all_adapters()))}); use --tool or set `tool` in the sidecar"
+        )
+    if len(scores) > 1 and scores[1][0] == scores[0][0]:
+        raise ParseError(
+            f"output looks like both {scores[0][1]} and {scores[1][1]}; use --tool to choose"
+        )
+    return all_adapters()[scores[0][1]]

@@ -1,0 +1,311 @@
+"""iperf3: its ``-J`` JSON (preferred; the launcher always asks for it) and the plain text people paste.
+
+Headline metric ``throughput`` is the receiver-side goodput (``sum_received``;
+for ``-R`` the client is the receiver). Sender-side rate, retransmits, UDP
+jitter/loss/packets per second and CPU use are kept as their own metrics.
+``--bidir`` runs yield both directions, as ``bidir-forward`` and
+``bidir-reverse``. The text parser reads the summary lines tagged
+``sender``/``receiver`` (the ``[SUM]`` lines when ``-P N`` > 1) and the
+interval lines above them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from podnet.adapters.base import Adapter, Invocation, ParseError
+from podnet.tidy import IntervalPoint, Measurement, ParseResult
+from podnet.units import rate_to_bps
+
+# [  5]   0.00-100.00 sec  42.8 GBytes  3.67 Gbits/sec  12742   sender
+# [SUM][TX-C]   0.00-2.00   sec  2.42 GBytes  10.4 Gbits/sec    3   sender
+# [  5]   0.00-2.00   sec  2.41 MBytes  10.1 Mbits/sec  0.009 ms  0/77 (0%)  receiver
+_LINE = re.compile(
+    r"^\[\s*(?P<id>\d+|SUM)\](?:\[(?P<role>[TR]X-[CS])\])?\s+"
+    r"(?P<start>[\d.]+)\s*-\s*(?P<end>[\d.]+)\s+sec\s+"
+    r"(?P<xfer>[\d.]+)\s*(?P<xunit>[KMGT]?Bytes)\s+"
+    r"(?P<rate>[\d.]+)\s*(?P<runit>[KMGT]?bits/sec)"
+    r"(?P<rest>.*)$",
+    re.M,
+)
+_UDP_TAIL = re.compile(
+    r"^\s*(?P<jitter>[\d.]+)\s*ms\s+(?P<lost>-?\d+)\s*/\s*(?P<total>\d+)\s*\((?P<pct>[-\d.e+]+)%\)"
+)
+_RETR_TAIL = re.compile(r"^\s*(?P<retr>\d+)\b")
+
+
+def _is_json(text: str) -> bool:
+    return text.lstrip().startswith("{")
+
+
+class Iperf3Adapter(Adapter):
+    name = "iperf3"
+    binary = "iperf3"
+    defaults: dict[str, Any] = {
+        "duration": 10,
+        "omit": 1,
+        "streams": 1,
+        "protocol": "tcp",
+        "reverse": False,
+        "bidir": False,
+        "bandwidth": None,
+        "length": None,
+        "port": 5201,
+        "interval": 1,
+    }
+
+    # ---- detection -------------------------------------------------------------
+    def sniff(self, text: str) -> float:
+        head = text[:4000]
+        if _is_json(head) and ('"start"' in head or '"error"' in head):
+            if re.search(r'"version"\s*:\s*"iperf 3', text[:20000]) or '"test_start"' in text[:20000]:
+                return 1.0
+            if '"error"' in head and '"intervals"' in head:
+                return 0.9
+        if re.search(r"^iperf3: ", head, re.M):
+            return 0.9
+        if _LINE.search(text) and re.search(r"\b(sender|receiver)\s*$", text, re.M):
+            return 0.95
+        if re.search(r"^\[ ID\](\[Role\])?\s+Interval\s+Transfer\s+Bitrate", text, re.M):
+            return 0.9
+        return 0.0
+
+    # ---- parsing ---------------------------------------------------------------
+    def parse(self, text: str) -> ParseResult:
+        if _is_json(text):
+            return self._parse_json(text)
+        return self._parse_text(text)
+
+    def _parse_json(self, text: str) -> ParseResult:
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ParseError(
+                f"iperf3 JSON is not valid JSON ({exc.msg} at line {exc.lineno}): the run may have been cut off"
+            ) from exc
+        if not isinstance(doc, dict):
+            raise ParseError("iperf3 JSON must be an object with 'start', 'intervals' and 'end'")
+        if doc.get("error"):
+            raise ParseError(f"iperf3 reported an error: {doc['error']}")
+        start, end = doc.get("start") or {}, doc.get("end") or {}
+        ts = start.get("test_start") or {}
+        if not end or not ts:
+            raise ParseError("iperf3 JSON has no 'end' summary or 'start.test_start': the run did not finish")
+        proto = str(ts.get("protocol", "TCP")).lower()
+        streams = int(ts.get("num_streams") or 1)
+        reverse = bool(ts.get("reverse"))
+        bidir = bool(ts.get("bidir")) or "sum_sent_bidir_reverse" in end
+        result = ParseResult(test=proto, protocol=proto, streams=streams)
+        result.direction = "bidir-forward" if bidir else ("reverse" if reverse else "forward")
+        result.info.update(
+            version=start.get("version"),
+            system_info=start.get("system_info"),
+            blksize=ts.get("blksize"),
+            omit=ts.get("omit"),
+            duration=ts.get("duration"),
+            target_bitrate=ts.get("target_bitrate"),
+            connected=start.get("connected"),
+            sender_tcp_congestion=end.get("sender_tcp_congestion"),
+        )
+        legs = [("", result.direction)]
+        if bidir:
+            legs.append(("_bidir_reverse", "bidir-reverse"))
+        for suffix, direction in legs:
+            self._json_leg(end, suffix, direction, proto, result)
+        cpu = end.get("cpu_utilization_percent") or {}
+        for key, metric in (("host_total", "cpu_local"), ("remote_total", "cpu_remote")):
+            if key in cpu:
+                result.measurements.append(Measurement(metric, float(cpu[key]) / 100.0, "fraction"))
+        self._json_intervals(doc.get("intervals") or [], result, bidir)
+        if not any(m.metric == "throughput" for m in result.measurements):
+            raise ParseError("iperf3 JSON 'end' holds no sum_received/sum: no throughput was measured")
+        return result
+
+    def _json_leg(self, end: dict, suffix: str, direction: str, proto: str, result: ParseResult) -> None:
+        add = result.measurements.append
+        sent, recv = end.get(f"sum_sent{suffix}"), end.get(f"sum_received{suffix}")
+        if proto == "udp" and not suffix and end.get("sum") and not recv:
+            # iperf3 < 3.9 has only 'sum' for UDP: sender bytes, receiver loss/jitter
+            total = end["sum"]
+            recv_bytes = total["bytes"] * (1 - total.get("lost_percent", 0) / 100.0)
+            recv = {"bits_per_second": recv_bytes * 8 / total["seconds"], "seconds": total["seconds"]}
+            recv.update({k: total[k] for k in ("jitter_ms", "lost_packets", "packets") if k in total})
+            sent = sent or total
+        if recv:
+            add(Measurement("throughput", float(recv["bits_per_second"]), "bit/s", direction=direction))
+        if sent:
+            add(Measurement("sender_throughput", float(sent["bits_per_second"]), "bit/s", direction=direction))
+            if "retransmits" in sent:
+                add(Measurement("retransmits", float(sent["retransmits"]), "count", direction=direction))
+        if proto == "udp":
+            info = end.get(f"sum{suffix}") or recv or {}
+            if "jitter_ms" in info:
+                add(Measurement("jitter", float(info["jitter_ms"]) * 1e-3, "s", direction=direction))
+            packets, lost = info.get("packets"), info.get("lost_packets")
+            if sent and sent.get("packets") and sent.get("seconds"):
+                add(Measurement("sender_pps", sent["packets"] / sent["seconds"], "packets/s", direction=direction))
+            if packets:
+                add(Measurement("packets", float(packets), "count", direction=direction))
+                if lost is not None:
+                    add(Measurement("lost_packets", float(lost), "count", direction=direction))
+                    add(Measurement("loss", float(lost) / float(packets), "fraction", direction=direction))
+                    secs = (recv or info).get("seconds") or info.get("seconds")
+                    if secs:
+                        add(Measurement("pps", (packets - lost) / secs, "packets/s", direction=direction))
+        # mean TCP RTT over the sending streams (tcp_info of the local sender only)
+        rtts = [
+            s["sender"]["mean_rtt"]
+            for s in end.get("streams", [])
+            if isinstance(s.get("sender"), dict) and s["sender"].get("mean_rtt") and s["sender"].get("sender")
+        ]
+        if rtts and not suffix and direction in ("forward", "bidir-forward"):
+            add(Measurement("tcp_rtt_mean", sum(rtts) / len(rtts) * 1e-6, "s", direction=direction))
+
+    def _json_intervals(self, intervals: list, result: ParseResult, bidir: bool) -> None:
+        for iv in intervals:
+            for key, direction in (("sum", result.direction), ("sum_bidir_reverse", "bidir-reverse")):
+                s = iv.get(key)
+                if not s or (key == "sum_bidir_reverse" and not bidir):
+                    continue
+                result.intervals.append(
+                    IntervalPoint(
+                        t_start=float(s["start"]),
+                        t_end=float(s["end"]),
+                        metric="throughput",
+                        value=float(s["bits_per_second"]),
+                        unit="bit/s",
+                        direction=direction,
+                        omitted=bool(s.get("omitted", False)),
+                    )
+                )
+
+    def _parse_text(self, text: str) -> ParseResult:
+        m = re.search(r"^iperf3: error - (.*)$", text, re.M)
+        lines = [m_ for m_ in _LINE.finditer(text)]
+        summaries = [x for x in lines if re.search(r"\b(sender|receiver)\s*$", x["rest"])]
+        if not summaries:
+            if m:
+                raise ParseError(f"iperf3 reported an error: {m.group(1).strip()}")
+            raise ParseError(
+                "expected iperf3 summary lines ('[ ID] 0.00-10.00 sec ... sender' / '... receiver'): "
+                "none found, the run may have been cut off"
+            )
+        proto = "udp" if re.search(r"Jitter\s+Lost/Total", text) or any(
+            _UDP_TAIL.match(x["rest"]) for x in summaries
+        ) else "tcp"
+        bidir = any(x["role"] for x in summaries)
+        reverse = bool(re.search(r"^Reverse mode", text, re.M))
+        ids = {x["id"] for x in summaries if x["id"] != "SUM"}
+        result = ParseResult(test=proto, protocol=proto, streams=max(len(ids) // (2 if bidir else 1), 1))
+        if bidir:
+            result.direction = "bidir-forward"
+        elif reverse:
+            result.direction = "reverse"
+        v = re.search(r"^iperf (3[\w.+-]*)", text, re.M)
+        if v:
+            result.info["version"] = f"iperf {v.group(1)}"
+        use_sum = any(x["id"] == "SUM" for x in summaries)
+        legs: dict[str, dict[str, list]] = {}
+        for x in summaries:
+            if use_sum and x["id"] != "SUM":
+                continue
+            direction = self._text_direction(x["role"], result.direction)
+            tag = "sender" if x["rest"].rstrip().endswith("sender") else "receiver"
+            legs.setdefault(direction, {}).setdefault(tag, []).append(x)
+        add = result.measurements.append
+        for direction, tags in legs.items():
+            for tag, rows in tags.items():
+                rate = sum(rate_to_bps(float(r["rate"]), r["runit"]) for r in rows)
+                add(Measurement("throughput" if tag == "receiver" else "sender_throughput", rate, "bit/s", direction=direction))
+                if proto == "tcp" and tag == "sender":
+                    retr = [_RETR_TAIL.match(r["rest"]) for r in rows]
+                    if all(retr):
+                        add(Measurement("retransmits", float(sum(int(r["retr"]) for r in retr)), "count", direction=direction))
+                if proto == "udp" and tag == "receiver":
+                    tails = [_UDP_TAIL.match(r["rest"]) for r in rows]
+                    if all(tails):
+                        lost = sum(int(t["lost"]) for t in tails)
+                        total = sum(int(t["total"]) for t in tails)
+                        jit = sum(float(t["jitter"]) for t in tails) / len(tails)
+                        secs = max(float(r["end"]) - float(r["start"]) for r in rows)
+                        add(Measurement("jitter", jit * 1e-3, "s", direction=direction))
+                        add(Measurement("packets", float(total), "count", direction=direction))
+                        add(Measurement("lost_packets", float(lost), "count", direction=direction))
+                        if total:
+                            add(Measurement("loss", lost / total, "fraction", direction=direction))
+                        if secs > 0:
+                            add(Measurement("pps", (total - lost) / secs, "packets/s", direction=direction))
+        if not any(mm.metric == "throughput" for mm in result.measurements):
+            raise ParseError("iperf3 text has sender lines but no 'receiver' summary line: receiver goodput unknown")
+        self._text_intervals(text, lines, summaries, use_sum, result)
+        return result
+
+    @staticmethod
+    def _text_direction(role: str | None, default: str | None) -> str | None:
+        if role is None:
+            return default
+        # client view: TX-C = client sends = forward leg; RX-C = reverse leg
+        return "bidir-forward" if role.startswith("TX") else "bidir-reverse"
+
+    def _text_intervals(self, text: str, lines: list, summaries: list, use_sum: bool, result: ParseResult) -> None:
+        summary_ids = {id(x) for x in summaries}
+        summary_spans = {x.span() for x in summaries}
+        for x in lines:
+            if x.span() in summary_spans or id(x) in summary_ids:
+                continue
+            if use_sum and x["id"] != "SUM":
+                continue
+            result.intervals.append(
+                IntervalPoint(
+                    t_start=float(x["start"]),
+                    t_end=float(x["end"]),
+                    metric="throughput",
+                    value=rate_to_bps(float(x["rate"]), x["runit"]),
+                    unit="bit/s",
+                    direction=self._text_direction(x["role"], result.direction),
+                    omitted="(omitted)" in x["rest"],
+                )
+            )
+
+    # ---- command line ----------------------------------------------------------
+    def invocation(self, params: dict[str, Any], target: str) -> Invocation:
+        p = {**self.defaults, **params}
+        port = int(p["port"])
+        duration = float(p["duration"])
+        argv = ["iperf3", "-c", target, "-p", str(port), "-J", "-t", str(duration), "-i", str(p["interval"])]
+        if p.get("omit"):
+            argv += ["-O", str(int(p["omit"]))]
+        streams = int(p["streams"])
+        if streams > 1:
+            argv += ["-P", str(streams)]
+        proto = str(p["protocol"]).lower()
+        if proto == "udp":
+            argv += ["-u", "-b", str(p.get("bandwidth") or "1G")]
+        elif p.get("bandwidth"):
+            argv += ["-b", str(p["bandwidth"])]
+        if p.get("length"):
+            argv += ["-l", str(p["length"])]
+        if p.get("bidir"):
+            argv.append("--bidir")
+            direction = "bidir-forward"
+        elif p.get("reverse"):
+            argv.append("-R")
+            direction = "reverse"
+        else:
+            direction = "forward"
+        return Invocation(
+            client=argv,
+            server=["iperf3", "-s", "-p", str(port)],
+            port=port,
+            duration=duration + float(p.get("omit") or 0),
+            test=proto,
+            protocol=proto,
+            direction=direction,
+            streams=streams,
+            version=["iperf3", "--version"],
+        )
+
+
+ADAPTER = Iperf3Adapter()

@@ -1,0 +1,133 @@
+"""ping (iputils and the other formats pingparsing knows).
+
+The statistics block (transmitted/received/loss, rtt min/avg/max/mdev) is read
+with the maintained ``pingparsing`` library. It does not read iputils'
+``pipe N`` and ``ipg/ewma`` fields, nor outputs that were cut before the
+statistics block (people often pipe ping through ``head``), so those are read
+here by the iputils format rules. A run with 100 % loss is a loss measurement
+with no RTT, not a failure.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from typing import Any
+
+import pingparsing
+
+from podnet.adapters.base import Adapter, Invocation, ParseError
+from podnet.tidy import Measurement, ParseResult
+
+_REPLY = re.compile(
+    r"^\d+ bytes from .*?icmp_[rs]eq=(?P<seq>\d+).*?time[=<](?P<time>[\d.]+) ?(?P<unit>ms|us|s)\b",
+    re.M,
+)
+_STATS_HEADER = re.compile(r"^---? .* ping statistics ---?", re.M)
+_PIPE = re.compile(r"\bpipe (\d+)")
+_IPG = re.compile(r"ipg/ewma ([\d.]+)/([\d.]+) ms")
+_TIME = re.compile(r"packet loss, time (\d+)ms")
+_SCALE = {"ms": 1e-3, "us": 1e-6, "s": 1.0}
+
+
+class PingAdapter(Adapter):
+    name = "ping"
+    binary = "ping"
+    defaults: dict[str, Any] = {"count": 10, "flood": False, "interval": None, "size": None}
+
+    def sniff(self, text: str) -> float:
+        if _STATS_HEADER.search(text) and "packets transmitted" in text:
+            return 0.9
+        if _REPLY.search(text) and re.search(r"^PING ", text, re.M):
+            return 0.8
+        if _REPLY.search(text):
+            return 0.5
+        return 0.0
+
+    def parse(self, text: str) -> ParseResult:
+        result = ParseResult(protocol="icmp", direction="roundtrip")
+        if _STATS_HEADER.search(text):
+            self._parse_summary(text, result)
+        else:
+            self._parse_replies(text, result)
+        for m in _PIPE.finditer(text):
+            result.measurements.append(Measurement("pipe", float(m.group(1)), "count"))
+        m = _IPG.search(text)
+        if m:
+            result.measurements.append(Measurement("ipg", float(m.group(1)) * 1e-3, "s"))
+            result.measurements.append(Measurement("ewma", float(m.group(2)) * 1e-3, "s"))
+        m = _TIME.search(text)
+        if m:
+            result.measurements.append(Measurement("elapsed", float(m.group(1)) * 1e-3, "s"))
+        return result
+
+    def _parse_summary(self, text: str, result: ParseResult) -> None:
+        # a fresh parser each time: PingParsing instances keep the previous result
+        parser = pingparsing.PingParsing()
+        try:
+            stats = parser.parse(text)
+        except Exception as exc:  # pingparsing raises several types
+            raise ParseError(f"ping statistics block could not be read: {exc}") from exc
+        if stats is None or stats.packet_transmit is None:
+            raise ParseError(
+                "expected 'N packets transmitted, M received, X% packet loss' after '--- ... ping statistics ---'"
+            )
+        result.info["destination"] = stats.destination
+        result.info["parser"] = parser.parser_name
+        add = result.measurements.append
+        add(Measurement("packets_transmitted", float(stats.packet_transmit), "count"))
+        add(Measurement("packets_received", float(stats.packet_receive), "count"))
+        if stats.packet_transmit > 0:
+            lost = stats.packet_transmit - stats.packet_receive
+            add(Measurement("loss", max(lost, 0) / stats.packet_transmit, "fraction"))
+        if stats.packet_duplicate_count:
+            add(Measurement("duplicates", float(stats.packet_duplicate_count), "count"))
+        for field in ("min", "avg", "max", "mdev"):
+            value = getattr(stats, f"rtt_{field}")
+            if value is not None:
+                add(Measurement(f"rtt_{field}", float(value) * 1e-3, "s"))
+        if stats.packet_receive and stats.rtt_avg is None:
+            raise ParseError("replies were received but no 'rtt min/avg/max/mdev' line was found")
+
+    def _parse_replies(self, text: str, result: ParseResult) -> None:
+        rtts = [float(m["time"]) * _SCALE[m["unit"]] for m in _REPLY.finditer(text)]
+        if not rtts:
+            raise ParseError(
+                "expected ping reply lines ('64 bytes from ...: icmp_seq=1 ttl=64 time=0.2 ms') "
+                "or a '--- ... ping statistics ---' block"
+            )
+        result.info["summary"] = "computed from reply lines (no statistics block in the output)"
+        mean = statistics.fmean(rtts)
+        mdev = math.sqrt(max(statistics.fmean(x * x for x in rtts) - mean * mean, 0.0))
+        add = result.measurements.append
+        add(Measurement("packets_received", float(len(rtts)), "count"))
+        add(Measurement("rtt_min", min(rtts), "s"))
+        add(Measurement("rtt_avg", mean, "s"))
+        add(Measurement("rtt_max", max(rtts), "s"))
+        add(Measurement("rtt_mdev", mdev, "s"))
+
+    def invocation(self, params: dict[str, Any], target: str) -> Invocation:
+        p = {**self.defaults, **params}
+        count = int(p["count"])
+        argv = ["ping", "-n", "-c", str(count)]
+        if p.get("flood"):
+            argv += ["-A", "-q"]
+        elif p.get("interval") is not None:
+            argv += ["-i", str(float(p["interval"]))]
+        if p.get("size") is not None:
+            argv += ["-s", str(int(p["size"]))]
+        argv += ["-w", str(int(p.get("deadline") or max(10, count * 2)))]
+        argv.append(target)
+        interval = 0.0 if p.get("flood") else float(p.get("interval") or 1.0)
+        return Invocation(
+            client=argv,
+            duration=count * interval + 2,
+            test="flood" if p.get("flood") else "plain",
+            protocol="icmp",
+            direction="roundtrip",
+            version=["ping", "-V"],
+        )
+
+
+ADAPTER = PingAdapter()

@@ -1,0 +1,102 @@
+"""The ``podnet`` command: the library's stages for people holding files.
+
+``podnet parse FILE...`` prints tidy rows as CSV; ``podnet stats TIDY --out DIR``
+runs the statistics stage on any tidy table. Snakemake rules call the same
+library functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import yaml
+
+from podnet.adapters import all_adapters
+from podnet.adapters.base import ParseError
+from podnet.parse import parse_text, read_text, result_rows
+from podnet.raw import SidecarError, read_sidecar, sidecar_path
+from podnet.tidy import frame
+
+
+def _cmd_parse(args: argparse.Namespace) -> int:
+    rows: list[dict] = []
+    status = 0
+    for name in args.files:
+        path = Path(name)
+        try:
+            meta: dict = {"variant": args.variant, "scenario": args.scenario}
+            if sidecar_path(path).exists():
+                meta = read_sidecar(path)
+            text = read_text(path)
+            adapter, result = parse_text(text, args.tool or meta.get("tool"))
+            if not result.measurements:
+                raise ParseError(f"{adapter.name} output held no measurement")
+            r, _ = result_rows(adapter, result, meta, experiment=args.experiment, run=path.stem, raw_path=str(path))
+            rows.extend(r)
+        except FileNotFoundError:
+            print(f"podnet parse: {path}: no such file", file=sys.stderr)
+            status = 1
+        except (ParseError, SidecarError, KeyError) as exc:
+            reason = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+            print(f"podnet parse: {path}: {reason}", file=sys.stderr)
+            status = 1
+    frame(rows).to_csv(sys.stdout, index=False)
+    return status
+
+
+def _cmd_stats(args: argparse.Namespace) -> int:
+    from podnet import stats
+
+    settings: dict = {}
+    if args.config:
+        cfg = yaml.safe_load(Path(args.config).read_text()) or {}
+        settings = cfg.get("stats", cfg) if isinstance(cfg, dict) else {}
+    for spec in args.compare or []:
+        by, _, baseline = spec.partition("=")
+        if by not in ("scenario", "variant") or not baseline:
+            print(f"podnet stats: --compare {spec!r}: expected scenario=NAME or variant=NAME", file=sys.stderr)
+            return 2
+        settings.setdefault("comparisons", []).append({"by": by, "baseline": baseline})
+    tidy = Path(args.tidy)
+    if not tidy.exists():
+        print(f"podnet stats: {tidy}: no such file", file=sys.stderr)
+        return 1
+    try:
+        written = stats.run(tidy, args.out, settings, intervals_path=args.intervals)
+    except ValueError as exc:
+        print(f"podnet stats: {tidy}: {exc}", file=sys.stderr)
+        return 1
+    for p in written.values():
+        print(p)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="podnet", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("parse", help="parse raw tool outputs, print tidy CSV on stdout")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--tool", choices=sorted(all_adapters()), help="force the tool instead of detecting it")
+    p.add_argument("--experiment", default="adhoc", help="experiment column (default: adhoc)")
+    p.add_argument("--variant", default="", help="variant column when the file has no sidecar")
+    p.add_argument("--scenario", default="", help="scenario column when the file has no sidecar")
+    p.set_defaults(func=_cmd_parse)
+    s = sub.add_parser("stats", help="summary.csv and ratios.csv from a tidy table")
+    s.add_argument("tidy", metavar="TIDY", help="tidy table (.parquet or .csv)")
+    s.add_argument("--out", required=True, metavar="DIR")
+    s.add_argument("--config", help="an experiment config (its `stats` section is used)")
+    s.add_argument("--compare", action="append", metavar="BY=BASELINE", help="e.g. scenario=host-host (repeatable)")
+    s.add_argument("--intervals", help="intervals.parquet for within-run statistics")
+    s.set_defaults(func=_cmd_stats)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

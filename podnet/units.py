@@ -1,0 +1,77 @@
+"""Unit conversion to SI for the figures tools print.
+
+Tools mix conventions: iperf2/iperf3 print rates with decimal prefixes
+("Mbits/sec" = 1e6 bit/s) but transfer sizes with binary ones ("MBytes" =
+2**20 bytes); qperf prints decimal prefixes for both. Callers say which
+convention applies through ``binary``.
+"""
+
+from __future__ import annotations
+
+import re
+
+_PREFIX = {"": 0, "k": 1, "K": 1, "m": 2, "M": 2, "g": 3, "G": 3, "t": 4, "T": 4}
+
+_TIME = {
+    "ns": 1e-9,
+    "nsec": 1e-9,
+    "us": 1e-6,
+    "usec": 1e-6,
+    "µs": 1e-6,
+    "ms": 1e-3,
+    "msec": 1e-3,
+    "s": 1.0,
+    "sec": 1.0,
+    "secs": 1.0,
+    "second": 1.0,
+    "seconds": 1.0,
+    "min": 60.0,
+}
+
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+NUMBER_RE = re.compile(_NUMBER)
+
+
+def prefix_factor(prefix: str, binary: bool = False) -> float:
+    """1000**k (or 1024**k with ``binary``) for an SI prefix letter ('', K, M, G, T)."""
+    if prefix not in _PREFIX:
+        raise ValueError(f"unknown unit prefix {prefix!r}")
+    return float((1024 if binary else 1000) ** _PREFIX[prefix])
+
+
+def rate_to_bps(value: float, unit: str) -> float:
+    """A rate like ``(3.67, 'Gbits/sec')`` or ``(116, 'MB/sec')`` in bit/s (decimal prefixes)."""
+    m = re.fullmatch(r"([kKmMgGtT]?)(bits?|bytes?|b|B)(?:/s(?:ec)?|ps)", unit.strip())
+    if not m:
+        raise ValueError(f"not a rate unit: {unit!r}")
+    prefix, base = m.groups()
+    bits = 1 if base.lower().startswith("bit") or base == "b" else 8
+    return value * prefix_factor(prefix) * bits
+
+
+def size_to_bytes(value: float, unit: str, binary: bool = True) -> float:
+    """A size like ``(42.8, 'GBytes')`` in bytes (binary prefixes by default, as iperf prints)."""
+    m = re.fullmatch(r"([kKmMgGtT]?)(Bytes|Byte|B|bytes|byte|bits|bit|b)", unit.strip())
+    if not m:
+        raise ValueError(f"not a size unit: {unit!r}")
+    prefix, base = m.groups()
+    factor = prefix_factor(prefix, binary)
+    if base.lower().startswith("bit") or base == "b":
+        return value * factor / 8
+    return value * factor
+
+
+def time_to_s(value: float, unit: str) -> float:
+    """A duration like ``(0.065, 'ms')`` in seconds."""
+    try:
+        return value * _TIME[unit.strip()]
+    except KeyError:
+        raise ValueError(f"not a time unit: {unit!r}") from None
+
+
+def number(text: str) -> float:
+    """The float in ``text`` (the whole string must be a number)."""
+    text = text.strip()
+    if not NUMBER_RE.fullmatch(text):
+        raise ValueError(f"not a number: {text!r}")
+    return float(text)
