@@ -1,0 +1,138 @@
+"""Reading tidy tables and cutting them into groups of repeats.
+
+A :class:`Groups` holds, for each group (one row of ``keys``), the non-NaN
+values sorted by repeat number, plus how many NaN values were dropped.
+Everything downstream indexes groups by their position in ``keys``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from podnet.tidy import GROUP_COLUMNS, TIDY_COLUMNS, coerce, empty_tidy
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """Read a parquet or csv table (by suffix)."""
+    path = Path(path)
+    if path.suffix.lower() in (".parquet", ".pq"):
+        return pd.read_parquet(path)
+    return pd.read_csv(path, keep_default_na=True)
+
+
+def as_tidy(tidy: pd.DataFrame | None) -> pd.DataFrame:
+    """Coerce to the tidy schema; ``None`` or a column-less frame gives an empty table."""
+    if tidy is None or (len(tidy) == 0 and not set(TIDY_COLUMNS) <= set(tidy.columns)):
+        return empty_tidy()
+    return coerce(tidy)
+
+
+def split_sources(tidy: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(measured, reference) rows. Anything whose source is not ``reference`` counts as measured."""
+    is_ref = (tidy["source"].astype("string").str.strip().str.lower() == "reference").fillna(False)
+    is_ref = is_ref.to_numpy(dtype=bool)
+    return tidy.loc[~is_ref].reset_index(drop=True), tidy.loc[is_ref].reset_index(drop=True)
+
+
+@dataclass
+class Groups:
+    """Values of each group, sorted by (repeat, run_id), NaN values removed."""
+
+    keys: pd.DataFrame  # one row per group, columns = the grouping columns
+    n: np.ndarray  # int, non-NaN values per group
+    n_nan: np.ndarray  # int, NaN values dropped per group
+    starts: np.ndarray  # int, offset of each group's first value in `values`
+    values: np.ndarray  # float, concatenated
+    repeats: np.ndarray  # float (NaN where unknown), aligned with values
+    rows: pd.DataFrame  # the non-NaN rows, aligned with values (for run ids etc.)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    @property
+    def codes(self) -> np.ndarray:
+        """Group position of each value."""
+        return np.repeat(np.arange(len(self.n)), self.n)
+
+    def values_of(self, i: int) -> np.ndarray:
+        return self.values[self.starts[i] : self.starts[i] + self.n[i]]
+
+    def repeats_of(self, i: int) -> np.ndarray:
+        return self.repeats[self.starts[i] : self.starts[i] + self.n[i]]
+
+    def stacked(self, idx: np.ndarray) -> np.ndarray:
+        """Values of groups ``idx`` (all of the same n) as a 2-D array (len(idx), n)."""
+        idx = np.asarray(idx, dtype=int)
+        if len(idx) == 0:
+            return np.empty((0, 0))
+        n = int(self.n[idx[0]])
+        if np.any(self.n[idx] != n):
+            raise ValueError("stacked() needs groups of equal size")
+        pos = self.starts[idx][:, None] + np.arange(n)[None, :]
+        return self.values[pos]
+
+
+def make_groups(df: pd.DataFrame, keys: list[str] = GROUP_COLUMNS) -> Groups:
+    """Group ``df`` by ``keys`` (missing key values form their own group)."""
+    if len(df) == 0:
+        empty = df[keys].iloc[0:0].reset_index(drop=True)
+        z = np.zeros(0, dtype=int)
+        return Groups(empty, z, z.copy(), z.copy(), np.zeros(0), np.zeros(0), df.iloc[0:0])
+    g = df.groupby(keys, dropna=False, sort=True, observed=True)
+    codes = g.ngroup().to_numpy()
+    ngroups = int(codes.max()) + 1
+    values = pd.to_numeric(df["value"], errors="coerce").to_numpy(dtype=float)
+    if "repeat" in df.columns:
+        repeats = pd.to_numeric(df["repeat"], errors="coerce").astype("Float64").to_numpy(dtype=float, na_value=np.nan)
+    else:
+        repeats = np.full(len(df), np.nan)
+    run_id = df["run_id"].astype("string").fillna("").to_numpy(dtype=object) if "run_id" in df.columns else np.zeros(len(df))
+    # stable order: group, then repeat (unknown last), then run id
+    order = np.lexsort((run_id.astype(str), np.nan_to_num(repeats, nan=np.inf), codes))
+    first = np.full(ngroups, -1)
+    # first row of each group in sorted order gives its key values
+    sorted_codes = codes[order]
+    is_first = np.r_[True, sorted_codes[1:] != sorted_codes[:-1]]
+    first[sorted_codes[is_first]] = order[is_first]
+    keys_df = df.iloc[first][keys].reset_index(drop=True)
+    is_nan = np.isnan(values)
+    n_nan = np.bincount(codes, weights=is_nan, minlength=ngroups).astype(int)
+    keep = order[~is_nan[order]]
+    kcodes = codes[keep]
+    n = np.bincount(kcodes, minlength=ngroups).astype(int)
+    starts = np.r_[0, np.cumsum(n)[:-1]].astype(int)
+    return Groups(
+        keys=keys_df,
+        n=n,
+        n_nan=n_nan,
+        starts=starts,
+        values=values[keep],
+        repeats=repeats[keep],
+        rows=df.iloc[keep].reset_index(drop=True),
+    )
+
+
+def group_moments(g: Groups) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, sample sd with ddof=1) per group; NaN where undefined (n=0, or sd with n<2)."""
+    codes = g.codes
+    k = len(g.n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = np.bincount(codes, weights=g.values, minlength=k)
+        mean = np.where(g.n > 0, s / np.maximum(g.n, 1), np.nan)
+        dev = g.values - mean[codes]
+        ss = np.bincount(codes, weights=dev * dev, minlength=k)
+        sd = np.where(g.n > 1, np.sqrt(ss / np.maximum(g.n - 1, 1)), np.nan)
+    # all values equal: sd is exactly 0 (the two-pass sum may leave rounding noise)
+    nz = np.nonzero(g.n > 0)[0]
+    if len(nz):
+        vmin = np.minimum.reduceat(g.values, g.starts[nz])
+        vmax = np.maximum.reduceat(g.values, g.starts[nz])
+        const = np.zeros(k, dtype=bool)
+        const[nz] = vmin == vmax
+        sd = np.where(const & (g.n > 1), 0.0, sd)
+        mean = np.where(const, np.where(g.n > 0, g.values[np.minimum(g.starts, max(len(g.values) - 1, 0))], np.nan), mean)
+    return mean, sd

@@ -1,0 +1,71 @@
+"""``run()``: the statistics stage as the Snakemake rule and ``podnet stats`` call it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+import pandas as pd
+
+from ._data import as_tidy, make_groups, read_table, split_sources
+from .planning import plan
+from .ratios import compare
+from .settings import resolve
+from .summary import outlier_rows, summarize
+from .within import within_run
+
+_RUN_IDENTITY = ["experiment", "variant", "scenario", "tool", "test", "protocol", "streams", "repeat"]
+
+
+def run(
+    tidy_path: str | Path,
+    out_dir: str | Path,
+    settings: Mapping[str, Any] | None = None,
+    intervals_path: str | Path | None = None,
+) -> dict[str, Path]:
+    """Read the tidy table, write the statistics tables into ``out_dir``, return their paths.
+
+    Always written: summary.csv, ratios.csv, planning.csv, outliers.csv,
+    stats_settings.json (the effective settings, seed included) and
+    METHODS.md. within_run.csv when ``intervals_path`` exists.
+    """
+    s = resolve(settings)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tidy = as_tidy(read_table(tidy_path))
+    paths: dict[str, Path] = {}
+
+    summary = summarize(tidy, s)
+    paths["summary"] = _write(summary, out / "summary.csv")
+    paths["ratios"] = _write(compare(tidy, s), out / "ratios.csv")
+    paths["planning"] = _write(plan(tidy, s), out / "planning.csv")
+    measured, _ = split_sources(tidy)
+    meas_summary = summary[summary["source"] == "measured"].reset_index(drop=True)
+    if len(measured):
+        outl = outlier_rows(make_groups(measured), meas_summary)
+    else:
+        outl = pd.DataFrame(columns=["run_id"])
+    paths["outliers"] = _write(outl, out / "outliers.csv")
+
+    if intervals_path is not None and Path(intervals_path).exists():
+        wr = within_run(read_table(intervals_path), s)
+        if len(wr) and len(tidy):
+            ident = tidy[["run_id"] + _RUN_IDENTITY].drop_duplicates("run_id")
+            wr = wr.merge(ident, on="run_id", how="left")
+        paths["within_run"] = _write(wr, out / "within_run.csv")
+
+    settings_path = out / "stats_settings.json"
+    settings_path.write_text(json.dumps(s, indent=2, sort_keys=True) + "\n")
+    paths["settings"] = settings_path
+    methods = out / "METHODS.md"
+    methods.write_text((Path(__file__).with_name("METHODS.md")).read_text())
+    paths["methods"] = methods
+    return paths
+
+
+def _write(df: pd.DataFrame, path: Path) -> Path:
+    tmp = path.with_name(path.name + ".tmp")
+    df.to_csv(tmp, index=False)
+    tmp.replace(path)
+    return path

@@ -1,0 +1,113 @@
+"""How many repeats each group needs, and which cases the adaptive launcher should repeat."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from podnet.tidy import GROUP_COLUMNS
+
+from . import core
+from ._data import as_tidy, group_moments, make_groups, split_sources
+from .settings import resolve
+
+PLAN_COLUMNS = GROUP_COLUMNS + [
+    "n",
+    "mean",
+    "cv",
+    "rel_half_width",
+    "target_rel_half_width",
+    "n_needed",
+    "met_target",
+    "headline",  # metric is one of planning.headline_metrics
+    "needs_more",  # headline and n < max_repeats and (n < min_repeats or not met_target)
+    "plan_note",
+]
+
+
+def plan(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """For each measured group: n, n_needed and whether the target half-width is met (planning.csv).
+
+    The relative half-width is that of the primary t interval of the mean,
+    ``t_{1-a/2,n-1} * cv / sqrt(n)``; n_needed is the smallest n for which the
+    observed CV would meet the target. Groups whose relative half-width is
+    undefined (n < 2 or mean 0) are judged only by n < min_repeats.
+    """
+    s = resolve(settings)
+    p = s["planning"]
+    conf = s["confidence"]
+    target = float(p["target_rel_half_width"])
+    nmin, cap = int(p["min_repeats"]), int(p["max_repeats"])
+    measured, _ = split_sources(as_tidy(tidy))
+    if len(measured) == 0:
+        return pd.DataFrame({c: pd.Series(dtype="object") for c in PLAN_COLUMNS})
+    g = make_groups(measured)
+    mean, sd = group_moments(g)
+    n = g.n
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cv = np.where(n >= 2, sd / np.abs(mean), np.nan)
+        rhw = core.t_quantile(conf, n - 1) * cv / np.sqrt(n)
+    nn = core.n_needed(cv, conf, target)
+    met = np.nan_to_num(rhw, nan=np.inf) <= target
+    headline = g.keys["metric"].astype("string").isin(list(p["headline_metrics"])).fillna(False).to_numpy(dtype=bool)
+    undefined = ~np.isfinite(rhw)
+    needs = (n < cap) & ((n < nmin) | (~met & ~undefined))
+    note = np.full(len(n), "", dtype=object)
+    note[n >= cap] = "max_repeats reached"
+    note[(n < nmin) & (n < cap)] = f"fewer than {nmin} repeats"
+    note[(n >= nmin) & undefined & (n < cap)] = "relative half-width undefined (mean 0 or no spread estimate): not judged"
+    out = g.keys.copy()
+    out["n"] = n
+    out["mean"] = mean
+    out["cv"] = cv
+    out["rel_half_width"] = rhw
+    out["target_rel_half_width"] = target
+    out["n_needed"] = pd.array(np.where(np.isfinite(nn), nn, np.nan), dtype="Float64").astype("Int64")
+    out["met_target"] = met
+    out["headline"] = headline
+    out["needs_more"] = needs & headline
+    out["plan_note"] = note
+    return out[PLAN_COLUMNS]
+
+
+def cases_needing_more(
+    tidy: pd.DataFrame, settings: Mapping[str, Any] | None, case_columns: Sequence[str]
+) -> list[dict]:
+    """Cases (distinct values of ``case_columns``) that should get another interleaved repeat.
+
+    A case needs more when it has fewer than ``min_repeats`` measured values
+    for some metric, or when one of its headline metrics (whichever exist,
+    default throughput, rtt_avg, latency_mean, requests_per_second,
+    transaction_rate, latency) has a relative CI half-width above the target;
+    never once its n has reached ``max_repeats``. A case with no headline
+    metric is judged by the minimum only. Returns one dict per case
+    (``case_columns`` -> value, missing values as None), in sorted order.
+    """
+    case_columns = list(case_columns)
+    unknown = [c for c in case_columns if c not in GROUP_COLUMNS]
+    if unknown:
+        raise ValueError(f"case_columns must be GROUP_COLUMNS, not {unknown}")
+    s = resolve(settings)
+    pl = plan(tidy, s)
+    if len(pl) == 0:
+        return []
+    nmin, cap = int(s["planning"]["min_repeats"]), int(s["planning"]["max_repeats"])
+    pl = pl.copy()
+    pl["_more"] = pl["needs_more"] | ((pl["n"] < nmin) & (pl["n"] < cap))
+    # cases with headline metrics: judged by those only; others by the minimum only
+    has_headline = pl.groupby(case_columns, dropna=False)["headline"].transform("any")
+    relevant = pl["headline"] | ~has_headline
+    pl["_more"] = pl["_more"] & relevant
+    # a case at the cap for its largest group gets no more
+    pl["_ncase"] = pl.groupby(case_columns, dropna=False)["n"].transform("max")
+    pl["_more"] = pl["_more"] & (pl["_ncase"] < cap)
+    more = pl.groupby(case_columns, dropna=False, sort=True)["_more"].any()
+    out = []
+    for key, flag in more.items():
+        if not flag:
+            continue
+        key = key if isinstance(key, tuple) else (key,)
+        out.append({c: (None if pd.isna(v) else (v.item() if hasattr(v, "item") else v)) for c, v in zip(case_columns, key)})
+    return out

@@ -1,0 +1,237 @@
+"""summary.csv: one row per group of repeats (GROUP_COLUMNS + source)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from podnet.tidy import GROUP_COLUMNS
+
+from . import bootstrap, core
+from ._data import Groups, as_tidy, group_moments, make_groups, split_sources
+from .settings import resolve
+
+SUMMARY_COLUMNS = GROUP_COLUMNS + [
+    "source",  # measured | reference (reference rows: descriptive columns only)
+    "n",  # values used (NaN values dropped)
+    "n_nan",  # NaN values dropped
+    "mean",
+    "median",
+    "sd",  # sample standard deviation (ddof = 1)
+    "cv",  # sd / |mean|
+    "min",
+    "max",
+    "se",  # sd / sqrt(n)
+    "ci_low",  # primary interval of the mean
+    "ci_high",
+    "ci_method",  # "t" (Student t interval of the mean)
+    "ci_note",
+    "rel_half_width",  # (ci_high - mean) / |mean|
+    "boot_ci_low",
+    "boot_ci_high",
+    "boot_method",  # BCa | percentile | "" (none)
+    "boot_note",  # why there is no bootstrap interval
+    "n_needed",  # repeats needed for rel_half_width <= target at the observed CV
+    "met_target",
+    "n_outliers",  # values outside the outlier fences (flagged, never dropped)
+    "outlier_rule",
+    "outlier_low",  # the fences
+    "outlier_high",
+    "drift_tau",  # Kendall tau-b of value vs repeat order
+    "drift_p",
+    "drift_rel_change",  # (mean of last half - mean of first half) / |mean|
+    "drift",  # drift_p < drift alpha
+    "first_repeat",
+    "last_repeat",
+]
+
+
+def _quantiles(g: Groups, qs: list[float]) -> np.ndarray:
+    """Quantiles (numpy 'linear' rule) of each group, shape (groups, len(qs)); NaN for empty groups."""
+    out = np.full((len(g.n), len(qs)), np.nan)
+    for n in np.unique(g.n):
+        if n == 0:
+            continue
+        idx = np.nonzero(g.n == n)[0]
+        out[idx] = np.quantile(g.stacked(idx), qs, axis=1).T
+    return out
+
+
+def describe(g: Groups, s: Mapping[str, Any], inferential: bool = True) -> pd.DataFrame:
+    """Statistics of each group of ``g`` (keys not included)."""
+    conf = s["confidence"]
+    k = len(g.n)
+    mean, sd = group_moments(g)
+    qs = _quantiles(g, [0.0, 0.25, 0.5, 0.75, 1.0])
+    vmin, q1, med, q3, vmax = (qs[:, i] for i in range(5))
+    zero_var = (g.n >= 2) & (vmin == vmax)
+    sd = np.where(zero_var, 0.0, sd)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cv = sd / np.abs(mean)
+        se = sd / np.sqrt(g.n)
+    out = pd.DataFrame(
+        {
+            "n": g.n,
+            "n_nan": g.n_nan,
+            "mean": mean,
+            "median": med,
+            "sd": sd,
+            "cv": cv,
+            "min": vmin,
+            "max": vmax,
+            "se": se,
+        }
+    )
+    lo, hi = core.t_interval(mean, sd, g.n, conf)
+    note = np.full(k, "", dtype=object)
+    note[g.n < 2] = "n < 2: no interval"
+    note[g.n == 0] = "no values"
+    note[zero_var] = "zero variance: zero-width interval"
+    out["ci_low"], out["ci_high"] = lo, hi
+    out["ci_method"] = np.where(g.n >= 2, "t", "")
+    out["ci_note"] = note
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rhw = (hi - mean) / np.abs(mean)
+    out["rel_half_width"] = rhw
+
+    # bootstrap, batched by group size
+    b = s["bootstrap"]
+    blo = np.full(k, np.nan)
+    bhi = np.full(k, np.nan)
+    bmethod = np.full(k, "", dtype=object)
+    bnote = np.full(k, "", dtype=object)
+    bnote[g.n < int(b["min_n"])] = f"n < {int(b['min_n'])}"
+    bnote[zero_var] = "zero variance: bootstrap distribution degenerate"
+    todo = (g.n >= int(b["min_n"])) & ~zero_var
+    for n in np.unique(g.n[todo]):
+        idx = np.nonzero(todo & (g.n == n))[0]
+        l_, h_, m_ = bootstrap.mean_intervals(
+            g.stacked(idx), conf, int(b["resamples"]), int(b["seed"]), int(b["batch"]), b["method"]
+        )
+        blo[idx], bhi[idx], bmethod[idx] = l_, h_, m_
+    bnote[todo & (bmethod == "")] = "bootstrap interval undefined"
+    out["boot_ci_low"], out["boot_ci_high"] = blo, bhi
+    out["boot_method"], out["boot_note"] = bmethod, bnote
+
+    # planning
+    p = s["planning"]
+    target = float(p["target_rel_half_width"])
+    nn = core.n_needed(np.where(g.n >= 2, cv, np.nan), conf, target)
+    out["n_needed"] = pd.array(np.where(np.isfinite(nn), nn, np.nan), dtype="Float64").astype("Int64")
+    out["met_target"] = pd.array((g.n >= 2) & (np.nan_to_num(rhw, nan=np.inf) <= target), dtype="boolean")
+
+    # outliers
+    o = s["outliers"]
+    kf = float(o["k"])
+    if o["rule"] == "tukey":
+        flo, fhi = core.tukey_fences(q1, q3, kf)
+        rule = f"tukey k={kf:g}"
+    else:
+        codes = g.codes
+        mad = np.full(k, np.nan)
+        absdev = np.abs(g.values - med[codes])
+        for n in np.unique(g.n[g.n > 0]):
+            idx = np.nonzero(g.n == n)[0]
+            pos = g.starts[idx][:, None] + np.arange(n)[None, :]
+            mad[idx] = np.median(absdev[pos], axis=1)
+        flo, fhi = core.mad_fences(med, mad, kf)
+        rule = f"mad k={kf:g}"
+    judged = g.n >= int(o["min_n"])
+    flo = np.where(judged, flo, np.nan)
+    fhi = np.where(judged, fhi, np.nan)
+    codes = g.codes
+    is_out = (g.values < flo[codes]) | (g.values > fhi[codes])
+    cnt = np.bincount(codes, weights=is_out, minlength=k).astype(int)
+    out["n_outliers"] = pd.array(np.where(judged, cnt, 0), dtype="Int64")
+    out.loc[~judged, "n_outliers"] = pd.NA
+    out["outlier_rule"] = rule
+    out["outlier_low"], out["outlier_high"] = flo, fhi
+
+    # drift across repeats
+    d = s["drift"]
+    tau = np.full(k, np.nan)
+    pval = np.full(k, np.nan)
+    change = np.full(k, np.nan)
+    for n in np.unique(g.n[g.n >= 2]):
+        idx = np.nonzero(g.n == n)[0]
+        x = g.stacked(idx)
+        h = n // 2
+        with np.errstate(invalid="ignore", divide="ignore"):
+            change[idx] = (x[:, n - h :].mean(axis=1) - x[:, :h].mean(axis=1)) / np.abs(mean[idx])
+        if n >= int(d["min_n"]):
+            tau[idx], pval[idx] = core.kendall_trend(x)
+    out["drift_tau"], out["drift_p"], out["drift_rel_change"] = tau, pval, change
+    drift = pd.array(pval < float(d["alpha"]), dtype="boolean")
+    drift[np.isnan(pval)] = pd.NA
+    out["drift"] = drift
+    first = np.full(k, np.nan)
+    last = np.full(k, np.nan)
+    nz = g.n > 0
+    first[nz] = g.repeats[g.starts[nz]]
+    last[nz] = g.repeats[g.starts[nz] + g.n[nz] - 1]
+    out["first_repeat"] = pd.array(first, dtype="Float64").astype("Int64")
+    out["last_repeat"] = pd.array(last, dtype="Float64").astype("Int64")
+    if not inferential:
+        _blank_inferential(out)
+    return out
+
+
+def _blank_inferential(out: pd.DataFrame) -> None:
+    """Empty every inferential column (reference rows), keeping dtypes."""
+    for c in SUMMARY_COLUMNS[SUMMARY_COLUMNS.index("ci_low") :]:
+        if c not in out.columns:
+            continue
+        dt = out[c].dtype
+        if dt == object:
+            out[c] = ""
+        elif pd.api.types.is_float_dtype(dt) and not isinstance(dt, pd.api.extensions.ExtensionDtype):
+            out[c] = np.nan
+        else:
+            out[c] = pd.Series(pd.NA, index=out.index, dtype=dt)
+    out["ci_note"] = "reference values: no interval"
+    out["boot_note"] = "reference values"
+
+
+def outlier_rows(g: Groups, summary: pd.DataFrame) -> pd.DataFrame:
+    """The individual values outside their group's fences (for outliers.csv)."""
+    codes = g.codes
+    flo = summary["outlier_low"].to_numpy(dtype=float, na_value=np.nan)
+    fhi = summary["outlier_high"].to_numpy(dtype=float, na_value=np.nan)
+    mask = (g.values < flo[codes]) | (g.values > fhi[codes])
+    rows = g.rows.loc[mask].copy()
+    rows["fence_low"] = flo[codes][mask]
+    rows["fence_high"] = fhi[codes][mask]
+    rows["outlier_rule"] = summary["outlier_rule"].to_numpy()[codes][mask] if len(summary) else []
+    cols = GROUP_COLUMNS + ["repeat", "run_id", "value", "fence_low", "fence_high", "outlier_rule", "raw_path"]
+    return rows[cols].reset_index(drop=True)
+
+
+def summarize(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """Per-group statistics of the tidy table (summary.csv).
+
+    Measured rows get every column; reference rows (published values) are
+    summarised separately with ``source="reference"`` and descriptive columns
+    only (n, mean, median, sd, min, max); they never enter measured statistics.
+    """
+    s = resolve(settings)
+    tidy = as_tidy(tidy)
+    measured, reference = split_sources(tidy)
+    parts = []
+    for df, src, inferential in ((measured, "measured", True), (reference, "reference", False)):
+        if len(df) == 0:
+            continue
+        g = make_groups(df)
+        stats_ = describe(g, s, inferential=inferential)
+        part = pd.concat([g.keys, stats_], axis=1)
+        part.insert(len(GROUP_COLUMNS), "source", src)
+        parts.append(part)
+    if not parts:
+        return _empty_summary()
+    out = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    return out[SUMMARY_COLUMNS]
+
+
+def _empty_summary() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype="object") for c in SUMMARY_COLUMNS})
