@@ -184,7 +184,7 @@ def _blank_inferential(out: pd.DataFrame) -> None:
         if c not in out.columns:
             continue
         dt = out[c].dtype
-        if dt == object:
+        if dt == object or pd.api.types.is_string_dtype(dt):
             out[c] = ""
         elif pd.api.types.is_float_dtype(dt) and not isinstance(dt, pd.api.extensions.ExtensionDtype):
             out[c] = np.nan

@@ -1,0 +1,52 @@
+"""Builders of small tidy tables, for tests of the stats stage and of code that calls it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from podnet.tidy import frame
+
+BASE = dict(
+    experiment="exp",
+    variant="calico",
+    scenario="pod-pod",
+    tool="iperf3",
+    test="tcp",
+    protocol="tcp",
+    direction="forward",
+    streams=1,
+    metric="throughput",
+    unit="bit/s",
+    source="measured",
+)
+
+
+def rows(values, repeats=None, **over) -> list[dict]:
+    """One tidy row per value; repeats default to 1..n."""
+    values = list(values)
+    repeats = list(range(1, len(values) + 1)) if repeats is None else list(repeats)
+    out = []
+    for v, r in zip(values, repeats):
+        d = dict(BASE)
+        d.update(over)
+        d["repeat"] = r
+        d["value"] = v
+        d["run_id"] = f"{d['variant']}/{d['scenario']}/{d['metric']}/{r}/{d['source']}"
+        d["raw_path"] = f"raw/{d['run_id']}.json"
+        out.append(d)
+    return out
+
+
+def tidy(*row_lists) -> pd.DataFrame:
+    allrows = [r for rl in row_lists for r in rl]
+    return frame(allrows)
+
+
+def one(df: pd.DataFrame, **match) -> pd.Series:
+    """The single row of df matching the given column values."""
+    m = np.ones(len(df), dtype=bool)
+    for k, v in match.items():
+        m &= (df[k].astype("string") == str(v)).fillna(False).to_numpy(dtype=bool)
+    assert m.sum() == 1, f"{m.sum()} rows match {match}"
+    return df.loc[m].iloc[0]
