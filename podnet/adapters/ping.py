@@ -1,11 +1,13 @@
 """ping (iputils and the other formats pingparsing knows).
 
-The statistics block (transmitted/received/loss, rtt min/avg/max/mdev) is read
-with the maintained ``pingparsing`` library. It does not read iputils'
-``pipe N`` and ``ipg/ewma`` fields, nor outputs that were cut before the
-statistics block (people often pipe ping through ``head``), so those are read
-here by the iputils format rules. A run with 100 % loss is a loss measurement
-with no RTT, not a failure.
+iputils' statistics block is read here by its format rules: the maintained
+``pingparsing`` library misses iputils' ``+N errors`` field (it then returns
+nothing for a 100 %-loss run with unreachable errors), ``pipe N`` and
+``ipg/ewma``, and outputs cut before the statistics block (people often pipe
+ping through ``head``). Other ping dialects (BusyBox/Alpine, macOS, Windows)
+go to ``pingparsing``, always with a fresh instance: a ``PingParsing``
+instance returns its previous result when a later parse finds nothing.
+A run with 100 % loss is a loss measurement with no RTT, not a failure.
 """
 
 from __future__ import annotations
@@ -25,6 +27,17 @@ _REPLY = re.compile(
     re.M,
 )
 _STATS_HEADER = re.compile(r"^---? .* ping statistics ---?", re.M)
+_IPUTILS = re.compile(
+    r"^(?P<tx>\d+) packets transmitted, (?P<rx>\d+) (?:packets )?received,"
+    r"(?: \+(?P<dup>\d+) duplicates,)?(?: \+(?P<corrupt>\d+) corrupted,)?(?: \+(?P<err>\d+) errors,)?"
+    r" (?P<loss>[\d.]+)% packet loss",
+    re.M,
+)
+_RTT = re.compile(
+    r"^(?:rtt|round-trip) min/avg/max/(?:mdev|stddev) = "
+    r"(?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+)/(?P<mdev>[\d.]+) ?(?P<unit>ms|us|s)",
+    re.M,
+)
 _PIPE = re.compile(r"\bpipe (\d+)")
 _IPG = re.compile(r"ipg/ewma ([\d.]+)/([\d.]+) ms")
 _TIME = re.compile(r"packet loss, time (\d+)ms")
@@ -63,6 +76,28 @@ class PingAdapter(Adapter):
         return result
 
     def _parse_summary(self, text: str, result: ParseResult) -> None:
+        m = _IPUTILS.search(text)
+        if m is None:
+            self._parse_other_dialects(text, result)
+            return
+        add = result.measurements.append
+        tx, rx = int(m["tx"]), int(m["rx"])
+        add(Measurement("packets_transmitted", float(tx), "count"))
+        add(Measurement("packets_received", float(rx), "count"))
+        if tx > 0:
+            add(Measurement("loss", max(tx - rx, 0) / tx, "fraction"))
+        for key, metric in (("dup", "duplicates"), ("err", "errors"), ("corrupt", "corrupted")):
+            if m[key]:
+                add(Measurement(metric, float(m[key]), "count"))
+        rtt = _RTT.search(text)
+        if rtt:
+            scale = _SCALE[rtt["unit"]]
+            for field in ("min", "avg", "max", "mdev"):
+                add(Measurement(f"rtt_{field}", float(rtt[field]) * scale, "s"))
+        elif rx:
+            raise ParseError("replies were received but no 'rtt min/avg/max/mdev' line was found")
+
+    def _parse_other_dialects(self, text: str, result: ParseResult) -> None:
         # a fresh parser each time: PingParsing instances keep the previous result
         parser = pingparsing.PingParsing()
         try:

@@ -1,0 +1,58 @@
+# podnet — two commands on a fresh machine:
+#   make run    set up, run the main job, publish figures under processed/
+#   make test   set up, pass every test
+# Both install what they need first (idempotent); see README.md.
+
+SHELL := /bin/bash
+PY := .venv/bin/python
+VENV_STAMP := .venv/.podnet-installed
+EXAMPLES := seed-raven
+CORES ?= 2
+
+.PHONY: setup apt run examples test unit pipeline-test nbval lint fmt clean-processed
+
+include envs/cluster/cluster.mk
+
+# ---- set-up --------------------------------------------------------------------------
+setup: $(VENV_STAMP)
+
+$(VENV_STAMP): envs/requirements.lock pyproject.toml
+	@test -x $(PY) || python3 -m venv .venv
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r envs/requirements.lock
+	$(PY) -m pip install -q --no-deps -e .
+	@touch $@
+
+# ---- main job ------------------------------------------------------------------------
+run: setup examples
+
+examples: setup
+	@for ex in $(EXAMPLES); do \
+	  echo "== example experiment $$ex"; \
+	  .venv/bin/snakemake --cores $(CORES) --configfile config/examples/$$ex.yaml -q rules || exit 1; \
+	done
+
+# ---- tests ---------------------------------------------------------------------------
+test: setup lint unit pipeline-test nbval
+
+unit: setup
+	.venv/bin/pytest -q tests/unit
+
+pipeline-test: setup
+	.venv/bin/pytest -q tests/pipeline
+
+# nbval re-executes the published report notebooks and compares them with what the
+# pipeline wrote (examples are regenerated first by pipeline-test)
+nbval: setup
+	.venv/bin/pytest -q --nbval --nbval-sanitize-with tests/nbval-sanitize.cfg -p no:cacheprovider \
+	  $(foreach ex,$(EXAMPLES),processed/$(ex)/notebooks/*.ipynb)
+
+lint: setup
+	@for ex in $(EXAMPLES); do .venv/bin/snakemake --lint --configfile config/examples/$$ex.yaml >/dev/null || { .venv/bin/snakemake --lint --configfile config/examples/$$ex.yaml; exit 1; }; done
+	.venv/bin/snakefmt --check Snakefile workflow/rules
+
+fmt: setup
+	.venv/bin/snakefmt Snakefile workflow/rules
+
+clean-processed:
+	rm -rf processed/*/ .snakemake

@@ -1,0 +1,31 @@
+# podnet: launch -> raw -> parse -> tidy -> stats -> notebooks -> figures
+#
+#   snakemake --cores 2 --configfile config/examples/seed-raven.yaml
+#
+# One config file is one experiment. Stages, each in workflow/rules/:
+#   launch.smk  pod tests on a Kubernetes cluster -> raw/<experiment>/ (only when the config has `launch`)
+#   parse.smk   raw outputs + sidecars -> processed/<experiment>/tidy.parquet, failed_runs.csv
+#   stats.smk   tidy -> summary.csv, ratios.csv
+#   report.smk  papermill notebooks -> processed/<experiment>/notebooks/, figures/
+from snakemake.utils import min_version
+
+min_version("8.0")
+
+
+# The default experiment; `--configfile X.yaml` replaces it (configs are not merged,
+# so keys of the default never leak into another experiment).
+if not config:
+
+    configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/parse.smk"
+include: "workflow/rules/stats.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        final_outputs(),

@@ -1,0 +1,18 @@
+"""Shared test helpers."""
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures"
+
+
+@pytest.fixture
+def fixture_text():
+    """Read a fixture by its path under tests/fixtures/."""
+
+    def read(rel: str) -> str:
+        return (FIXTURES / rel).read_text(encoding="utf-8")
+
+    return read

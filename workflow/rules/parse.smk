@@ -1,0 +1,42 @@
+# Parse: raw/<experiment>/** (+ .meta.yaml sidecars) -> tidy tables.
+# Raw files are parsed in SHARDS batches picked by a stable hash of their path,
+# so adding one raw file re-parses one batch, and thousands of files make
+# SHARDS jobs, not thousands.
+
+
+rule parse_shard:
+    input:
+        shard_input,
+    output:
+        tidy=f"{OUT}/parsed/shard-{{shard}}.tidy.parquet",
+        intervals=f"{OUT}/parsed/shard-{{shard}}.intervals.parquet",
+        failed=f"{OUT}/parsed/shard-{{shard}}.failed.csv",
+    log:
+        f"{OUT}/logs/parse-shard-{{shard}}.log",
+    conda:
+        "../../envs/podnet.yaml"
+    params:
+        raw_dir=RAW,
+        experiment=EXP,
+    script:
+        "../scripts/parse_shard.py"
+
+
+rule tidy:
+    input:
+        tidy=expand(f"{OUT}/parsed/shard-{{shard}}.tidy.parquet", shard=range(SHARDS)),
+        intervals=expand(
+            f"{OUT}/parsed/shard-{{shard}}.intervals.parquet", shard=range(SHARDS)
+        ),
+        failed=expand(f"{OUT}/parsed/shard-{{shard}}.failed.csv", shard=range(SHARDS)),
+    output:
+        parquet=f"{OUT}/tidy.parquet",
+        csv=f"{OUT}/tidy.csv",
+        intervals=f"{OUT}/intervals.parquet",
+        failed=f"{OUT}/failed_runs.csv",
+    log:
+        f"{OUT}/logs/tidy.log",
+    conda:
+        "../../envs/podnet.yaml"
+    script:
+        "../scripts/combine.py"

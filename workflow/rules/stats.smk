@@ -1,0 +1,18 @@
+# Statistics: tidy table -> summary.csv (per group) and ratios.csv (against baselines).
+
+
+rule stats:
+    input:
+        tidy=f"{OUT}/tidy.parquet",
+        intervals=f"{OUT}/intervals.parquet",
+    output:
+        summary=f"{OUT}/summary.csv",
+        ratios=f"{OUT}/ratios.csv",
+    log:
+        f"{OUT}/logs/stats.log",
+    conda:
+        "../../envs/podnet.yaml"
+    params:
+        settings=STATS,
+    script:
+        "../scripts/stats.py"

@@ -1,0 +1,24 @@
+"""Snakemake script: execute a report notebook with papermill."""
+
+import logging
+import os
+
+import papermill
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)
+os.makedirs(sm.params.figures_dir, exist_ok=True)
+papermill.execute_notebook(
+    sm.input.notebook,
+    sm.output.notebook,
+    parameters={
+        "experiment": sm.params.experiment,
+        "processed_dir": sm.params.processed_dir,
+        "figures_dir": sm.params.figures_dir,
+    },
+    kernel_name="python3",
+    cwd=os.getcwd(),
+    progress_bar=False,
+    log_output=False,
+)
+logging.info("executed %s -> %s", sm.input.notebook, sm.output.notebook)

@@ -1,0 +1,17 @@
+"""Snakemake script: statistics stage (library: podnet.stats.run)."""
+
+import logging
+from pathlib import Path
+
+from podnet import stats
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)
+written = stats.run(
+    sm.input.tidy,
+    Path(sm.output.summary).parent,
+    dict(sm.params.settings),
+    intervals_path=sm.input.intervals,
+)
+for name, path in written.items():
+    logging.info("wrote %s: %s", name, path)
