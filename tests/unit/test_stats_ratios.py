@@ -1,0 +1,329 @@
+"""compare(): ratios, Fieller, bootstrap, paired, p-values, multiplicity, against independent references.
+
+References: the Fieller limits as roots of the quadratic found by numpy.roots
+(the code uses the closed form), the delta-method interval as g -> 0,
+scipy.stats.ttest_ind(equal_var=False) for Welch (the code uses the hand formula),
+an exhaustive enumeration for the exact Mann-Whitney p, loop implementations of
+Holm and Benjamini-Hochberg, scipy.stats.ttest_rel(...).confidence_interval on
+the logs for the paired interval, a single scipy.stats.bootstrap call for the
+bootstrap ratio.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from podnet.stats import RATIO_COLUMNS, compare, core
+from podnet.stats.ratios import UNBOUNDED_NOTE
+from podnet.stats.testing import one, rows, tidy
+
+REL = 1e-9
+T = [9.05e9, 8.91e9, 9.12e9, 8.87e9, 9.20e9, 8.99e9, 9.03e9]  # treatment (cilium)
+B = [9.41e9, 9.38e9, 9.52e9, 9.31e9, 9.47e9, 9.40e9]  # baseline (host), one repeat fewer
+CMP = {"comparisons": [{"by": "variant", "baseline": "host"}]}
+
+
+def close(a, b, rel=REL):
+    return math.isclose(float(a), float(b), rel_tol=rel, abs_tol=0.0)
+
+
+def table(t=T, b=B, **kw):
+    return tidy(rows(t, variant="cilium", **kw), rows(b, variant="host", **kw))
+
+
+@pytest.fixture(scope="module")
+def basic():
+    return compare(table(), CMP)
+
+
+def fieller_by_roots(x, y, conf=0.95):
+    """Limits as the real roots of (b^2 - t^2 v22) r^2 - 2ab r + (a^2 - t^2 v11) = 0, df at r = a/b."""
+    x, y = np.asarray(x), np.asarray(y)
+    a, b = x.mean(), y.mean()
+    v11, v22 = x.var(ddof=1) / len(x), y.var(ddof=1) / len(y)
+    r = a / b
+    df = (v11 + r * r * v22) ** 2 / (v11**2 / (len(x) - 1) + r**4 * v22**2 / (len(y) - 1))
+    t = stats.t.ppf(0.5 + conf / 2, df)
+    roots = np.roots([b * b - t * t * v22, -2 * a * b, a * a - t * t * v11])
+    return sorted(roots.real), t, v11, v22
+
+
+def test_columns_and_identity(basic):
+    assert list(basic.columns) == RATIO_COLUMNS
+    assert len(basic) == 1
+    r = basic.iloc[0]
+    assert r["by"] == "variant" and r["baseline"] == "host" and r["treatment"] == "cilium"
+    assert r["variant"] == "cilium" and r["scenario"] == "pod-pod" and r["metric"] == "throughput"
+    assert r["n_treatment"] == 7 and r["n_baseline"] == 6
+
+
+def test_ratio_and_overhead(basic):
+    r = basic.iloc[0]
+    assert close(r["ratio"], np.mean(T) / np.mean(B))
+    assert close(r["overhead_pct"], (np.mean(T) / np.mean(B) - 1) * 100)
+    assert close(r["mean_treatment"], np.mean(T)) and close(r["sd_baseline"], np.std(B, ddof=1))
+
+
+def test_fieller_against_quadratic_roots(basic):
+    r = basic.iloc[0]
+    (lo, hi), t, _, v22 = fieller_by_roots(T, B)
+    assert r["ci_method"] == "fieller-welch" and r["ci_note"] == ""
+    assert close(r["ci_low"], lo) and close(r["ci_high"], hi)
+    assert close(r["fieller_g"], t * t * v22 / np.mean(B) ** 2)
+
+
+def test_fieller_approaches_delta_method_for_small_g():
+    rng = np.random.default_rng(11)
+    x = 2.0 + 1e-4 * rng.standard_normal(50)
+    y = 1.0 + 1e-4 * rng.standard_normal(40)
+    lo, hi, g, df, status = core.fieller(x.mean(), x.var(ddof=1), 50, y.mean(), y.var(ddof=1), 40, 0.95)
+    r = x.mean() / y.mean()
+    se = abs(r) * math.sqrt(x.var(ddof=1) / 50 / x.mean() ** 2 + y.var(ddof=1) / 40 / y.mean() ** 2)
+    t = stats.t.ppf(0.975, df)
+    assert status == "ok" and g < 1e-7
+    # half-widths agree to first order in g (and the centre shift is O(g) too)
+    assert abs((hi - lo) / 2 - t * se) / (t * se) < 10 * g + 1e-9
+    assert abs((hi + lo) / 2 - r) / r < 10 * g + 1e-12
+
+
+def test_fieller_vectorised_against_roots_many_cases():
+    rng = np.random.default_rng(4)
+    for _ in range(25):
+        nx, ny = rng.integers(2, 12, 2)
+        x = rng.normal(rng.uniform(1, 5), rng.uniform(0.05, 1.0), nx)
+        y = rng.normal(rng.uniform(2, 5), rng.uniform(0.05, 0.8), ny)
+        lo, hi, g, _, status = core.fieller(x.mean(), x.var(ddof=1), nx, y.mean(), y.var(ddof=1), ny, 0.9)
+        (rlo, rhi), t, _, v22 = fieller_by_roots(x, y, 0.9)
+        if t * t * v22 / y.mean() ** 2 < 1:
+            assert status == "ok" and close(lo, rlo, 1e-8) and close(hi, rhi, 1e-8)
+        else:
+            assert status == "unbounded" and np.isnan(lo)
+
+
+def test_unbounded_when_baseline_mean_near_zero():
+    out = compare(table(t=[1.0, 1.2, 0.9, 1.1], b=[0.02, -0.03, 0.05, -0.01]), CMP).iloc[0]
+    assert out["ci_note"] == UNBOUNDED_NOTE
+    assert np.isnan(out["ci_low"]) and np.isnan(out["ci_high"])
+    assert out["fieller_g"] >= 1
+    assert close(out["ratio"], np.mean([1.0, 1.2, 0.9, 1.1]) / np.mean([0.02, -0.03, 0.05, -0.01]))
+    assert np.isnan(out["boot_ci_low"]) and "not distinguishable from 0" in out["boot_note"]
+
+
+def test_welch_p_against_ttest_ind(basic):
+    ref = stats.ttest_ind(T, B, equal_var=False)
+    assert close(basic.iloc[0]["p_value"], ref.pvalue)
+
+
+def _exact_mwu_p(x, y):
+    """Two-sided exact Mann-Whitney p by enumerating every split of the pooled ranks."""
+    pooled = np.concatenate([x, y])
+    ranks = stats.rankdata(pooled)
+    n1 = len(x)
+    u_obs = ranks[:n1].sum() - n1 * (n1 + 1) / 2
+    us = np.array([ranks[list(c)].sum() - n1 * (n1 + 1) / 2 for c in itertools.combinations(range(len(pooled)), n1)])
+    mean_u = n1 * len(y) / 2
+    p_lo = np.mean(us <= u_obs)
+    p_hi = np.mean(us >= u_obs)
+    return min(1.0, 2 * min(p_lo, p_hi)), mean_u
+
+
+def test_mannwhitney_exact_against_enumeration(basic):
+    p, _ = _exact_mwu_p(np.array(T), np.array(B))
+    assert close(basic.iloc[0]["p_mannwhitney"], p)
+
+
+def test_mannwhitney_with_ties_uses_asymptotic_per_group():
+    t = [1.0, 2.0, 2.0, 3.0, 4.0]
+    b = [2.0, 3.0, 3.0, 5.0, 6.0]
+    no_ties_t, no_ties_b = [1.1, 2.2, 3.3, 4.4], [2.5, 3.5, 5.5, 6.5]
+    df = tidy(
+        rows(t, variant="cilium"), rows(b, variant="host"),
+        rows(no_ties_t, variant="cilium", scenario="s2"), rows(no_ties_b, variant="host", scenario="s2"),
+    )
+    out = compare(df, CMP)
+    ref = stats.mannwhitneyu(t, b, method="asymptotic", use_continuity=True)
+    assert close(one(out, scenario="pod-pod")["p_mannwhitney"], ref.pvalue)
+    p, _ = _exact_mwu_p(np.array(no_ties_t), np.array(no_ties_b))
+    assert close(one(out, scenario="s2")["p_mannwhitney"], p)
+
+
+def _holm_loop(p):
+    m = len(p)
+    order = sorted(range(m), key=lambda i: p[i])
+    adj = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p[i]))
+        adj[i] = running
+    return adj
+
+
+def _bh_loop(p):
+    m = len(p)
+    order = sorted(range(m), key=lambda i: p[i])
+    adj = [0.0] * m
+    running = 1.0
+    for rank in range(m - 1, -1, -1):
+        i = order[rank]
+        running = min(running, p[i] * m / (rank + 1))
+        adj[i] = min(1.0, running)
+    return adj
+
+
+def test_holm_and_bh_against_loops():
+    p = [0.01, 0.04, 0.03, 0.005, 0.5, 0.04, 0.2]
+    assert np.allclose(core.holm(np.array(p)), _holm_loop(p), rtol=REL, atol=0)
+    assert np.allclose(core.benjamini_hochberg(np.array(p)), _bh_loop(p), rtol=REL, atol=0)
+    # textbook values: Holm of (0.01, 0.04, 0.03, 0.005) = (0.03, 0.06, 0.06, 0.02)
+    assert np.allclose(core.holm(np.array([0.01, 0.04, 0.03, 0.005])), [0.03, 0.06, 0.06, 0.02], rtol=REL, atol=0)
+    # NaN ignored and not counted
+    h = core.holm(np.array([0.01, np.nan, 0.02]))
+    assert np.isnan(h[1]) and close(h[0], 0.02) and close(h[2], 0.02)
+
+
+def test_adjustment_across_one_experiment_per_family():
+    rng = np.random.default_rng(8)
+    lists = []
+    for sc in ["a", "b", "c"]:
+        for v, shift in [("cilium", 0.02), ("calico", 0.0), ("host", 0.0)]:
+            lists.append(rows(1e9 * (1 + shift + 0.01 * rng.standard_normal(6)), variant=v, scenario=sc))
+    # a second experiment forms its own family
+    lists.append(rows([1.0, 1.1, 1.2, 1.05], variant="cilium", experiment="other"))
+    lists.append(rows([2.0, 2.1, 2.2, 2.05], variant="host", experiment="other"))
+    out = compare(tidy(*lists), CMP)
+    exp = out[out["experiment"] == "exp"]
+    assert len(exp) == 6
+    p = exp["p_value"].tolist()
+    assert np.allclose(exp["p_adjusted"], _holm_loop(p), rtol=REL, atol=0)
+    assert np.allclose(exp["p_adjusted_bh"], _bh_loop(p), rtol=REL, atol=0)
+    assert np.allclose(exp["p_mannwhitney_adjusted"], _holm_loop(exp["p_mannwhitney"].tolist()), rtol=REL, atol=0)
+    other = one(out, experiment="other")
+    assert close(other["p_adjusted"], other["p_value"])  # a family of one
+    assert (exp["significant"].astype(bool) == (exp["p_adjusted"] < 0.05)).all()
+
+
+def test_paired_interval_against_ttest_rel():
+    t = [9.05e9, 8.91e9, 9.12e9, 8.87e9, 9.20e9, 8.99e9]
+    out = compare(table(t=t, b=B), CMP).iloc[0]
+    lt, lb = np.log(t), np.log(B)
+    ref = stats.ttest_rel(lt, lb)
+    ci = ref.confidence_interval(0.95)
+    assert out["n_pairs"] == 6 and out["paired_note"] == ""
+    assert close(out["paired_ratio"], math.exp(np.mean(lt - lb)))
+    assert close(out["paired_ci_low"], math.exp(ci.low)) and close(out["paired_ci_high"], math.exp(ci.high))
+    assert close(out["paired_p_value"], ref.pvalue)
+
+
+def test_paired_pairs_by_repeat_number_not_row_order():
+    t = [1.0, 2.0, 3.0, 4.0]
+    b = [1.1, 2.1, 3.2, 3.9]
+    df = tidy(rows(t, variant="cilium", repeats=[1, 2, 3, 4]), rows(b[::-1], variant="host", repeats=[4, 3, 2, 1]))
+    out = compare(df, CMP).iloc[0]
+    assert close(out["paired_ratio"], math.exp(np.mean(np.log(t) - np.log(b))))
+
+
+def test_paired_requires_same_repeats_by_default(basic):
+    r = basic.iloc[0]  # treatment has repeat 7, baseline not
+    assert np.isnan(r["paired_ci_low"]) and "differ" in r["paired_note"]
+    loose = compare(table(), {**CMP, "paired": {"require_same_repeats": False}}).iloc[0]
+    assert loose["n_pairs"] == 6 and "1 unpaired" in loose["paired_note"]
+    ref = stats.ttest_rel(np.log(T[:6]), np.log(B)).confidence_interval(0.95)
+    assert close(loose["paired_ci_low"], math.exp(ref.low))
+
+
+def test_bootstrap_ratio_against_single_scipy_call_and_deterministic(basic):
+    res = stats.bootstrap(
+        (np.array(T), np.array(B)), lambda x, y, axis=-1: np.mean(x, axis=axis) / np.mean(y, axis=axis),
+        n_resamples=10000, batch=2000, method="BCa", rng=np.random.default_rng(20240611),
+    )
+    r = basic.iloc[0]
+    assert r["boot_method"] == "BCa"
+    assert close(r["boot_ci_low"], res.confidence_interval.low)
+    assert close(r["boot_ci_high"], res.confidence_interval.high)
+    again = compare(table(), CMP)
+    pd.testing.assert_frame_equal(basic, again)
+
+
+def test_n1_on_one_side_ratio_but_no_interval_or_p():
+    out = compare(table(t=[9.0e9], b=B), CMP).iloc[0]
+    assert close(out["ratio"], 9.0e9 / np.mean(B))
+    for c in ("ci_low", "ci_high", "boot_ci_low", "paired_ci_low", "p_value", "p_mannwhitney", "p_adjusted"):
+        assert np.isnan(out[c]), c
+    assert "n < 2" in out["ci_note"] and pd.isna(out["significant"])
+
+
+def test_n2_each_side():
+    t, b = [10.0, 12.0], [5.0, 5.5]
+    out = compare(table(t=t, b=b), CMP).iloc[0]
+    (lo, hi), *_ = fieller_by_roots(t, b)
+    assert close(out["ci_low"], lo) and close(out["ci_high"], hi)
+    assert close(out["p_value"], stats.ttest_ind(t, b, equal_var=False).pvalue)
+    assert np.isnan(out["boot_ci_low"]) and out["boot_note"] == "n < 3 on one side"
+
+
+def test_zero_variance_both_sides():
+    out = compare(table(t=[2.0] * 4, b=[1.0] * 4), CMP).iloc[0]
+    assert out["ratio"] == 2.0 and out["ci_low"] == out["ci_high"] == 2.0
+    assert "zero variance" in out["ci_note"] and np.isnan(out["p_value"])
+    assert np.isnan(out["boot_ci_low"]) and "degenerate" in out["boot_note"]
+
+
+def test_zero_variance_one_side_uses_other_side_df():
+    t, b = [2.0, 2.2, 1.9, 2.1], [1.0, 1.0, 1.0]
+    out = compare(table(t=t, b=b), CMP).iloc[0]
+    v11 = np.var(t, ddof=1) / 4
+    tq = stats.t.ppf(0.975, 3)
+    assert close(out["ci_low"], (np.mean(t) - tq * math.sqrt(v11)) / 1.0)
+    assert close(out["fieller_df"], 3.0)
+
+
+def test_nan_values_dropped():
+    out = compare(table(t=T + [float("nan")], b=B), CMP).iloc[0]
+    assert out["n_treatment"] == 7 and close(out["ratio"], np.mean(T) / np.mean(B))
+
+
+def test_matching_by_scenario_with_filters():
+    lists = [
+        rows([10.0, 11.0, 10.5], scenario="pod-pod"),
+        rows([8.0, 8.5, 8.2], scenario="pod-svc"),
+        rows([7.0, 7.5, 7.2], scenario="node-node"),
+        rows([1.0, 1.1, 1.2], scenario="pod-svc", metric="rtt_avg", unit="s"),
+        rows([1.0, 1.1, 1.2], scenario="pod-svc", streams=8),  # no baseline with streams=8
+    ]
+    out = compare(tidy(*lists), {"comparisons": [
+        {"by": "scenario", "baseline": "pod-pod", "treatments": ["pod-svc"], "metrics": ["throughput"]}]})
+    assert len(out) == 1
+    r = out.iloc[0]
+    assert r["scenario"] == "pod-svc" and r["treatment"] == "pod-svc" and r["baseline"] == "pod-pod"
+    assert close(r["ratio"], np.mean([8.0, 8.5, 8.2]) / np.mean([10.0, 11.0, 10.5]))
+
+
+def test_missing_group_values_match_each_other():
+    df = tidy(rows([1.0, 1.1, 1.2], variant="cilium", test=None), rows([2.0, 2.1, 2.2], variant="host", test=None))
+    out = compare(df, CMP)
+    assert len(out) == 1 and pd.isna(out.iloc[0]["test"])
+
+
+def test_reference_rows_excluded():
+    df = tidy(rows(T, variant="cilium"), rows(B, variant="host"), rows([1.0], variant="host", source="reference"))
+    out = compare(df, CMP).iloc[0]
+    assert out["n_baseline"] == 6 and close(out["mean_baseline"], np.mean(B))
+    only_ref = tidy(rows(T, variant="cilium"), rows([1.0, 2.0], variant="host", source="reference"))
+    assert len(compare(only_ref, CMP)) == 0
+
+
+def test_empty_and_no_comparisons():
+    assert list(compare(tidy(), CMP).columns) == RATIO_COLUMNS
+    assert len(compare(table(), {})) == 0
+    assert len(compare(table(), {"comparisons": [{"by": "variant", "baseline": "nope"}]})) == 0
+
+
+def test_bad_comparison_rejected():
+    with pytest.raises(ValueError):
+        compare(table(), {"comparisons": [{"by": "tool", "baseline": "x"}]})
