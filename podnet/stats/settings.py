@@ -117,6 +117,11 @@ def resolve(settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
         raise ValueError("stats.planning.target_rel_half_width must be > 0")
     if int(p["min_repeats"]) < 2 or int(p["max_repeats"]) < int(p["min_repeats"]):
         raise ValueError("stats.planning needs 2 <= min_repeats <= max_repeats")
+    allowed = {"experiment", "variant", "scenario", "tool", "test", "protocol", "direction", "streams",
+               "metric", "unit", "comparison", "by", "baseline"}
+    bad = [c for c in s["multiple_comparisons"]["family"] if c not in allowed]
+    if bad:
+        raise ValueError(f"stats.multiple_comparisons.family: unknown columns {bad}")
     for c in s["comparisons"]:
         if not isinstance(c, Mapping) or c.get("by") not in ("scenario", "variant") or "baseline" not in c:
             raise ValueError(f"stats.comparisons entry {c!r} needs by: scenario|variant and baseline")

@@ -166,3 +166,41 @@ def test_outliers_file_lists_flagged_runs(tmp_path):
     tidy(rows([10.0, 10.2, 9.9, 10.1, 10.0, 14.0, 10.05, 6.0])).to_parquet(tp)
     o = pd.read_csv(run(tp, tmp_path / "o")["outliers"])
     assert sorted(o["value"].tolist()) == [6.0, 14.0] and sorted(o["repeat"].tolist()) == [6, 8]
+
+
+# ---- settings and the config schema ------------------------------------------
+
+
+def _schema_stats():
+    import yaml
+    from pathlib import Path
+
+    schema = yaml.safe_load((Path(__file__).resolve().parents[2] / "config" / "config.schema.yaml").read_text())
+    return schema["properties"]["stats"]
+
+
+def test_defaults_valid_and_documented_in_schema():
+    import jsonschema
+
+    from podnet.stats import DEFAULTS
+
+    sub = _schema_stats()
+    jsonschema.validate(DEFAULTS, sub)
+
+    def walk(defaults, node, path):
+        for key, value in defaults.items():
+            assert key in node["properties"], f"{path}{key} missing from the schema"
+            child = node["properties"][key]
+            if isinstance(value, dict):
+                walk(value, child, f"{path}{key}.")
+            elif "default" in child:
+                assert child["default"] == value, f"{path}{key}: schema default {child['default']} != {value}"
+
+    walk(DEFAULTS, sub, "stats.")
+
+
+def test_schema_rejects_typos():
+    import jsonschema
+
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"bootstrap": {"resample": 10}}, _schema_stats())
