@@ -1,0 +1,660 @@
+"""iperf 2 (``iperf``): human-readable text (2.0.x and 2.1.x, with and without ``-e``) and CSV ``-y C``.
+
+Hand-written parser: iperf 2 has no JSON mode and no maintained Python parser
+exists. It follows the format's rules rather than fixed columns:
+
+* Report rows are ``[ID] t0-t1 sec <transfer> <rate> [extra columns]``; ``ID`` is
+  a number, ``*N`` (a reversed flow in 2.1) or ``SUM`` (``-P`` totals). Spacing
+  varies by version (``0.0- 1.0 sec``; seed texts even glue ``GBytes810``).
+* The summary of a flow is its last row starting at 0; earlier rows are the
+  ``-i`` intervals (:attr:`ParseResult.intervals`).
+* UDP: the ``Server Report:`` block on the client (or the server's own output)
+  is the receiver side: ``throughput`` is its rate, the client's own rate is
+  ``sender_throughput``. Without a server report only the sender side is known
+  and nothing receiver-side is reported (a warning goes into ``info``).
+* TCP: the client's figure is iperf 2's headline ``throughput`` (TCP delivers
+  what it sends); a server-side file reports what the server received.
+* Units: transfers use binary prefixes (``MBytes`` = 2**20 bytes); rates in
+  ``bits/sec`` use decimal ones, rates in ``Bytes/sec`` (``-f K/M/G``) binary.
+* Direction: ``forward`` is client -> server. ``-R`` flows, ``*N`` rows of
+  ``--full-duplex`` and the connect-back legs of ``-r``/``-d`` are the reverse
+  flow; simultaneous both-way runs (``-d``, ``--full-duplex``) are tagged
+  ``bidir-forward`` / ``bidir-reverse``, sequential ``-r`` legs ``forward`` /
+  ``reverse``.
+* ``out_of_order``: iperf 2 prints its out-of-order line only when the count is
+  non-zero, so a receiver report without that line means 0.
+
+Enhanced (``-e``) columns become ``writes``, ``write_errors``, ``retransmits``,
+``cwnd`` (bytes), ``tcp_rtt_mean``/``tcp_rtt_var`` (s), ``netpwr`` (iperf's NetPwr,
+(bytes/s)/RTT/1e6, stored in bit/s/s), ``reads``, one-way ``latency_*`` and
+``pps``/``sender_pps`` for UDP.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from podnet.adapters.base import Adapter, Invocation, ParseError, UnsupportedTest
+from podnet.tidy import IntervalPoint, Measurement, ParseResult
+from podnet.units import prefix_factor
+
+_NUM = r"\d+(?:\.\d+)?"
+_ROW = re.compile(
+    r"^\[\s*(?P<id>SUM(?:-\d+)?|\*?\s*\d+)\s*\]\s*"
+    rf"(?P<t0>{_NUM})\s*-\s*(?P<t1>{_NUM})\s*sec\s+"
+    rf"(?P<xfer>{_NUM})\s*(?P<xunit>[KMGT]?Bytes|[KMGT]?bits)\s*"
+    rf"(?P<rate>{_NUM})\s*(?P<runit>[KMGTkmgt]?(?:bits|Bytes)/sec)"
+    r"(?P<rest>.*)$"
+)
+_OOO = re.compile(
+    rf"^\[\s*(?P<id>SUM(?:-\d+)?|\*?\s*\d+)\s*\]\s*{_NUM}\s*-\s*{_NUM}\s*sec\s+(?P<n>\d+)\s+datagrams received out-of-order"
+)
+_SENT = re.compile(r"^\[\s*(?P<id>SUM(?:-\d+)?|\*?\s*\d+)\s*\]\s*Sent\s+(?P<n>\d+)\s+datagrams")
+_SERVER_REPORT = re.compile(r"^\[\s*(?P<id>\*?\s*\d+|SUM(?:-\d+)?)\s*\]\s*Server Report:")
+_CONN = re.compile(
+    r"^\[\s*(?P<id>\*?\s*\d+)\s*\]\s*local\s*(?P<local>\S+?)\s+port\s+(?P<lport>\d+)\s+connected\s+with\s+"
+    r"(?P<remote>\S+)\s+port\s+(?P<rport>\d+)(?P<rest>.*)$"
+)
+_CLIENT_HDR = re.compile(r"^Client connecting to (?P<host>\S+?),\s*(?P<proto>TCP|UDP) port (?P<port>\d+)")
+_SERVER_HDR = re.compile(r"^Server listening on (?P<proto>TCP|UDP) port (?P<port>\d+)")
+_CSV = re.compile(r"^\d{14}(?:\.\d+)?,[^,]*,\d+,[^,]*,\d+,-?\d+,\d+(?:\.\d+)?-\d+(?:\.\d+)?,-?\d+,-?\d+")
+
+# extra columns after the rate
+_UDP_RECV = re.compile(
+    rf"^\s*(?P<jitter>-?{_NUM})\s*ms\s+(?P<lost>-?\d+)\s*/\s*(?P<total>\d+)\s*\(\s*(?P<pct>-?[\d.]+(?:e[-+]?\d+)?)\s*%\s*\)"
+    r"(?P<rest>.*)$"
+)
+_UDP_SUM_RECV = re.compile(r"^\s*(?P<lost>-?\d+)\s*/\s*(?P<total>\d+)\s*\(\s*(?P<pct>-?[\d.]+)\s*%\s*\)(?P<rest>.*)$")
+_LAT4 = re.compile(
+    rf"(?P<avg>-?{_NUM})\s*/\s*(?P<min>-?{_NUM})\s*/\s*(?P<max>-?{_NUM})\s*/\s*(?P<std>-?{_NUM})\s*ms"
+)
+_PPS = re.compile(r"(?P<pps>\d+)\s*pps")
+_TCP_SEND_E = re.compile(
+    r"^\s*(?P<writes>\d+)\s*/\s*(?P<werr>\d+)\s+(?P<retry>\d+)"
+    r"(?:\s+(?P<cwnd>\d+)(?P<cu>[KMG]?)\s*/\s*(?P<rtt>\d+(?:\.\d+)?)(?:\s*\((?P<rttvar>\d+(?:\.\d+)?)\))?\s*us"
+    rf"(?:\s+(?P<netpwr>{_NUM}))?)?"
+)
+_UDP_SEND_E = re.compile(r"^\s*(?P<writes>\d+)\s*/\s*(?P<werr>\d+)\s+(?P<pps>\d+)\s*pps")
+_READS = re.compile(r"^\s*(?P<reads>\d+)\s*=\s*[\d:]+")
+_TRAIL_NUM = re.compile(rf"\s({_NUM})\s*$")
+
+
+def _bytes(value: float, unit: str) -> float:
+    """Transfer column: binary prefixes ('MBytes' = 2**20 bytes); 'Mbits' = 2**20 bits."""
+    prefix = unit[0] if unit[0] in "KMGT" else ""
+    factor = prefix_factor(prefix, binary=True)
+    return value * factor / 8 if unit.endswith("bits") else value * factor
+
+
+def _rate(value: float, unit: str) -> float:
+    """Rate column in bit/s: 'Mbits/sec' decimal, 'MBytes/sec' binary (iperf 2's rules)."""
+    base = unit.split("/")[0]
+    prefix = base[0] if base[0] in "KMGTkmgt" else ""
+    if base.endswith("bits"):
+        return value * prefix_factor(prefix.upper())
+    return value * prefix_factor(prefix.upper(), binary=True) * 8
+
+
+@dataclass
+class _Row:
+    sid: str  # "1", "*1", "SUM"
+    t0: float
+    t1: float
+    nbytes: float
+    bps: float
+    rest: str
+    report: bool = False  # a client's "Server Report" row (receiver side)
+    order: int = 0
+    direction: str = "forward"
+
+
+@dataclass
+class _Conn:
+    sid: str
+    accepted: bool  # this process accepted the connection (local port is a listening port)
+    flags: str
+    order: int
+    ct_ms: float | None = None
+
+
+@dataclass
+class _State:
+    role: str | None = None  # 'client' or 'server' (of the whole invocation)
+    proto: str | None = None
+    listen_ports: set[str] = field(default_factory=set)
+    conns: dict[str, _Conn] = field(default_factory=dict)
+    rows: list[_Row] = field(default_factory=list)
+    sent: dict[str, int] = field(default_factory=dict)
+    ooo: dict[str, int] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class Iperf2Adapter(Adapter):
+    """iperf 2 client and server outputs (text and ``-y C``)."""
+
+    name = "iperf2"
+    binary = "iperf"
+    defaults = {"duration": 10, "interval": 1, "port": 5001, "protocol": "tcp", "streams": 1, "enhanced": True}
+
+    # ------------------------------------------------------------------ sniffing
+    def sniff(self, text: str) -> float:
+        if re.search(r"^\s*iperf 3|Bitrate|\b(sender|receiver)\s*$|connected to \S+ port", text, re.M):
+            return 0.0  # iperf3 text
+        score = 0.0
+        if re.search(r"^(Client connecting to \S+, (TCP|UDP) port|Server listening on (TCP|UDP) port)", text, re.M):
+            score = 0.95
+        elif re.search(r"^\[\s*\*?\d+\] local \S+ port \d+ connected with", text, re.M):
+            score = 0.9
+        elif re.search(r"^\[ ID\] Interval\s+Transfer\s+Bandwidth", text, re.M):
+            score = 0.85
+        elif any(_CSV.match(line) for line in text.splitlines()[:50]):
+            score = 0.8
+        return score
+
+    # ------------------------------------------------------------------ parsing
+    def parse(self, text: str) -> ParseResult:
+        lines = [ln.rstrip("\r") for ln in text.splitlines()]
+        csv_lines = [ln.strip() for ln in lines if _CSV.match(ln.strip())]
+        if csv_lines and not any(_ROW.match(ln.strip()) for ln in lines):
+            return self._parse_csv(csv_lines)
+        st = self._scan(lines)
+        if not st.rows:
+            raise ParseError(
+                "no iperf 2 report row ('[ ID] 0.0-10.0 sec  1.10 GBytes  942 Mbits/sec') found: "
+                + self._why(text)
+            )
+        return self._build(st)
+
+    @staticmethod
+    def _why(text: str) -> str:
+        for pat, why in (
+            (r"connect failed|Connection refused", "the client could not connect (is the server running?)"),
+            (r"WARNING: did not receive ack", "the server never acknowledged"),
+        ):
+            if re.search(pat, text):
+                return why
+        return "the run may have been cut off or this is not iperf 2 output"
+
+    def _scan(self, lines: list[str]) -> _State:
+        st = _State()
+        warnings: list[str] = []
+        report_ids: set[str] = set()
+        order = 0
+        for raw in lines:
+            line = raw.strip()
+            if not line:
+                continue
+            order += 1
+            m = re.search(r"(?:^|[#$>]\s*)(iperf\s+-.*)$", line)
+            if m and "command" not in st.info:
+                st.info["command"] = m[1].strip()
+                continue
+            m = _CLIENT_HDR.match(line)
+            if m:
+                st.proto = st.proto or m["proto"].lower()
+                st.info.setdefault("target", m["host"])
+                st.info.setdefault("port", int(m["port"]))
+                continue
+            m = _SERVER_HDR.match(line)
+            if m:
+                st.proto = st.proto or m["proto"].lower()
+                st.listen_ports.add(m["port"])
+                st.info.setdefault("listen_port", int(m["port"]))
+                continue
+            m = re.match(r"^(TCP window size|UDP buffer size|Write buffer size|Read buffer size):\s*(.+)$", line)
+            if m:
+                st.info.setdefault(m[1].lower().replace(" ", "_"), m[2].strip())
+                continue
+            m = re.match(r"^Sending (\d+) byte datagrams", line)
+            if m:
+                st.info.setdefault("datagram_size", int(m[1]))
+                st.proto = st.proto or "udp"
+                continue
+            m = _CONN.match(line)
+            if m:
+                sid = _sid(m["id"])
+                accepted = m["lport"] in st.listen_ports
+                if st.role is None:
+                    st.role = "server" if accepted else "client"
+                    st.info.setdefault("local", m["local"].split("%")[0])
+                    st.info.setdefault("remote", m["remote"])
+                ct = re.search(r"\(ct=([\d.]+) ms\)", m["rest"])
+                peer = re.search(r"\(peer ([\d.]+\S*)\)", m["rest"])
+                if peer:
+                    st.info.setdefault("peer_version", peer[1])
+                mss = re.search(r"icwnd/mss/irtt=(\d+)/(\d+)/(\d+)", m["rest"])
+                if mss:
+                    st.info.setdefault("mss", int(mss[2]))
+                st.conns[sid.lstrip("*")] = _Conn(
+                    sid, accepted, m["rest"], order, float(ct[1]) if ct else None
+                )
+                continue
+            m = _SERVER_REPORT.match(line)
+            if m:
+                report_ids.add(_sid(m["id"]))
+                continue
+            m = _SENT.match(line)
+            if m:
+                st.sent[_sid(m["id"])] = int(m["n"])
+                continue
+            m = _OOO.match(line)
+            if m:
+                st.ooo[_sid(m["id"])] = int(m["n"])
+                continue
+            m = _ROW.match(line)
+            if m:
+                sid = _sid(m["id"])
+                row = _Row(
+                    sid=sid,
+                    t0=float(m["t0"]),
+                    t1=float(m["t1"]),
+                    nbytes=_bytes(float(m["xfer"]), m["xunit"]),
+                    bps=_rate(float(m["rate"]), m["runit"]),
+                    rest=m["rest"],
+                    report=sid in report_ids,
+                    order=order,
+                )
+                if row.report:
+                    report_ids.discard(sid)
+                st.rows.append(row)
+                if st.proto is None and _UDP_RECV.match(m["rest"]):
+                    st.proto = "udp"
+                continue
+            if "WARNING" in line or "failed" in line.lower() or "error" in line.lower():
+                warnings.append(line)
+            m = re.match(r"^\[ CT\] final connect times \(min/avg/max/stdev\) = ([\d.]+)/([\d.]+)/([\d.]+)/[\d.]+ ms", line)
+            if m:
+                st.info["connect_times_ms"] = {"min": float(m[1]), "avg": float(m[2]), "max": float(m[3])}
+        if warnings:
+            st.info["warnings"] = warnings
+        if st.role is None:
+            st.role = "server" if st.listen_ports and "target" not in st.info else "client"
+        st.proto = st.proto or "tcp"
+        return st
+
+    def _directions(self, st: _State) -> None:
+        """Tag every row with the flow direction it measures (see the module docstring)."""
+        first = min(st.conns.values(), key=lambda c: c.order) if st.conns else None
+        orig_accepted = first.accepted if first else (st.role == "server")
+        # a connect-back leg (-r/-d) that opens before the original flow's summary runs simultaneously
+        summaries = [r.order for r in st.rows if r.sid.lstrip("*") == (first.sid.lstrip("*") if first else "") and r.t0 == 0]
+        first_summary = max(summaries) if summaries else 10**9
+        simultaneous = any(
+            c.accepted != orig_accepted and c.order < first_summary for c in st.conns.values()
+        )
+        full_duplex = any("full-duplex" in c.flags for c in st.conns.values())
+        bidir = simultaneous or full_duplex
+        fwd, rev = ("bidir-forward", "bidir-reverse") if bidir else ("forward", "reverse")
+        last_dir: str | None = None
+        group: set[str] = set()
+        for r in st.rows:
+            if r.sid.startswith("SUM"):
+                r.direction = last_dir if (last_dir and len(group) == 1) else "mixed"
+                group = set()
+                continue
+            conn = st.conns.get(r.sid.lstrip("*"))
+            if conn is None:
+                d = rev if r.sid.startswith("*") else fwd
+            elif conn.accepted != orig_accepted:
+                d = rev  # connect-back leg of -r / -d
+            elif "full-duplex" in conn.flags:
+                d = rev if r.sid.startswith("*") else fwd
+            elif "reverse" in conn.flags:
+                d = rev
+            else:
+                d = fwd
+            r.direction = d
+            last_dir = d
+            group.add(d)
+
+    def _build(self, st: _State) -> ParseResult:
+        self._directions(st)
+        res = ParseResult(test=st.proto, protocol=st.proto)
+        res.info.update(st.info)
+        res.info["role"] = st.role
+        udp = st.proto == "udp"
+        directions = []
+        for r in st.rows:
+            if r.direction != "mixed" and r.direction not in directions:
+                directions.append(r.direction)
+        single = len(directions) == 1
+        if single:
+            res.direction = directions[0]
+        any_summary = False
+        for d in directions:
+            rows = [r for r in st.rows if r.direction == d]
+            sender_rows = [r for r in rows if not r.report]
+            report_rows = [r for r in rows if r.report]
+            receiver_side = (st.role == "server") == d.endswith("forward")
+            flows = sorted({r.sid for r in sender_rows if not r.sid.startswith("SUM")})
+            streams = len(flows) or None
+            if d in ("forward", "bidir-forward") or res.streams is None:
+                res.streams = res.streams or streams
+            main = _summary(sender_rows, flows)
+            ms = res.measurements
+            dd = None if single else d
+
+            def add(metric: str, value: float, unit: str) -> None:
+                ms.append(Measurement(metric, value, unit, direction=dd))
+
+            if main is not None:
+                any_summary = True
+            if udp:
+                rep = _summary(report_rows, sorted({r.sid for r in report_rows if not r.sid.startswith("SUM")}))
+                receiver = rep if rep is not None else (main if receiver_side else None)
+                sender = main if (rep is not None or not receiver_side) else None
+                if receiver is not None:
+                    any_summary = True
+                    add("throughput", receiver.bps, "bit/s")
+                    add("bytes_transferred", receiver.nbytes, "bytes")
+                    add("duration", receiver.t1, "s")
+                    self._udp_receiver(receiver, st, add)
+                elif sender is not None:
+                    res.info.setdefault("warnings", []).append(
+                        "no server report: receiver-side throughput, loss and jitter are unknown"
+                    )
+                if sender is not None:
+                    add("sender_throughput", sender.bps, "bit/s")
+                    add("sender_bytes_transferred", sender.nbytes, "bytes")
+                    if receiver is None:
+                        add("duration", sender.t1, "s")
+                    sent = [st.sent[s] for s in flows if s in st.sent]
+                    if sent:
+                        add("sent_datagrams", float(sum(sent)), "count")
+                    me = _UDP_SEND_E.match(sender.rest)
+                    if me:
+                        add("writes", float(me["writes"]), "count")
+                        add("write_errors", float(me["werr"]), "count")
+                        add("sender_pps", float(me["pps"]), "packets/s")
+            elif main is not None:
+                add("throughput", main.bps, "bit/s")
+                add("bytes_transferred", main.nbytes, "bytes")
+                add("duration", main.t1, "s")
+                self._tcp_extra(main, sender_rows, flows, add)
+            self._intervals(rows, flows, res, dd, udp)
+        if not any_summary:
+            raise ParseError(
+                "iperf 2 interval rows found but no summary row (the last '[ ID] 0.0-<end> sec' line "
+                "of a flow): the run may have been cut off"
+            )
+        cts = [c.ct_ms for c in st.conns.values() if c.ct_ms is not None]
+        if cts:
+            res.measurements.append(Measurement("connect_time", sum(cts) / len(cts) * 1e-3, "s"))
+        return res
+
+    @staticmethod
+    def _udp_receiver(rep: _Row, st: _State, add) -> None:
+        m = _UDP_RECV.match(rep.rest)
+        jitter = None
+        if m:
+            jitter = float(m["jitter"]) * 1e-3
+            lost, total, pct, rest = int(m["lost"]), int(m["total"]), float(m["pct"]), m["rest"]
+        else:
+            m = _UDP_SUM_RECV.match(rep.rest)
+            if not m:
+                return
+            lost, total, pct, rest = int(m["lost"]), int(m["total"]), float(m["pct"]), m["rest"]
+        if jitter is not None:
+            add("jitter", jitter, "s")
+        add("lost_packets", float(lost), "count")
+        add("total_packets", float(total), "count")
+        add("loss", lost / total if total > 0 else pct / 100.0, "fraction")
+        ooo = st.ooo.get(rep.sid)
+        if ooo is None and rep.sid.startswith("SUM"):
+            ooo = sum(st.ooo.values()) if st.ooo else None
+        add("out_of_order", float(ooo or 0), "count")
+        lat = _LAT4.search(rest)
+        if lat:
+            for key, metric in (("avg", "latency_mean"), ("min", "latency_min"), ("max", "latency_max"), ("std", "latency_stddev")):
+                add(metric, float(lat[key]) * 1e-3, "s")
+        pps = _PPS.search(rest)
+        if pps:
+            add("pps", float(pps["pps"]), "packets/s")
+        if lat:
+            np_ = _TRAIL_NUM.search(rest)
+            if np_ and not rest.rstrip().endswith("pps"):
+                add("netpwr", float(np_[1]) * 8e6, "bit/s/s")
+
+    @staticmethod
+    def _tcp_extra(main: _Row, rows: list[_Row], flows: list[str], add) -> None:
+        me = _TCP_SEND_E.match(main.rest)
+        if me:
+            add("writes", float(me["writes"]), "count")
+            add("write_errors", float(me["werr"]), "count")
+            add("retransmits", float(me["retry"]), "count")
+            if me["cwnd"]:
+                add("cwnd", float(me["cwnd"]) * prefix_factor(me["cu"] or "K", binary=True), "bytes")
+                add("tcp_rtt_mean", float(me["rtt"]) * 1e-6, "s")
+                if me["rttvar"]:
+                    add("tcp_rtt_var", float(me["rttvar"]) * 1e-6, "s")
+                if me["netpwr"]:
+                    add("netpwr", float(me["netpwr"]) * 8e6, "bit/s/s")
+            elif main.sid.startswith("SUM") and flows:
+                # -P: per-flow RTTs live on the flows' own summary rows
+                rtts = []
+                for sid in flows:
+                    s = _summary([r for r in rows if r.sid == sid], [sid])
+                    mm = _TCP_SEND_E.match(s.rest) if s else None
+                    if mm and mm["rtt"]:
+                        rtts.append(float(mm["rtt"]) * 1e-6)
+                if rtts:
+                    add("tcp_rtt_mean", sum(rtts) / len(rtts), "s")
+            return
+        mr = _READS.match(main.rest)
+        if mr:
+            add("reads", float(mr["reads"]), "count")
+
+    @staticmethod
+    def _intervals(rows: list[_Row], flows: list[str], res: ParseResult, direction: str | None, udp: bool) -> None:
+        multi = len(flows) > 1
+        by_sid: dict[str, list[_Row]] = {}
+        for r in rows:
+            if r.report:
+                continue
+            by_sid.setdefault(r.sid, []).append(r)
+        for sid, rs in by_sid.items():
+            if sid.startswith("SUM"):
+                stream = "sum"
+            else:
+                stream = sid.lstrip("*") if multi else "sum"
+            body = rs[:-1] if len(rs) > 1 and rs[-1].t0 == 0 else ([] if len(rs) == 1 else rs)
+            for r in body:
+                res.intervals.append(IntervalPoint(r.t0, r.t1, "throughput", r.bps, "bit/s", stream=stream, direction=direction))
+                res.intervals.append(
+                    IntervalPoint(r.t0, r.t1, "bytes_transferred", r.nbytes, "bytes", stream=stream, direction=direction)
+                )
+                m = _UDP_RECV.match(r.rest) if udp else None
+                if m:
+                    res.intervals.append(IntervalPoint(r.t0, r.t1, "jitter", float(m["jitter"]) * 1e-3, "s", stream=stream, direction=direction))
+                    total = int(m["total"])
+                    if total > 0:
+                        res.intervals.append(
+                            IntervalPoint(r.t0, r.t1, "loss", int(m["lost"]) / total, "fraction", stream=stream, direction=direction)
+                        )
+                me = _TCP_SEND_E.match(r.rest) if not udp else None
+                if me:
+                    res.intervals.append(IntervalPoint(r.t0, r.t1, "retransmits", float(me["retry"]), "count", stream=stream, direction=direction))
+                    if me["rtt"]:
+                        res.intervals.append(IntervalPoint(r.t0, r.t1, "rtt", float(me["rtt"]) * 1e-6, "s", stream=stream, direction=direction))
+                        res.intervals.append(
+                            IntervalPoint(r.t0, r.t1, "cwnd", float(me["cwnd"]) * prefix_factor(me["cu"] or "K", binary=True), "bytes", stream=stream, direction=direction)
+                        )
+
+    # ------------------------------------------------------------------ CSV (-y C)
+    def _parse_csv(self, lines: list[str]) -> ParseResult:
+        recs = []
+        for ln in lines:
+            f = ln.split(",")
+            t0, t1 = (float(x) for x in f[6].split("-"))
+            rec = {"id": f[5], "t0": t0, "t1": t1, "bytes": float(f[7]), "bps": float(f[8]), "local": f[1], "remote": f[3]}
+            if len(f) >= 14:
+                rec.update(jitter=float(f[9]) * 1e-3, lost=int(f[10]), total=int(f[11]), pct=float(f[12]), ooo=int(f[13]))
+            recs.append(rec)
+        udp = all("total" in r for r in recs)
+        res = ParseResult(test="udp" if udp else "tcp", protocol="udp" if udp else "tcp", direction="forward")
+        res.info.update({"format": "csv", "local": recs[0]["local"], "remote": recs[0]["remote"]})
+        ids = []
+        for r in recs:
+            if r["id"] not in ids:
+                ids.append(r["id"])
+        sums = [i for i in ids if i == "-1"]
+        flows = [i for i in ids if i != "-1"]
+        res.streams = len(flows) or 1
+
+        def final_rows(i: str) -> list[dict]:
+            """The flow's totals: rows starting at 0 that reach the flow's end."""
+            rows = [r for r in recs if r["id"] == i]
+            end = max(r["t1"] for r in rows)
+            return [r for r in rows if r["t0"] == 0 and r["t1"] >= end - 1e-9]
+
+        keys = sums if sums else flows
+        sender: list[dict] = []
+        receiver: list[dict] = []
+        for i in keys:
+            fr = final_rows(i)
+            if not fr:
+                continue
+            if not udp:
+                sender.append(fr[-1])
+                continue
+            if fr[-1]["total"] < 0:  # 2.1 client: own total only, no server report
+                sender.append(fr[-1])
+            elif len(fr) >= 2:  # client: own total, then the server report
+                sender.append(fr[-2])
+                receiver.append(fr[-1])
+            else:  # server side
+                receiver.append(fr[-1])
+        if not sender and not receiver:
+            raise ParseError("iperf 2 CSV (-y C) rows found but no final row starting at 0.0: the run may have been cut off")
+        add = res.measurements.append
+        if not udp:
+            add(Measurement("throughput", sum(r["bps"] for r in sender), "bit/s"))
+            add(Measurement("bytes_transferred", sum(r["bytes"] for r in sender), "bytes"))
+            add(Measurement("duration", max(r["t1"] for r in sender), "s"))
+        else:
+            if receiver:
+                lost = sum(r["lost"] for r in receiver)
+                total = sum(r["total"] for r in receiver)
+                add(Measurement("throughput", sum(r["bps"] for r in receiver), "bit/s"))
+                add(Measurement("bytes_transferred", sum(r["bytes"] for r in receiver), "bytes"))
+                add(Measurement("duration", max(r["t1"] for r in receiver), "s"))
+                add(Measurement("jitter", max(r["jitter"] for r in receiver), "s"))
+                add(Measurement("lost_packets", float(lost), "count"))
+                add(Measurement("total_packets", float(total), "count"))
+                if total > 0:
+                    add(Measurement("loss", lost / total, "fraction"))
+                add(Measurement("out_of_order", float(sum(r["ooo"] for r in receiver)), "count"))
+            else:
+                res.info["warnings"] = ["no server report: receiver-side throughput, loss and jitter are unknown"]
+                add(Measurement("duration", max(r["t1"] for r in sender), "s"))
+            if sender:
+                add(Measurement("sender_throughput", sum(r["bps"] for r in sender), "bit/s"))
+                add(Measurement("sender_bytes_transferred", sum(r["bytes"] for r in sender), "bytes"))
+        multi = len(flows) > 1
+        finals = {id(r) for i in ids for r in final_rows(i)[-2:]}
+        for r in recs:
+            if id(r) in finals:
+                continue
+            stream = "sum" if (r["id"] == "-1" or not multi) else r["id"]
+            res.intervals.append(IntervalPoint(r["t0"], r["t1"], "throughput", r["bps"], "bit/s", stream=stream))
+            res.intervals.append(IntervalPoint(r["t0"], r["t1"], "bytes_transferred", r["bytes"], "bytes", stream=stream))
+        return res
+
+    # ------------------------------------------------------------------ launching
+    def invocation(self, params: dict[str, Any], target: str) -> Invocation:
+        """Human-readable enhanced output (``-e -i``): unlike ``-y C`` in iperf 2.1 it keeps the
+        UDP server report (receiver throughput, loss, jitter) in the client's output."""
+        p = {**self.defaults, **(params or {})}
+        proto = str(p.get("protocol", "tcp")).lower()
+        if proto not in ("tcp", "udp"):
+            raise UnsupportedTest(f"iperf2: protocol {proto!r} is not tcp or udp")
+        port = int(p["port"])
+        duration = float(p["duration"])
+        streams = int(p.get("streams", 1))
+        client = ["iperf", "-c", target, "-p", str(port), "-t", _fmt(duration), "-i", _fmt(float(p["interval"]))]
+        server = ["iperf", "-s", "-p", str(port), "-i", _fmt(float(p["interval"]))]
+        if p.get("enhanced", True):
+            client.append("-e")
+            server.append("-e")
+        if proto == "udp":
+            client += ["-u", "-b", str(p.get("bandwidth", "1M"))]
+            server.append("-u")
+        elif p.get("bandwidth"):
+            client += ["-b", str(p["bandwidth"])]
+        if p.get("length"):
+            client += ["-l", str(p["length"])]
+        if streams > 1:
+            client += ["-P", str(streams)]
+        if p.get("window"):
+            client += ["-w", str(p["window"])]
+            server += ["-w", str(p["window"])]
+        direction = str(p.get("direction", "forward"))
+        if direction == "reverse":
+            client.append("-R")
+        elif direction in ("bidir", "full-duplex"):
+            client.append("--full-duplex")
+        elif direction != "forward":
+            raise UnsupportedTest(f"iperf2: direction {direction!r} is not forward, reverse or bidir")
+        return Invocation(
+            client=client,
+            server=server,
+            port=port,
+            duration=duration,
+            test=proto,
+            protocol=proto,
+            direction=direction if direction == "forward" or direction == "reverse" else "bidir",
+            streams=streams,
+            version=["iperf", "-v"],
+        )
+
+
+def _sid(raw: str) -> str:
+    return raw.replace(" ", "")
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _summary(rows: list[_Row], flows: list[str]) -> _Row | None:
+    """The summary row: the SUM total when present, else the single flow's last 0-based row.
+
+    Several flows without a SUM line (e.g. per-stream UDP server reports) are
+    added up into a synthetic row.
+    """
+    def last_total(rs: list[_Row]) -> _Row | None:
+        if not rs:
+            return None
+        last = rs[-1]
+        if last.t0 != 0:
+            return None
+        if len(rs) > 1 and last.t1 < max(r.t1 for r in rs) - 1e-9:
+            return None
+        return last
+
+    sums = [r for r in rows if r.sid.startswith("SUM")]
+    if sums:
+        s = last_total(sums)
+        if s is not None and (len(flows) <= 1 or s.t1 >= max((r.t1 for r in rows if not r.sid.startswith("SUM")), default=0) * 0.5):
+            return s
+    per = [last_total([r for r in rows if r.sid == f]) for f in flows]
+    per = [p for p in per if p is not None]
+    if not per:
+        return None
+    if len(per) == 1:
+        return per[0]
+    rest = per[0].rest
+    m = [_UDP_RECV.match(p.rest) for p in per]
+    if all(m):
+        lost = sum(int(x["lost"]) for x in m)
+        total = sum(int(x["total"]) for x in m)
+        jit = max(float(x["jitter"]) for x in m)
+        rest = f" {jit} ms {lost}/{total} ({100.0 * lost / total if total else 0}%)"
+    else:
+        rest = ""
+    return _Row("SUM", 0.0, max(p.t1 for p in per), sum(p.nbytes for p in per), sum(p.bps for p in per), rest, per[0].report)
+
+
+ADAPTER = Iperf2Adapter()
