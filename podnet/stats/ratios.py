@@ -121,10 +121,8 @@ def _paired(g: Groups, ti: np.ndarray, bi: np.ndarray, confidence: float, requir
     """Paired-by-repeat log-ratio t interval per pair."""
     k = len(ti)
     n_pairs = np.zeros(k, dtype=int)
-    ratio = np.full(k, np.nan)
-    lo = np.full(k, np.nan)
-    hi = np.full(k, np.nan)
-    p = np.full(k, np.nan)
+    dbar = np.full(k, np.nan)
+    sdd = np.full(k, np.nan)
     note = np.full(k, "", dtype=object)
     for i in range(k):
         rt, rb = g.repeats_of(ti[i]), g.repeats_of(bi[i])
@@ -148,20 +146,23 @@ def _paired(g: Groups, ti: np.ndarray, bi: np.ndarray, confidence: float, requir
             note[i] = "non-positive values: log ratio undefined"
             continue
         d = np.log(a) - np.log(b)
-        m = len(d)
-        dbar = d.mean()
-        sd = d.std(ddof=1)
-        if np.all(d == d[0]):
-            sd = 0.0
-        half = core.t_quantile(confidence, m - 1) * sd / np.sqrt(m)
-        ratio[i] = np.exp(dbar)
-        lo[i], hi[i] = np.exp(dbar - half), np.exp(dbar + half)
-        if sd > 0:
-            p[i] = 2.0 * stats.t.sf(abs(dbar) / (sd / np.sqrt(m)), m - 1)
-            if len(common) < max(len(rt), len(rb)):
-                note[i] = f"{max(len(rt), len(rb)) - len(common)} unpaired repeats left out"
-        else:
+        dbar[i] = d.mean()
+        sdd[i] = 0.0 if np.all(d == d[0]) else d.std(ddof=1)
+        if sdd[i] > 0 and len(common) < max(len(rt), len(rb)):
+            note[i] = f"{max(len(rt), len(rb)) - len(common)} unpaired repeats left out"
+        elif sdd[i] == 0:
             note[i] = "zero variance of log ratios: zero-width interval, no p"
+    # vectorised over pairs: t quantiles and p-values
+    done = ~np.isnan(dbar)
+    m = n_pairs.astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = core.t_quantile(confidence, np.where(done, m - 1, np.nan)) * sdd / np.sqrt(m)
+        tstat = np.abs(dbar) / (sdd / np.sqrt(m))
+        pv = 2.0 * stats.t.sf(tstat, np.where(done, m - 1, np.nan))
+    ratio = np.where(done, np.exp(dbar), np.nan)
+    lo = np.where(done, np.exp(dbar - half), np.nan)
+    hi = np.where(done, np.exp(dbar + half), np.nan)
+    p = np.where(done & (sdd > 0), pv, np.nan)
     return n_pairs, ratio, lo, hi, p, note
 
 
