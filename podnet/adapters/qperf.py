@@ -1,0 +1,244 @@
+"""qperf: plain and verbose (``-v``, ``-vv``, ``-vu``/``-vs``/``-vt``, ``-ub``, ``-uu``) text output.
+
+Hand-written parser (qperf has no machine-readable mode and no maintained
+Python parser). The format (qperf.c ``place_show``) is a ``<test>:`` line
+followed by indented ``name = value unit`` lines; the ``conf:`` block holds
+the nodes' names, CPUs, OS and qperf versions and goes into ``info``.
+
+Units, as qperf prints them (all prefixes decimal: qperf divides by 1000):
+
+* bandwidth ``bytes/sec``, ``KB/sec`` ... ``TB/sec`` or, with ``-ub``,
+  ``bits/sec``, ``Kb/sec`` ... -> bit/s (``MB/sec`` = 8e6 bit/s)
+* time ``ns``, ``us``, ``ms``, ``sec`` -> s
+* cost ``ns/GB`` ... ``sec/GB`` -> s/byte with GB = 1e9 bytes (qperf's own
+  ``gB = 1000*1000*1000``): 2.26 sec/GB = 2.26e-9 s/byte
+* rates ``/sec``, ``K/sec``, ``M/sec`` ... -> messages/s
+* ``% cpus`` -> fraction of one CPU (176 % cpus = 1.76)
+* sizes ``bytes``, ``KB``, ``MB`` ... (decimal) or ``KiB (1,024)`` -> bytes;
+  plain counts may read ``62,969`` or ``1.5 million``.
+
+Metric names: ``bw``/``recv_bw`` -> ``throughput`` (what arrived),
+``send_bw`` -> ``sender_throughput``, ``latency`` -> ``latency`` (qperf's
+one-way figure: half the round trip), ``msg_rate``, ``send_cost``/``recv_cost``,
+``send_cpus_used`` -> ``cpu_send``, ``recv_cpus_used`` -> ``cpu_recv``,
+``loc_cpus_used`` -> ``cpu_local``, ``rem_cpus_used`` -> ``cpu_remote``,
+``time`` -> ``duration``; ``-vv`` figures keep qperf's names (``send_bytes``,
+``loc_cpus_user``, ...). Each measurement carries its own ``test``; a test
+run several times in one output (``-oo msg_size:...`` loops) is named
+``<test>[msg_size=<bytes>]``. Used parameters (``msg_size``, ``port``,
+``timeout``...) go into ``info['tests']``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from podnet.adapters.base import Adapter, Invocation, ParseError, UnsupportedTest
+from podnet.tidy import Measurement, ParseResult
+
+_HEADER = re.compile(r"^([a-z][a-z0-9_]*):\s*$")
+_ITEM = re.compile(r"^\s+([a-z][a-z0-9_]*)\s*=\s*(.*?)\s*$")
+_VALUE = re.compile(r"^(?P<num>-?[\d,]*\.?\d+(?:[eE][-+]?\d+)?)\s*(?P<unit>.*?)\s*(?:\((?P<alt>[\d,]+)\))?$")
+
+_SI = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+_TIME = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "sec": 1.0}
+_WORDS = {"": 1.0, "thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+_BIN = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+
+#: qperf's bandwidth tests; protocol from the prefix
+_PROTO = {"tcp": "tcp", "udp": "udp", "sctp": "sctp", "sdp": "sdp", "rds": "rds"}
+
+_NAMES = {
+    "bw": "throughput",
+    "recv_bw": "throughput",
+    "send_bw": "sender_throughput",
+    "latency": "latency",
+    "msg_rate": "msg_rate",
+    "send_cost": "send_cost",
+    "recv_cost": "recv_cost",
+    "send_cpus_used": "cpu_send",
+    "recv_cpus_used": "cpu_recv",
+    "loc_cpus_used": "cpu_local",
+    "rem_cpus_used": "cpu_remote",
+    "time": "duration",
+}
+#: parameters shown by -vu / -vv: kept in info, not measured
+_PARAMS = {"msg_size", "port", "timeout", "id", "affinity", "flip", "poll_mode", "sock_buf_size", "mtu_size",
+           "no_msgs", "access_recv", "use_cm", "rd_atomic", "sl", "static_rate", "src_path_bits", "alt_port",
+           "cq_poll", "loc_id", "rem_id"}
+
+
+def convert(name: str, text: str) -> tuple[float, str]:
+    """One qperf value (``'3.24 GB/sec'``, ``'542 ms/GB'``, ``'17.3 us'``...) in SI, with its tidy unit."""
+    m = _VALUE.match(text.strip())
+    if not m:
+        raise ParseError(f"qperf value {name} = {text!r}: expected '<number> <unit>'")
+    num = float(m["num"].replace(",", ""))
+    unit = m["unit"].strip()
+    if m["alt"] is not None:  # "64 KiB (65,536)": the exact byte count
+        return float(m["alt"].replace(",", "")), "bytes"
+    b = re.fullmatch(r"([KMGT]?)(bytes|B|bits|b)/sec", unit)
+    if b:
+        return num * _SI[b[1]] * (1 if b[2] in ("bits", "b") else 8), "bit/s"
+    c = re.fullmatch(r"(ns|us|ms|sec)/GB", unit)
+    if c:
+        return num * _TIME[c[1]] / 1e9, "s/byte"
+    if unit in _TIME:
+        return num * _TIME[unit], "s"
+    r = re.fullmatch(r"([KMGT]?)/sec", unit)
+    if r:
+        return num * _SI[r[1]], "messages/s"
+    if unit == "% cpus":
+        return num / 100.0, "fraction"
+    s = re.fullmatch(r"([KMGT]?)(bytes|B)", unit)
+    if s:
+        return num * _SI[s[1]], "bytes"
+    if unit in _BIN:
+        return num * _BIN[unit], "bytes"
+    if unit in _WORDS:
+        return num * _WORDS[unit], "count"
+    raise ParseError(f"qperf value {name} = {text!r}: unknown unit {unit!r}")
+
+
+class QperfAdapter(Adapter):
+    """qperf client output: several tests per file, each measurement tagged with its test."""
+
+    name = "qperf"
+    binary = "qperf"
+    defaults = {
+        "duration": 10,
+        "tests": ["tcp_bw", "udp_bw", "tcp_lat", "udp_lat"],
+        "port": 19765,
+        "data_port": 19766,
+        "msg_size": None,
+    }
+
+    def sniff(self, text: str) -> float:
+        heads = re.findall(r"^((?:tcp|udp|sctp|sdp|rds|rc|uc|ud|xrc|ver|quit|conf)[a-z_]*):\s*$", text, re.M)
+        items = re.search(r"^\s+(bw|send_bw|recv_bw|latency|msg_rate|loc_qperf|loc_node)\s+=\s", text, re.M)
+        if heads and items:
+            return 0.95
+        if re.search(r"^qperf: ", text, re.M) or (heads and "qperf" in text):
+            return 0.5
+        return 0.0
+
+    def parse(self, text: str) -> ParseResult:
+        blocks: list[tuple[str, list[tuple[str, str]]]] = []
+        errors: list[str] = []
+        res_info: dict[str, Any] = {}
+        for raw in text.splitlines():
+            line = raw.rstrip()
+            h = _HEADER.match(line)
+            if h:
+                blocks.append((h[1], []))
+                continue
+            it = _ITEM.match(line)
+            if it and blocks:
+                blocks[-1][1].append((it[1], it[2]))
+                continue
+            cmd = re.search(r"(?:^|[#$>]\s*)(qperf\s+\S.*)$", line)
+            if cmd and "command" not in res_info:
+                res_info["command"] = cmd[1].strip()
+                continue
+            if re.match(r"^(qperf|server|client)?:?\s*.*(error|failed|unable|refused|timed out|cannot)", line, re.I):
+                errors.append(line.strip())
+        res = ParseResult(streams=1, info=res_info)
+        conf: dict[str, str] = {}
+        tests_info: dict[str, Any] = {}
+        seen: dict[str, int] = {}
+        runs = [(t, items) for t, items in blocks if t != "conf"]
+        counts: dict[str, int] = {}
+        for t, _ in runs:
+            counts[t] = counts.get(t, 0) + 1
+        empty: list[str] = []
+        for test, items in blocks:
+            if test == "conf":
+                conf.update({k: v for k, v in items})
+                continue
+            if not items:
+                empty.append(test)
+                continue
+            params = {k: v for k, v in items if k in _PARAMS or k.endswith(tuple("_" + p for p in _PARAMS))}
+            label = test
+            if counts[test] > 1:
+                size = dict(items).get("msg_size")
+                if size:
+                    label = f"{test}[msg_size={int(convert('msg_size', size)[0])}]"
+                else:
+                    seen[test] = seen.get(test, 0) + 1
+                    label = f"{test}[{seen[test]}]"
+            proto = _PROTO.get(test.split("_")[0])
+            direction = "roundtrip" if test.endswith("_lat") else "forward"
+            for key, value in items:
+                if key in params:
+                    continue
+                num, unit = convert(key, value)
+                metric = _NAMES.get(key, key)
+                res.measurements.append(Measurement(metric, num, unit, test=label, protocol=proto, direction=direction))
+            if params:
+                tests_info[label] = params
+        if conf:
+            res.info["conf"] = conf
+            if "loc_qperf" in conf:
+                res.info["version"] = conf["loc_qperf"]
+        if tests_info:
+            res.info["tests"] = tests_info
+        if empty:
+            res.info["tests_without_results"] = empty
+        if errors:
+            res.info["errors"] = errors
+        if not res.measurements:
+            what = f"tests without results: {', '.join(empty)}; " if empty else ""
+            err = f" qperf said: {errors[0]!r}" if errors else ""
+            raise ParseError(
+                "no qperf result block ('tcp_bw:' followed by '    bw  =  3.24 GB/sec') found: "
+                f"{what}the run may have failed or been cut off.{err}"
+            )
+        headline = {"throughput", "latency", "msg_rate"}
+        if not any(m.metric in headline for m in res.measurements):
+            raise ParseError("qperf output has result blocks but no bw, latency or msg_rate line")
+        tests = [t for t, items in runs if items]
+        if len(set(tests)) == 1:
+            res.test = tests[0]
+            res.protocol = _PROTO.get(tests[0].split("_")[0])
+        lat = [t for t in tests if t.endswith("_lat")]
+        if lat and len(lat) == len(tests):
+            res.direction = "roundtrip"
+        return res
+
+    def invocation(self, params: dict[str, Any], target: str) -> Invocation:
+        """Client ``qperf -v <target> -lp PORT -ip DATAPORT -t D <tests...> conf``; server ``qperf -lp PORT``.
+
+        ``-ip`` pins the data connection's port (the server listens on it too), so a
+        network policy or the launcher can know both ports.
+        """
+        p = {**self.defaults, **(params or {})}
+        tests = p.get("tests") or p.get("test")
+        if isinstance(tests, str):
+            tests = [tests]
+        bad = [t for t in tests if not re.fullmatch(r"(tcp|udp|sctp|sdp|rds)_(bw|lat)", t)]
+        if bad:
+            raise UnsupportedTest(f"qperf: unsupported tests {bad} (socket tests tcp_bw, udp_bw, tcp_lat, udp_lat)")
+        port, data_port = int(p["port"]), int(p["data_port"])
+        duration = float(p["duration"])
+        dur = str(int(duration)) if duration.is_integer() else str(duration)
+        client = ["qperf", "-v", target, "-lp", str(port), "-ip", str(data_port), "-t", dur]
+        if p.get("msg_size"):
+            client += ["-m", str(p["msg_size"])]
+        client += list(tests) + ["conf"]
+        protos = {t.split("_")[0] for t in tests}
+        return Invocation(
+            client=client,
+            server=["qperf", "-lp", str(port)],
+            port=port,
+            duration=duration * len(tests) + 2,
+            test=tests[0] if len(tests) == 1 else "+".join(tests),
+            protocol=protos.pop() if len(protos) == 1 else "",
+            direction="roundtrip" if all(t.endswith("_lat") for t in tests) else "forward",
+            streams=1,
+            version=["qperf", "--version"],
+        )
+
+
+ADAPTER = QperfAdapter()
