@@ -188,7 +188,11 @@ def kendall_trend(x2d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if n < 2:
         return np.full(k, np.nan), np.full(k, np.nan)
     iu, ju = np.triu_indices(n, 1)
-    s = np.sign(x[:, ju] - x[:, iu]).sum(axis=1)  # concordant minus discordant
+    s = np.empty(k)
+    step = max(1, 4_000_000 // len(iu))  # bound the (rows x pairs) temporary
+    for a in range(0, k, step):
+        xa = x[a : a + step]
+        s[a : a + step] = np.sign(xa[:, ju] - xa[:, iu]).sum(axis=1)  # concordant minus discordant
     tot = n * (n - 1) // 2
     xs = np.sort(x, axis=1)
     # tie groups: for each row, run lengths of equal sorted values

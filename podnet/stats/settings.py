@@ -89,6 +89,8 @@ def _merge(base: dict[str, Any], override: Mapping[str, Any], path: str) -> dict
     for key, value in override.items():
         if key not in base:
             raise ValueError(f"unknown stats setting {path}{key!r}")
+        if value is None:  # an empty YAML key: keep the default
+            continue
         if isinstance(base[key], dict):
             if not isinstance(value, Mapping):
                 raise ValueError(f"stats setting {path}{key!r} must be a mapping")
@@ -100,6 +102,8 @@ def _merge(base: dict[str, Any], override: Mapping[str, Any], path: str) -> dict
 
 def resolve(settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Return DEFAULTS with ``settings`` merged over them, validated."""
+    if settings is not None and not isinstance(settings, Mapping):
+        raise ValueError(f"stats settings must be a mapping, not {type(settings).__name__}")
     s = _merge(DEFAULTS, settings or {}, "")
     conf = float(s["confidence"])
     if not 0.0 < conf < 1.0:

@@ -204,3 +204,13 @@ def test_schema_rejects_typos():
 
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"bootstrap": {"resample": 10}}, _schema_stats())
+
+
+def test_empty_yaml_keys_keep_defaults():
+    from podnet.stats import DEFAULTS, resolve
+
+    s = resolve({"comparisons": None, "bootstrap": None, "planning": {"max_repeats": None}})
+    assert s["comparisons"] == [] and s["bootstrap"] == DEFAULTS["bootstrap"]
+    assert s["planning"]["max_repeats"] == DEFAULTS["planning"]["max_repeats"]
+    with pytest.raises(ValueError):
+        resolve({"experiment": "x"})  # a whole config is not a stats mapping
