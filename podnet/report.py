@@ -60,7 +60,7 @@ def display_scale(values: pd.Series | np.ndarray, unit: str) -> tuple[float, str
     vals = vals[np.isfinite(vals) & (vals > 0)]
     if unit not in _SCALES or not len(vals):
         return 1.0, unit
-    ref = float(np.median(vals))
+    ref = float(np.max(vals))
     for factor, name in _SCALES[unit]:
         if ref >= factor:
             return factor, name
@@ -136,10 +136,21 @@ def bars_with_ci(rows: pd.DataFrame, title: str, source: str = "measured") -> pl
                 has_ci = not (pd.isna(r.get("ci_low")) or pd.isna(r.get("ci_high")))
                 lo.append(max(r["mean"] - r["ci_low"], 0) / factor if has_ci else 0.0)
                 hi.append(max(r["ci_high"] - r["mean"], 0) / factor if has_ci else 0.0)
-            ax.barh(ys, means, height=width, color=colors[variant], label=variant, xerr=[lo, hi], capsize=3)
+            ax.barh(ys, means, height=width, color=colors[variant], label=variant)
+            ci = [i for i, (a, b) in enumerate(zip(lo, hi)) if a or b]
+            if ci:
+                ax.errorbar(
+                    [means[i] for i in ci], [ys[i] for i in ci], xerr=[[lo[i] for i in ci], [hi[i] for i in ci]],
+                    fmt="none", ecolor="black", capsize=3, lw=1,
+                )
+            for y, m in zip(ys, means):
+                ax.annotate(f"{m:.3g}", (m, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
+        spread = sub["mean"].abs().replace(0, np.nan).dropna()
+        if len(spread) and spread.max() / spread.min() > 50:
+            ax.set_xscale("log")
         ax.set_yticks(range(len(scenarios)), scenarios)
         ax.invert_yaxis()
-        ax.set_xlabel(f"mean ({unit}); whiskers: CI of the mean")
+        ax.set_xlabel(f"mean ({unit}){'' if ax.get_xscale() == 'linear' else ', log scale'}; whiskers: CI of the mean")
         ax.set_title(facet, fontsize=9)
         ax.grid(axis="x", alpha=0.3)
     for ax in list(axes.flat)[len(facets):]:

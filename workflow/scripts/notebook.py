@@ -13,8 +13,9 @@ papermill.execute_notebook(
     sm.output.notebook,
     parameters={
         "experiment": sm.params.experiment,
-        "processed_dir": sm.params.processed_dir,
-        "figures_dir": sm.params.figures_dir,
+        # absolute, so the notebook also runs where nbval or JupyterLab start it
+        "processed_dir": os.path.abspath(sm.params.processed_dir),
+        "figures_dir": os.path.abspath(sm.params.figures_dir),
     },
     kernel_name="python3",
     cwd=os.getcwd(),
