@@ -44,7 +44,7 @@ class Groups:
 
     keys: pd.DataFrame  # one row per group, columns = the grouping columns
     n: np.ndarray  # int, non-NaN values per group
-    n_nan: np.ndarray  # int, NaN values dropped per group
+    n_nan: np.ndarray  # int, NaN (or infinite) values dropped per group
     starts: np.ndarray  # int, offset of each group's first value in `values`
     values: np.ndarray  # float, concatenated
     repeats: np.ndarray  # float (NaN where unknown), aligned with values
@@ -99,7 +99,7 @@ def make_groups(df: pd.DataFrame, keys: list[str] = GROUP_COLUMNS) -> Groups:
     is_first = np.r_[True, sorted_codes[1:] != sorted_codes[:-1]]
     first[sorted_codes[is_first]] = order[is_first]
     keys_df = df.iloc[first][keys].reset_index(drop=True)
-    is_nan = np.isnan(values)
+    is_nan = ~np.isfinite(values)  # NaN and +-inf are dropped and counted
     n_nan = np.bincount(codes, weights=is_nan, minlength=ngroups).astype(int)
     keep = order[~is_nan[order]]
     kcodes = codes[keep]

@@ -14,7 +14,8 @@ from ._data import as_tidy, group_moments, make_groups, split_sources
 from .settings import resolve
 
 PLAN_COLUMNS = GROUP_COLUMNS + [
-    "n",
+    "n",  # values used
+    "n_runs",  # runs seen, including those whose value is NaN (the cap counts these)
     "mean",
     "cv",
     "rel_half_width",
@@ -53,13 +54,15 @@ def plan(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd.Da
     met = np.nan_to_num(rhw, nan=np.inf) <= target
     headline = g.keys["metric"].astype("string").isin(list(p["headline_metrics"])).fillna(False).to_numpy(dtype=bool)
     undefined = ~np.isfinite(rhw)
-    needs = (n < cap) & ((n < nmin) | (~met & ~undefined))
+    runs = n + g.n_nan
+    needs = (runs < cap) & ((n < nmin) | (~met & ~undefined))
     note = np.full(len(n), "", dtype=object)
-    note[n >= cap] = "max_repeats reached"
-    note[(n < nmin) & (n < cap)] = f"fewer than {nmin} repeats"
-    note[(n >= nmin) & undefined & (n < cap)] = "relative half-width undefined (mean 0 or no spread estimate): not judged"
+    note[runs >= cap] = "max_repeats reached"
+    note[(n < nmin) & (runs < cap)] = f"fewer than {nmin} values"
+    note[(n >= nmin) & undefined & (runs < cap)] = "relative half-width undefined (mean 0): not judged"
     out = g.keys.copy()
     out["n"] = n
+    out["n_runs"] = runs
     out["mean"] = mean
     out["cv"] = cv
     out["rel_half_width"] = rhw
@@ -95,13 +98,13 @@ def cases_needing_more(
         return []
     nmin, cap = int(s["planning"]["min_repeats"]), int(s["planning"]["max_repeats"])
     pl = pl.copy()
-    pl["_more"] = pl["needs_more"] | ((pl["n"] < nmin) & (pl["n"] < cap))
+    pl["_more"] = pl["needs_more"] | ((pl["n"] < nmin) & (pl["n_runs"] < cap))
     # cases with headline metrics: judged by those only; others by the minimum only
     has_headline = pl.groupby(case_columns, dropna=False)["headline"].transform("any")
     relevant = pl["headline"] | ~has_headline
     pl["_more"] = pl["_more"] & relevant
     # a case at the cap for its largest group gets no more
-    pl["_ncase"] = pl.groupby(case_columns, dropna=False)["n"].transform("max")
+    pl["_ncase"] = pl.groupby(case_columns, dropna=False)["n_runs"].transform("max")
     pl["_more"] = pl["_more"] & (pl["_ncase"] < cap)
     more = pl.groupby(case_columns, dropna=False, sort=True)["_more"].any()
     out = []

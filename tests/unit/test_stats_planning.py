@@ -100,3 +100,19 @@ def test_unknown_case_column_rejected():
 def test_plan_zero_mean_not_judged():
     r = one(plan(tidy(rows([-1.0, 1.0, -1.0, 1.0]))), variant="calico")
     assert not r["needs_more"] and "undefined" in r["plan_note"]
+
+
+def test_cap_counts_runs_whose_value_is_nan():
+    vals = [1.0, float("nan"), float("nan"), float("nan"), float("nan")]
+    df = tidy(rows(vals))
+    assert cases_needing_more(df, None, ["variant"]) == [{"variant": "calico"}]
+    assert cases_needing_more(df, {"planning": {"max_repeats": 5}}, ["variant"]) == []
+    r = plan(df).iloc[0]
+    assert r["n"] == 1 and r["n_runs"] == 5
+
+
+def test_infinite_values_dropped_like_nan():
+    from podnet.stats import summarize
+
+    r = summarize(tidy(rows([1.0, 2.0, float("inf"), 3.0]))).iloc[0]
+    assert r["n"] == 3 and r["n_nan"] == 1 and r["mean"] == 2.0
