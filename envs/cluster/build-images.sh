@@ -10,7 +10,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 IMG_CACHE="$CACHE_DIR/images"
 mkdir -p "$IMG_CACHE"
-self="$CLUSTER_DIR/build-images.sh"
+# Bump when the way an image is built changes (the cache key is a hash of the recipe:
+# this version, the package list / pause source, the suite and the entrypoint).
+RECIPE_VERSION=2
+SUITE=bookworm
 
 mirror() {
     local m
@@ -34,7 +37,7 @@ pack_oci() {
     umoci repack --image "$w/oci:$tag" "$w/bundle" >/dev/null
     local args=()
     for e in "$@"; do args+=(--config.entrypoint "$e"); done
-    umoci config --image "$w/oci:$tag" "${args[@]}" --config.cmd "" \
+    umoci config --image "$w/oci:$tag" "${args[@]}" \
         --config.workingdir / --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         --author podnet --os linux --architecture amd64 >/dev/null
     umoci gc --layout "$w/oci" >/dev/null
@@ -44,7 +47,7 @@ pack_oci() {
 }
 
 # ---- pause image ----
-pause_hash=$(cat "$self" "$CLUSTER_DIR/go/pause/main.go" "$CLUSTER_DIR/go/pause/go.mod" | sha256sum | cut -c1-12)
+pause_hash=$({ echo "recipe=$RECIPE_VERSION entrypoint=/pause"; cat "$CLUSTER_DIR/go/pause/main.go" "$CLUSTER_DIR/go/pause/go.mod"; } | sha256sum | cut -c1-12)
 PAUSE_REF="localhost/podnet-pause:$pause_hash"
 PAUSE_TAR="$IMG_CACHE/podnet-pause-$pause_hash.tar"
 if [[ ! -s $PAUSE_TAR ]]; then
@@ -60,7 +63,7 @@ else
 fi
 
 # ---- tools image ----
-tools_hash=$(cat "$self" "$CLUSTER_DIR/images/tools.packages" | sha256sum | cut -c1-12)
+tools_hash=$({ echo "recipe=$RECIPE_VERSION suite=$SUITE variant=minbase entrypoint=sleep infinity"; packages; } | sha256sum | cut -c1-12)
 TOOLS_REF="localhost/podnet-tools:$tools_hash"
 TOOLS_TAR="$IMG_CACHE/podnet-tools-$tools_hash.tar"
 if [[ ! -s $TOOLS_TAR ]]; then
@@ -73,8 +76,8 @@ if [[ ! -s $TOOLS_TAR ]]; then
         rm -rf "$w"
     }
     trap cleanup_tools EXIT
-    log "building pod test image $TOOLS_REF (debootstrap minbase bookworm + $(packages)); ~2 min; log: $w/debootstrap.log"
-    debootstrap --variant=minbase --include="$(packages)" bookworm "$w/rootfs" "$(mirror)" >"$IMG_CACHE/debootstrap.log" 2>&1 || {
+    log "building pod test image $TOOLS_REF (debootstrap minbase bookworm + $(packages)); ~2-3 min; log: $IMG_CACHE/debootstrap.log"
+    debootstrap --variant=minbase --include="$(packages)" "$SUITE" "$w/rootfs" "$(mirror)" >"$IMG_CACHE/debootstrap.log" 2>&1 || {
         tail -20 "$IMG_CACHE/debootstrap.log" >&2
         die "debootstrap failed (see $IMG_CACHE/debootstrap.log)"
     }

@@ -13,7 +13,7 @@ bad() { problems+=("$*"); }
 for p in /proc/[0-9]*; do
     pid=${p#/proc/}
     [[ $pid == "$$" || $pid == "$BASHPID" ]] && continue
-    cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+    cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
     if [[ $cmd =~ (/run/podnet-cluster|/var/lib/podnet-cluster|/k8s/v[0-9.]+/bin/) ]] && [[ ! $cmd =~ check-clean ]]; then
         bad "process $pid: ${cmd:0:160}"
     elif grep -q ':/podnet/' "$p/cgroup" 2>/dev/null; then
@@ -50,19 +50,10 @@ if [[ -f $STATE_DIR/baseline.paths ]]; then
 fi
 ls /var/lib/cni/results/podnet-* >/dev/null 2>&1 && bad "CNI results cache entries /var/lib/cni/results/podnet-*"
 # sysctls
-VOLATILE_RE='^(kernel\.random\.|kernel\.ns_last_pid|kernel\.pty\.nr|kernel\.tainted|fs\.dentry-state|fs\.file-nr|fs\.inode-|fs\.quota\.|net\.netfilter\.nf_conntrack_count|vm\.stat_refresh)'
 if [[ -f $STATE_DIR/baseline.sysctl ]]; then
-    declare -A cur=()
-    while IFS= read -r line; do cur["${line%% = *}"]="${line#* = }"; done < <(sysctl -a 2>/dev/null)
-    while IFS= read -r line; do
-        key=${line%% = *}
-        val=${line#* = }
-        [[ $key =~ $VOLATILE_RE ]] && continue
-        [[ -v cur[$key] ]] || continue
-        [[ ${cur[$key]} == "$val" ]] || bad "sysctl $key = ${cur[$key]} (was $val)"
-    done <"$STATE_DIR/baseline.sysctl"
+    while IFS=$'\t' read -r key now was; do bad "sysctl $key = $now (was $was)"; done < <(sysctl_diff "$STATE_DIR/baseline.sysctl")
 else
-    echo "check-clean: no sysctl baseline ($STATE_DIR/baseline.sysctl; written by cluster-down), checking the known kubelet sysctls only"
+    echo "check-clean: no sysctl baseline ($STATE_DIR/baseline.sysctl, written by cluster-down): sysctls not compared"
 fi
 
 if ((${#problems[@]})); then

@@ -57,7 +57,7 @@ path_pids() {
     for p in /proc/[0-9]*; do
         p=${p#/proc/}
         [[ $p == "$$" || $p == "$BASHPID" ]] && continue
-        cmd=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) || continue
+        cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
         [[ $cmd =~ $OUR_PATHS_RE ]] && [[ ! $cmd =~ (down|up|status|check-clean)\.sh ]] && echo "$p"
     done
 }
@@ -132,19 +132,11 @@ for t in iptables ip6tables; do
 done
 
 # ---- sysctls -----------------------------------------------------------------------------------
-VOLATILE_RE='^(kernel\.random\.|kernel\.ns_last_pid|kernel\.pty\.nr|kernel\.tainted|fs\.dentry-state|fs\.file-nr|fs\.inode-|fs\.quota\.|net\.netfilter\.nf_conntrack_count|vm\.stat_refresh)'
 if [[ -f $BASE/sysctl ]]; then
     restored=()
-    declare -A cur=()
-    while IFS= read -r line; do cur["${line%% = *}"]="${line#* = }"; done < <(sysctl -a 2>/dev/null)
-    while IFS= read -r line; do
-        key=${line%% = *}
-        val=${line#* = }
-        [[ $key =~ $VOLATILE_RE ]] && continue
-        [[ -v cur[$key] ]] || continue
-        [[ ${cur[$key]} == "$val" ]] && continue
-        if sysctl -qw "$key=$val" 2>/dev/null; then restored+=("$key=$val"); fi
-    done <"$BASE/sysctl"
+    while IFS=$'\t' read -r key _ val; do
+        if sysctl -qw "$key=$val" 2>/dev/null; then restored+=("$key=$val"); else warn "could not restore sysctl $key=$val"; fi
+    done < <(sysctl_diff "$BASE/sysctl")
     ((${#restored[@]})) && log "restored sysctls: ${restored[*]}"
 fi
 

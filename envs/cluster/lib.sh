@@ -128,3 +128,28 @@ wait_for() {
         sleep 0.5
     done
 }
+
+# sysctl_diff BASELINE_FILE: print "key<TAB>current<TAB>baseline" for every writable sysctl whose
+# value differs from BASELINE_FILE (the output of `sysctl -a` recorded before the first cluster-up).
+# Multi-line values (e.g. kernel.core_modes) are joined; counters and random values are skipped.
+SYSCTL_VOLATILE_RE='^(kernel\.random\.|kernel\.ns_last_pid|kernel\.pty\.nr|kernel\.tainted|fs\.dentry-state|fs\.file-nr|fs\.inode-|fs\.quota\.|net\.netfilter\.nf_conntrack_count|vm\.stat_refresh)'
+sysctl_diff() {
+    local base=$1 line key val
+    local -A cur=() old=()
+    while IFS= read -r line; do
+        key=${line%% = *}
+        cur[$key]+="${cur[$key]:+|}${line#* = }"
+    done < <(sysctl -a 2>/dev/null)
+    while IFS= read -r line; do
+        key=${line%% = *}
+        old[$key]+="${old[$key]:+|}${line#* = }"
+    done <"$base"
+    for key in "${!old[@]}"; do
+        [[ $key =~ $SYSCTL_VOLATILE_RE ]] && continue
+        [[ -v cur[$key] ]] || continue
+        [[ ${cur[$key]} == "${old[$key]}" ]] && continue
+        local path="/proc/sys/${key//.//}"
+        [[ -e $path ]] && [[ $(stat -c %A "$path") != *w* ]] && continue
+        printf '%s\t%s\t%s\n' "$key" "${cur[$key]}" "${old[$key]}"
+    done | sort
+}

@@ -114,10 +114,18 @@ net_up() {
         in_ns "$ns" sysctl -qw net.ipv6.conf.eth0.disable_ipv6=1
         ip -n "$ns" addr add "$(node_ip "$n")/24" dev eth0
         ip -n "$ns" link set eth0 up
+        # node->Service: a locally generated packet needs a route before kube-proxy's DNAT
+        # rewrites it (real nodes have a default route; these get only the Service range)
+        ip -n "$ns" route add "$SERVICE_CIDR" dev eth0 src "$(node_ip "$n")"
         if [[ -n $LINK_RATE ]]; then
             shape eth0 "$ns" "$LINK_RATE"         # node -> switch
             shape "pn-node$n" "$f" "$LINK_RATE"   # switch -> node
         fi
+    done
+
+    # control plane -> pods (replies of the API server to pods that use the kubernetes Service)
+    for ((n = 1; n <= NODES; n++)); do
+        ip -n "$CP_NS" route add "$(node_pod_cidr "$n")" via "$(node_ip "$n")" dev eth0
     done
 
     # inter-node pod routes

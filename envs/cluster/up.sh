@@ -270,7 +270,6 @@ detectLocalMode: ClusterCIDR
 healthzBindAddress: 127.0.0.1:10256
 metricsBindAddress: 127.0.0.1:10249
 nodePortAddresses: ["$ip/32"]
-oomScoreAdj: null
 conntrack:
   maxPerCore: 0
   min: 0
@@ -327,7 +326,7 @@ write_info() {
 {
   "k8s_version": "$K8S_VERSION",
   "cni": "$CNI",
-  "cni_datapath": "$(if [[ $CNI == vxlan ]]; then echo "kernel vxlan overlay (VNI $VXLAN_ID, UDP $VXLAN_PORT, flannel-vxlan style) + bridge CNI"; else echo "bridge CNI, routed node-to-node (host-gw style)"; fi)",
+  "cni_datapath": "$(if [[ $CNI == vxlan ]]; then echo "bridge CNI + kernel vxlan overlay between nodes (VNI $VXLAN_ID, UDP $VXLAN_PORT, flannel vxlan-backend style)"; else echo "bridge CNI + routed node-to-node (host-gw style, no encapsulation)"; fi)",
   "pod_mtu": $(pod_mtu),
   "link_rate": $rate_json,
   "link_shaping": "$(if [[ -n $LINK_RATE ]]; then echo "tbf on each node uplink, both directions"; else echo none; fi)",
@@ -369,8 +368,8 @@ if [[ -d $RUN_DIR || -d $LIB_DIR/nodes ]] || ip netns list 2>/dev/null | grep -q
     bash "$CLUSTER_DIR/down.sh" --keep-baseline
 fi
 
-probe_kernel
 record_baseline
+probe_kernel
 rm -rf "$LOG_DIR"
 mkdir -p "$LOG_DIR" "$RUN_DIR" "$LIB_DIR"
 log "generating certificates"

@@ -139,7 +139,15 @@ class Kube:
                 err.append(ws.read_stderr())
         timed_out = ws.is_open()
         ws.close()
-        rc = ws.returncode if not timed_out else -1
+        rc = -1
+        if not timed_out:
+            try:
+                rc = ws.returncode
+            except (ValueError, KeyError, TypeError, IndexError) as e:
+                # the error channel carried a failure that is not an exit code
+                err.append(f"exec failed: {e}")
+        else:
+            err.append(f"exec timed out after {timeout}s")
         return ExecResult(rc=rc if rc is not None else -1, out="".join(out), err="".join(err))
 
     def check(self, pod: str, cmd: list[str], timeout: int = 60) -> str:
