@@ -600,7 +600,7 @@ class Iperf2Adapter(Adapter):
         return Invocation(
             client=client,
             server=server,
-            port=port,
+            port=port if proto == "tcp" else None,  # a UDP server has no TCP port to wait for
             duration=duration,
             test=proto,
             protocol=proto,
