@@ -1,0 +1,631 @@
+"""netperf: classic test output (TCP_STREAM, TCP_MAERTS, TCP_RR, TCP_CRR, UDP_STREAM, UDP_RR, with and
+without ``-c``/``-C``), omni output selectors in all three forms (``-O`` columns, ``-o`` CSV, ``-k``
+key=value) and ``-D`` interim results.
+
+Hand-written parser (netperf prints text only; no maintained Python parser exists). Omni columns and
+CSV headers are mapped back to selector names through netperf's own header texts (``nettest_omni.c``
+``set_output_elt``): e.g. ``Minimum Latency Microseconds`` is ``MIN_LATENCY``. ``-O`` columns are cut
+at the starts of the left-aligned values in the result row, so column widths do not matter.
+
+Units: ``THROUGHPUT_UNITS`` ``10^Nbits/s`` are decimal, ``KBytes``/``MBytes``/``GBytes`` binary
+(netperf divides by 1024), ``Trans/s`` are transactions. Latency selectors are microseconds. netperf
+writes ``-1`` for figures it did not measure (CPU without ``-c``/``-C``, retransmissions on systems
+without the counter, RT_LATENCY of a stream test): those are skipped, never reported.
+
+Metrics: ``throughput`` (bit/s; THROUGHPUT of stream tests, for UDP_STREAM what the receiver got),
+``sender_throughput`` (LOCAL_SEND_THROUGHPUT, the UDP_STREAM sender row), ``transaction_rate``
+(transactions/s, RR/CRR), ``latency_min``/``_max``/``_mean``/``_stddev``/``_p50``/``_p90``/``_p99``
+(s; for stream tests netperf times each send call, so there they are ``send_call_latency_*``),
+``rt_latency`` (RT_LATENCY, 1/transaction rate), ``duration``, ``cpu_util_local``/``cpu_util_remote``
+(fraction of the whole host, as netperf reports it) and ``cpu_local``/``cpu_remote`` (fraction of one
+CPU) when the CPU count is known, ``service_demand_local``/``_remote`` (s/byte for streams, s per
+transaction for RR), ``retransmits_local``/``_remote``, ``bytes_sent``/``bytes_received``,
+``send_calls``/``recv_calls`` (and ``remote_*``), and for UDP_STREAM ``messages_sent``,
+``messages_received``, ``send_errors`` and ``loss``. Other selectors go into ``info['selectors']``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from podnet.adapters.base import Adapter, Invocation, ParseError, UnsupportedTest
+from podnet.tidy import IntervalPoint, Measurement, ParseResult
+
+_NUM = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+_BANNER = re.compile(r"^(?P<migrated>MIGRATED )?(?P<what>[A-Za-z][\w/|]*(?: [\w/|]+)*?) TEST\b(?P<rest>.*)$")
+_KEYVAL = re.compile(r"^([A-Z][A-Z0-9_]*)=(.*)$")
+_INTERIM = re.compile(rf"^Interim result:\s*({_NUM})\s+(\S+)\s+over\s+({_NUM})\s+seconds ending at\s+({_NUM})")
+
+#: selectors netperf writes in launcher runs (-k); see ADAPTER.invocation
+LAUNCH_SELECTORS = (
+    "THROUGHPUT,THROUGHPUT_UNITS,TRANSACTION_RATE,RT_LATENCY,MIN_LATENCY,MEAN_LATENCY,MAX_LATENCY,"
+    "STDDEV_LATENCY,P50_LATENCY,P90_LATENCY,P99_LATENCY,ELAPSED_TIME,PROTOCOL,DIRECTION,REQUEST_SIZE,"
+    "RESPONSE_SIZE,LOCAL_SEND_SIZE,REMOTE_RECV_SIZE,LOCAL_SEND_THROUGHPUT,REMOTE_RECV_THROUGHPUT,"
+    "LOCAL_SEND_CALLS,REMOTE_RECV_CALLS,LOCAL_CPU_UTIL,REMOTE_CPU_UTIL,LOCAL_CPU_COUNT,REMOTE_CPU_COUNT,"
+    "LOCAL_SD,REMOTE_SD,SD_UNITS,LOCAL_TRANSPORT_RETRANS,REMOTE_TRANSPORT_RETRANS,TRANSPORT_MSS,"
+    "CONFIDENCE_LEVEL,THROUGHPUT_CONFID,COMMAND_LINE"
+)
+
+_LATENCY = {
+    "MIN_LATENCY": "min",
+    "MAX_LATENCY": "max",
+    "MEAN_LATENCY": "mean",
+    "STDDEV_LATENCY": "stddev",
+    "P50_LATENCY": "p50",
+    "P90_LATENCY": "p90",
+    "P99_LATENCY": "p99",
+}
+_COUNTS = {
+    "LOCAL_BYTES_SENT": ("bytes_sent", "bytes"),
+    "LOCAL_BYTES_RECVD": ("bytes_received", "bytes"),
+    "REMOTE_BYTES_SENT": ("remote_bytes_sent", "bytes"),
+    "REMOTE_BYTES_RECVD": ("remote_bytes_received", "bytes"),
+    "LOCAL_SEND_CALLS": ("send_calls", "count"),
+    "LOCAL_RECV_CALLS": ("recv_calls", "count"),
+    "REMOTE_SEND_CALLS": ("remote_send_calls", "count"),
+    "REMOTE_RECV_CALLS": ("remote_recv_calls", "count"),
+    "LOCAL_TRANSPORT_RETRANS": ("retransmits_local", "count"),
+    "REMOTE_TRANSPORT_RETRANS": ("retransmits_remote", "count"),
+}
+
+
+def rate_to_bps(value: float, unit: str) -> float | None:
+    """netperf throughput units in bit/s; None for transaction rates."""
+    u = unit.strip().rstrip(".")
+    m = re.fullmatch(r"10\^(\d+)bits/s(?:ec)?", u)
+    if m:
+        return value * 10 ** int(m.group(1))
+    m = re.fullmatch(r"([KMG]?)Bytes/s(?:ec)?", u)
+    if m:
+        return value * {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}[m.group(1)] * 8
+    if re.fullmatch(r"Trans(?:actions)?/s(?:ec)?|Tran/s", u):
+        return None
+    raise ParseError(f"netperf throughput unit {unit!r}: expected 10^6bits/s, MBytes/s or Trans/s")
+
+
+def _test_name(what: str) -> tuple[str, str | None]:
+    """Banner words ('TCP REQUEST/RESPONSE', 'OMNI Send|Recv') -> (test name, protocol)."""
+    words = what.split()
+    proto = words[0].upper()
+    kind = " ".join(words[1:]).upper()
+    if proto == "OMNI":
+        return "OMNI", None
+    table = {
+        "STREAM": "STREAM",
+        "MAERTS": "MAERTS",
+        "SENDFILE": "SENDFILE",
+        "REQUEST/RESPONSE": "RR",
+        "CONNECT/REQUEST/RESPONSE": "CRR",
+        "CONNECT/CLOSE": "CC",
+    }
+    return f"{proto}_{table.get(kind, kind.replace(' ', '_'))}", proto.lower()
+
+
+def _direction(test: str, omni_direction: str | None = None) -> str:
+    if omni_direction:
+        d = omni_direction.lower()
+        if "send" in d and "recv" in d:
+            return "roundtrip"
+        return "reverse" if d.strip() == "recv" else "forward"
+    if test.endswith("MAERTS"):
+        return "reverse"
+    if test.endswith(("_RR", "_CRR", "_CC")):
+        return "roundtrip"
+    return "forward"
+
+
+def _positive(text: str | None) -> float | None:
+    """A measured netperf figure, or None for its 'not measured' markers (-1, nan)."""
+    if text is None:
+        return None
+    try:
+        v = float(text)
+    except ValueError:
+        return None
+    if v != v or v < 0:
+        return None
+    return v
+
+
+class NetperfAdapter(Adapter):
+    """netperf client output."""
+
+    name = "netperf"
+    binary = "netperf"
+    defaults = {"test": "TCP_RR", "duration": 10, "port": 12865, "request_size": 1, "response_size": 1,
+                "message_size": None, "cpu": False}
+
+    def sniff(self, text: str) -> float:
+        if re.search(r"^(MIGRATED )?(TCP|UDP|SCTP|SDP|OMNI|DLCO|DLCL|STREAM|DG)\b[^\n]* TEST\b", text, re.M) and (
+            " from " in text or " to " in text
+        ):
+            return 0.95
+        if re.search(r"^THROUGHPUT_UNITS=", text, re.M):
+            return 0.9
+        if re.search(r"establish control|netserver|^netperf: ", text, re.M):
+            return 0.6
+        return 0.0
+
+    def parse(self, text: str) -> ParseResult:
+        lines = [ln.rstrip("\r") for ln in text.splitlines()]
+        banner = None
+        start = 0
+        for i, ln in enumerate(lines):
+            m = _BANNER.match(ln.strip())
+            if m and (" from " in m["rest"] or " to " in m["rest"]):
+                banner, start = m, i + 1
+                break
+        res = ParseResult(streams=1)
+        info: dict[str, Any] = res.info
+        test, proto = ("OMNI", None)
+        if banner:
+            test, proto = _test_name(banner["what"])
+            info["banner"] = lines[start - 1].strip()
+            info["migrated"] = bool(banner["migrated"])
+            conf = re.search(r"\+/-([\d.]+)% @ (\d+)% conf", banner["rest"])
+            if conf:
+                info["confidence"] = {"interval_pct": float(conf.group(1)), "level_pct": int(conf.group(2))}
+        body = lines[start:]
+        warnings = [ln.strip("! ").strip() for ln in body if ln.startswith("!!!")]
+        if warnings:
+            info["warnings"] = warnings
+        cmd = next((re.search(r"(?:^|[#$>]\s*)(netperf\s+.*)$", ln) for ln in lines[: max(start, 1)] if "netperf" in ln), None)
+        if cmd:
+            info["command"] = cmd.group(1).strip()
+        body = [ln for ln in body if not ln.startswith("!!!")]
+        self._interims(body, res)
+        body = [ln for ln in body if not _INTERIM.match(ln)]
+
+        keyval = {m.group(1): m.group(2) for m in (_KEYVAL.match(ln.strip()) for ln in body) if m}
+        if keyval and "THROUGHPUT" in keyval or len(keyval) >= 2:
+            info["format"] = "keyval"
+            self._selectors(keyval, test, proto, res)
+        else:
+            sel = self._csv(body) or self._columns(body)
+            if sel is not None:
+                info["format"] = sel.pop("__format__")
+                self._selectors(sel, test, proto, res)
+            elif banner:
+                info["format"] = "classic"
+                self._classic(body, test, proto, res)
+            else:
+                err = next((ln.strip() for ln in lines if re.search(r"establish|error|refused|unable|could not", ln, re.I)), None)
+                raise ParseError(
+                    "no netperf test banner ('MIGRATED TCP STREAM TEST from ...') or omni output "
+                    "(-k KEY=value, -o CSV with header, -O columns) found"
+                    + (f"; netperf said: {err!r}" if err else "; the run may have failed")
+                )
+        headline = {"throughput", "transaction_rate", "latency_mean", "sender_throughput", "rt_latency"}
+        if not any(m.metric in headline for m in res.measurements):
+            raise ParseError(
+                f"netperf {test} output without a result: expected a throughput or transaction rate "
+                "(the result row under the column headers, or THROUGHPUT=/MEAN_LATENCY= selectors); "
+                "the run may have been cut off"
+            )
+        return res
+
+    # -------------------------------------------------------------- omni selectors
+    def _selectors(self, sel: dict[str, str], test: str, proto: str | None, res: ParseResult) -> None:
+        info = res.info
+        sel = {k: v.strip().strip('"') for k, v in sel.items()}
+        if sel.get("PROTOCOL"):
+            proto = sel["PROTOCOL"].lower()
+        omni_dir = sel.get("DIRECTION")
+        if test == "OMNI" and omni_dir:
+            d = omni_dir.lower()
+            kind = "RR" if ("send" in d and "recv" in d) else ("STREAM" if "send" in d else "MAERTS")
+            if "connect" in d:
+                kind = "CRR"
+            info["omni_as"] = f"{(proto or 'tcp').upper()}_{kind}"
+        res.test, res.protocol = test, proto
+        res.direction = _direction(test, omni_dir if test == "OMNI" else None)
+        rr = res.direction == "roundtrip"
+        stream_like = not rr
+        add = lambda metric, value, unit: res.measurements.append(Measurement(metric, float(value), unit))  # noqa: E731
+        units = sel.get("THROUGHPUT_UNITS", "")
+        used = set()
+        thr = _positive(sel.get("THROUGHPUT"))
+        if thr is not None and units:
+            bps = rate_to_bps(thr, units)
+            used |= {"THROUGHPUT", "THROUGHPUT_UNITS"}
+            if bps is None:
+                if "TRANSACTION_RATE" not in sel:
+                    add("transaction_rate", thr, "transactions/s")
+            else:
+                add("throughput", bps, "bit/s")
+        elif thr is not None:
+            info["throughput_without_units"] = thr
+        if rr:
+            tr = _positive(sel.get("TRANSACTION_RATE"))
+            if tr is not None:
+                add("transaction_rate", tr, "transactions/s")
+        used.add("TRANSACTION_RATE")
+        if stream_like and units and rate_to_bps(1.0, units) is not None:
+            for key in ("LOCAL_SEND_THROUGHPUT", "REMOTE_SEND_THROUGHPUT"):
+                v = _positive(sel.get(key))
+                if v:
+                    add("sender_throughput", rate_to_bps(v, units), "bit/s")
+                    break
+        used |= {"LOCAL_SEND_THROUGHPUT", "REMOTE_SEND_THROUGHPUT", "LOCAL_RECV_THROUGHPUT", "REMOTE_RECV_THROUGHPUT"}
+        rt = _positive(sel.get("RT_LATENCY"))
+        if rt is not None and rr:
+            add("rt_latency", rt * 1e-6, "s")
+        used.add("RT_LATENCY")
+        prefix = "latency" if rr else "send_call_latency"
+        for key, suffix in _LATENCY.items():
+            v = _positive(sel.get(key))
+            if v is not None:
+                add(f"{prefix}_{suffix}", v * 1e-6, "s")
+            used.add(key)
+        el = _positive(sel.get("ELAPSED_TIME"))
+        if el is not None:
+            add("duration", el, "s")
+        used.add("ELAPSED_TIME")
+        for side in ("LOCAL", "REMOTE"):
+            util = _positive(sel.get(f"{side}_CPU_UTIL"))
+            low = side.lower()
+            if util is not None:
+                add(f"cpu_util_{low}", util / 100.0, "fraction")
+                count = _positive(sel.get(f"{side}_CPU_COUNT"))
+                if count:
+                    add(f"cpu_{low}", util / 100.0 * count, "fraction")
+            sd = _positive(sel.get(f"{side}_SD"))
+            sd_units = sel.get("SD_UNITS", "")
+            if sd is not None and util is not None:
+                if "KB" in sd_units:
+                    add(f"service_demand_{low}", sd * 1e-6 / 1024, "s/byte")
+                elif "Tran" in sd_units:
+                    add(f"service_demand_{low}", sd * 1e-6, "s")
+            used |= {f"{side}_CPU_UTIL", f"{side}_CPU_COUNT", f"{side}_SD"}
+        for key, (metric, unit) in _COUNTS.items():
+            v = _positive(sel.get(key))
+            if v is not None:
+                add(metric, v, unit)
+            used.add(key)
+        if proto == "udp" and stream_like:
+            sent = _positive(sel.get("LOCAL_SEND_CALLS"))
+            got = _positive(sel.get("REMOTE_RECV_CALLS"))
+            if sent and got is not None:
+                add("loss", max(0.0, 1 - got / sent), "fraction")
+        rest = {k: v for k, v in sel.items() if k not in used}
+        if rest:
+            info["selectors"] = rest
+
+    def _csv(self, body: list[str]) -> dict[str, str] | None:
+        """-o output: a header row of omni column names, then the values row."""
+        rows = [ln.strip() for ln in body if ln.strip()]
+        for i, ln in enumerate(rows[:-1]):
+            head = [h.strip() for h in ln.split(",")]
+            if len(head) >= 1 and all(h in HEADERS for h in head) and ("," in ln or len(rows) == 2):
+                vals = _split_csv(rows[i + 1])
+                if len(vals) != len(head):
+                    raise ParseError(
+                        f"netperf -o CSV: {len(head)} column names but {len(vals)} values in {rows[i + 1]!r}"
+                    )
+                out = {HEADERS[h]: v for h, v in zip(head, vals)}
+                out["__format__"] = "csv"
+                return out
+        return None
+
+    def _columns(self, body: list[str]) -> dict[str, str] | None:
+        """-O output: header lines of omni columns above one values row, columns left-aligned."""
+        rows = [ln for ln in body if ln.strip()]
+        if len(rows) < 2:
+            return None
+        values = rows[-1]
+        starts = [m.start() for m in re.finditer(r"\S+", values)]
+        tokens = values.split()
+        heads = rows[:-1]
+        if not starts or len(heads) > 4:
+            heads = heads[-4:]
+        names = []
+        for k, s in enumerate(starts):
+            e = starts[k + 1] if k + 1 < len(starts) else None
+            parts = [h[s:e].strip() for h in heads]
+            names.append(" ".join(p for p in parts if p))
+        if not all(n in HEADERS for n in names):
+            return None
+        out = {HEADERS[n]: v for n, v in zip(names, tokens)}
+        out["__format__"] = "columns"
+        return out
+
+    # -------------------------------------------------------------- classic output
+    def _classic(self, body: list[str], test: str, proto: str | None, res: ParseResult) -> None:
+        res.test, res.protocol, res.direction = test, proto, _direction(test)
+        add = lambda metric, value, unit: res.measurements.append(Measurement(metric, float(value), unit))  # noqa: E731
+        header = "\n".join(ln for ln in body if ln.strip() and not re.match(rf"^\s*{_NUM}(\s+{_NUM})*\s*$", ln))
+        numeric = [ln.split() for ln in body if re.match(rf"^\s*{_NUM}(\s+{_NUM})+\s*$", ln)]
+        if not numeric:
+            raise ParseError(
+                f"netperf {test}: column headers but no result row of numbers under them: the run may have been cut off"
+            )
+        cpu = re.search(r"% \w", header) is not None
+        sd_unit = re.search(r"(us|usec)/(KB|Tr)", header)
+
+        def cpu_cols(vals: list[str], i: int) -> None:
+            if not cpu or len(vals) < i + 4:
+                return
+            for side, k in (("local", i), ("remote", i + 1)):
+                v = _positive(vals[k])
+                if v is not None:
+                    add(f"cpu_util_{side}", v / 100.0, "fraction")
+            for side, k in (("local", i + 2), ("remote", i + 3)):
+                v = _positive(vals[k])
+                if v is not None and sd_unit:
+                    if sd_unit.group(2) == "KB":
+                        add(f"service_demand_{side}", v * 1e-6 / 1024, "s/byte")
+                    else:
+                        add(f"service_demand_{side}", v * 1e-6, "s")
+
+        if test.endswith(("_RR", "_CRR", "_CC")):
+            row = numeric[0]
+            if len(row) < 6:
+                raise ParseError(f"netperf {test}: result row {' '.join(row)!r} has fewer than 6 columns")
+            add("duration", row[4], "s")
+            add("transaction_rate", row[5], "transactions/s")
+            res.info.update({"request_size": int(float(row[2])), "response_size": int(float(row[3]))})
+            cpu_cols(row, 6)
+            return
+        unit = re.search(r"(10\^\d+bits/s(?:ec)?|[KMG]?Bytes/s(?:ec)?)", header)
+        if not unit:
+            raise ParseError(f"netperf {test}: no throughput unit (10^6bits/sec, MBytes/sec) in the column headers")
+        if test == "UDP_STREAM" or (len(numeric) >= 2 and "Okay" in header):
+            send = numeric[0]
+            add("duration", send[2], "s")
+            add("messages_sent", send[3], "count")
+            add("send_errors", send[4], "count")
+            add("sender_throughput", rate_to_bps(float(send[5]), unit.group(1)), "bit/s")
+            res.info["message_size"] = int(float(send[1]))
+            if len(numeric) >= 2:
+                recv = numeric[1]
+                add("messages_received", recv[2], "count")
+                add("throughput", rate_to_bps(float(recv[3]), unit.group(1)), "bit/s")
+                sent = float(send[3])
+                if sent > 0:
+                    add("loss", max(0.0, 1 - float(recv[2]) / sent), "fraction")
+            cpu_cols(send, 6)
+            return
+        row = numeric[0]
+        if len(row) < 5:
+            raise ParseError(f"netperf {test}: result row {' '.join(row)!r} has fewer than 5 columns")
+        add("duration", row[3], "s")
+        add("throughput", rate_to_bps(float(row[4]), unit.group(1)), "bit/s")
+        res.info["message_size"] = int(float(row[2]))
+        cpu_cols(row, 5)
+
+    @staticmethod
+    def _interims(body: list[str], res: ParseResult) -> None:
+        t = 0.0
+        for ln in body:
+            m = _INTERIM.match(ln.strip())
+            if not m:
+                continue
+            value, unit, span = float(m.group(1)), m.group(2), float(m.group(3))
+            bps = rate_to_bps(value, unit)
+            if bps is None:
+                res.intervals.append(IntervalPoint(t, t + span, "transaction_rate", value, "transactions/s"))
+            else:
+                res.intervals.append(IntervalPoint(t, t + span, "throughput", bps, "bit/s"))
+            t += span
+
+    # -------------------------------------------------------------- launching
+    def invocation(self, params: dict[str, Any], target: str) -> Invocation:
+        """Client ``netperf -H target -p PORT -t TEST -l D -- [-r req,rsp | -m size] -k <selectors>``.
+
+        One output form for launched runs: ``-k`` key=value with explicit selectors (every line
+        names its figure, so nothing depends on column layout). Server: ``netserver -D -p PORT``.
+        """
+        p = {**self.defaults, **(params or {})}
+        test = str(p.get("test", "TCP_RR")).upper()
+        if test not in ("TCP_STREAM", "TCP_MAERTS", "TCP_RR", "TCP_CRR", "UDP_STREAM", "UDP_RR"):
+            raise UnsupportedTest(f"netperf: test {test!r} is not TCP_STREAM, TCP_MAERTS, TCP_RR, TCP_CRR, UDP_STREAM or UDP_RR")
+        port = int(p["port"])
+        duration = float(p["duration"])
+        client = ["netperf", "-H", target, "-p", str(port), "-t", test, "-l", str(int(duration) if duration.is_integer() else duration)]
+        if p.get("cpu"):
+            client += ["-c", "-C"]
+        client.append("--")
+        if test.endswith(("_RR", "_CRR")):
+            client += ["-r", f"{int(p['request_size'])},{int(p['response_size'])}"]
+        elif p.get("message_size"):
+            client += ["-m", str(int(p["message_size"]))]
+        client += ["-k", LAUNCH_SELECTORS]
+        proto = test.split("_")[0].lower()
+        return Invocation(
+            client=client,
+            server=["netserver", "-D", "-p", str(port)],
+            port=port,
+            duration=duration,
+            test=test,
+            protocol=proto,
+            direction=_direction(test),
+            streams=1,
+            version=["netperf", "-V"],
+        )
+
+
+def _split_csv(line: str) -> list[str]:
+    import csv
+
+    return next(csv.reader([line]))
+
+
+
+#: omni column header text (as -O/-o print it) -> selector name, from netperf's nettest_omni.c
+HEADERS: dict[str, str] = {
+    'Command Line': 'COMMAND_LINE',
+    'Test UUID': 'UUID',
+    'Result Tag': 'RESULT_BRAND',
+    'Socket Type': 'SOCKET_TYPE',
+    'Direction': 'DIRECTION',
+    'Protocol': 'PROTOCOL',
+    'Elapsed Time (sec)': 'ELAPSED_TIME',
+    'Source Port': 'SOURCE_PORT',
+    'Source Address': 'SOURCE_ADDR',
+    'Source Family': 'SOURCE_FAMILY',
+    'Destination Port': 'DEST_PORT',
+    'Destination Address': 'DEST_ADDR',
+    'Destination Family': 'DEST_FAMILY',
+    'Throughput': 'THROUGHPUT',
+    'Local Send Throughput': 'LOCAL_SEND_THROUGHPUT',
+    'Local Recv Throughput': 'LOCAL_RECV_THROUGHPUT',
+    'Remote Send Throughput': 'REMOTE_SEND_THROUGHPUT',
+    'Remote Recv Throughput': 'REMOTE_RECV_THROUGHPUT',
+    'Throughput Units': 'THROUGHPUT_UNITS',
+    'Confidence Level Percent': 'CONFIDENCE_LEVEL',
+    'Confidence Width Target': 'CONFIDENCE_INTERVAL',
+    'Confidence Iterations Run': 'CONFIDENCE_ITERATION',
+    'Throughput Confidence Width (%)': 'THROUGHPUT_CONFID',
+    'Local CPU Confidence Width (%)': 'LOCAL_CPU_CONFID',
+    'Remote CPU Confidence Width (%)': 'REMOTE_CPU_CONFID',
+    'Round Trip Latency usec/tran': 'RT_LATENCY',
+    'Transaction Rate Tran/s': 'TRANSACTION_RATE',
+    'Transport MSS bytes': 'TRANSPORT_MSS',
+    'Local Transport Retransmissions': 'LOCAL_TRANSPORT_RETRANS',
+    'Remote Transport Retransmissions': 'REMOTE_TRANSPORT_RETRANS',
+    'Request Size Bytes': 'REQUEST_SIZE',
+    'Response Size Bytes': 'RESPONSE_SIZE',
+    'Initial Burst Requests': 'BURST_SIZE',
+    'Local Send Socket Size Requested': 'LSS_SIZE_REQ',
+    'Local Send Socket Size Initial': 'LSS_SIZE',
+    'Local Send Socket Size Final': 'LSS_SIZE_END',
+    'Local Recv Socket Size Requested': 'LSR_SIZE_REQ',
+    'Local Recv Socket Size Initial': 'LSR_SIZE',
+    'Local Recv Socket Size Final': 'LSR_SIZE_END',
+    'Local Send Size': 'LOCAL_SEND_SIZE',
+    'Local Recv Size': 'LOCAL_RECV_SIZE',
+    'Local Send Calls': 'LOCAL_SEND_CALLS',
+    'Local Recv Calls': 'LOCAL_RECV_CALLS',
+    'Local Bytes Per Recv': 'LOCAL_BYTES_PER_RECV',
+    'Local Bytes Per Send': 'LOCAL_BYTES_PER_SEND',
+    'Local Bytes Received': 'LOCAL_BYTES_RECVD',
+    'Local Bytes Sent': 'LOCAL_BYTES_SENT',
+    'Local Bytes Xferred': 'LOCAL_BYTES_XFERD',
+    'Local Send Width': 'LOCAL_SEND_WIDTH',
+    'Local Recv Width': 'LOCAL_RECV_WIDTH',
+    'Local Send Offset': 'LOCAL_SEND_OFFSET',
+    'Local Recv Offset': 'LOCAL_RECV_OFFSET',
+    'Local Recv Alignment': 'LOCAL_RECV_ALIGN',
+    'Local Send Alignment': 'LOCAL_SEND_ALIGN',
+    'Local Send Dirty Count': 'LOCAL_SEND_DIRTY_COUNT',
+    'Local Recv Dirty Count': 'LOCAL_RECV_DIRTY_COUNT',
+    'Local Recv Clean Count': 'LOCAL_RECV_CLEAN_COUNT',
+    'Local CPU Util %': 'LOCAL_CPU_UTIL',
+    'Local CPU User %': 'LOCAL_CPU_PERCENT_USER',
+    'Local CPU System %': 'LOCAL_CPU_PERCENT_SYSTEM',
+    'Local CPU I/O %': 'LOCAL_CPU_PERCENT_IOWAIT',
+    'Local CPU IRQ %': 'LOCAL_CPU_PERCENT_IRQ',
+    'Local CPU swintr %': 'LOCAL_CPU_PERCENT_SWINTR',
+    'Local Peak Per CPU Util %': 'LOCAL_CPU_PEAK_UTIL',
+    'Local Peak Per CPU ID': 'LOCAL_CPU_PEAK_ID',
+    'Local CPU Bind': 'LOCAL_CPU_BIND',
+    'Local Service Demand': 'LOCAL_SD',
+    'Service Demand Units': 'SD_UNITS',
+    'Local CPU Util Method': 'LOCAL_CPU_METHOD',
+    'Local CPU Count': 'LOCAL_CPU_COUNT',
+    'Local NODELAY': 'LOCAL_NODELAY',
+    'Local Cork': 'LOCAL_CORK',
+    'Remote Send Socket Size Requested': 'RSS_SIZE_REQ',
+    'Remote Send Socket Size Initial': 'RSS_SIZE',
+    'Remote Send Socket Size Final': 'RSS_SIZE_END',
+    'Remote Recv Socket Size Requested': 'RSR_SIZE_REQ',
+    'Remote Recv Socket Size Initial': 'RSR_SIZE',
+    'Remote Recv Socket Size Final': 'RSR_SIZE_END',
+    'Remote Send Size': 'REMOTE_SEND_SIZE',
+    'Remote Recv Size': 'REMOTE_RECV_SIZE',
+    'Remote Send Calls': 'REMOTE_SEND_CALLS',
+    'Remote Recv Calls': 'REMOTE_RECV_CALLS',
+    'Remote Bytes Per Recv': 'REMOTE_BYTES_PER_RECV',
+    'Remote Bytes Per Send': 'REMOTE_BYTES_PER_SEND',
+    'Remote Bytes Received': 'REMOTE_BYTES_RECVD',
+    'Remote Bytes Sent': 'REMOTE_BYTES_SENT',
+    'Remote Bytes Xferred': 'REMOTE_BYTES_XFERD',
+    'Remote Send Width': 'REMOTE_SEND_WIDTH',
+    'Remote Recv Width': 'REMOTE_RECV_WIDTH',
+    'Remote Send Offset': 'REMOTE_SEND_OFFSET',
+    'Remote Recv Offset': 'REMOTE_RECV_OFFSET',
+    'Remote Recv Alignment': 'REMOTE_RECV_ALIGN',
+    'Remote Send Alignment': 'REMOTE_SEND_ALIGN',
+    'Remote Send Dirty Count': 'REMOTE_SEND_DIRTY_COUNT',
+    'Remote Recv Dirty Count': 'REMOTE_RECV_DIRTY_COUNT',
+    'Remote Recv Clean Count': 'REMOTE_RECV_CLEAN_COUNT',
+    'Remote CPU Util %': 'REMOTE_CPU_UTIL',
+    'Remote CPU User %': 'REMOTE_CPU_PERCENT_USER',
+    'Remote CPU System %': 'REMOTE_CPU_PERCENT_SYSTEM',
+    'Remote CPU I/O %': 'REMOTE_CPU_PERCENT_IOWAIT',
+    'Remote CPU IRQ %': 'REMOTE_CPU_PERCENT_IRQ',
+    'Remote CPU swintr %': 'REMOTE_CPU_PERCENT_SWINTR',
+    'Remote Peak Per CPU Util %': 'REMOTE_CPU_PEAK_UTIL',
+    'Remote Peak Per CPU ID': 'REMOTE_CPU_PEAK_ID',
+    'Remote CPU Bind': 'REMOTE_CPU_BIND',
+    'Remote Service Demand': 'REMOTE_SD',
+    'Remote CPU Util Method': 'REMOTE_CPU_METHOD',
+    'Remote CPU Count': 'REMOTE_CPU_COUNT',
+    'Remote NODELAY': 'REMOTE_NODELAY',
+    'Remote Cork': 'REMOTE_CORK',
+    'Local Driver Name': 'LOCAL_DRIVER_NAME',
+    'Local Driver Version': 'LOCAL_DRIVER_VERSION',
+    'Local Driver Firmware': 'LOCAL_DRIVER_FIRMWARE',
+    'Local Driver Bus': 'LOCAL_DRIVER_BUS',
+    'Remote Driver Name': 'REMOTE_DRIVER_NAME',
+    'Remote Driver Version': 'REMOTE_DRIVER_VERSION',
+    'Remote Driver Firmware': 'REMOTE_DRIVER_FIRMWARE',
+    'Remote Driver Bus': 'REMOTE_DRIVER_BUS',
+    'Local Interface Subdevice': 'LOCAL_INTERFACE_SUBDEVICE',
+    'Local Interface Device': 'LOCAL_INTERFACE_DEVICE',
+    'Local Interface Subvendor': 'LOCAL_INTERFACE_SUBVENDOR',
+    'Local Interface Vendor': 'LOCAL_INTERFACE_VENDOR',
+    'Remote Interface Subdevice': 'REMOTE_INTERFACE_SUBDEVICE',
+    'Remote Interface Device': 'REMOTE_INTERFACE_DEVICE',
+    'Remote Interface Subvendor': 'REMOTE_INTERFACE_SUBVENDOR',
+    'Remote Interface Vendor': 'REMOTE_INTERFACE_VENDOR',
+    'Local Interface Name': 'LOCAL_INTERFACE_NAME',
+    'Remote Interface Name': 'REMOTE_INTERFACE_NAME',
+    'Local Interface Slot': 'LOCAL_INTERFACE_SLOT',
+    'Remote Interface Slot': 'REMOTE_INTERFACE_SLOT',
+    'Remote Machine': 'REMOTE_MACHINE',
+    'Remote Version': 'REMOTE_VERSION',
+    'Remote Release': 'REMOTE_RELEASE',
+    'Remote Sysname': 'REMOTE_SYSNAME',
+    'Local Machine': 'LOCAL_MACHINE',
+    'Local Version': 'LOCAL_VERSION',
+    'Local Release': 'LOCAL_RELEASE',
+    'Local Sysname': 'LOCAL_SYSNAME',
+    'Remote Interval Usecs': 'REMOTE_INTERVAL_USECS',
+    'Remote Interval Burst': 'REMOTE_INTERVAL_BURST',
+    'Local OS Security Enabled': 'LOCAL_SECURITY_ENABLED',
+    'Local OS Security Type': 'LOCAL_SECURITY_TYPE',
+    'Local OS Security Specific': 'LOCAL_SECURITY_SPECIFIC',
+    'Local OS Security Enabled Num': 'LOCAL_SECURITY_ENABLED_NUM',
+    'Local OS Security Type ID': 'LOCAL_SECURITY_TYPE_ID',
+    'Remote OS Security Enabled': 'REMOTE_SECURITY_ENABLED',
+    'Remote OS Security Type': 'REMOTE_SECURITY_TYPE',
+    'Remote OS Security Specific': 'REMOTE_SECURITY_SPECIFIC',
+    'Local Interval Usecs': 'LOCAL_INTERVAL_USECS',
+    'Local Interval Burst': 'LOCAL_INTERVAL_BURST',
+    'Remote System Model': 'REMOTE_SYSTEM_MODEL',
+    'Remote CPU Model': 'REMOTE_CPU_MODEL',
+    'Remote CPU Frequency MHz': 'REMOTE_CPU_FREQUENCY',
+    'Local System Model': 'LOCAL_SYSTEM_MODEL',
+    'Local CPU Model': 'LOCAL_CPU_MODEL',
+    'Local CPU Frequency MHz': 'LOCAL_CPU_FREQUENCY',
+    'Minimum Latency Microseconds': 'MIN_LATENCY',
+    'Maximum Latency Microseconds': 'MAX_LATENCY',
+    '50th Percentile Latency Microseconds': 'P50_LATENCY',
+    '90th Percentile Latency Microseconds': 'P90_LATENCY',
+    '99th Percentile Latency Microseconds': 'P99_LATENCY',
+    'Mean Latency Microseconds': 'MEAN_LATENCY',
+    'Stddev Latency Microseconds': 'STDDEV_LATENCY',
+    'Local Socket Priority': 'LOCAL_SOCKET_PRIO',
+    'Remote Socket Priority': 'REMOTE_SOCKET_PRIO',
+    'Local Socket TOS': 'LOCAL_SOCKET_TOS',
+    'Remote Socket TOS': 'REMOTE_SOCKET_TOS',
+    'Local Congestion Control Algorithm': 'LOCAL_CONG_CONTROL',
+    'Remote Congestion Control Algorithm': 'REMOTE_CONG_CONTROL',
+    'Local Fill File': 'LOCAL_FILL_FILE',
+    'Remote Fill File': 'REMOTE_FILL_FILE',
+    'This Is The End': 'OUTPUT_END',}
+
+
+ADAPTER = NetperfAdapter()
