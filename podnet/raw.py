@@ -29,6 +29,10 @@ SIDECAR_SUFFIX = ".meta.yaml"
 SIDECAR_VERSION = 1
 
 #: files under a raw directory that are not tool outputs
+#: libyaml's loader when PyYAML was built with it (10x faster on thousands of sidecars)
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
 DEFAULT_IGNORE = ["README*", "*.md", "_*", ".*", "*/_*/*", "*/.*/*", "published/*", "*/published/*"]
 
 
@@ -74,7 +78,7 @@ def read_sidecar(raw: Path | str) -> dict[str, Any]:
     if not path.exists():
         raise SidecarError(f"no sidecar {path.name} beside the raw file (what ran, variant, scenario)")
     try:
-        meta = yaml.safe_load(path.read_text(encoding="utf-8"))
+        meta = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise SidecarError(f"sidecar {path} is not valid YAML: {exc}") from exc
     if not isinstance(meta, dict):
@@ -94,7 +98,7 @@ def write_raw(raw: Path | str, content: bytes | str, meta: dict[str, Any]) -> Pa
         fh.write(data)
     meta = {"podnet_sidecar": SIDECAR_VERSION, **meta, "sha256": hashlib.sha256(data).hexdigest()}
     tmp = sidecar_path(raw).with_suffix(".tmp")
-    tmp.write_text(yaml.safe_dump(meta, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    tmp.write_text(yaml.dump(meta, Dumper=_DUMPER, sort_keys=False, allow_unicode=True), encoding="utf-8")
     tmp.replace(sidecar_path(raw))
     return raw
 
