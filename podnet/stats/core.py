@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special, stats
 
 
@@ -63,7 +64,9 @@ def n_needed(cv: np.ndarray, confidence: float, target: float, limit: int = 10**
     return out
 
 
-def welch(mean_x, var_x, n_x, mean_y, var_y, n_y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def welch(
+    mean_x: ArrayLike, var_x: ArrayLike, n_x: ArrayLike, mean_y: ArrayLike, var_y: ArrayLike, n_y: ArrayLike
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Welch's unequal-variance t-test of mean_x == mean_y: (t, df, two-sided p).
 
     t = (mx - my) / sqrt(vx/nx + vy/ny); df by Welch-Satterthwaite.
@@ -71,9 +74,10 @@ def welch(mean_x, var_x, n_x, mean_y, var_y, n_y) -> tuple[np.ndarray, np.ndarra
     """
     n_x = np.asarray(n_x, dtype=float)
     n_y = np.asarray(n_y, dtype=float)
+    mean_x, mean_y = np.asarray(mean_x, dtype=float), np.asarray(mean_y, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        a = var_x / n_x
-        b = var_y / n_y
+        a = np.asarray(var_x, dtype=float) / n_x
+        b = np.asarray(var_y, dtype=float) / n_y
         se2 = a + b
         t = (mean_x - mean_y) / np.sqrt(se2)
         df = se2**2 / (a**2 / (n_x - 1) + b**2 / (n_y - 1))
@@ -82,7 +86,15 @@ def welch(mean_x, var_x, n_x, mean_y, var_y, n_y) -> tuple[np.ndarray, np.ndarra
     return np.where(bad, np.nan, t), np.where(bad, np.nan, df), np.where(bad, np.nan, p)
 
 
-def fieller(mean_x, var_x, n_x, mean_y, var_y, n_y, confidence: float):
+def fieller(
+    mean_x: ArrayLike,
+    var_x: ArrayLike,
+    n_x: ArrayLike,
+    mean_y: ArrayLike,
+    var_y: ArrayLike,
+    n_y: ArrayLike,
+    confidence: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Fieller interval for mean_x / mean_y of two independent samples, Welch-style.
 
     With a = mean_x, b = mean_y, v11 = var_x/n_x, v22 = var_y/n_y, R = a/b,

@@ -223,7 +223,7 @@ def compare(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd
 
     lo, hi, gg, df, status = core.fieller(mt, st**2, nt, mb, sb**2, nb, conf)
     note = np.full(len(out), "", dtype=object)
-    note[status == "n < 2"] = "n < 2 on one side: no interval"
+    note[status == "n < 2"] = "n < 2 on a side: no interval"
     note[status == "zero variance"] = "zero variance on both sides: zero-width interval"
     note[status == "unbounded"] = UNBOUNDED_NOTE
     note[status == "undefined"] = "interval undefined"
@@ -243,7 +243,7 @@ def compare(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd
     bmethod = np.full(len(out), "", dtype=object)
     bnote = np.full(len(out), "", dtype=object)
     small = (nt < bmin) | (nb < bmin)
-    bnote[small] = f"n < {bmin} on one side"
+    bnote[small] = f"n < {bmin} on a side"
     degenerate = ~small & (st == 0) & (sb == 0)
     bnote[degenerate] = "zero variance on both sides: bootstrap distribution degenerate"
     unb = ~small & ~degenerate & ((status == "unbounded") | bad)

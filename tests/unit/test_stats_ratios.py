@@ -264,7 +264,7 @@ def test_n2_each_side():
     (lo, hi), *_ = fieller_by_roots(t, b)
     assert close(out["ci_low"], lo) and close(out["ci_high"], hi)
     assert close(out["p_value"], stats.ttest_ind(t, b, equal_var=False).pvalue)
-    assert np.isnan(out["boot_ci_low"]) and out["boot_note"] == "n < 3 on one side"
+    assert np.isnan(out["boot_ci_low"]) and out["boot_note"] == "n < 3 on a side"
 
 
 def test_zero_variance_both_sides():
