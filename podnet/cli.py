@@ -73,6 +73,18 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_launch(args: argparse.Namespace) -> int:
+    from podnet.launch.cli import cmd_launch
+
+    return cmd_launch(args)
+
+
+def _cmd_cleanup(args: argparse.Namespace) -> int:
+    from podnet.launch.cli import cmd_cleanup
+
+    return cmd_cleanup(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="podnet", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -90,6 +102,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--compare", action="append", metavar="BY=BASELINE", help="e.g. scenario=host-host (repeatable)")
     s.add_argument("--intervals", help="intervals.parquet for within-run statistics")
     s.set_defaults(func=_cmd_stats)
+    lp = sub.add_parser("launch", help="run a config's tests on a Kubernetes cluster -> raw/<experiment>/")
+    lp.add_argument("--config", required=True, metavar="X.yaml", help="experiment config with a `launch` section")
+    lp.add_argument("--kubeconfig", help="kubeconfig (default: the config's, $KUBECONFIG, in-cluster, ~/.kube/config)")
+    lp.add_argument("--manifest", metavar="FILE", help="write the launch summary (JSON) here")
+    lp.add_argument("--dry-run", action="store_true", help="show pods and the run order; start nothing")
+    lp.add_argument("--strict", action="store_true", help="exit 3 when any run failed")
+    lp.set_defaults(func=_cmd_launch)
+    cp = sub.add_parser("cleanup", help="delete leftover podnet namespaces (label app.kubernetes.io/managed-by=podnet)")
+    cp.add_argument("--kubeconfig", help="kubeconfig (default: .cluster/kubeconfig if present, else $KUBECONFIG ...)")
+    cp.add_argument("--experiment", help="only this experiment's namespaces")
+    cp.add_argument("--timeout", type=float, default=180, help="seconds to wait until they are gone")
+    cp.set_defaults(func=_cmd_cleanup)
     return ap
 
 

@@ -1,0 +1,45 @@
+"""``podnet launch`` and ``podnet cleanup`` (wired into :mod:`podnet.cli`)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from podnet.launch.config import LaunchConfigError
+
+
+def _logging() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S", stream=sys.stderr)
+    logging.getLogger("kubernetes").setLevel(logging.WARNING)
+    logging.getLogger("urllib3").setLevel(logging.WARNING)
+
+
+def cmd_launch(args: argparse.Namespace) -> int:
+    from podnet.launch.runner import launch
+
+    _logging()
+    try:
+        result = launch(args.config, kubeconfig=args.kubeconfig, manifest=args.manifest, dry_run=args.dry_run)
+    except LaunchConfigError as exc:
+        print(f"podnet launch: {exc}", file=sys.stderr)
+        return 2
+    if result.exit_code:
+        return result.exit_code
+    if args.strict and result.failed:
+        return 3
+    return 0
+
+
+def cmd_cleanup(args: argparse.Namespace) -> int:
+    from podnet.launch.k8s import KubeError
+    from podnet.launch.runner import cleanup
+
+    _logging()
+    try:
+        names = cleanup(kubeconfig=args.kubeconfig, experiment=args.experiment, timeout=args.timeout)
+    except KubeError as exc:
+        print(f"podnet cleanup: {exc}", file=sys.stderr)
+        return 1
+    print(f"deleted {len(names)} namespace(s)" + (": " + " ".join(names) if names else ""))
+    return 0

@@ -1,0 +1,357 @@
+"""The ``launch`` section of an experiment config, as typed data.
+
+The YAML is validated against ``config/config.schema.yaml`` (strict: unknown
+keys are errors), then turned into :class:`LaunchConfig`. Nothing here talks
+to a cluster; :mod:`podnet.launch.plan` resolves placements against nodes.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "config" / "config.schema.yaml"
+
+#: built-in server ports per tool (hostNetwork-safe: away from kubelet 10250, apiserver 6443, NodePorts 30000+)
+DEFAULT_PORTS: dict[str, int] = {
+    "iperf3": 15201,
+    "iperf2": 15001,
+    "qperf": 15765,
+    "netperf": 15865,
+    "http": 15280,
+    "sockperf": 15111,
+}
+
+DEFAULT_TIMEOUTS: dict[str, float] = {
+    "api": 30,
+    "pod_ready": 180,
+    "unschedulable": 30,
+    "server_ready": 60,
+    "run_margin": 30,
+    "namespace_delete": 180,
+    "pod_lifetime": 21600,
+}
+
+
+class LaunchConfigError(ValueError):
+    """The launch configuration is invalid; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class EndpointSpec:
+    """One side of a scenario: what kind of endpoint and where it should run."""
+
+    kind: str = "pod"  # pod | host | service
+    backend: str = "pod"  # for service: the kind of the pod behind it
+    node: str | None = None
+    selector: tuple[tuple[str, str], ...] = ()
+    same_node_as: str | None = None
+    other_node_than: str | None = None
+    index: int = 0
+
+    @property
+    def pod_kind(self) -> str:
+        """The kind of the pod this endpoint runs in (a Service's backend for kind service)."""
+        return self.backend if self.kind == "service" else self.kind
+
+    @property
+    def relative_to(self) -> str | None:
+        return self.same_node_as or self.other_node_than
+
+    def describe(self) -> str:
+        """Short human text, e.g. ``pod on node podnet-node-1``."""
+        where = []
+        if self.node:
+            where.append(f"node {self.node}")
+        if self.selector:
+            where.append("nodes with " + ",".join(f"{k}={v}" for k, v in self.selector))
+        if self.same_node_as:
+            where.append(f"same node as the {self.same_node_as}")
+        if self.other_node_than:
+            where.append(f"another node than the {self.other_node_than}")
+        kind = f"service->{self.backend}" if self.kind == "service" else self.kind
+        return f"{kind} on " + (", ".join(where) if where else "the first node") + (
+            f" (#{self.index})" if self.index else ""
+        )
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    """One named test of one tool, with its adapter parameters."""
+
+    tool: str
+    name: str
+    params: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    description: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.tool}:{self.name}"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A path measured: client endpoint -> server endpoint, and the tests run on it."""
+
+    name: str
+    client: EndpointSpec
+    server: EndpointSpec
+    tests: tuple[TestSpec, ...]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One (scenario, tool, test): the unit that is repeated and interleaved."""
+
+    scenario: Scenario
+    test: TestSpec
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.scenario.name, self.test.tool, self.test.name)
+
+    @property
+    def label(self) -> str:
+        return f"{self.scenario.name}/{self.test.tool}-{self.test.name}"
+
+
+@dataclass
+class LaunchConfig:
+    """Everything ``podnet launch`` needs, from one experiment config."""
+
+    experiment: str
+    raw_dir: Path
+    scenarios: list[Scenario]
+    tools: dict[str, list[TestSpec]]
+    disabled_tools: list[str]
+    stats: dict[str, Any]
+    kubeconfig: str | None = None
+    context: str | None = None
+    image: str | None = None
+    image_file: str = ".cluster/image"
+    image_pull_policy: str = "IfNotPresent"
+    variant: str = "auto"
+    cni: str | None = None
+    cluster_info: str = ".cluster/info.json"
+    namespace_prefix: str = "podnet"
+    namespace_create: bool = True
+    namespace_name: str | None = None
+    repeats: int = 3
+    order: str = "interleaved"
+    seed: int = 1
+    max_attempts: int = 2
+    defaults: dict[str, Any] = field(default_factory=dict)
+    ports: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PORTS))
+    timeouts: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TIMEOUTS))
+    adaptive: bool = False
+    adaptive_max_runs: int | None = None
+    #: the raw ``launch`` mapping (recorded as provenance; its hash names the config)
+    source: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def cases(self) -> list[Case]:
+        """All cases in config order: scenario-major, then tool, then test."""
+        return [Case(s, t) for s in self.scenarios for t in s.tests]
+
+    @property
+    def config_sha256(self) -> str:
+        return hashlib.sha256(json.dumps(self.source, sort_keys=True, default=str).encode()).hexdigest()
+
+    def resolve_image(self) -> str:
+        """The test image: ``image``, else the first line of ``image_file``."""
+        if self.image:
+            return self.image
+        p = Path(self.image_file)
+        if not p.exists():
+            raise LaunchConfigError(
+                f"launch: no `image` given and image_file {self.image_file} does not exist "
+                "(run `make cluster-up`, or set launch.image to an image that holds the tools)"
+            )
+        ref = p.read_text(encoding="utf-8").strip().splitlines()
+        if not ref or not ref[0].strip():
+            raise LaunchConfigError(f"launch: image_file {self.image_file} is empty")
+        return ref[0].strip()
+
+
+def _schema() -> dict[str, Any]:
+    return yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+def validate(config: Mapping[str, Any]) -> None:
+    """Validate a whole experiment config against the schema; :class:`LaunchConfigError` lists the problems."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(_schema())
+    errors = sorted(validator.iter_errors(dict(config)), key=lambda e: list(e.absolute_path))
+    if errors:
+        lines = []
+        for e in errors[:10]:
+            where = "/".join(str(p) for p in e.absolute_path) or "(top level)"
+            lines.append(f"  {where}: {e.message}")
+        raise LaunchConfigError("config does not match config/config.schema.yaml:\n" + "\n".join(lines))
+
+
+def _endpoint(raw: Mapping[str, Any] | None, where: str) -> EndpointSpec:
+    raw = dict(raw or {})
+    sel = raw.get("selector") or {}
+    return EndpointSpec(
+        kind=str(raw.get("kind", "pod")),
+        backend=str(raw.get("backend", "pod")),
+        node=raw.get("node"),
+        selector=tuple(sorted((str(k), str(v)) for k, v in sel.items())),
+        same_node_as=raw.get("same_node_as"),
+        other_node_than=raw.get("other_node_than"),
+        index=int(raw.get("index", 0)),
+    )
+
+
+def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> LaunchConfig:
+    """Build a :class:`LaunchConfig` from a parsed experiment config (validated first)."""
+    if check_schema:
+        validate(config)
+    if "launch" not in config:
+        raise LaunchConfigError("config has no `launch` section: nothing to launch")
+    exp = str(config["experiment"])
+    launch = copy.deepcopy(dict(config["launch"]))
+    raw_dir = Path(config.get("raw_dir") or f"raw/{exp}")
+
+    tools: dict[str, list[TestSpec]] = {}
+    disabled: list[str] = []
+    for tool, spec in launch["tools"].items():
+        if not spec.get("enabled", True):
+            disabled.append(tool)
+            continue
+        names = [t["name"] for t in spec["tests"]]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise LaunchConfigError(f"launch.tools.{tool}: test names must be unique; repeated: {', '.join(dup)}")
+        tools[tool] = [
+            TestSpec(tool=tool, name=t["name"], params=dict(t.get("params") or {}), description=t.get("description", ""))
+            for t in spec["tests"]
+        ]
+
+    scenarios: list[Scenario] = []
+    seen: set[str] = set()
+    for i, sc in enumerate(launch["scenarios"]):
+        name = sc["name"]
+        where = f"launch.scenarios[{i}] ({name})"
+        if name in seen:
+            raise LaunchConfigError(f"{where}: scenario names must be unique")
+        seen.add(name)
+        client = _endpoint(sc.get("client"), f"{where}.client")
+        server = _endpoint(sc.get("server"), f"{where}.server")
+        if client.kind == "service":
+            raise LaunchConfigError(f"{where}.client: a client cannot be a Service (kind pod or host)")
+        if client.relative_to == "client" or server.relative_to == "server":
+            raise LaunchConfigError(f"{where}: an endpoint cannot be placed relative to itself")
+        if client.relative_to and server.relative_to:
+            raise LaunchConfigError(
+                f"{where}: client and server are both placed relative to each other; place one of them absolutely"
+            )
+        if server.kind != "service" and "backend" in (sc.get("server") or {}):
+            raise LaunchConfigError(f"{where}.server: `backend` is only for kind service")
+        tests = _select_tests(sc.get("tests"), tools, disabled, where)
+        scenarios.append(Scenario(name=name, client=client, server=server, tests=tuple(tests), description=sc.get("description", "")))
+
+    ns = launch.get("namespace") or {}
+    if ns.get("create", True) is False and not ns.get("name"):
+        raise LaunchConfigError("launch.namespace: create is false, so `name` (an existing namespace) is required")
+    ports = dict(DEFAULT_PORTS)
+    ports.update({k: int(v) for k, v in (launch.get("ports") or {}).items()})
+    timeouts = dict(DEFAULT_TIMEOUTS)
+    timeouts.update({k: float(v) for k, v in (launch.get("timeouts") or {}).items()})
+    adaptive = launch.get("adaptive") or {}
+    cfg = LaunchConfig(
+        experiment=exp,
+        raw_dir=raw_dir,
+        scenarios=scenarios,
+        tools=tools,
+        disabled_tools=disabled,
+        stats=copy.deepcopy(dict(config.get("stats") or {})),
+        kubeconfig=launch.get("kubeconfig"),
+        context=launch.get("context"),
+        image=launch.get("image"),
+        image_file=launch.get("image_file", ".cluster/image"),
+        image_pull_policy=launch.get("image_pull_policy", "IfNotPresent"),
+        variant=launch.get("variant", "auto"),
+        cni=launch.get("cni"),
+        cluster_info=launch.get("cluster_info", ".cluster/info.json"),
+        namespace_prefix=ns.get("prefix", "podnet"),
+        namespace_create=bool(ns.get("create", True)),
+        namespace_name=ns.get("name"),
+        repeats=int(launch.get("repeats", 3)),
+        order=launch.get("order", "interleaved"),
+        seed=int(launch.get("seed", 1)),
+        max_attempts=int(launch.get("max_attempts", 2)),
+        defaults=dict(launch.get("defaults") or {}),
+        ports=ports,
+        timeouts=timeouts,
+        adaptive=bool(adaptive.get("enabled", False)),
+        adaptive_max_runs=adaptive.get("max_runs"),
+        source=launch,
+    )
+    if not cfg.cases:
+        raise LaunchConfigError("launch: no case to run (every scenario's tests are disabled or empty)")
+    return cfg
+
+
+def _select_tests(
+    selection: list[str] | None, tools: dict[str, list[TestSpec]], disabled: list[str], where: str
+) -> list[TestSpec]:
+    if not selection:
+        return [t for specs in tools.values() for t in specs]
+    out: list[TestSpec] = []
+    for item in selection:
+        tool, _, test = item.partition(":")
+        if tool in disabled:
+            continue
+        if tool not in tools:
+            raise LaunchConfigError(f"{where}.tests: {item!r} names tool {tool!r}, which launch.tools does not define")
+        if test:
+            match = [t for t in tools[tool] if t.name == test]
+            if not match:
+                known = ", ".join(t.name for t in tools[tool])
+                raise LaunchConfigError(f"{where}.tests: {item!r}: {tool} has no test {test!r} (its tests: {known})")
+        else:
+            match = tools[tool]
+        for t in match:
+            if t not in out:
+                out.append(t)
+    return out
+
+
+def load_config(path: str | Path, *, overrides: Mapping[str, Any] | None = None) -> LaunchConfig:
+    """Read, validate and convert an experiment config file.
+
+    ``overrides`` are merged into the ``launch`` mapping before validation
+    (e.g. ``{"kubeconfig": ...}`` from the command line).
+    """
+    path = Path(path)
+    try:
+        config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise LaunchConfigError(f"{path}: no such config file") from None
+    except yaml.YAMLError as exc:
+        raise LaunchConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(config, dict):
+        raise LaunchConfigError(f"{path}: a config must be a mapping")
+    if overrides and isinstance(config.get("launch"), dict):
+        config["launch"].update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return from_mapping(config)
+    except LaunchConfigError as exc:
+        raise LaunchConfigError(f"{path}: {exc}") from None
+
+
+def env_kubeconfig() -> str | None:
+    """$KUBECONFIG (first entry), when set."""
+    value = os.environ.get("KUBECONFIG")
+    return value.split(os.pathsep)[0] if value else None

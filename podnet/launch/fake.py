@@ -1,0 +1,184 @@
+"""An in-memory stand-in for :class:`podnet.launch.k8s.Kube`, for tests and demonstrations.
+
+It schedules pods by their node affinity against a fixed node list, answers
+``exec`` through a ``responder`` callable (argv -> ExecResult), and records
+every call, so the runner's logic (interleaving, skip-existing, failures,
+clean-up) is tested without a cluster.
+"""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace as NS
+from typing import Any, Callable
+
+from podnet.launch.k8s import ExecResult, PodFailure
+
+
+def make_node(name: str, labels: dict[str, str] | None = None, ip: str = "10.0.0.1") -> Any:
+    return NS(
+        metadata=NS(name=name, labels={"kubernetes.io/hostname": name, **(labels or {})}),
+        spec=NS(unschedulable=False),
+        status=NS(
+            conditions=[NS(type="Ready", status="True")],
+            addresses=[NS(type="InternalIP", address=ip)],
+            node_info=NS(
+                kernel_version="6.1.0-fake",
+                os_image="Debian GNU/Linux 12 (bookworm)",
+                kubelet_version="v1.33.0",
+                container_runtime_version="containerd://1.6.20",
+                architecture="amd64",
+            ),
+        ),
+    )
+
+
+def _fits(spec: dict[str, Any], node: Any) -> bool:
+    aff = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    if not aff:
+        return True
+    for term in aff["nodeSelectorTerms"]:
+        ok = True
+        for f in term.get("matchFields", []):
+            inside = node.metadata.name in f["values"]
+            ok &= inside if f["operator"] == "In" else not inside
+        for e in term.get("matchExpressions", []):
+            ok &= node.metadata.labels.get(e["key"]) in e["values"]
+        if ok:
+            return True
+    return False
+
+
+class FakeKube:
+    """Pods, Services and exec in memory."""
+
+    source = "fake cluster"
+
+    def __init__(
+        self,
+        nodes: list[Any],
+        responder: Callable[[str, list[str]], ExecResult] | None = None,
+        missing_binaries: set[str] | None = None,
+    ):
+        self._nodes = nodes
+        self.responder = responder or (lambda pod, argv: ExecResult(rc=0, stdout="", stderr=""))
+        self.missing = set(missing_binaries or ())
+        self.namespaces_live: dict[str, dict[str, Any]] = {}
+        self.objects: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.execs: list[tuple[str, list[str]]] = []
+        self.client_runs: list[tuple[str, list[str]]] = []
+        self.deleted: list[str] = []
+        self._ip = 10
+
+    # cluster facts
+    def nodes(self) -> list[Any]:
+        return self._nodes
+
+    def version(self) -> str:
+        return "v1.33.0-fake"
+
+    def daemonset_names(self, namespace: str = "kube-system") -> list[str]:
+        return []
+
+    # namespaces
+    def create_namespace(self, body: dict[str, Any]) -> None:
+        self.namespaces_live[body["metadata"]["name"]] = body
+
+    def wait_service_account(self, namespace: str, timeout: float) -> None:
+        return None
+
+    def delete_namespace(self, name: str, timeout: float, wait: bool = True) -> bool:
+        self.namespaces_live.pop(name, None)
+        self.objects = {k: v for k, v in self.objects.items() if k[0] != name}
+        self.deleted.append(name)
+        return True
+
+    def namespaces(self, label_selector: str) -> list[Any]:
+        want = dict(kv.split("=", 1) for kv in label_selector.split(","))
+        return [
+            NS(metadata=NS(name=n))
+            for n, b in self.namespaces_live.items()
+            if all(b["metadata"]["labels"].get(k) == v for k, v in want.items())
+        ]
+
+    def delete_labelled(self, namespace: str, label_selector: str, timeout: float) -> bool:
+        k, _, v = label_selector.partition("=")
+        self.objects = {
+            key: o for key, o in self.objects.items() if not (key[0] == namespace and o["metadata"]["labels"].get(k) == v)
+        }
+        self.deleted.append(f"{namespace}:{label_selector}")
+        return True
+
+    # objects
+    def create(self, namespace: str, body: dict[str, Any]) -> None:
+        self.objects[(namespace, body["kind"], body["metadata"]["name"])] = body
+
+    def pods_created(self) -> list[dict[str, Any]]:
+        return [o for (ns, kind, _), o in self.objects.items() if kind == "Pod"]
+
+    def _pod_obj(self, body: dict[str, Any], node: Any) -> Any:
+        self._ip += 1
+        host = body["spec"].get("hostNetwork")
+        ip = node.status.addresses[0].address if host else f"10.244.0.{self._ip}"
+        return NS(
+            metadata=NS(name=body["metadata"]["name"], deletion_timestamp=None),
+            spec=NS(node_name=node.metadata.name),
+            status=NS(
+                phase="Running",
+                pod_ip=ip,
+                conditions=[NS(type="Ready", status="True")],
+                container_statuses=[NS(name=c["name"], image_id="sha256:fake", ready=True, restart_count=0) for c in body["spec"]["containers"]],
+            ),
+        )
+
+    def wait_ready(self, namespace: str, names: Any, label_selector: str, timeout: float, unschedulable: float, progress: Any = None):
+        ready: dict[str, Any] = {}
+        failed: dict[str, PodFailure] = {}
+        self._live = getattr(self, "_live", {})
+        for name in names:
+            body = self.objects[(namespace, "Pod", name)]
+            fits = [n for n in self._nodes if _fits(body["spec"], n)]
+            if not fits:
+                failed[name] = PodFailure(
+                    pod=name,
+                    reason=f"cannot be scheduled for {unschedulable:.0f}s",
+                    events=[
+                        f"Warning FailedScheduling: 0/{len(self._nodes)} nodes are available: "
+                        f"{len(self._nodes)} node(s) didn't match Pod's node affinity/selector."
+                    ],
+                )
+                continue
+            pod = self._pod_obj(body, fits[0])
+            self._live[name] = pod
+            ready[name] = pod
+        return ready, failed
+
+    def pod(self, namespace: str, name: str) -> Any:
+        return self._live[name]
+
+    def service(self, namespace: str, name: str) -> Any:
+        return NS(spec=NS(cluster_ip="10.96.0.42"))
+
+    def events(self, namespace: str, name: str) -> list[str]:
+        return []
+
+    def logs(self, *a: Any, **k: Any) -> str:
+        return ""
+
+    def container_ready(self, namespace: str, pod: str, container: str) -> tuple[bool, int]:
+        return True, 0
+
+    def exec(self, namespace: str, pod: str, argv: list[str], timeout: float, container: str | None = None) -> ExecResult:
+        self.execs.append((pod, list(argv)))
+        if argv[:2] == ["sh", "-c"] and argv[3:4] == ["podnet-probe"]:
+            return ExecResult(rc=0, stdout="".join(f"{b}\n" for b in argv[4:] if b in self.missing), stderr="")
+        if argv[:3] == ["ip", "-j", "addr"]:
+            ip = self._live[pod].status.pod_ip
+            return ExecResult(rc=0, stdout=json.dumps([{"ifname": "eth0", "mtu": 1500, "addr_info": [{"local": ip}]}]), stderr="")
+        if argv[:1] == ["kill"]:
+            return ExecResult(rc=0, stdout="", stderr="")
+        if argv[:1] == ["timeout"]:
+            self.client_runs.append((pod, list(argv)))
+            return self.responder(pod, list(argv[4:]))
+        # version commands
+        return ExecResult(rc=0, stdout=f"{argv[0]} 1.0 (fake)\n", stderr="")

@@ -1,0 +1,274 @@
+"""From a :class:`LaunchConfig` and the cluster's nodes to pods, Services and runnable cases.
+
+Endpoints are deduplicated: one client pod per (kind, node) and one server pod
+per (kind, node), shared by every scenario that needs it. A server pod runs one
+container per distinct server argv (e.g. ``iperf3 -s -p 15201``), straight from
+the adapter's :class:`~podnet.adapters.base.Invocation` (argv, never a shell
+string), plus nginx for HTTP tools. A ClusterIP Service is put in front of a
+server pod when a scenario's server is ``kind: service``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from podnet import adapters
+from podnet.adapters.base import Invocation, UnsupportedTest
+from podnet.launch.config import Case, LaunchConfig, LaunchConfigError, TestSpec
+from podnet.launch.placement import Node, Placement, resolve_scenario
+
+#: tools whose server side is nginx in the server pod (the adapter's ``server`` is None)
+HTTP_TOOLS = {"ab", "wrk"}
+#: tools whose server also listens on TCP for control when the test is UDP
+TCP_CONTROL_TOOLS = {"iperf3", "qperf", "netperf"}
+#: placeholder target used to build server argv at plan time (TEST-NET-1, never contacted)
+PLACEHOLDER_TARGET = "192.0.2.1"
+
+
+@dataclass
+class ServerProc:
+    """One server process = one container of a server pod."""
+
+    tool: str
+    container: str
+    argv: list[str]
+    #: the port it listens on (the adapter's TCP port, else the test's ``port`` param)
+    port: int | None
+    #: protocols the tests using it speak (tcp, udp, http)
+    protocols: set[str] = field(default_factory=set)
+    http: bool = False
+    #: the adapter names a TCP port to wait for (Invocation.port)
+    tcp_port: bool = True
+    #: further ports the tests use (e.g. qperf's data port), TCP and UDP
+    extra_ports: set[int] = field(default_factory=set)
+
+    @property
+    def tcp(self) -> bool:
+        """Listens on TCP: probed before clients start."""
+        return self.port is not None and (self.http or self.tcp_port or self.tool in TCP_CONTROL_TOOLS)
+
+    @property
+    def udp(self) -> bool:
+        return "udp" in self.protocols
+
+
+@dataclass
+class PodPlan:
+    """A pod to create: a client (sleeps; clients are exec'd) or a server (runs servers)."""
+
+    name: str
+    role: str  # client | server
+    kind: str  # pod | host
+    placement: Placement
+    servers: list[ServerProc] = field(default_factory=list)
+    #: name of the ClusterIP Service in front of it, if a scenario needs one
+    service: str | None = None
+
+    @property
+    def host_network(self) -> bool:
+        return self.kind == "host"
+
+
+@dataclass
+class CasePlan:
+    """A case bound to its pods: what a run of it executes."""
+
+    case: Case
+    params: dict[str, Any]
+    client_pod: str | None
+    server_pod: str | None
+    service: str | None
+    server: ServerProc | None
+    #: the invocation built with a placeholder target (the real target is known once pods run)
+    template: Invocation | None
+    #: the case cannot run: recorded as failed with this reason
+    error: str | None = None
+    #: the case is skipped (tool missing from the image): not recorded, reported
+    skipped: str | None = None
+
+    def invocation(self, target: str) -> Invocation:
+        """The adapter's invocation against the real ``target`` address."""
+        return adapters.get(self.case.test.tool).invocation(self.params, target)
+
+
+@dataclass
+class Plan:
+    """Pods, Services and cases of one launch."""
+
+    pods: dict[str, PodPlan]
+    cases: list[CasePlan]
+
+    def pods_of(self, cp: CasePlan) -> list[PodPlan]:
+        return [self.pods[n] for n in (cp.client_pod, cp.server_pod) if n]
+
+    @property
+    def services(self) -> list[PodPlan]:
+        return [p for p in self.pods.values() if p.service]
+
+
+def slug(text: str, limit: int = 40) -> str:
+    """A DNS-label-safe fragment of ``text``."""
+    s = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
+    if len(s) > limit:
+        s = s[:limit].rstrip("-")
+    return s or "x"
+
+
+def _pod_name(role: str, kind: str, placement: Placement) -> str:
+    if placement.resolved:
+        return f"{role}-{kind}-{slug(placement.node or '')}"
+    h = hashlib.sha256(placement.key().encode()).hexdigest()[:6]
+    return f"{role}-{kind}-unplaced-{h}"
+
+
+def test_params(cfg: LaunchConfig, test: TestSpec) -> dict[str, Any]:
+    """A test's adapter parameters: config ``defaults`` (keys the adapter knows), the test's
+    own ``params``, and the launcher's server port for the tool unless the test sets one."""
+    adapter = adapters.get(test.tool)
+    known = set(adapter.defaults)
+    params = {k: v for k, v in cfg.defaults.items() if k in known}
+    params.update(dict(test.params))
+    port_key = "http" if test.tool in HTTP_TOOLS else test.tool
+    if "port" in known and "port" not in test.params and port_key in cfg.ports:
+        params["port"] = cfg.ports[port_key]
+        if "data_port" in known and "data_port" not in test.params:
+            params["data_port"] = cfg.ports.get(f"{port_key}_data", cfg.ports[port_key] + 1)
+    return params
+
+
+def build_plan(cfg: LaunchConfig, nodes: list[Node], missing_tools: dict[str, str] | None = None) -> Plan:
+    """Resolve placements, deduplicate pods, build every case's command lines.
+
+    ``missing_tools`` maps a tool to the reason it cannot run (e.g. the image
+    lacks its binary): its cases are skipped and its servers not started.
+    """
+    missing_tools = missing_tools or {}
+    pods: dict[tuple[str, str, str], PodPlan] = {}
+    names: dict[str, tuple[str, str, str]] = {}
+    cases: list[CasePlan] = []
+
+    def pod_for(role: str, kind: str, placement: Placement) -> PodPlan:
+        key = (role, kind, placement.key())
+        if key not in pods:
+            name = _pod_name(role, kind, placement)
+            if name in names and names[name] != key:
+                name = f"{name[:55]}-{hashlib.sha256(repr(key).encode()).hexdigest()[:6]}"
+            names[name] = key
+            pods[key] = PodPlan(name=name, role=role, kind=kind, placement=placement)
+        return pods[key]
+
+    for case in cfg.cases:
+        test = case.test
+        tool = test.tool
+        sc = case.scenario
+        try:
+            adapter = adapters.get(tool)
+        except KeyError as exc:
+            raise LaunchConfigError(f"launch.tools: {exc.args[0]}") from None
+        params = test_params(cfg, test)
+        if tool in missing_tools:
+            cases.append(CasePlan(case, params, None, None, None, None, None, skipped=missing_tools[tool]))
+            continue
+        try:
+            template = adapter.invocation(params, PLACEHOLDER_TARGET)
+        except (UnsupportedTest, ValueError, TypeError, KeyError) as exc:
+            raise LaunchConfigError(f"launch.tools.{tool} test {test.name!r}: {exc}") from None
+        if sc.server.kind == "service" and template.protocol == "icmp":
+            raise LaunchConfigError(
+                f"scenario {sc.name!r}: {tool}:{test.name} sends ICMP, which a ClusterIP Service does not "
+                "forward; restrict the scenario's `tests` to TCP/UDP/HTTP tests"
+            )
+        client_pl, server_pl = resolve_scenario(sc, nodes)
+        errors = []
+        for side, pl in (("client", client_pl), ("server", server_pl)):
+            if not pl.resolved:
+                errors.append(f"{side}: {pl.reason}")
+
+        client = None if client_pl.blocked_by_peer else pod_for("client", sc.client.kind, client_pl)
+        server_pod = None if server_pl.blocked_by_peer else pod_for("server", sc.server.pod_kind, server_pl)
+        proc = None
+        if server_pod is not None:
+            proc = _server_proc(server_pod, tool, template, params, cfg)
+        service = None
+        if sc.server.kind == "service" and server_pod is not None:
+            server_pod.service = server_pod.service or f"svc-{server_pod.name}"[:63].rstrip("-")
+            service = server_pod.service
+        # an unplaced endpoint still gets a pod (the scheduler's events say why it cannot run);
+        # only an endpoint placed relative to an unplaced peer has none
+        error = ("placement failed: " + "; ".join(errors)) if (client is None or server_pod is None) else None
+        cases.append(
+            CasePlan(
+                case=case,
+                params=params,
+                client_pod=client.name if client else None,
+                server_pod=server_pod.name if server_pod else None,
+                service=service,
+                server=proc,
+                template=template,
+                error=error,
+            )
+        )
+    return Plan(pods={p.name: p for p in pods.values()}, cases=cases)
+
+
+def _server_proc(pod: PodPlan, tool: str, inv: Invocation, params: dict[str, Any], cfg: LaunchConfig) -> ServerProc | None:
+    """The server container a case needs in ``pod`` (shared with identical argv), or None."""
+    http = inv.server is None and tool in HTTP_TOOLS
+    if inv.server is None and not http:
+        return None  # e.g. ping: nothing to start
+    if http:
+        port = inv.port or cfg.ports.get("http")
+        for s in pod.servers:
+            if s.http and s.port == port:
+                s.protocols.add("http")
+                return s
+        proc = ServerProc(tool="nginx", container=f"http-{len([s for s in pod.servers if s.http]) + 1}", argv=[], port=port, http=True)
+        proc.protocols.add("http")
+        pod.servers.append(proc)
+        return proc
+    argv = [str(a) for a in inv.server or []]
+    extra = {int(v) for k, v in params.items() if k.endswith("_port") and isinstance(v, int)}
+    protocols = set((inv.protocol or "tcp").split("+")) if inv.protocol else {"tcp"}
+    if tool == "qperf" or "udp" in str(inv.test):
+        protocols |= {p.split("_")[0] for p in str(inv.test).split("+") if p.startswith(("tcp", "udp"))}
+    for s in pod.servers:
+        if s.tool == tool and s.argv == argv:
+            s.protocols |= protocols
+            s.extra_ports |= extra
+            return s
+    k = len([s for s in pod.servers if s.tool == tool]) + 1
+    port = inv.port if inv.port is not None else params.get("port")
+    proc = ServerProc(
+        tool=tool,
+        container=f"{slug(tool, 20)}-{k}",
+        argv=argv,
+        port=int(port) if port is not None else None,
+        tcp_port=inv.port is not None,
+        extra_ports=extra,
+    )
+    proc.protocols |= protocols
+    pod.servers.append(proc)
+    return proc
+
+
+def server_binaries(cfg: LaunchConfig) -> dict[str, list[str]]:
+    """Per tool, the binaries its client and server need in the image (for the image probe)."""
+    out: dict[str, list[str]] = {}
+    for tool, tests in cfg.tools.items():
+        adapter = adapters.get(tool)
+        bins = [adapter.binary] if adapter.binary else []
+        for t in tests:
+            try:
+                inv = adapter.invocation(test_params(cfg, t), PLACEHOLDER_TARGET)
+            except (UnsupportedTest, ValueError, TypeError, KeyError):
+                continue
+            for argv in (inv.client, inv.server):
+                if argv and argv[0] not in bins:
+                    bins.append(str(argv[0]))
+        if tool in HTTP_TOOLS and "nginx" not in bins:
+            bins.append("nginx")
+        out[tool] = bins
+    return out

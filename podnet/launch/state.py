@@ -1,0 +1,113 @@
+"""What ``raw/`` already holds for a launch, and which runs are still missing.
+
+Raw paths are deterministic::
+
+    <raw_dir>/<variant>/<scenario>/<tool>-<test>/r<repeat:03d>[.a<attempt>].<ext>
+
+Attempt 1 has no ``.aN`` part; a retry of a failed run gets the next attempt
+number, so no raw file is ever rewritten. A (case, repeat) is *done* when one
+attempt's sidecar says ``status: ok``; it is *missing* when none does and fewer
+than ``max_attempts`` attempts failed (interrupted attempts do not count).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+import yaml
+
+from podnet.launch.config import Case
+from podnet.raw import SIDECAR_SUFFIX
+
+_NAME = re.compile(r"^r(?P<repeat>\d{3,})(?:\.a(?P<attempt>\d+))?\.[A-Za-z0-9]+" + re.escape(SIDECAR_SUFFIX) + "$")
+
+
+@dataclass
+class Attempt:
+    """One recorded attempt of a run."""
+
+    repeat: int
+    attempt: int
+    status: str
+    path: Path
+    error: str = ""
+    interrupted: bool = False
+
+
+@dataclass
+class CaseState:
+    """Attempts of one case, by repeat number."""
+
+    attempts: dict[int, list[Attempt]] = field(default_factory=dict)
+
+    def ok_repeats(self) -> set[int]:
+        return {r for r, atts in self.attempts.items() if any(a.status == "ok" for a in atts)}
+
+    def failures(self, repeat: int) -> int:
+        """Failed attempts of ``repeat`` that count against max_attempts."""
+        return sum(1 for a in self.attempts.get(repeat, []) if a.status != "ok" and not a.interrupted)
+
+    def next_attempt(self, repeat: int) -> int:
+        return max((a.attempt for a in self.attempts.get(repeat, [])), default=0) + 1
+
+    def last_error(self, repeat: int) -> str:
+        errs = [a for a in self.attempts.get(repeat, []) if a.status != "ok"]
+        return max(errs, key=lambda a: a.attempt).error if errs else ""
+
+    def exhausted(self, repeat: int, max_attempts: int) -> bool:
+        return repeat not in self.ok_repeats() and self.failures(repeat) >= max_attempts
+
+
+def case_dir(raw_dir: Path | str, variant: str, case: Case) -> Path:
+    """Directory of a case's raw files."""
+    return Path(raw_dir) / variant / case.scenario.name / f"{case.test.tool}-{case.test.name}"
+
+
+def raw_path(raw_dir: Path | str, variant: str, case: Case, repeat: int, attempt: int, ext: str) -> Path:
+    """Raw file of one attempt of one repeat."""
+    stem = f"r{repeat:03d}" + (f".a{attempt}" if attempt > 1 else "")
+    return case_dir(raw_dir, variant, case) / f"{stem}.{ext}"
+
+
+def scan_case(raw_dir: Path | str, variant: str, case: Case) -> CaseState:
+    """Read the sidecars of one case's directory."""
+    state = CaseState()
+    d = case_dir(raw_dir, variant, case)
+    if not d.is_dir():
+        return state
+    for side in sorted(d.iterdir()):
+        m = _NAME.match(side.name)
+        if not m:
+            continue
+        try:
+            meta = yaml.safe_load(side.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError):
+            meta = {"status": "failed", "error": "unreadable sidecar"}
+        raw = side.with_name(side.name[: -len(SIDECAR_SUFFIX)])
+        status = str(meta.get("status", "ok"))
+        if status == "ok" and not raw.exists():
+            status = "failed"  # a sidecar without its raw file does not count as done
+        att = Attempt(
+            repeat=int(m["repeat"]),
+            attempt=int(m["attempt"] or 1),
+            status=status,
+            path=raw,
+            error=str(meta.get("error") or ""),
+            interrupted=bool(meta.get("interrupted", False)),
+        )
+        state.attempts.setdefault(att.repeat, []).append(att)
+    return state
+
+
+def scan(raw_dir: Path | str, variant: str, cases: Iterable[Case]) -> dict[tuple[str, str, str], CaseState]:
+    """States of many cases, by case key."""
+    return {c.key: scan_case(raw_dir, variant, c) for c in cases}
+
+
+def missing_repeats(state: CaseState, repeats: Iterable[int], max_attempts: int) -> list[int]:
+    """Repeats among ``repeats`` that are neither done nor out of attempts."""
+    ok = state.ok_repeats()
+    return [r for r in repeats if r not in ok and not state.exhausted(r, max_attempts)]
