@@ -268,7 +268,7 @@ class Iperf2Adapter(Adapter):
             if m:
                 st.info["connect_times_ms"] = {"min": float(m[1]), "avg": float(m[2]), "max": float(m[3])}
         if warnings:
-            st.info["warnings"] = warnings
+            st.info["warnings"] = list(dict.fromkeys(warnings))  # repeated lines once
         if st.role is None:
             st.role = "server" if st.listen_ports and "target" not in st.info else "client"
         st.proto = st.proto or "tcp"
@@ -477,7 +477,7 @@ class Iperf2Adapter(Adapter):
                 if me:
                     res.intervals.append(IntervalPoint(r.t0, r.t1, "retransmits", float(me["retry"]), "count", stream=stream, direction=direction))
                     if me["rtt"]:
-                        res.intervals.append(IntervalPoint(r.t0, r.t1, "rtt", float(me["rtt"]) * 1e-6, "s", stream=stream, direction=direction))
+                        res.intervals.append(IntervalPoint(r.t0, r.t1, "tcp_rtt_mean", float(me["rtt"]) * 1e-6, "s", stream=stream, direction=direction))
                         res.intervals.append(
                             IntervalPoint(r.t0, r.t1, "cwnd", float(me["cwnd"]) * prefix_factor(me["cu"] or "K", binary=True), "bytes", stream=stream, direction=direction)
                         )

@@ -121,6 +121,8 @@ class QperfAdapter(Adapter):
             return 0.95
         if re.search(r"^qperf: ", text, re.M) or (heads and "qperf" in text):
             return 0.5
+        if heads and re.search(r"^(tcp|udp|sctp|sdp|rds)_(bw|lat):\s*$", text, re.M):
+            return 0.4  # a test header without results (e.g. '<host>: failed to connect')
         return 0.0
 
     def parse(self, text: str) -> ParseResult:
