@@ -62,11 +62,14 @@ path_pids() {
     done
 }
 
+# containerd 1.6 shims write no pid file: find them by their -address (this cluster's sockets)
 shim_pids() {
-    local f
-    for f in "$RUN_DIR"/nodes/*/containerd/io.containerd.runtime.v2.task/*/*/shim.pid; do
-        [[ -f $f ]] && cat "$f" && echo
-    done | awk 'NF' | while read -r p; do [[ -d /proc/$p ]] && echo "$p"; done
+    local p cmd
+    for p in /proc/[0-9]*; do
+        p=${p#/proc/}
+        cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
+        [[ $cmd == *containerd-shim*" -address $RUN_DIR/"* ]] && echo "$p"
+    done
 }
 
 log "cluster-down: stopping processes"
@@ -165,6 +168,7 @@ if [[ -d /run/netns ]] && ! had /run/netns && [[ -f $BASE/complete ]] && [[ -z $
     rmdir /run/netns 2>/dev/null
 fi
 
+log "removing state"
 # ---- state -------------------------------------------------------------------------------------
 if [[ -f $BASE/sysctl ]]; then
     mkdir -p "$STATE_DIR"

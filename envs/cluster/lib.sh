@@ -21,8 +21,9 @@ GO="${GO:-/usr/local/go/bin/go}"
 NAME_PREFIX="podnet"
 STATE_DIR="$REPO_ROOT/.cluster"               # kubeconfig, image, info.json, logs
 RUN_DIR="/run/podnet-cluster"                 # pid files, sockets
-LIB_DIR="/var/lib/podnet-cluster"             # etcd data, node roots, pki, sysctl snapshot
-PKI_DIR="$LIB_DIR/pki"
+LIB_DIR="/var/lib/podnet-cluster"             # baseline (sysctl snapshot), data/
+DATA_DIR="$LIB_DIR/data"                      # tmpfs: etcd data, node roots, pki (fast to create and to drop)
+PKI_DIR="$DATA_DIR/pki"
 LOG_DIR="$STATE_DIR/logs"
 K8S_BIN="$CACHE_DIR/k8s/$K8S_VERSION/bin"
 
@@ -48,7 +49,7 @@ node_ip() { echo "$FABRIC_NET.$((10 + $1))"; }
 node_pod_cidr() { echo "10.244.$1.0/24"; }
 node_pod_gw() { echo "10.244.$1.1"; }
 node_vxlan_mac() { printf '0e:70:6e:00:00:%02x' "$1"; }
-node_dir() { echo "$LIB_DIR/nodes/$1"; }
+node_dir() { echo "$DATA_DIR/nodes/$1"; }
 
 # nth_item "a,b,c" N -> item N (1-based); the last item repeats for larger N.
 nth_item() {

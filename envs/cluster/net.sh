@@ -135,6 +135,7 @@ net_up() {
         if [[ $CNI == vxlan ]]; then
             ip -n "$ns" link add vxlan0 type vxlan id "$VXLAN_ID" local "$(node_ip "$n")" dev eth0 dstport "$VXLAN_PORT" nolearning
             ip -n "$ns" link set vxlan0 address "$(node_vxlan_mac "$n")" mtu "$VXLAN_MTU"
+            in_ns "$ns" sysctl -qw net.ipv6.conf.vxlan0.disable_ipv6=1
             ip -n "$ns" addr add "10.244.$n.0/32" dev vxlan0
             ip -n "$ns" link set vxlan0 up
         fi

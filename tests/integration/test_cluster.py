@@ -115,6 +115,19 @@ def test_pod_to_pod_across_nodes(kube, fleet):
         assert fleet["pods"][f"client-{a}"].status.pod_ip in src
 
 
+def test_datapath_matches_cni_mode(kube, fleet, cluster_info):
+    """bridge: routed to the peer node's IP over eth0; vxlan: through the vxlan device."""
+    for a, b in _pair_ids(fleet):
+        ip = fleet["pods"][f"web-{b}"].status.pod_ip
+        route = kube.check(f"host-{a}", ["ip", "-4", "-o", "route", "get", ip])
+        if cluster_info["cni"] == "vxlan":
+            assert "dev vxlan0" in route, route
+        else:
+            assert f"via {cluster_info['nodes'][b - 1]['ip']} dev eth0" in route, route
+    mtu = kube.check("client-1", ["cat", "/sys/class/net/eth0/mtu"]).strip()
+    assert int(mtu) == cluster_info["pod_mtu"]
+
+
 def _curl_retry(kube, pod, url, attempts=30):
     last = None
     for _ in range(attempts):
