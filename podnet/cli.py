@@ -52,7 +52,11 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     settings: dict = {}
     if args.config:
         cfg = yaml.safe_load(Path(args.config).read_text()) or {}
-        settings = cfg.get("stats", cfg) if isinstance(cfg, dict) else {}
+        if not isinstance(cfg, dict):
+            print(f"podnet stats: {args.config}: expected a mapping", file=sys.stderr)
+            return 2
+        # an experiment config carries its settings under `stats`; a bare stats mapping is used as is
+        settings = dict(cfg.get("stats") or {}) if "experiment" in cfg else cfg
     for spec in args.compare or []:
         by, _, baseline = spec.partition("=")
         if by not in ("scenario", "variant") or not baseline:

@@ -8,6 +8,9 @@ rule stats:
     output:
         summary=f"{OUT}/summary.csv",
         ratios=f"{OUT}/ratios.csv",
+        planning=f"{OUT}/planning.csv",
+        outliers=f"{OUT}/outliers.csv",
+        within_run=f"{OUT}/within_run.csv",
     log:
         f"{OUT}/logs/stats.log",
     conda:
