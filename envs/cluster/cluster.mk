@@ -16,7 +16,7 @@ CLUSTER_PYTHON ?= .venv/bin/python
 
 CLUSTER_ENV = NODES='$(NODES)' CNI='$(CNI)' LINK_RATE='$(LINK_RATE)' ZONES='$(ZONES)' POOLS='$(POOLS)' K8S_VERSION='$(K8S_VERSION)'
 
-.PHONY: cluster-up cluster-down cluster-status cluster-test cluster-check-clean cluster-build
+.PHONY: cluster-up cluster-down cluster-status cluster-test cluster-check-clean cluster-build cluster-ci
 
 cluster-up:
 	@$(CLUSTER_ENV) bash envs/cluster/up.sh
@@ -38,3 +38,8 @@ cluster-test:
 
 cluster-check-clean:
 	@bash envs/cluster/check-clean.sh
+
+# CI: up, integration tests, down (always) and check-clean, for each CNI:NODES in CLUSTER_CI_MATRIX
+CLUSTER_CI_MATRIX ?= bridge:2 vxlan:3
+cluster-ci:
+	@CLUSTER_CI_MATRIX='$(CLUSTER_CI_MATRIX)' CLUSTER_PYTHON='$(CLUSTER_PYTHON)' LINK_RATE='$(LINK_RATE)' ZONES='$(ZONES)' POOLS='$(POOLS)' K8S_VERSION='$(K8S_VERSION)' bash envs/cluster/ci.sh

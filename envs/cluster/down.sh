@@ -182,5 +182,6 @@ if ((KEEP_BASELINE)); then
 else
     rm -rf --one-file-system "$LIB_DIR"
 fi
-rm -f "$STATE_DIR/kubeconfig" "$STATE_DIR/info.json" "$STATE_DIR/image"
+rm -f "$STATE_DIR/kubeconfig" "$STATE_DIR/info.json" "$STATE_DIR/image" "$STATE_DIR/kubectl"
+rm -rf "$STATE_DIR/bin"
 log "cluster-down done"

@@ -369,6 +369,18 @@ if [[ -d $RUN_DIR || -d $DATA_DIR ]] || ip netns list 2>/dev/null | grep -q "^${
 fi
 
 record_baseline
+on_failure() {
+    local rc=$?
+    ((rc)) || return 0
+    if [[ ${PODNET_KEEP_ON_FAILURE:-0} == 1 ]]; then
+        warn "bring-up failed; the half-up cluster is left as it is for debugging (PODNET_KEEP_ON_FAILURE=1); logs: $LOG_DIR; clean with: make cluster-down"
+    else
+        warn "bring-up failed; tearing down what was started (logs kept in $LOG_DIR; PODNET_KEEP_ON_FAILURE=1 keeps it)"
+        bash "$CLUSTER_DIR/down.sh" >"$STATE_DIR/down-after-failure.log" 2>&1 || true
+    fi
+    exit "$rc"
+}
+trap on_failure EXIT
 probe_kernel
 rm -rf "$LOG_DIR"
 mkdir -p "$LOG_DIR" "$RUN_DIR" "$DATA_DIR"
@@ -418,5 +430,10 @@ wait_for "kube-root-ca.crt" 60 kubectl_admin get configmap kube-root-ca.crt -n d
 
 fingerprint >"$RUN_DIR/config"
 write_info
+mkdir -p "$STATE_DIR/bin"
+ln -sfn "$K8S_BIN/kubectl" "$STATE_DIR/bin/kubectl"
+printf '#!/bin/sh\nexec "%s" --kubeconfig "%s" "$@"\n' "$K8S_BIN/kubectl" "$STATE_DIR/kubeconfig" >"$STATE_DIR/kubectl"
+chmod +x "$STATE_DIR/kubectl"
+trap - EXIT
 log "cluster up in $(($(date +%s) - _t0)) s; kubeconfig: $STATE_DIR/kubeconfig; pod image: $TOOLS_REF"
 bash "$CLUSTER_DIR/status.sh"

@@ -20,10 +20,6 @@ REPO = Path(__file__).resolve().parents[2]
 STATE = REPO / ".cluster"
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "cluster: needs the embedded cluster (make cluster-up)")
-
-
 def _no_cluster(reason: str):
     if os.environ.get("PODNET_REQUIRE_CLUSTER") == "1":
         pytest.fail(f"PODNET_REQUIRE_CLUSTER=1 but {reason}")
