@@ -20,6 +20,7 @@ if not config:
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/launch.smk"
 include: "workflow/rules/parse.smk"
 include: "workflow/rules/stats.smk"
 include: "workflow/rules/report.smk"

@@ -248,6 +248,8 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
         seen.add(name)
         client = _endpoint(sc.get("client"), f"{where}.client")
         server = _endpoint(sc.get("server"), f"{where}.server")
+        if "backend" in (sc.get("client") or {}):
+            raise LaunchConfigError(f"{where}.client: `backend` is only for a server of kind service")
         if client.kind == "service":
             raise LaunchConfigError(f"{where}.client: a client cannot be a Service (kind pod or host)")
         if client.relative_to == "client" or server.relative_to == "server":

@@ -68,6 +68,8 @@ class FakeKube:
         self.execs: list[tuple[str, list[str]]] = []
         self.client_runs: list[tuple[str, list[str]]] = []
         self.deleted: list[str] = []
+        self.restarts: dict[tuple[str, str], int] = {}
+        self.created_log: list[tuple[tuple[str, str, str], dict[str, Any]]] = []
         self._ip = 10
 
     # cluster facts
@@ -111,7 +113,9 @@ class FakeKube:
 
     # objects
     def create(self, namespace: str, body: dict[str, Any]) -> None:
-        self.objects[(namespace, body["kind"], body["metadata"]["name"])] = body
+        key = (namespace, body["kind"], body["metadata"]["name"])
+        self.objects[key] = body
+        self.created_log.append((key, body))
 
     def pods_created(self) -> list[dict[str, Any]]:
         return [o for (ns, kind, _), o in self.objects.items() if kind == "Pod"]
@@ -166,7 +170,7 @@ class FakeKube:
         return ""
 
     def container_ready(self, namespace: str, pod: str, container: str) -> tuple[bool, int]:
-        return True, 0
+        return True, self.restarts.get((pod, container or ""), 0)
 
     def exec(self, namespace: str, pod: str, argv: list[str], timeout: float, container: str | None = None) -> ExecResult:
         self.execs.append((pod, list(argv)))
@@ -176,6 +180,8 @@ class FakeKube:
             ip = self._live[pod].status.pod_ip
             return ExecResult(rc=0, stdout=json.dumps([{"ifname": "eth0", "mtu": 1500, "addr_info": [{"local": ip}]}]), stderr="")
         if argv[:1] == ["kill"]:
+            key = (pod, container or "")
+            self.restarts[key] = self.restarts.get(key, 0) + 1
             return ExecResult(rc=0, stdout="", stderr="")
         if argv[:1] == ["timeout"]:
             self.client_runs.append((pod, list(argv)))

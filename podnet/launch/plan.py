@@ -124,7 +124,7 @@ def _pod_name(role: str, kind: str, placement: Placement) -> str:
     return f"{role}-{kind}-unplaced-{h}"
 
 
-def test_params(cfg: LaunchConfig, test: TestSpec) -> dict[str, Any]:
+def case_params(cfg: LaunchConfig, test: TestSpec) -> dict[str, Any]:
     """A test's adapter parameters: config ``defaults`` (keys the adapter knows), the test's
     own ``params``, and the launcher's server port for the tool unless the test sets one."""
     adapter = adapters.get(test.tool)
@@ -168,7 +168,7 @@ def build_plan(cfg: LaunchConfig, nodes: list[Node], missing_tools: dict[str, st
             adapter = adapters.get(tool)
         except KeyError as exc:
             raise LaunchConfigError(f"launch.tools: {exc.args[0]}") from None
-        params = test_params(cfg, test)
+        params = case_params(cfg, test)
         if tool in missing_tools:
             cases.append(CasePlan(case, params, None, None, None, None, None, skipped=missing_tools[tool]))
             continue
@@ -262,7 +262,7 @@ def server_binaries(cfg: LaunchConfig) -> dict[str, list[str]]:
         bins = [adapter.binary] if adapter.binary else []
         for t in tests:
             try:
-                inv = adapter.invocation(test_params(cfg, t), PLACEHOLDER_TARGET)
+                inv = adapter.invocation(case_params(cfg, t), PLACEHOLDER_TARGET)
             except (UnsupportedTest, ValueError, TypeError, KeyError):
                 continue
             for argv in (inv.client, inv.server):

@@ -726,29 +726,43 @@ class Launcher:
             log.info("adaptive: %d case(s) need another repeat", len(pend))
             used += self.run_rounds(pend, left)
 
-    def cases_needing_more(self) -> list[tuple[str, str, str]]:
-        """Cases of this launch whose headline interval is wider than the target (podnet.stats)."""
+    def _tidy(self):
+        """Tidy rows of this variant's successful runs of the configured cases."""
         from podnet.parse import parse_files
-        from podnet.stats import cases_needing_more
 
         files = [a.path for st in self.states.values() for atts in st.attempts.values() for a in atts if a.status == "ok"]
         if not files:
-            return []
+            return None
         parsed = parse_files(files, self.cfg.raw_dir, self.cfg.experiment)
-        tidy = parsed.tidy[parsed.tidy["variant"] == self.variant]
+        return parsed.tidy[parsed.tidy["variant"] == self.variant]
+
+    def cases_needing_more(self) -> list[tuple[str, str, str]]:
+        """Cases of this launch whose headline interval is wider than the target (podnet.stats)."""
+        from podnet.stats import cases_needing_more
+
+        tidy = self._tidy()
+        if tidy is None:
+            return []
         need = cases_needing_more(tidy, self.cfg.stats, ["scenario", "tool", "test"])
         keys = {c.key for c in self.cfg.cases}
         runnable = {cp.case.key for cp in (self.plan.cases if self.plan else []) if not cp.skipped}
         return [k for k in ((d["scenario"], d["tool"], d["test"]) for d in need) if k in keys and (not self.plan or k in runnable)]
 
     def met_targets(self) -> None:
-        """Mark each case's met_target (adaptive runs) from podnet.stats.plan."""
+        """Each case's met_target (adaptive runs): every headline metric's interval within the target."""
         if not self.cfg.adaptive:
             return
-        need = set(self.cases_needing_more())
+        from podnet.stats import plan as stats_plan
+
+        tidy = self._tidy()
+        if tidy is None or not len(tidy):
+            return
+        pl = stats_plan(tidy, self.cfg.stats)
+        pl = pl[pl["headline"]]
+        met = pl.groupby(["scenario", "tool", "test"])["met_target"].all()
         for case in self.cfg.cases:
-            out = self._outcome(case)
-            out.met_target = case.key not in need and len(self.states[case.key].ok_repeats()) > 0
+            if case.key in met.index:
+                self._outcome(case).met_target = bool(met.loc[case.key])
 
     # -- the whole launch --------------------------------------------------------------------------------------------
     def run(self, dry_run: bool = False) -> LaunchResult:

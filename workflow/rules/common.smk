@@ -17,9 +17,34 @@ NOTEBOOKS = config.get("report", {}).get("notebooks", ["report"])
 STATS = config.get("stats", {})
 
 
-@lru_cache(maxsize=1)
-def _shards():
+# the launch section (with the experiment's paths and stats settings) as the launch checkpoint sees it
+LAUNCH_CONFIG = {
+    k: config[k] for k in ("experiment", "raw_dir", "launch", "stats") if k in config
+}
+
+
+def launch_todo():
+    """What the launch still has to do, from raw/ alone ('complete' when nothing)."""
+    if "launch" not in config:
+        return "no-launch"
+    from podnet.launch.config import from_mapping
+    from podnet.launch.runner import todo_signature
+
+    return todo_signature(from_mapping(LAUNCH_CONFIG))
+
+
+@lru_cache(maxsize=4)
+def _listing(stamp):
     return shard_files(RAW, SHARDS)
+
+
+def _shards():
+    """Raw files by shard; with a launch section, only once the launch checkpoint ran."""
+    stamp = None
+    if "launch" in config:
+        manifest = checkpoints.launch.get().output.manifest
+        stamp = os.stat(manifest).st_mtime_ns
+    return _listing(stamp)
 
 
 def shard_input(wildcards):

@@ -1,0 +1,107 @@
+"""Config values never reach a shell: they stay single argv elements; pods are least-privilege."""
+
+from __future__ import annotations
+
+import copy
+
+from podnet.launch.config import from_mapping
+from podnet.launch.manifests import configmap_manifest, pod_manifest, service_manifest
+from podnet.launch.placement import Node
+from podnet.launch.plan import build_plan
+
+EVIL = "1M; rm -rf / #$(reboot) `id` && echo"
+
+CFG = {
+    "experiment": "t",
+    "launch": {
+        "image": "img:1",
+        "tools": {
+            "iperf3": {"tests": [{"name": "udp", "params": {"protocol": "udp", "bandwidth": EVIL}}]},
+            "wrk": {"tests": [{"name": "http", "params": {"path": "/a b;$(x)"}}]},
+        },
+        "scenarios": [
+            {"name": "host-host", "client": {"kind": "host", "other_node_than": "server"}, "server": {"kind": "host"}},
+            {"name": "pod-svc", "client": {"other_node_than": "server"}, "server": {"kind": "service"}},
+        ],
+    },
+}
+NODES = [Node("n1"), Node("n2")]
+
+
+def plan():
+    return build_plan(from_mapping(copy.deepcopy(CFG)), NODES)
+
+
+def test_metacharacters_stay_one_argv_element():
+    p = plan()
+    cp = next(c for c in p.cases if c.case.test.tool == "iperf3")
+    argv = cp.invocation("10.0.0.9").client
+    assert EVIL in argv  # exactly one element, unsplit, unquoted
+    assert argv[argv.index(EVIL) - 1] == "-b"
+    assert argv[0] == "iperf3"  # no shell in front
+    wrk = next(c for c in p.cases if c.case.test.tool == "wrk").invocation("10.0.0.9").client
+    assert wrk[-1] == "http://10.0.0.9:15280/a b;$(x)"
+
+
+def test_runner_wraps_argv_without_a_shell():
+    from podnet.launch.fake import FakeKube, make_node
+    from podnet.launch.k8s import ExecResult
+    from podnet.launch.runner import Launcher
+
+    cfg = from_mapping({**copy.deepcopy(CFG), "raw_dir": "/nonexistent-podnet-test"})
+    cfg.tools.pop("wrk")
+    seen = []
+
+    def responder(pod, argv):
+        seen.append(argv)
+        return ExecResult(rc=1, stdout="", stderr="nope")
+
+    k = FakeKube([make_node("n1"), make_node("n2")], responder)
+    lau = Launcher(cfg, k)
+    lau.discover()
+    # the image probe passes binary names as positional arguments after a fixed script
+    lau.namespace = "ns"
+    lau.plan = build_plan(cfg, NODES)
+    lau.image = "img:1"
+    lau._create_pods(["client-host-n2"])
+    lau._wait(["client-host-n2"])
+    lau._probe_tools("client-host-n2")
+    probe = next(a for _, a in k.execs if a[:2] == ["sh", "-c"])
+    assert probe[2] == 'for b do command -v "$b" >/dev/null 2>&1 || echo "$b"; done'
+    assert probe[3] == "podnet-probe" and "iperf3" in probe[4:]
+
+
+def test_pods_are_least_privilege():
+    p = plan()
+    for pod in p.pods.values():
+        body = pod_manifest(pod, image="img:1", pull_policy="Never", labels={"podnet.io/run": "x"}, lifetime=600, configmap="cm")
+        spec = body["spec"]
+        assert spec["automountServiceAccountToken"] is False
+        assert spec["hostNetwork"] is (pod.kind == "host")
+        for c in spec["containers"]:
+            sc = c["securityContext"]
+            assert sc["privileged"] is False and sc["allowPrivilegeEscalation"] is False
+            assert sc["capabilities"]["drop"] == ["ALL"]
+            assert set(sc["capabilities"].get("add", [])) <= {"NET_RAW"}
+            assert isinstance(c["command"], list)
+            assert c["command"][:2] != ["sh", "-c"] and c["command"][:2] != ["/bin/sh", "-c"]
+            if pod.role == "server":
+                assert sc["runAsNonRoot"] is True and sc["runAsUser"] == 65534
+        assert body["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "podnet"
+
+
+def test_server_containers_and_probes():
+    p = plan()
+    srv = p.pods["server-pod-n1"]
+    body = pod_manifest(srv, image="img:1", pull_policy="Never", labels={}, lifetime=600, configmap="cm")
+    names = {c["name"]: c for c in body["spec"]["containers"]}
+    assert names["iperf3-1"]["command"] == ["iperf3", "-s", "-p", "15201"]
+    assert names["iperf3-1"]["startupProbe"]["tcpSocket"]["port"] == 15201
+    assert names["http-1"]["command"][0] == "nginx"
+    assert {"name": "podnet-config", "configMap": {"name": "cm"}} in body["spec"]["volumes"]
+    svc = service_manifest(srv, {"podnet.io/run": "x"})
+    ports = {(q["port"], q["protocol"]) for q in svc["spec"]["ports"]}
+    assert ports == {(15201, "TCP"), (15201, "UDP"), (15280, "TCP")}
+    assert svc["spec"]["selector"] == {"podnet.io/endpoint": "server-pod-n1", "podnet.io/run": "x"}
+    conf = configmap_manifest("cm", {}, [15280])["data"]["nginx.conf"]
+    assert "listen 15280 reuseport;" in conf and "daemon off;" in conf

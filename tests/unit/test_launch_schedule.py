@@ -1,0 +1,45 @@
+"""Interleaving: A B C A B C, shuffled per round from a recorded seed, never a case twice in a row."""
+
+from __future__ import annotations
+
+from podnet.launch.schedule import flatten, schedule
+
+
+def order(rounds):
+    return [(s.case, s.repeat) for s in flatten(rounds)]
+
+
+def test_interleaved_round_robin():
+    r = schedule(["A", "B", "C"], {"A": [1, 2], "B": [1, 2], "C": [1, 2]})
+    assert order(r) == [("A", 1), ("B", 1), ("C", 1), ("A", 2), ("B", 2), ("C", 2)]
+    assert [s.position for s in r[1]] == [1, 2, 3] and {s.round for s in r[1]} == {2}
+
+
+def test_partial_pending_keeps_rounds_by_repeat():
+    r = schedule(["A", "B", "C"], {"A": [3], "B": [1, 2, 3], "C": []})
+    assert order(r) == [("B", 1), ("B", 2), ("A", 3), ("B", 3)]
+
+
+def test_shuffled_is_reproducible_and_a_permutation():
+    cases = [f"c{i}" for i in range(8)]
+    pend = {c: [1, 2, 3] for c in cases}
+    a = order(schedule(cases, pend, "shuffled", seed=7))
+    b = order(schedule(cases, pend, "shuffled", seed=7))
+    c = order(schedule(cases, pend, "shuffled", seed=8))
+    assert a == b and a != c
+    for rnd in (1, 2, 3):
+        assert sorted(x for x, r in a if r == rnd) == sorted(cases)
+    assert [x for x, _ in a[:8]] != cases  # actually shuffled
+
+
+def test_never_the_same_case_back_to_back():
+    cases = ["A", "B"]
+    for seed in range(50):
+        seq = [c for c, _ in order(schedule(cases, {c: [1, 2, 3, 4] for c in cases}, "shuffled", seed))]
+        assert all(x != y for x, y in zip(seq, seq[1:])), (seed, seq)
+
+
+def test_no_case_runs_all_its_repeats_in_a_row():
+    seq = [c for c, _ in order(schedule(["A", "B", "C"], {c: [1, 2, 3] for c in "ABC"}))]
+    assert seq != sorted(seq)
+    assert all(x != y for x, y in zip(seq, seq[1:]))

@@ -1,0 +1,79 @@
+"""Skip-existing: deterministic raw paths, attempts, what is missing."""
+
+from __future__ import annotations
+
+import copy
+
+from podnet.launch.config import from_mapping
+from podnet.launch.runner import pending_runs, todo_signature
+from podnet.launch.state import missing_repeats, raw_path, scan_case
+from podnet.raw import write_raw
+
+CFG = {
+    "experiment": "t",
+    "launch": {
+        "image": "img:1",
+        "variant": "bridge",
+        "repeats": 3,
+        "max_attempts": 2,
+        "tools": {"iperf3": {"tests": [{"name": "tcp"}]}, "ping": {"tests": [{"name": "plain"}]}},
+        "scenarios": [{"name": "pp", "client": {"other_node_than": "server"}, "server": {}}],
+    },
+}
+
+
+def make(tmp_path):
+    c = copy.deepcopy(CFG)
+    c["raw_dir"] = str(tmp_path / "raw")
+    return from_mapping(c)
+
+
+def test_raw_paths_are_deterministic(tmp_path):
+    cfg = make(tmp_path)
+    case = cfg.cases[0]
+    assert raw_path(cfg.raw_dir, "bridge", case, 1, 1, "json").relative_to(cfg.raw_dir).as_posix() == "bridge/pp/iperf3-tcp/r001.json"
+    assert raw_path(cfg.raw_dir, "bridge", case, 12, 2, "txt").name == "r012.a2.txt"
+
+
+def test_missing_and_attempts(tmp_path):
+    cfg = make(tmp_path)
+    case = cfg.cases[0]
+    meta = {"variant": "bridge", "scenario": "pp"}
+    write_raw(raw_path(cfg.raw_dir, "bridge", case, 1, 1, "json"), "{}", {**meta, "status": "ok"})
+    write_raw(raw_path(cfg.raw_dir, "bridge", case, 2, 1, "txt"), "", {**meta, "status": "failed", "error": "boom"})
+    st = scan_case(cfg.raw_dir, "bridge", case)
+    assert st.ok_repeats() == {1}
+    assert st.failures(2) == 1 and st.next_attempt(2) == 2 and st.last_error(2) == "boom"
+    assert missing_repeats(st, range(1, 4), max_attempts=2) == [2, 3]
+    # a second failed attempt exhausts repeat 2
+    write_raw(raw_path(cfg.raw_dir, "bridge", case, 2, 2, "txt"), "", {**meta, "status": "failed", "error": "again"})
+    st = scan_case(cfg.raw_dir, "bridge", case)
+    assert missing_repeats(st, range(1, 4), max_attempts=2) == [3]
+    # an interrupted attempt does not count
+    write_raw(raw_path(cfg.raw_dir, "bridge", case, 3, 1, "txt"), "", {**meta, "status": "failed", "interrupted": True})
+    st = scan_case(cfg.raw_dir, "bridge", case)
+    assert st.failures(3) == 0 and st.next_attempt(3) == 2
+
+
+def test_pending_and_todo_signature(tmp_path):
+    cfg = make(tmp_path)
+    pend = pending_runs(cfg, "bridge")
+    assert pend == {("pp", "iperf3", "tcp"): [1, 2, 3], ("pp", "ping", "plain"): [1, 2, 3]}
+    sig = todo_signature(cfg)
+    assert sig not in ("complete", "unknown-variant")
+    for case in cfg.cases:
+        for r in (1, 2, 3):
+            write_raw(raw_path(cfg.raw_dir, "bridge", case, r, 1, "txt"), "x", {"variant": "bridge", "scenario": "pp", "status": "ok"})
+    assert pending_runs(cfg, "bridge") == {}
+    assert todo_signature(cfg) == "complete"
+    # another variant is a different set of runs
+    assert pending_runs(cfg, "vxlan")[("pp", "ping", "plain")] == [1, 2, 3]
+
+
+def test_ok_sidecar_without_raw_file_is_not_done(tmp_path):
+    cfg = make(tmp_path)
+    case = cfg.cases[0]
+    p = raw_path(cfg.raw_dir, "bridge", case, 1, 1, "json")
+    write_raw(p, "{}", {"variant": "bridge", "scenario": "pp", "status": "ok"})
+    p.unlink()
+    assert scan_case(cfg.raw_dir, "bridge", case).ok_repeats() == set()
