@@ -165,7 +165,7 @@ def test_invocation_argv():
 
 def _fixture_files():
     for f in sorted(FIXTURES.rglob("*")):
-        if f.is_file() and not f.name.endswith((".expected.json", ".meta.yaml")) and f.parent.name in all_adapters():
+        if f.is_file() and not f.name.endswith((".expected.json", ".meta.yaml", ".md")) and f.parent.name in all_adapters():
             yield f
 
 
