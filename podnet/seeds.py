@@ -133,8 +133,10 @@ def compare_claims(claims: pd.DataFrame, tidy: pd.DataFrame, failed: pd.DataFram
     """Every claim against the raw figures: status ``agrees``, ``disagrees`` or ``no raw output``.
 
     A disagreeing claim is also checked against the other variants' raw figures of the same
-    metric: a match there means the row was copied from the wrong section.
+    metric (a match means the row was copied from the wrong section) and against what the
+    raw output's other figures imply (:func:`consistency_checks`).
     """
+    implied = consistency_checks(tidy, keep_numbers=True)
     rows = []
     for _, c in claims.iterrows():
         cands = _raw_candidates(tidy, failed, c)
@@ -164,19 +166,30 @@ def compare_claims(claims: pd.DataFrame, tidy: pd.DataFrame, failed: pd.DataFram
         detail = f"published {_fmt(c['si'], c['si_unit'])} vs raw {_fmt(cands[0]['value'], c['si_unit'])} ({diff:+.1%})"
         if elsewhere:
             detail += f"; the published figure is {', '.join(elsewhere)}'s raw value"
+        for _, imp in implied[(implied["variant"] == c["variant"]) & (implied["metric"] == c["metric"])
+                              & (implied["tool"] == c["tool"])].iterrows():
+            if _agree(c["si"], c["tol"], imp["_expected"], imp["_tol"]):
+                detail += f"; it is what {imp['where']}'s other figures imply ({imp['detail'].split('; ', 1)[1]})"
         rows.append({**base, "raw": raw_text, "status": "disagrees", "detail": detail})
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+_UNITS = {"requests_per_second": "requests/s", "time_per_request": "s", "time_per_request_all": "s",
+          "transfer_rate": "bit/s", "throughput": "bit/s"}
 
 
 def _check(rows: list, kind: str, r: dict, metric: str, printed: float, printed_tol: float, expected: float,
            expected_tol: float, formula: str) -> None:
     ok = _agree(printed, printed_tol, expected, expected_tol)
+    unit = _UNITS.get(metric, "")
     rows.append({"kind": kind, "variant": r["variant"], "scenario": r["scenario"], "tool": r["tool"], "metric": metric,
-                 "published": f"{printed:.6g}", "raw": f"{expected:.6g}", "status": "consistent" if ok else "inconsistent",
-                 "detail": f"{metric} printed {printed:.6g}; {formula} = {expected:.6g}", "where": r["run_id"]})
+                 "published": _fmt(printed, unit), "raw": _fmt(expected, unit),
+                 "status": "consistent" if ok else "inconsistent",
+                 "detail": f"{metric} printed {_fmt(printed, unit)}; {formula} = {_fmt(expected, unit)}",
+                 "where": r["run_id"], "_expected": expected, "_tol": expected_tol})
 
 
-def consistency_checks(tidy: pd.DataFrame) -> pd.DataFrame:
+def consistency_checks(tidy: pd.DataFrame, keep_numbers: bool = False) -> pd.DataFrame:
     """Figures of one raw output that must follow from each other (ab, iperf 2)."""
     rows: list[dict] = []
     t = tidy[tidy["source"] != "reference"] if "source" in tidy else tidy
@@ -205,7 +218,7 @@ def consistency_checks(tidy: pd.DataFrame) -> pd.DataFrame:
             # iperf 2 prints 3 significant digits of both figures
             _check(rows, kind, r, "throughput", m["throughput"], m["throughput"] * 0.005, exp, exp * 0.005,
                    "transfer x 8 / interval")
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return pd.DataFrame(rows, columns=COLUMNS + (["_expected", "_tol"] if keep_numbers else []))
 
 
 def _infos(raw_dir: Path) -> list[tuple[Path, dict, Any]]:
