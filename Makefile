@@ -9,7 +9,7 @@ VENV_STAMP := .venv/.podnet-installed
 EXAMPLES := seed-raven
 CORES ?= 2
 
-.PHONY: setup apt run examples test unit pipeline-test nbval lint fmt clean-processed
+.PHONY: setup apt run examples test unit pipeline-test nbval lint fmt clean-processed cleanup
 
 include envs/cluster/cluster.mk
 
@@ -56,3 +56,7 @@ fmt: setup
 
 clean-processed:
 	rm -rf processed/*/ .snakemake
+
+# delete leftover podnet namespaces (label app.kubernetes.io/managed-by=podnet) on the cluster
+cleanup: setup
+	.venv/bin/podnet cleanup

@@ -116,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     cp = sub.add_parser("cleanup", help="delete leftover podnet namespaces (label app.kubernetes.io/managed-by=podnet)")
     cp.add_argument("--kubeconfig", help="kubeconfig (default: .cluster/kubeconfig if present, else $KUBECONFIG ...)")
     cp.add_argument("--experiment", help="only this experiment's namespaces")
+    cp.add_argument("--namespace", help="shared-namespace mode: delete the podnet objects in this namespace")
     cp.add_argument("--timeout", type=float, default=180, help="seconds to wait until they are gone")
     cp.set_defaults(func=_cmd_cleanup)
     return ap

@@ -37,9 +37,10 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
 
     _logging()
     try:
-        names = cleanup(kubeconfig=args.kubeconfig, experiment=args.experiment, timeout=args.timeout)
+        names = cleanup(kubeconfig=args.kubeconfig, experiment=args.experiment, namespace=args.namespace, timeout=args.timeout)
     except KubeError as exc:
         print(f"podnet cleanup: {exc}", file=sys.stderr)
         return 1
-    print(f"deleted {len(names)} namespace(s)" + (": " + " ".join(names) if names else ""))
+    what = "pod(s)" if args.namespace else "namespace(s)"
+    print(f"deleted {len(names)} {what}" + (": " + " ".join(names) if names else ""))
     return 0

@@ -908,15 +908,29 @@ def _write_logs(cfg: LaunchConfig, result: LaunchResult, manifest: str | Path | 
 
 
 def cleanup(
-    *, kubeconfig: str | None = None, context: str | None = None, experiment: str | None = None, timeout: float = 180, kube: Any = None
+    *,
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    experiment: str | None = None,
+    namespace: str | None = None,
+    timeout: float = 180,
+    kube: Any = None,
 ) -> list[str]:
-    """Delete leftover podnet namespaces (label app.kubernetes.io/managed-by=podnet); returns their names."""
+    """Delete leftovers of launches; returns what was deleted.
+
+    Without ``namespace``: every namespace labelled app.kubernetes.io/managed-by=podnet (of one
+    experiment if given). With ``namespace`` (shared-namespace mode): the podnet objects in it.
+    """
     if kubeconfig is None and Path(".cluster/kubeconfig").exists() and not _env_kubeconfig():
         kubeconfig = ".cluster/kubeconfig"
     kube = kube or Kube(kubeconfig, context)
     selector = "app.kubernetes.io/managed-by=podnet"
     if experiment:
         selector += f",podnet.io/experiment={slug(experiment, 63)}"
+    if namespace:
+        pods = sorted(kube.pods(namespace, selector))
+        kube.delete_labelled(namespace, selector, timeout)
+        return [f"{namespace}/{p}" for p in pods]
     names = [ns.metadata.name for ns in kube.namespaces(selector)]
     for name in names:
         log.info("deleting namespace %s", name)

@@ -1,0 +1,82 @@
+"""Least-privilege set-up: apply envs/k8s/rbac.yaml and make a kubeconfig of its ServiceAccount.
+
+Equivalent kubectl commands are in envs/k8s/README.md; these helpers do the
+same with the Python client (used by the integration tests, handy without kubectl).
+"""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+RBAC_PATH = Path(__file__).resolve().parents[2] / "envs" / "k8s" / "rbac.yaml"
+
+
+def apply_rbac(api_client: Any, path: str | Path = RBAC_PATH) -> list[str]:
+    """Create the objects of ``path`` (existing ones are left as they are); returns their kinds/names."""
+    from kubernetes import client
+
+    core = client.CoreV1Api(api_client)
+    rbac = client.RbacAuthorizationV1Api(api_client)
+    done = []
+    for doc in yaml.safe_load_all(Path(path).read_text(encoding="utf-8")):
+        if not doc:
+            continue
+        kind, meta = doc["kind"], doc["metadata"]
+        ns = meta.get("namespace")
+        create = {
+            "Namespace": lambda d: core.create_namespace(d),
+            "ServiceAccount": lambda d: core.create_namespaced_service_account(ns, d),
+            "Role": lambda d: rbac.create_namespaced_role(ns, d),
+            "RoleBinding": lambda d: rbac.create_namespaced_role_binding(ns, d),
+            "ClusterRole": lambda d: rbac.create_cluster_role(d),
+            "ClusterRoleBinding": lambda d: rbac.create_cluster_role_binding(d),
+        }[kind]
+        try:
+            create(doc)
+        except client.ApiException as exc:
+            if exc.status != 409:  # AlreadyExists
+                raise
+        done.append(f"{kind}/{meta['name']}")
+    return done
+
+
+def service_account_kubeconfig(
+    admin_kubeconfig: str | Path,
+    out: str | Path,
+    namespace: str = "podnet",
+    service_account: str = "podnet-launcher",
+    seconds: int = 3600,
+) -> Path:
+    """Write a kubeconfig that authenticates as the ServiceAccount with a short-lived token (TokenRequest)."""
+    from kubernetes import client, config
+
+    cfg = client.Configuration()
+    config.load_kube_config(config_file=str(admin_kubeconfig), client_configuration=cfg)
+    api = client.ApiClient(cfg)
+    tr = client.CoreV1Api(api).create_namespaced_service_account_token(
+        service_account, namespace, {"spec": {"expirationSeconds": int(seconds)}}
+    )
+    admin = yaml.safe_load(Path(admin_kubeconfig).read_text(encoding="utf-8"))
+    cluster = admin["clusters"][0]["cluster"]
+    if "certificate-authority" in cluster and "certificate-authority-data" not in cluster:
+        ca = Path(cluster["certificate-authority"])
+        if not ca.is_absolute():
+            ca = Path(admin_kubeconfig).parent / ca
+        cluster = {"server": cluster["server"], "certificate-authority-data": base64.b64encode(ca.read_bytes()).decode()}
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "podnet", "cluster": cluster}],
+        "users": [{"name": service_account, "user": {"token": tr.status.token}}],
+        "contexts": [{"name": "podnet-launcher", "context": {"cluster": "podnet", "user": service_account, "namespace": namespace}}],
+        "current-context": "podnet-launcher",
+    }
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    out.chmod(0o600)
+    return out
