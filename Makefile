@@ -6,7 +6,7 @@
 SHELL := /bin/bash
 PY := .venv/bin/python
 VENV_STAMP := .venv/.podnet-installed
-EXAMPLES := seed-raven
+EXAMPLES := seed-raven seed-cni-1gbe seed-qperf seed-cni-report
 CORES ?= 2
 
 .PHONY: setup apt run examples test unit pipeline-test nbval lint fmt clean-processed cleanup

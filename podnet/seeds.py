@@ -99,6 +99,8 @@ def _raw_candidates(tidy: pd.DataFrame, failed: pd.DataFrame | None, claim: pd.S
         sel &= t["scenario"] == claim["scenario"]
     if claim.get("test"):
         sel &= t["test"] == claim["test"]
+    if claim.get("direction"):
+        sel &= t["direction"] == claim["direction"]
     out = [
         {"value": float(r["value"]), "run": str(r["run_id"]), "how": "parsed", "tol": _printed_tol(float(r["value"]))}
         for _, r in t[sel].iterrows()
@@ -127,6 +129,94 @@ def _fmt(value: float, unit: str) -> str:
         if abs(value) >= factor:
             return f"{value / factor:.6g} {name}"
     return f"{value:.6g} {unit}"
+
+
+def _siblings(metric: str) -> set[str]:
+    """A metric and the figures a summary could mistake it for (receiver vs sender side)."""
+    base = metric.removeprefix("sender_")
+    return {base, f"sender_{base}"}
+
+
+def _same_figure_elsewhere(claim: pd.Series, tidy: pd.DataFrame) -> str:
+    """Where a disagreeing claim's figure does stand in the raw output of the same variant:
+    another metric of the same unit (a sender figure given as the receiver's), another test or
+    direction, or another scenario (a cell copied from another section)."""
+    t = tidy[(tidy["variant"] == claim["variant"]) & (tidy["tool"] == claim["tool"]) & (tidy["unit"] == claim["si_unit"])
+             & tidy["metric"].isin(_siblings(claim["metric"]))]
+    if "source" in t:
+        t = t[t["source"] != "reference"]
+    same_case = (t["metric"] == claim["metric"]) & (t["scenario"] == claim.get("scenario", t["scenario"]))
+    for key in ("test", "direction"):
+        if claim.get(key):
+            same_case &= t[key] == claim[key]
+    hits = []
+    for _, r in t[~same_case].iterrows():
+        if _agree(claim["si"], claim["tol"], float(r["value"]), _printed_tol(float(r["value"]))):
+            hits.append(f"{r['metric']} of {r['run_id']}")
+    return f"; the published figure is the raw {', '.join(sorted(set(hits)))}" if hits else ""
+
+
+def load_ratio_claims(paths: Iterable[Path | str]) -> pd.DataFrame:
+    """Published ratios (``published/ratios*.csv``): ``numerator, denominator`` (values of column
+    ``by``, default scenario), ``variant, tool, test, direction, metric, value, printed, line``."""
+    frames = [pd.read_csv(p, comment="#", dtype=str, keep_default_na=False).assign(file=Path(p).name) for p in paths]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def compare_ratio_claims(claims: pd.DataFrame, tidy: pd.DataFrame) -> pd.DataFrame:
+    """Each published ratio against the ratio of the raw means; when it disagrees, every other
+    pairing of the same two cases (other metric of the same unit, other test or direction) that
+    would give the published figure is named."""
+    rows = []
+    t = tidy[tidy["source"] != "reference"] if "source" in tidy else tidy
+    for _, c in claims.iterrows():
+        by = c.get("by") or "scenario"
+        printed = float(c["value"])
+        tol = half_ulp(c["value"])
+        base = {"kind": "ratio vs raw", "variant": c.get("variant", ""), "scenario": f"{c['numerator']} / {c['denominator']}",
+                "tool": c["tool"], "metric": c["metric"], "published": c.get("printed") or c["value"],
+                "where": f"{c.get('file', '')} line {c.get('line', '')}".strip()}
+
+        def means(side: str, metric: str, test: str | None, direction: str | None) -> pd.Series:
+            sel = (t[by] == c[side]) & (t["tool"] == c["tool"]) & (t["metric"] == metric)
+            if c.get("variant"):
+                sel &= t["variant"] == c["variant"]
+            if test:
+                sel &= t["test"] == test
+            if direction:
+                sel &= t["direction"] == direction
+            return t[sel].groupby(["test", "direction"])["value"].mean()
+
+        num = means("numerator", c["metric"], c.get("test"), c.get("direction"))
+        den = means("denominator", c["metric"], c.get("test"), c.get("direction"))
+        common = num.index.intersection(den.index)
+        if not len(common) or (den[common] == 0).all():
+            rows.append({**base, "raw": "", "status": "no raw output", "detail": "no raw runs on one side of the ratio"})
+            continue
+        key = common[0]
+        raw = num[key] / den[key]
+        # the printed ratio has few digits: allow its rounding plus the raw figures' own printed precision
+        rel = 2 * 5e-4 + 1e-12
+        ok = abs(raw - printed) <= tol + rel * abs(raw)
+        detail = f"raw {c['numerator']} / {c['denominator']} = {raw:.6g}"
+        status = "agrees" if ok else "disagrees"
+        if not ok:
+            detail += f" ({(printed - raw) / raw:+.1%})"
+            alternatives = []
+            metrics = sorted(_siblings(c["metric"]) & set(t[t["tool"] == c["tool"]]["metric"]))
+            for m_num in metrics:
+                for m_den in metrics:
+                    n_all = means("numerator", m_num, None, None)
+                    d_all = means("denominator", m_den, None, None)
+                    for kn, vn in n_all.items():
+                        for kd, vd in d_all.items():
+                            if vd and abs(vn / vd - printed) <= tol + rel * abs(vn / vd):
+                                alternatives.append(
+                                    f"{m_num} {' '.join(kn)} / {m_den} {' '.join(kd)} = {vn / vd:.6g}")
+            detail += ("; the printed figure is " + "; ".join(sorted(set(alternatives)))) if alternatives else (
+                "; no pairing of the raw figures gives the printed value")
+        rows.append({**base, "raw": f"{raw:.6g}", "status": status, "detail": detail})
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def compare_claims(claims: pd.DataFrame, tidy: pd.DataFrame, failed: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -166,6 +256,7 @@ def compare_claims(claims: pd.DataFrame, tidy: pd.DataFrame, failed: pd.DataFram
         detail = f"published {_fmt(c['si'], c['si_unit'])} vs raw {_fmt(cands[0]['value'], c['si_unit'])} ({diff:+.1%})"
         if elsewhere:
             detail += f"; the published figure is {', '.join(elsewhere)}'s raw value"
+        detail += _same_figure_elsewhere(c, tidy)
         for _, imp in implied[(implied["variant"] == c["variant"]) & (implied["metric"] == c["metric"])
                               & (implied["tool"] == c["tool"])].iterrows():
             if _agree(c["si"], c["tol"], imp["_expected"], imp["_tol"]):
@@ -287,8 +378,11 @@ def discrepancies(processed_dir: Path | str, raw_dir: Path | str, published: Ite
     failed_path = processed_dir / "failed_runs.csv"
     failed = pd.read_csv(failed_path, dtype=str) if failed_path.exists() else None
     paths = sorted((raw_dir / "published").glob("*.csv")) if published is None else [Path(p) for p in published]
+    ratio_paths = [p for p in paths if Path(p).name.startswith("ratios")]
+    paths = [p for p in paths if p not in ratio_paths]
     parts = [
         compare_claims(load_claims(paths), tidy, failed) if paths else pd.DataFrame(columns=COLUMNS),
+        compare_ratio_claims(load_ratio_claims(ratio_paths), tidy) if ratio_paths else pd.DataFrame(columns=COLUMNS),
         consistency_checks(tidy),
         provenance_checks(raw_dir),
     ]

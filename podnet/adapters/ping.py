@@ -38,6 +38,9 @@ _RTT = re.compile(
     r"(?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+)/(?P<mdev>[\d.]+) ?(?P<unit>ms|us|s)",
     re.M,
 )
+# the one figure left when people pipe ping through an averaging script
+# (seed 001: `ping X | head -n 20 | gawk '/time/ {...} END {print sum/count "ms"}'` prints `0.747789ms`)
+_AVERAGE_ONLY = re.compile(r"^\s*(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|us|s)\s*$", re.M)
 _PIPE = re.compile(r"\bpipe (\d+)")
 _IPG = re.compile(r"ipg/ewma ([\d.]+)/([\d.]+) ms")
 _TIME = re.compile(r"packet loss, time (\d+)ms")
@@ -127,6 +130,15 @@ class PingAdapter(Adapter):
 
     def _parse_replies(self, text: str, result: ParseResult) -> None:
         rtts = [float(m["time"]) * _SCALE[m["unit"]] for m in _REPLY.finditer(text)]
+        averages = list(_AVERAGE_ONLY.finditer(text))
+        if not rtts and len(averages) == 1 and re.search(r"\bping\b.*\|", text):
+            m = averages[0]
+            result.info["summary"] = (
+                "only a mean RTT printed by a pipeline after ping (e.g. ping | head | gawk); "
+                "number of replies, loss and spread unknown"
+            )
+            result.measurements.append(Measurement("rtt_avg", float(m["value"]) * _SCALE[m["unit"]], "s"))
+            return
         if not rtts:
             raise ParseError(
                 "expected ping reply lines ('64 bytes from ...: icmp_seq=1 ttl=64 time=0.2 ms') "

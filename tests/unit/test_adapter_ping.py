@@ -61,3 +61,10 @@ def test_invocation():
     inv = ping.invocation({"flood": True, "count": 1000}, "10.1.2.3")
     assert inv.client[:4] == ["ping", "-n", "-c", "1000"] and "-A" in inv.client and inv.client[-1] == "10.1.2.3"
     assert inv.test == "flood" and inv.server is None
+
+
+def test_mean_printed_by_a_pipeline_after_ping():
+    text = (FIXTURES.parent.parent / "raw/seed-cni-1gbe/neutron/ping-avg.txt").read_text()
+    assert metrics(text) == {"rtt_avg": pytest.approx(0.747789e-3, rel=1e-12)}
+    with pytest.raises(ParseError):  # a bare number without the ping pipeline is not ping output
+        ping.parse("0.747789ms\n")

@@ -33,6 +33,25 @@ def launch_todo():
     return todo_signature(from_mapping(LAUNCH_CONFIG))
 
 
+def code_version(*packages):
+    """sha256 of the source of podnet modules/packages: a rule's params carry it, so
+    a changed parser, statistic or figure re-runs what it produced (rerun trigger: params).
+    """
+    import hashlib
+    from pathlib import Path
+
+    import podnet
+
+    root = Path(podnet.__file__).parent
+    h = hashlib.sha256()
+    for name in packages:
+        p = root / name
+        for f in sorted(p.rglob("*.py")) if p.is_dir() else [p]:
+            h.update(f.relative_to(root).as_posix().encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
 @lru_cache(maxsize=4)
 def _listing(stamp):
     return shard_files(RAW, SHARDS)

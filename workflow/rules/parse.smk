@@ -16,6 +16,7 @@ rule parse_shard:
     conda:
         "../../envs/podnet.yaml"
     params:
+        code=code_version("adapters", "parse.py", "raw.py", "tidy.py", "units.py"),
         raw_dir=RAW,
         experiment=EXP,
     script:

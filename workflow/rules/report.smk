@@ -16,7 +16,9 @@ rule notebook:
     conda:
         "../../envs/podnet.yaml"
     params:
+        code=code_version("report.py", "seeds.py"),
         experiment=EXP,
+        raw_dir=RAW,
         processed_dir=lambda w, input: os.path.dirname(input.tidy),
         figures_dir=lambda w, input: os.path.join(
             os.path.dirname(input.tidy), "figures"

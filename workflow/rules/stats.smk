@@ -16,6 +16,7 @@ rule stats:
     conda:
         "../../envs/podnet.yaml"
     params:
+        code=code_version("stats"),
         settings=STATS,
     script:
         "../scripts/stats.py"

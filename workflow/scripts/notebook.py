@@ -16,6 +16,7 @@ papermill.execute_notebook(
         # absolute, so the notebook also runs where nbval or JupyterLab start it
         "processed_dir": os.path.abspath(sm.params.processed_dir),
         "figures_dir": os.path.abspath(sm.params.figures_dir),
+        "raw_dir": os.path.abspath(sm.params.raw_dir),
     },
     kernel_name="python3",
     cwd=os.getcwd(),
