@@ -22,8 +22,9 @@ from podnet.units import rate_to_bps
 # [  5]   0.00-100.00 sec  42.8 GBytes  3.67 Gbits/sec  12742   sender
 # [SUM][TX-C]   0.00-2.00   sec  2.42 GBytes  10.4 Gbits/sec    3   sender
 # [  5]   0.00-2.00   sec  2.41 MBytes  10.1 Mbits/sec  0.009 ms  0/77 (0%)  receiver
+# an optional prefix without '[' is what `--timestamps[=FORMAT]` puts before every line
 _LINE = re.compile(
-    r"^\[\s*(?P<id>\d+|SUM)\](?:\[(?P<role>[TR]X-[CS])\])?\s+"
+    r"^[^\[\n]*\[\s*(?P<id>\d+|SUM)\](?:\[(?P<role>[TR]X-[CS])\])?\s+"
     r"(?P<start>[\d.]+)\s*-\s*(?P<end>[\d.]+)\s+sec\s+"
     r"(?P<xfer>[\d.]+)\s*(?P<xunit>[KMGT]?Bytes)\s+"
     r"(?P<rate>[\d.]+)\s*(?P<runit>[KMGT]?bits/sec)"
@@ -68,7 +69,7 @@ class Iperf3Adapter(Adapter):
             return 0.9
         if _LINE.search(text) and re.search(r"\b(sender|receiver)\s*$", text, re.M):
             return 0.95
-        if re.search(r"^\[ ID\](\[Role\])?\s+Interval\s+Transfer\s+Bitrate", text, re.M):
+        if re.search(r"^[^\[\n]*\[ ID\](\[Role\])?\s+Interval\s+Transfer\s+Bitrate", text, re.M):
             return 0.9
         return 0.0
 

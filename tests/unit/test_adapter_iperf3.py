@@ -120,3 +120,12 @@ def test_invocation_is_argv_with_json():
     assert (inv.direction, inv.streams) == ("reverse", 4)
     udp = iperf3.invocation({"protocol": "udp", "length": 16, "bandwidth": "100M"}, "10.0.0.2")
     assert udp.client[udp.client.index("-l") + 1] == "16" and "-u" in udp.client
+
+
+def test_timestamped_lines_and_udp_variants():
+    m = metrics(iperf3.parse((FIXTURES / "iperf3/tcp-timestamps.txt").read_text()))
+    assert m["throughput"] == pytest.approx(22.0e9) and m["sender_throughput"] == pytest.approx(22.1e9)
+    p2 = iperf3.parse((FIXTURES / "iperf3/udp-p2.txt").read_text())
+    assert p2.streams == 2 and p2.protocol == "udp"
+    bidir = iperf3.parse((FIXTURES / "iperf3/udp-bidir.json").read_text())
+    assert {m.direction for m in bidir.measurements if m.metric == "throughput"} == {"bidir-forward", "bidir-reverse"}
