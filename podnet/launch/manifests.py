@@ -37,12 +37,14 @@ daemon off;
 worker_processes auto;
 pid /tmp/nginx.pid;
 error_log stderr warn;
-events {{ worker_connections 4096; }}
+events {{ worker_connections 1024; }}
 http {{
   access_log off;
   client_body_temp_path /tmp/nginx-body;
   proxy_temp_path /tmp/nginx-proxy;
   fastcgi_temp_path /tmp/nginx-fastcgi;
+  uwsgi_temp_path /tmp/nginx-uwsgi;
+  scgi_temp_path /tmp/nginx-scgi;
   keepalive_requests 1000000;
   default_type text/plain;
   server {{
