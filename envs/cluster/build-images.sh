@@ -12,7 +12,7 @@ IMG_CACHE="$CACHE_DIR/images"
 mkdir -p "$IMG_CACHE"
 # Bump when the way an image is built changes (the cache key is a hash of the recipe:
 # this version, the package list / pause source, the suite and the entrypoint).
-RECIPE_VERSION=2
+RECIPE_VERSION=3
 SUITE=bookworm
 
 mirror() {
@@ -85,7 +85,9 @@ if [[ ! -s $TOOLS_TAR ]]; then
     rm -rf "$r"/usr/share/doc/* "$r"/usr/share/man/* "$r"/usr/share/info/* "$r"/usr/share/locale/* \
         "$r"/var/cache/apt/*.bin "$r"/var/cache/apt/archives/*.deb "$r"/var/lib/apt/lists/* \
         "$r"/var/log/*.log "$r"/var/cache/debconf/*-old "$r"/debootstrap
-    # nginx is started by the tests themselves (nginx -g 'daemon off;'); keep its default site
+    # nginx creates its compiled-in temp dirs at start even when the config moves them: have them
+    # in the image so nginx also starts with a read-only root filesystem
+    mkdir -p "$r"/var/lib/nginx/{body,fastcgi,proxy,scgi,uwsgi}
     echo "podnet-tools $tools_hash" >"$r/etc/podnet-image"
     pack_oci "$r" podnet-tools "$tools_hash" "$TOOLS_TAR" sleep infinity
     cleanup_tools

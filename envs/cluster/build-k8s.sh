@@ -30,7 +30,7 @@ staging="v0.${BASH_REMATCH[1]}.${BASH_REMATCH[2]}"
 work="$CACHE_DIR/k8s/$K8S_VERSION/module"
 mkdir -p "$work"
 export GOFLAGS="${GOFLAGS:--buildvcs=false}" CGO_ENABLED=0 GOTOOLCHAIN=local
-log "building kubernetes $K8S_VERSION from the Go module proxy (cold build: ~8 min on 2 cores; log: $work/build.log)"
+log "building kubernetes $K8S_VERSION from the Go module proxy (cold: ~15 min on 2 cores; log: $work/build.log)"
 
 kmod=$("$GO" mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
 [[ -f $kmod ]] || die "could not download k8s.io/kubernetes@$K8S_VERSION from the Go module proxy"
@@ -63,12 +63,13 @@ for c in "${CMDS[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
 tmpbin="$work/bin.tmp"
 rm -rf "$tmpbin"
 mkdir -p "$tmpbin"
+minor=${K8S_VERSION#v1.}
+minor=${minor%%.*}
 ld="-s -w"
-for kv in "gitVersion=$K8S_VERSION" "gitMajor=1" "gitMinor=${K8S_VERSION#v1.}" "gitTreeState=clean" \
+for kv in "gitVersion=$K8S_VERSION" "gitMajor=1" "gitMinor=$minor" "gitTreeState=clean" \
     "buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"; do
     ld+=" -X k8s.io/component-base/version.$kv -X k8s.io/client-go/pkg/version.$kv"
 done
-ld="${ld//gitMinor=${K8S_VERSION#v1.}/gitMinor=${BASH_REMATCH[1]}}"
 "$GO" build -trimpath -ldflags "$ld" -o "$tmpbin/" "${pkgs[@]}" >>"$work/build.log" 2>&1 || {
     tail -20 "$work/build.log"
     die "go build failed (see $work/build.log)"

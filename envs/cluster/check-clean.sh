@@ -44,7 +44,8 @@ done
 # state directories and files the runtimes write to global places
 for d in "$RUN_DIR" "$LIB_DIR"; do [[ -e $d ]] && bad "directory $d"; done
 if [[ -f $STATE_DIR/baseline.paths ]]; then
-    for d in /run/containerd /var/lib/cni /var/log/containers /var/log/pods; do
+    for d in "${GLOBAL_PATHS[@]}"; do
+        [[ $d == /run/netns ]] && continue
         [[ -e $d ]] && ! grep -qx "$d" "$STATE_DIR/baseline.paths" && bad "$d exists (not there before cluster-up)"
     done
 fi

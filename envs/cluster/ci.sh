@@ -3,10 +3,12 @@
 # tests (pytest -m cluster tests/integration) against it; always take it down at the end, even
 # when a test or a bring-up fails, and verify that nothing was left behind (check-clean.sh).
 #   CLUSTER_CI_MATRIX="bridge:2 vxlan:3"  (CNI:NODES pairs; default)
+#   CLUSTER_CI_TESTS="tests/integration"  (pytest paths; default)
 # Exit status: non-zero if any bring-up, test, teardown or cleanliness check failed.
 set -o nounset -o pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 MATRIX=${CLUSTER_CI_MATRIX:-bridge:2 vxlan:3}
+read -r -a TESTS <<<"${CLUSTER_CI_TESTS:-tests/integration}"
 PY=${CLUSTER_PYTHON:-.venv/bin/python}
 [[ -x $PY ]] || PY=python3
 rc=0
@@ -35,5 +37,5 @@ for cfg in $MATRIX; do
         continue
     fi
     echo "== cluster-ci: integration tests CNI=$cni NODES=$nodes"
-    PODNET_REQUIRE_CLUSTER=1 "$PY" -m pytest -p no:cacheprovider -m cluster tests/integration -v || rc=1
+    PODNET_REQUIRE_CLUSTER=1 "$PY" -m pytest -p no:cacheprovider -m cluster "${TESTS[@]}" -v || rc=1
 done

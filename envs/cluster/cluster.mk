@@ -41,5 +41,6 @@ cluster-check-clean:
 
 # CI: up, integration tests, down (always) and check-clean, for each CNI:NODES in CLUSTER_CI_MATRIX
 CLUSTER_CI_MATRIX ?= bridge:2 vxlan:3
+CLUSTER_CI_TESTS ?= tests/integration
 cluster-ci:
-	@CLUSTER_CI_MATRIX='$(CLUSTER_CI_MATRIX)' CLUSTER_PYTHON='$(CLUSTER_PYTHON)' LINK_RATE='$(LINK_RATE)' ZONES='$(ZONES)' POOLS='$(POOLS)' K8S_VERSION='$(K8S_VERSION)' bash envs/cluster/ci.sh
+	@CLUSTER_CI_MATRIX='$(CLUSTER_CI_MATRIX)' CLUSTER_CI_TESTS='$(CLUSTER_CI_TESTS)' CLUSTER_PYTHON='$(CLUSTER_PYTHON)' LINK_RATE='$(LINK_RATE)' ZONES='$(ZONES)' POOLS='$(POOLS)' K8S_VERSION='$(K8S_VERSION)' bash envs/cluster/ci.sh

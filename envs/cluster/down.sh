@@ -9,6 +9,7 @@ source "$CLUSTER_DIR/net.sh"
 KEEP_BASELINE=0
 [[ ${1:-} == --keep-baseline ]] && KEEP_BASELINE=1
 need_root cluster-down
+cluster_lock
 set +o errexit # teardown goes on past individual failures
 
 BASE="$LIB_DIR/baseline"
@@ -47,8 +48,7 @@ recorded() {
 
 # pids of processes in the cluster's cgroups (containers, pause processes)
 cgroup_pids() {
-    cat /sys/fs/cgroup/*/podnet/cgroup.procs /sys/fs/cgroup/*/podnet/*/cgroup.procs \
-        $(find /sys/fs/cgroup/*/podnet -mindepth 2 -name cgroup.procs 2>/dev/null) 2>/dev/null | sort -un
+    find /sys/fs/cgroup/*/podnet -name cgroup.procs -exec cat {} + 2>/dev/null | sort -un
 }
 
 # pids of processes whose command line names the cluster's state paths (shims, stale daemons)
@@ -156,8 +156,9 @@ if [[ -f $BASE/complete ]]; then
             grep -qx "$(basename "$s")" "$BASE/shim-sockets" || rm -f "$s"
         done
     fi
-    had /var/lib/cni || rm -rf /var/lib/cni
-    for d in /var/log/containers /var/log/pods; do had "$d" || rm -rf "$d"; done
+    for d in /var/lib/cni /var/lib/kubelet /var/lib/kubelet/device-plugins /var/log/containers /var/log/pods; do
+        had "$d" || rm -rf "$d"
+    done
 fi
 rm -f /var/lib/cni/results/podnet-* 2>/dev/null
 if [[ -d /var/log/containers ]]; then
@@ -183,5 +184,5 @@ else
     rm -rf --one-file-system "$LIB_DIR"
 fi
 rm -f "$STATE_DIR/kubeconfig" "$STATE_DIR/info.json" "$STATE_DIR/image" "$STATE_DIR/kubectl"
-rm -rf "$STATE_DIR/bin"
+rm -rf "${STATE_DIR:?}/bin"
 log "cluster-down done"

@@ -43,6 +43,12 @@ VXLAN_ID=1
 VXLAN_PORT=8472
 VXLAN_MTU=1450
 
+# Global paths the runtimes write to whatever their configuration (containerd 1.6 shim sockets,
+# libcni's cache, kubelet's device-plugin socket and container log links). cluster-up records which
+# existed before; cluster-down removes the ones that did not.
+GLOBAL_PATHS=(/run/netns /run/containerd /run/containerd/s /var/lib/cni /var/lib/kubelet
+    /var/lib/kubelet/device-plugins /var/log/containers /var/log/pods)
+
 node_name() { echo "${NAME_PREFIX}-node-$1"; }
 node_ns() { node_name "$1"; }
 node_ip() { echo "$FABRIC_NET.$((10 + $1))"; }
@@ -93,10 +99,11 @@ start_daemon() {
     shift 2
     mkdir -p "$RUN_DIR/pids" "$LOG_DIR"
     local logf="$LOG_DIR/$name.log"
+    # 9>&-: daemons must not inherit the cluster lock (cluster_lock)
     if [[ $ns == - ]]; then
-        setsid "$@" >>"$logf" 2>&1 </dev/null &
+        setsid "$@" >>"$logf" 2>&1 </dev/null 9>&- &
     else
-        setsid nsenter --net="/run/netns/$ns" -- "$@" >>"$logf" 2>&1 </dev/null &
+        setsid nsenter --net="/run/netns/$ns" -- "$@" >>"$logf" 2>&1 </dev/null 9>&- &
     fi
     local pid=$!
     echo "$pid" >"$RUN_DIR/pids/$name.pid"
@@ -153,4 +160,16 @@ sysctl_diff() {
         [[ -e $path ]] && [[ $(stat -c %A "$path") != *w* ]] && continue
         printf '%s\t%s\t%s\n' "$key" "${cur[$key]}" "${old[$key]}"
     done | sort
+}
+
+# One cluster-up/cluster-down at a time on this machine (the lock file lives in the build cache).
+cluster_lock() {
+    [[ ${PODNET_CLUSTER_LOCKED:-0} == 1 ]] && return 0
+    mkdir -p "$CACHE_DIR"
+    exec 9>"$CACHE_DIR/cluster.lock"
+    if ! flock -n 9; then
+        log "waiting for another cluster-up/cluster-down on this machine to finish"
+        flock -w 3600 9 || die "timed out waiting for $CACHE_DIR/cluster.lock"
+    fi
+    export PODNET_CLUSTER_LOCKED=1
 }

@@ -6,6 +6,7 @@ source "$CLUSTER_DIR/net.sh"
 source "$CLUSTER_DIR/pki.sh"
 
 need_root cluster-up
+cluster_lock
 
 # ---- settings ------------------------------------------------------------------------------
 [[ $NODES =~ ^[0-9]+$ ]] && ((NODES >= 1 && NODES <= 20)) || die "NODES must be 1..20 (got '$NODES')"
@@ -68,7 +69,7 @@ record_baseline() {
     sysctl -a 2>/dev/null | sort >"$b/sysctl"
     local d
     : >"$b/paths"
-    for d in /run/netns /run/containerd /run/containerd/s /var/lib/cni /var/log/containers /var/log/pods; do
+    for d in "${GLOBAL_PATHS[@]}"; do
         [[ -e $d ]] && echo "$d" >>"$b/paths"
     done
     ls -1 /run/containerd/s 2>/dev/null >"$b/shim-sockets" || true
@@ -354,8 +355,18 @@ EOF
 mkdir -p "$STATE_DIR" "$LOG_DIR"
 log "cluster-up: NODES=$NODES CNI=$CNI LINK_RATE=${LINK_RATE:-unshaped} K8S_VERSION=$K8S_VERSION ZONES=$ZONES POOLS=$POOLS"
 ensure_packages
-bash "$CLUSTER_DIR/build-k8s.sh"
-eval "$(bash "$CLUSTER_DIR/build-images.sh")"
+# images (debootstrap: mostly network and dpkg) build while Go compiles
+images_env="$STATE_DIR/.images.env"
+rm -f "$images_env"
+bash "$CLUSTER_DIR/build-images.sh" >"$images_env" &
+images_pid=$!
+bash "$CLUSTER_DIR/build-k8s.sh" || {
+    wait "$images_pid"
+    exit 1
+}
+wait "$images_pid" || die "building the images failed"
+eval "$(cat "$images_env")"
+rm -f "$images_env"
 
 if cluster_healthy; then
     log "cluster already up with these settings; nothing to do"
