@@ -1,6 +1,8 @@
 # podnet — two commands on a fresh machine:
-#   make run    set up, run the main job, publish figures under processed/
-#   make test   set up, pass every test
+#   make run    set up, start the embedded cluster, run the main experiment (config/config.yaml)
+#               and the seed examples, publish figures under processed/
+#   make test   set up, pass every test (the cluster tests bring the embedded cluster up and
+#               take it down again, also on failure)
 # Both install what they need first (idempotent); see README.md.
 
 SHELL := /bin/bash
@@ -9,7 +11,8 @@ VENV_STAMP := .venv/.podnet-installed
 EXAMPLES := seed-raven seed-cni-1gbe seed-qperf seed-cni-report
 CORES ?= 2
 
-.PHONY: setup apt run examples test unit pipeline-test nbval lint fmt clean-processed cleanup
+.PHONY: setup run main examples test unit pipeline-test nbval integration lint fmt clean-processed cleanup
+RUN_NODES ?= 3 cleanup
 
 include envs/cluster/cluster.mk
 
@@ -24,7 +27,12 @@ $(VENV_STAMP): envs/requirements.lock pyproject.toml
 	@touch $@
 
 # ---- main job ------------------------------------------------------------------------
-run: setup examples
+run: setup main examples
+
+# the main experiment on the embedded cluster (3 nodes: two in zone-a/pool-a, one in zone-b/pool-b)
+main: setup
+	$(MAKE) cluster-up NODES=$(RUN_NODES)
+	.venv/bin/snakemake --cores $(CORES) --configfile config/config.yaml
 
 examples: setup
 	@for ex in $(EXAMPLES); do \
@@ -33,7 +41,7 @@ examples: setup
 	done
 
 # ---- tests ---------------------------------------------------------------------------
-test: setup lint unit pipeline-test nbval
+test: setup lint unit pipeline-test nbval integration
 
 unit: setup
 	.venv/bin/pytest -q tests/unit
@@ -46,6 +54,10 @@ pipeline-test: setup
 nbval: setup
 	.venv/bin/pytest -q --nbval --nbval-sanitize-with tests/nbval-sanitize.cfg -p no:cacheprovider \
 	  $(foreach ex,$(EXAMPLES),processed/$(ex)/notebooks/*.ipynb)
+
+# embedded cluster: up, integration tests (cluster datapath, launcher, quick experiment), down
+# (always) and a check that nothing was left behind, per CNI:NODES in CLUSTER_CI_MATRIX
+integration: setup cluster-ci
 
 lint: setup
 	@for ex in $(EXAMPLES); do .venv/bin/snakemake --lint --configfile config/examples/$$ex.yaml >/dev/null || { .venv/bin/snakemake --lint --configfile config/examples/$$ex.yaml; exit 1; }; done
