@@ -843,7 +843,7 @@ def _renamed(pod: Any, name: str) -> Any:
 
 
 def _headline(res: Any) -> str:
-    for metric in ("throughput", "rtt_avg", "requests_per_second", "transaction_rate", "latency_mean", "pps"):
+    for metric in ("throughput", "rtt_avg", "requests_per_second", "transaction_rate", "latency_mean", "latency", "pps"):
         for m in res.measurements:
             if m.metric == metric:
                 if m.unit == "bit/s":
