@@ -96,7 +96,8 @@ def _facet_label(row: pd.Series) -> str:
     if str(row.get("direction", "")) not in ("", "nan", "roundtrip", "forward"):
         parts.append(str(row["direction"]))
     if "streams" in row and not pd.isna(row["streams"]) and int(row["streams"]) > 1:
-        parts.append(f"P{int(row['streams'])}")
+        # parallel streams (iperf -P) or concurrent connections (ab -c, wrk -c)
+        parts.append(f"{'c' if row['protocol'] == 'http' else 'P'}{int(row['streams'])}")
     return " ".join(parts) + f" — {row['metric']}"
 
 
@@ -144,7 +145,7 @@ def bars_with_ci(rows: pd.DataFrame, title: str, source: str = "measured") -> pl
                     fmt="none", ecolor="black", capsize=3, lw=1,
                 )
             for y, m in zip(ys, means):
-                ax.annotate(f"{m:.3g}", (m, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
+                ax.annotate(f"{m:,.0f}" if abs(m) >= 1000 else f"{m:.3g}", (m, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
         spread = sub["mean"].abs().replace(0, np.nan).dropna()
         if len(spread) and spread.max() / spread.min() > 50:
             ax.set_xscale("log")
