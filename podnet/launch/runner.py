@@ -170,24 +170,30 @@ def offline_variant(cfg: LaunchConfig) -> str | None:
     return None
 
 
-def todo_signature(cfg: LaunchConfig) -> str:
-    """Changes whenever the launch has something to do (used as a Snakemake param, filesystem only).
+def launch_complete(cfg: LaunchConfig) -> bool | None:
+    """Whether raw/ holds every fixed-round run (done or out of attempts); None if the variant is unknown offline.
 
-    ``complete`` when every fixed-round run is done (or out of attempts) and
-    adaptive sampling is off; otherwise a hash of what is missing / of the
-    current counts, so a re-run of the pipeline re-runs the launch.
+    Filesystem only. Adaptive rounds are not judged here: a launch only ends once
+    no case needs more, so a finished adaptive launch is complete by construction.
     """
-    import hashlib
-
     variant = offline_variant(cfg)
     if variant is None:
-        return "unknown-variant"
-    states = scan(cfg.raw_dir, variant, cfg.cases)
-    pend = pending_runs(cfg, variant, states)
-    if not pend and not cfg.adaptive:
-        return "complete"
-    state = sorted((k, sorted(v.ok_repeats())) for k, v in states.items()) if cfg.adaptive else sorted(pend.items())
-    return hashlib.sha256(json.dumps([variant, state], default=str).encode()).hexdigest()[:16]
+        return None
+    return not pending_runs(cfg, variant)
+
+
+def invalidate_stale_manifest(cfg: LaunchConfig, manifest: str | Path) -> bool:
+    """Remove the launch checkpoint's manifest when raw/ lacks runs, so Snakemake launches them.
+
+    The manifest marks "raw/ is complete for this config"; once runs are missing
+    (never run, deleted, or failed and still retryable) it is stale. Returns True if removed.
+    """
+    m = Path(manifest)
+    if m.exists() and launch_complete(cfg) is False:
+        m.unlink()
+        log.info("%s: runs are missing in %s, the launch will run again", m, cfg.raw_dir)
+        return True
+    return False
 
 
 # ---- the launch ---------------------------------------------------------------------------------------------

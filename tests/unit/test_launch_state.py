@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 from podnet.launch.config import from_mapping
-from podnet.launch.runner import pending_runs, todo_signature
+from podnet.launch.runner import invalidate_stale_manifest, launch_complete, pending_runs
 from podnet.launch.state import missing_repeats, raw_path, scan_case
 from podnet.raw import write_raw
 
@@ -59,13 +59,16 @@ def test_pending_and_todo_signature(tmp_path):
     cfg = make(tmp_path)
     pend = pending_runs(cfg, "bridge")
     assert pend == {("pp", "iperf3", "tcp"): [1, 2, 3], ("pp", "ping", "plain"): [1, 2, 3]}
-    sig = todo_signature(cfg)
-    assert sig not in ("complete", "unknown-variant")
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text("{}")
+    assert launch_complete(cfg) is False
+    assert invalidate_stale_manifest(cfg, manifest) and not manifest.exists()
     for case in cfg.cases:
         for r in (1, 2, 3):
             write_raw(raw_path(cfg.raw_dir, "bridge", case, r, 1, "txt"), "x", {"variant": "bridge", "scenario": "pp", "status": "ok"})
     assert pending_runs(cfg, "bridge") == {}
-    assert todo_signature(cfg) == "complete"
+    manifest.write_text("{}")
+    assert launch_complete(cfg) is True and not invalidate_stale_manifest(cfg, manifest) and manifest.exists()
     # another variant is a different set of runs
     assert pending_runs(cfg, "vxlan")[("pp", "ping", "plain")] == [1, 2, 3]
 

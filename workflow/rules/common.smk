@@ -23,14 +23,15 @@ LAUNCH_CONFIG = {
 }
 
 
-def launch_todo():
-    """What the launch still has to do, from raw/ alone ('complete' when nothing)."""
-    if "launch" not in config:
-        return "no-launch"
-    from podnet.launch.config import from_mapping
-    from podnet.launch.runner import todo_signature
+LAUNCH_MANIFEST = f"{OUT}/launch/manifest.json"
 
-    return todo_signature(from_mapping(LAUNCH_CONFIG))
+if "launch" in config:
+    # the launch checkpoint's manifest means "raw/ is complete": when runs are missing (never run,
+    # deleted, failed and retryable) it is stale, and removing it makes Snakemake launch them
+    from podnet.launch.config import from_mapping as _launch_config
+    from podnet.launch.runner import invalidate_stale_manifest
+
+    invalidate_stale_manifest(_launch_config(LAUNCH_CONFIG), LAUNCH_MANIFEST)
 
 
 def code_version(*packages):
