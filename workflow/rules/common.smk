@@ -83,4 +83,6 @@ def final_outputs():
         f"{OUT}/summary.csv",
         f"{OUT}/ratios.csv",
     ]
-    return tables + [f"{OUT}/notebooks/{nb}.ipynb" for nb in NOTEBOOKS]
+    # with a launch section, its manifest too: a removed (stale) manifest then re-runs the launch
+    launch = [LAUNCH_MANIFEST] if "launch" in config else []
+    return tables + [f"{OUT}/notebooks/{nb}.ipynb" for nb in NOTEBOOKS] + launch
