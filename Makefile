@@ -12,7 +12,7 @@ EXAMPLES := seed-raven seed-cni-1gbe seed-qperf seed-cni-report
 CORES ?= 2
 
 .PHONY: setup run main examples test unit pipeline-test nbval integration lint fmt clean-processed cleanup
-RUN_NODES ?= 3 cleanup
+RUN_NODES ?= 3
 
 include envs/cluster/cluster.mk
 
