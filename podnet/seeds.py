@@ -28,6 +28,7 @@ import pandas as pd
 from podnet import adapters
 from podnet.adapters.base import ParseError
 from podnet.adapters.reference import to_si
+from podnet.parse import read_text
 from podnet.raw import SidecarError, find_raw_files, read_sidecar
 
 #: columns of the tables this module returns
@@ -111,8 +112,8 @@ def _raw_candidates(tidy: pd.DataFrame, failed: pd.DataFrame | None, claim: pd.S
             path = Path(str(f["raw_path"]))
             try:
                 meta = read_sidecar(path)
-                text = path.read_text(encoding="utf-8")
-            except (SidecarError, OSError):
+                text = read_text(path)
+            except (SidecarError, ParseError, OSError):
                 continue
             if meta.get("variant") != claim["variant"] or meta.get("tool", f.get("tool")) != claim["tool"]:
                 continue
@@ -317,7 +318,7 @@ def _infos(raw_dir: Path) -> list[tuple[Path, dict, Any]]:
     for f in find_raw_files(raw_dir):
         try:
             meta = read_sidecar(f)
-            text = f.read_text(encoding="utf-8")
+            text = read_text(f)
             adapter = adapters.get(meta["tool"]) if meta.get("tool") else adapters.detect(text)
             res = adapter.parse(text)
         except (SidecarError, ParseError, KeyError, OSError, UnicodeDecodeError):
