@@ -134,7 +134,7 @@ class NetperfAdapter(Adapter):
     name = "netperf"
     binary = "netperf"
     defaults = {"test": "TCP_RR", "duration": 10, "port": 12865, "request_size": 1, "response_size": 1,
-                "message_size": None, "cpu": False}
+                "message_size": None, "cpu": False, "data_port": None}
 
     def sniff(self, text: str) -> float:
         if re.search(r"^(MIGRATED )?(TCP|UDP|SCTP|SDP|OMNI|DLCO|DLCL|STREAM|DG)\b[^\n]* TEST\b", text, re.M) and (
@@ -423,9 +423,14 @@ class NetperfAdapter(Adapter):
         port = int(p["port"])
         duration = float(p["duration"])
         client = ["netperf", "-H", target, "-p", str(port), "-t", test, "-l", str(int(duration) if duration.is_integer() else duration)]
+        # -j: keep the per-transaction timings the *_LATENCY percentile selectors report
+        client.append("-j")
         if p.get("cpu"):
             client += ["-c", "-C"]
         client.append("--")
+        if p.get("data_port"):
+            # a fixed remote data port (netperf picks a random one), for firewalls and port-mapped paths
+            client += ["-P", f",{int(p['data_port'])}"]
         if test.endswith(("_RR", "_CRR")):
             client += ["-r", f"{int(p['request_size'])},{int(p['response_size'])}"]
         elif p.get("message_size"):

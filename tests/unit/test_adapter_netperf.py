@@ -96,8 +96,10 @@ def test_errors():
 def test_invocation_uses_keyval_with_percentiles():
     inv = netperf.invocation({"test": "TCP_RR", "duration": 60, "request_size": 1024, "response_size": 1024}, "10.0.0.7")
     assert inv.client[:9] == ["netperf", "-H", "10.0.0.7", "-p", "12865", "-t", "TCP_RR", "-l", "60"]
-    assert inv.client[9:12] == ["--", "-r", "1024,1024"] and inv.client[12] == "-k"
-    assert "P99_LATENCY" in inv.client[13] and "MEAN_LATENCY" in inv.client[13]
+    assert inv.client[9:13] == ["-j", "--", "-r", "1024,1024"] and inv.client[13] == "-k"
+    assert "P99_LATENCY" in inv.client[14] and "MEAN_LATENCY" in inv.client[14]
+    fixed = netperf.invocation({"test": "TCP_STREAM", "data_port": 15866}, "10.0.0.7")
+    assert fixed.client[fixed.client.index("-P") + 1] == ",15866" and fixed.client.index("-P") > fixed.client.index("--")
     assert inv.server == ["netserver", "-D", "-p", "12865"] and inv.direction == "roundtrip"
     with pytest.raises(Exception):
         netperf.invocation({"test": "SCTP_STREAM"}, "h")
