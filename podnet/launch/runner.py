@@ -101,12 +101,8 @@ def now_iso() -> str:
 
 # ---- signals --------------------------------------------------------------------------------------
 @contextlib.contextmanager
-def _interruptible() -> Iterator[None]:
-    """SIGTERM behaves like Ctrl-C (raises :class:`Interrupted`) while the block runs."""
-
-    def handler(signum: int, frame: Any) -> None:  # noqa: ARG001
-        raise Interrupted(signal.Signals(signum).name)
-
+def _signal_handlers(handler: Any) -> Iterator[None]:
+    """SIGINT and SIGTERM go to ``handler`` while the block runs (main thread only)."""
     old: dict[int, Any] = {}
     try:
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -120,21 +116,18 @@ def _interruptible() -> Iterator[None]:
             signal.signal(sig, h)
 
 
-@contextlib.contextmanager
-def _shielded() -> Iterator[None]:
-    """Clean-up must finish: ignore SIGINT/SIGTERM while it runs."""
-    old: dict[int, Any] = {}
-    try:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            old[sig] = signal.signal(sig, signal.SIG_IGN)
-    except ValueError:
-        pass
-    try:
-        yield
-    finally:
-        for sig, h in old.items():
-            signal.signal(sig, h)
+def _interruptible() -> contextlib.AbstractContextManager[None]:
+    """SIGTERM behaves like Ctrl-C (raises :class:`Interrupted`) while the block runs."""
 
+    def handler(signum: int, frame: Any) -> None:  # noqa: ARG001
+        raise Interrupted(signal.Signals(signum).name)
+
+    return _signal_handlers(handler)
+
+
+def _shielded() -> contextlib.AbstractContextManager[None]:
+    """Clean-up must finish: ignore SIGINT/SIGTERM while it runs."""
+    return _signal_handlers(signal.SIG_IGN)
 
 # ---- what is missing --------------------------------------------------------------------------------
 def initial_repeats(cfg: LaunchConfig) -> int:

@@ -140,8 +140,9 @@ def fieller(
     return low, high, g, df, status
 
 
-def holm(p: np.ndarray) -> np.ndarray:
-    """Holm step-down adjusted p-values; NaN entries are ignored (and stay NaN)."""
+def _adjust(p: np.ndarray, sorted_adjust) -> np.ndarray:
+    """Apply ``sorted_adjust`` (ascending p-values -> adjusted, capped at 1) to the non-NaN
+    entries of ``p``, in their original order; NaN entries stay NaN."""
     p = np.asarray(p, dtype=float)
     out = np.full(p.shape, np.nan)
     ok = ~np.isnan(p)
@@ -150,31 +151,20 @@ def holm(p: np.ndarray) -> np.ndarray:
         return out
     q = p[ok]
     order = np.argsort(q, kind="mergesort")
-    adj = np.maximum.accumulate((m - np.arange(m)) * q[order])
-    adj = np.minimum(adj, 1.0)
     res = np.empty(m)
-    res[order] = adj
+    res[order] = np.minimum(sorted_adjust(q[order], m), 1.0)
     out[ok] = res
     return out
+
+
+def holm(p: np.ndarray) -> np.ndarray:
+    """Holm step-down adjusted p-values; NaN entries are ignored (and stay NaN)."""
+    return _adjust(p, lambda q, m: np.maximum.accumulate((m - np.arange(m)) * q))
 
 
 def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
     """Benjamini-Hochberg step-up adjusted p-values (FDR); NaN entries are ignored."""
-    p = np.asarray(p, dtype=float)
-    out = np.full(p.shape, np.nan)
-    ok = ~np.isnan(p)
-    m = int(ok.sum())
-    if m == 0:
-        return out
-    q = p[ok]
-    order = np.argsort(q, kind="mergesort")
-    raw = q[order] * m / np.arange(1, m + 1)
-    adj = np.minimum.accumulate(raw[::-1])[::-1]
-    adj = np.minimum(adj, 1.0)
-    res = np.empty(m)
-    res[order] = adj
-    out[ok] = res
-    return out
+    return _adjust(p, lambda q, m: np.minimum.accumulate((q * m / np.arange(1, m + 1))[::-1])[::-1])
 
 
 @lru_cache(maxsize=64)
