@@ -51,7 +51,7 @@ pipeline-test: setup
 
 # nbval re-executes the published report notebooks and compares them with what the
 # pipeline wrote (examples are regenerated first by pipeline-test)
-nbval: setup
+nbval: setup examples
 	.venv/bin/pytest -q --nbval --nbval-sanitize-with tests/nbval-sanitize.cfg -p no:cacheprovider \
 	  $(foreach ex,$(EXAMPLES),processed/$(ex)/notebooks/*.ipynb)
 
