@@ -15,7 +15,7 @@ import yaml
 
 from podnet.adapters import all_adapters
 from podnet.adapters.base import ParseError
-from podnet.parse import parse_text, read_text, result_rows
+from podnet.parse import parse_file
 from podnet.raw import SidecarError, read_sidecar, sidecar_path
 from podnet.tidy import frame
 
@@ -29,11 +29,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
             meta: dict = {"variant": args.variant, "scenario": args.scenario}
             if sidecar_path(path).exists():
                 meta = read_sidecar(path)
-            text = read_text(path)
-            adapter, result = parse_text(text, args.tool or meta.get("tool"))
-            if not result.measurements:
-                raise ParseError(f"{adapter.name} output held no measurement")
-            r, _ = result_rows(adapter, result, meta, experiment=args.experiment, run=path.stem, raw_path=str(path))
+            r, _ = parse_file(path, meta, experiment=args.experiment, run=path.stem, tool=args.tool)
             rows.extend(r)
         except FileNotFoundError:
             print(f"podnet parse: {path}: no such file", file=sys.stderr)

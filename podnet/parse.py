@@ -115,11 +115,17 @@ def parse_run(raw: Path, raw_dir: Path, experiment: str) -> tuple[list[dict], li
     recorded = meta.get("sha256")
     if recorded and recorded != sha256(raw):
         raise ParseError("raw file changed after it was recorded (sha256 differs from the sidecar's)")
-    text = read_text(raw)
-    adapter, result = parse_text(text, meta.get("tool"))
+    return parse_file(raw, meta, experiment=experiment, run=run_id(raw, raw_dir))
+
+
+def parse_file(
+    path: Path, meta: dict[str, Any], *, experiment: str, run: str, tool: str | None = None
+) -> tuple[list[dict], list[dict]]:
+    """Read, parse (``tool`` or the sidecar's, else detected) and tabulate one raw file."""
+    adapter, result = parse_text(read_text(path), tool or meta.get("tool"))
     if not result.measurements:
         raise ParseError(f"{adapter.name} output held no measurement")
-    return result_rows(adapter, result, meta, experiment=experiment, run=run_id(raw, raw_dir), raw_path=str(raw))
+    return result_rows(adapter, result, meta, experiment=experiment, run=run, raw_path=str(path))
 
 
 @dataclass

@@ -240,7 +240,7 @@ class Iperf3Adapter(Adapter):
                             add(Measurement("pps", (total - lost) / secs, "packets/s", direction=direction))
         if not any(mm.metric == "throughput" for mm in result.measurements):
             raise ParseError("iperf3 text has sender lines but no 'receiver' summary line: receiver goodput unknown")
-        self._text_intervals(text, lines, summaries, use_sum, result)
+        self._text_intervals(lines, summaries, use_sum, result)
         return result
 
     @staticmethod
@@ -250,11 +250,10 @@ class Iperf3Adapter(Adapter):
         # client view: TX-C = client sends = forward leg; RX-C = reverse leg
         return "bidir-forward" if role.startswith("TX") else "bidir-reverse"
 
-    def _text_intervals(self, text: str, lines: list, summaries: list, use_sum: bool, result: ParseResult) -> None:
-        summary_ids = {id(x) for x in summaries}
+    def _text_intervals(self, lines: list, summaries: list, use_sum: bool, result: ParseResult) -> None:
         summary_spans = {x.span() for x in summaries}
         for x in lines:
-            if x.span() in summary_spans or id(x) in summary_ids:
+            if x.span() in summary_spans:
                 continue
             if use_sum and x["id"] != "SUM":
                 continue
