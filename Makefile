@@ -62,9 +62,13 @@ integration: setup cluster-ci
 lint: setup
 	@for ex in $(EXAMPLES); do .venv/bin/snakemake --lint --configfile config/examples/$$ex.yaml >/dev/null || { .venv/bin/snakemake --lint --configfile config/examples/$$ex.yaml; exit 1; }; done
 	.venv/bin/snakefmt --check Snakefile workflow/rules
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
 
 fmt: setup
 	.venv/bin/snakefmt Snakefile workflow/rules
+	.venv/bin/ruff check --fix .
+	.venv/bin/ruff format .
 
 clean-processed:
 	rm -rf processed/*/ .snakemake

@@ -53,7 +53,9 @@ def main(n: int = 3000) -> None:
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     print(f"files                     {len(files)}")
-    print(f"tidy rows                 {len(parsed.tidy)}  interval rows {len(parsed.intervals)}  failed {len(parsed.failed)}")
+    print(
+        f"tidy rows                 {len(parsed.tidy)}  interval rows {len(parsed.intervals)}  failed {len(parsed.failed)}"
+    )
     print(f"floor (read+json+yaml)    {floor:.2f} s  ({floor / len(files) * 1e3:.2f} ms/file)")
     print(f"parse stage               {full:.2f} s  ({full / len(files) * 1e3:.2f} ms/file)")
     print(f"ratio parse / floor       {full / floor:.2f}")

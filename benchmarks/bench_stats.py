@@ -32,10 +32,45 @@ def synthetic(groups: int, repeats: int, variants: int = 4, seed: int = 1) -> pd
                 mu = 1e9 * (1 + 0.05 * v)
                 vals = mu * (1 + 0.05 * rng.standard_normal(repeats))
                 for r in range(repeats):
-                    rows.append(("bench", f"v{v}", f"s{sc}", "iperf3", "tcp", "tcp", "forward", 1, r + 1,
-                                 f"v{v}-s{sc}-{r + 1}", m, vals[r], "bit/s", "measured", "raw/x"))
-    df = pd.DataFrame(rows, columns=["experiment", "variant", "scenario", "tool", "test", "protocol", "direction",
-                                     "streams", "repeat", "run_id", "metric", "value", "unit", "source", "raw_path"])
+                    rows.append(
+                        (
+                            "bench",
+                            f"v{v}",
+                            f"s{sc}",
+                            "iperf3",
+                            "tcp",
+                            "tcp",
+                            "forward",
+                            1,
+                            r + 1,
+                            f"v{v}-s{sc}-{r + 1}",
+                            m,
+                            vals[r],
+                            "bit/s",
+                            "measured",
+                            "raw/x",
+                        )
+                    )
+    df = pd.DataFrame(
+        rows,
+        columns=[
+            "experiment",
+            "variant",
+            "scenario",
+            "tool",
+            "test",
+            "protocol",
+            "direction",
+            "streams",
+            "repeat",
+            "run_id",
+            "metric",
+            "value",
+            "unit",
+            "source",
+            "raw_path",
+        ],
+    )
     return coerce(df)
 
 
@@ -44,18 +79,20 @@ def intervals(tidy: pd.DataFrame, seconds: int = 30, seed: int = 2) -> pd.DataFr
     runs = tidy["run_id"].unique()
     t = np.arange(seconds, dtype=float)
     k = len(runs)
-    return pd.DataFrame({
-        "run_id": np.repeat(runs, seconds),
-        "stream": "sum",
-        "direction": "forward",
-        "t_start": np.tile(t, k),
-        "t_end": np.tile(t + 1, k),
-        "omitted": np.tile(t < 2, k),
-        "metric": "throughput",
-        "value": 1e9 * (1 + 0.03 * rng.standard_normal(k * seconds)),
-        "unit": "bit/s",
-        "raw_path": "raw/x",
-    })
+    return pd.DataFrame(
+        {
+            "run_id": np.repeat(runs, seconds),
+            "stream": "sum",
+            "direction": "forward",
+            "t_start": np.tile(t, k),
+            "t_end": np.tile(t + 1, k),
+            "omitted": np.tile(t < 2, k),
+            "metric": "throughput",
+            "value": 1e9 * (1 + 0.03 * rng.standard_normal(k * seconds)),
+            "unit": "bit/s",
+            "raw_path": "raw/x",
+        }
+    )
 
 
 def timed(label: str, fn):

@@ -56,7 +56,9 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     for spec in args.compare or []:
         by, _, baseline = spec.partition("=")
         if by not in ("scenario", "variant") or not baseline:
-            print(f"podnet stats: --compare {spec!r}: expected scenario=NAME or variant=NAME", file=sys.stderr)
+            print(
+                f"podnet stats: --compare {spec!r}: expected scenario=NAME or variant=NAME", file=sys.stderr
+            )
             return 2
         settings.setdefault("comparisons", []).append({"by": by, "baseline": baseline})
     tidy = Path(args.tidy)
@@ -99,18 +101,28 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("tidy", metavar="TIDY", help="tidy table (.parquet or .csv)")
     s.add_argument("--out", required=True, metavar="DIR")
     s.add_argument("--config", help="an experiment config (its `stats` section is used)")
-    s.add_argument("--compare", action="append", metavar="BY=BASELINE", help="e.g. scenario=host-host (repeatable)")
+    s.add_argument(
+        "--compare", action="append", metavar="BY=BASELINE", help="e.g. scenario=host-host (repeatable)"
+    )
     s.add_argument("--intervals", help="intervals.parquet for within-run statistics")
     s.set_defaults(func=_cmd_stats)
     lp = sub.add_parser("launch", help="run a config's tests on a Kubernetes cluster -> raw/<experiment>/")
-    lp.add_argument("--config", required=True, metavar="X.yaml", help="experiment config with a `launch` section")
-    lp.add_argument("--kubeconfig", help="kubeconfig (default: the config's, $KUBECONFIG, in-cluster, ~/.kube/config)")
+    lp.add_argument(
+        "--config", required=True, metavar="X.yaml", help="experiment config with a `launch` section"
+    )
+    lp.add_argument(
+        "--kubeconfig", help="kubeconfig (default: the config's, $KUBECONFIG, in-cluster, ~/.kube/config)"
+    )
     lp.add_argument("--manifest", metavar="FILE", help="write the launch summary (JSON) here")
     lp.add_argument("--dry-run", action="store_true", help="show pods and the run order; start nothing")
     lp.add_argument("--strict", action="store_true", help="exit 3 when any run failed")
     lp.set_defaults(func=_cmd_launch)
-    cp = sub.add_parser("cleanup", help="delete leftover podnet namespaces (label app.kubernetes.io/managed-by=podnet)")
-    cp.add_argument("--kubeconfig", help="kubeconfig (default: .cluster/kubeconfig if present, else $KUBECONFIG ...)")
+    cp = sub.add_parser(
+        "cleanup", help="delete leftover podnet namespaces (label app.kubernetes.io/managed-by=podnet)"
+    )
+    cp.add_argument(
+        "--kubeconfig", help="kubeconfig (default: .cluster/kubeconfig if present, else $KUBECONFIG ...)"
+    )
     cp.add_argument("--experiment", help="only this experiment's namespaces")
     cp.add_argument("--namespace", help="shared-namespace mode: delete the podnet objects in this namespace")
     cp.add_argument("--timeout", type=float, default=180, help="seconds to wait until they are gone")

@@ -11,9 +11,10 @@ path picks the shard) so adding one file re-parses one shard.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pandas as pd
 
@@ -181,7 +182,9 @@ def shard_files(raw_dir: Path | str, shards: int, ignore: list[str] | None = Non
     return out
 
 
-def write_parsed(parsed: Parsed, tidy_out: Path | str, intervals_out: Path | str, failed_out: Path | str) -> None:
+def write_parsed(
+    parsed: Parsed, tidy_out: Path | str, intervals_out: Path | str, failed_out: Path | str
+) -> None:
     """Write one shard's (or the combined) tables: parquet for tidy/intervals, CSV for failed."""
     for p in (tidy_out, intervals_out, failed_out):
         Path(p).parent.mkdir(parents=True, exist_ok=True)
@@ -195,7 +198,9 @@ def combine(tidy_parts: list, interval_parts: list, failed_parts: list) -> Parse
     tidy = [pd.read_parquet(p) for p in tidy_parts]
     tidy = [t for t in tidy if len(t)]
     t = coerce(pd.concat(tidy, ignore_index=True)) if tidy else empty_tidy()
-    t = t.sort_values(["variant", "scenario", "tool", "test", "direction", "repeat", "run_id", "metric"], kind="stable")
+    t = t.sort_values(
+        ["variant", "scenario", "tool", "test", "direction", "repeat", "run_id", "metric"], kind="stable"
+    )
     iv = [pd.read_parquet(p) for p in interval_parts]
     iv = [x for x in iv if len(x)]
     i = pd.concat(iv, ignore_index=True) if iv else pd.DataFrame(columns=INTERVAL_COLUMNS)
@@ -204,7 +209,9 @@ def combine(tidy_parts: list, interval_parts: list, failed_parts: list) -> Parse
     f = pd.concat(fl, ignore_index=True) if fl else pd.DataFrame(columns=FAILED_COLUMNS)
     if len(f):
         f = f.sort_values("raw_path", kind="stable")
-    return Parsed(tidy=t.reset_index(drop=True), intervals=i.reset_index(drop=True), failed=f.reset_index(drop=True))
+    return Parsed(
+        tidy=t.reset_index(drop=True), intervals=i.reset_index(drop=True), failed=f.reset_index(drop=True)
+    )
 
 
 def parse_experiment(raw_dir: Path | str, experiment: str, ignore: list[str] | None = None) -> Parsed:

@@ -15,9 +15,9 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
 plt.rcParams["svg.hashsalt"] = "podnet"
 plt.rcParams["svg.fonttype"] = "none"
@@ -51,7 +51,9 @@ def load(processed_dir: str | Path) -> Tables:
         return pd.read_csv(p) if p.exists() and p.stat().st_size else pd.DataFrame()
 
     tidy = pd.read_parquet(d / "tidy.parquet") if (d / "tidy.parquet").exists() else pd.DataFrame()
-    return Tables(tidy=tidy, summary=csv("summary.csv"), ratios=csv("ratios.csv"), failed=csv("failed_runs.csv"))
+    return Tables(
+        tidy=tidy, summary=csv("summary.csv"), ratios=csv("ratios.csv"), failed=csv("failed_runs.csv")
+    )
 
 
 def display_scale(values: pd.Series | np.ndarray, unit: str) -> tuple[float, str]:
@@ -115,7 +117,10 @@ def bars_with_ci(rows: pd.DataFrame, title: str, source: str = "measured") -> pl
     facets = sorted(rows["facet"].unique())
     ncols = 1 if len(facets) == 1 else 2
     nrows = math.ceil(len(facets) / ncols)
-    height = [max(1.5, 0.35 * rows[rows["facet"] == f]["scenario"].nunique() * rows["variant"].nunique() + 1) for f in facets]
+    height = [
+        max(1.5, 0.35 * rows[rows["facet"] == f]["scenario"].nunique() * rows["variant"].nunique() + 1)
+        for f in facets
+    ]
     fig, axes = plt.subplots(nrows, ncols, figsize=(6.5 * ncols, sum(height[::ncols]) + 0.6), squeeze=False)
     variants = sorted(rows["variant"].astype(str).unique())
     colors = dict(zip(variants, plt.get_cmap("tab10").colors))
@@ -125,7 +130,9 @@ def bars_with_ci(rows: pd.DataFrame, title: str, source: str = "measured") -> pl
         scenarios = list(dict.fromkeys(sub.sort_values("scenario")["scenario"].astype(str)))
         width = 0.8 / max(len(variants), 1)
         for k, variant in enumerate(variants):
-            v = sub[sub["variant"].astype(str) == variant].set_index(sub[sub["variant"].astype(str) == variant]["scenario"].astype(str))
+            v = sub[sub["variant"].astype(str) == variant].set_index(
+                sub[sub["variant"].astype(str) == variant]["scenario"].astype(str)
+            )
             ys, means, lo, hi = [], [], [], []
             for i, scen in enumerate(scenarios):
                 if scen not in v.index:
@@ -141,20 +148,34 @@ def bars_with_ci(rows: pd.DataFrame, title: str, source: str = "measured") -> pl
             ci = [i for i, (a, b) in enumerate(zip(lo, hi)) if a or b]
             if ci:
                 ax.errorbar(
-                    [means[i] for i in ci], [ys[i] for i in ci], xerr=[[lo[i] for i in ci], [hi[i] for i in ci]],
-                    fmt="none", ecolor="black", capsize=3, lw=1,
+                    [means[i] for i in ci],
+                    [ys[i] for i in ci],
+                    xerr=[[lo[i] for i in ci], [hi[i] for i in ci]],
+                    fmt="none",
+                    ecolor="black",
+                    capsize=3,
+                    lw=1,
                 )
             for y, m in zip(ys, means):
-                ax.annotate(f"{m:,.0f}" if abs(m) >= 1000 else f"{m:.3g}", (m, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
+                ax.annotate(
+                    f"{m:,.0f}" if abs(m) >= 1000 else f"{m:.3g}",
+                    (m, y),
+                    xytext=(3, 0),
+                    textcoords="offset points",
+                    va="center",
+                    fontsize=7,
+                )
         spread = sub["mean"].abs().replace(0, np.nan).dropna()
         if len(spread) and spread.max() / spread.min() > 50:
             ax.set_xscale("log")
         ax.set_yticks(range(len(scenarios)), scenarios)
         ax.invert_yaxis()
-        ax.set_xlabel(f"mean ({unit}){'' if ax.get_xscale() == 'linear' else ', log scale'}; whiskers: CI of the mean")
+        ax.set_xlabel(
+            f"mean ({unit}){'' if ax.get_xscale() == 'linear' else ', log scale'}; whiskers: CI of the mean"
+        )
         ax.set_title(facet, fontsize=9)
         ax.grid(axis="x", alpha=0.3)
-    for ax in list(axes.flat)[len(facets):]:
+    for ax in list(axes.flat)[len(facets) :]:
         ax.axis("off")
     handles, labels = axes.flat[0].get_legend_handles_labels()
     if len(variants) > 1:
@@ -175,14 +196,19 @@ def ratio_plot(ratios: pd.DataFrame, metrics: list[str] | None = None) -> plt.Fi
         ax.axis("off")
         return fig
     r["label"] = r.apply(
-        lambda x: f"{x['treatment']} / {x['baseline']}  [{x['tool']} {x['test']} {x.get('direction', '')}]".replace(
-            " roundtrip", ""
+        lambda x: (
+            f"{x['treatment']} / {x['baseline']}  [{x['tool']} {x['test']} {x.get('direction', '')}]".replace(
+                " roundtrip", ""
+            )
         ),
         axis=1,
     )
     metrics_present = sorted(r["metric"].unique())
     fig, axes = plt.subplots(
-        len(metrics_present), 1, figsize=(8, sum(0.35 * (r["metric"] == m).sum() + 1.2 for m in metrics_present)), squeeze=False
+        len(metrics_present),
+        1,
+        figsize=(8, sum(0.35 * (r["metric"] == m).sum() + 1.2 for m in metrics_present)),
+        squeeze=False,
     )
     for ax, metric in zip(axes.flat, metrics_present):
         sub = r[r["metric"] == metric].sort_values("label")

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pandas as pd
 
@@ -54,7 +55,9 @@ def load_claims(paths: Iterable[Path | str]) -> pd.DataFrame:
         df["file"] = Path(p).name
         frames.append(df)
     if not frames:
-        return pd.DataFrame(columns=["variant", "tool", "test", "metric", "value", "unit", "si", "si_unit", "tol"])
+        return pd.DataFrame(
+            columns=["variant", "tool", "test", "metric", "value", "unit", "si", "si_unit", "tol"]
+        )
     df = pd.concat(frames, ignore_index=True)
     si, units, tols = [], [], []
     for _, r in df.iterrows():
@@ -92,7 +95,9 @@ def scalar_lines(text: str) -> list[tuple[float, str]]:
     return out
 
 
-def _raw_candidates(tidy: pd.DataFrame, failed: pd.DataFrame | None, claim: pd.Series) -> list[dict[str, Any]]:
+def _raw_candidates(
+    tidy: pd.DataFrame, failed: pd.DataFrame | None, claim: pd.Series
+) -> list[dict[str, Any]]:
     """Raw figures a claim could be summarising: same variant (and scenario), tool, metric (and test)."""
     t = tidy[tidy["source"] != "reference"] if "source" in tidy else tidy
     sel = (t["variant"] == claim["variant"]) & (t["tool"] == claim["tool"]) & (t["metric"] == claim["metric"])
@@ -103,7 +108,12 @@ def _raw_candidates(tidy: pd.DataFrame, failed: pd.DataFrame | None, claim: pd.S
     if claim.get("direction"):
         sel &= t["direction"] == claim["direction"]
     out = [
-        {"value": float(r["value"]), "run": str(r["run_id"]), "how": "parsed", "tol": _printed_tol(float(r["value"]))}
+        {
+            "value": float(r["value"]),
+            "run": str(r["run_id"]),
+            "how": "parsed",
+            "tol": _printed_tol(float(r["value"])),
+        }
         for _, r in t[sel].iterrows()
     ]
     # runs the adapter could not parse but whose text is one printed scalar (ping | gawk means)
@@ -119,13 +129,22 @@ def _raw_candidates(tidy: pd.DataFrame, failed: pd.DataFrame | None, claim: pd.S
                 continue
             for value, unit in scalar_lines(text):
                 if unit == "s":
-                    out.append({"value": value, "run": path.stem, "how": "printed scalar (run not parsed)",
-                                "tol": _printed_tol(value)})
+                    out.append(
+                        {
+                            "value": value,
+                            "run": path.stem,
+                            "how": "printed scalar (run not parsed)",
+                            "tol": _printed_tol(value),
+                        }
+                    )
     return out
 
 
 def _fmt(value: float, unit: str) -> str:
-    scales = {"bit/s": [(1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")], "s": [(1, "s"), (1e-3, "ms"), (1e-6, "µs")]}
+    scales = {
+        "bit/s": [(1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")],
+        "s": [(1, "s"), (1e-3, "ms"), (1e-6, "µs")],
+    }
     for factor, name in scales.get(unit, []):
         if abs(value) >= factor:
             return f"{value / factor:.6g} {name}"
@@ -142,8 +161,12 @@ def _same_figure_elsewhere(claim: pd.Series, tidy: pd.DataFrame) -> str:
     """Where a disagreeing claim's figure does stand in the raw output of the same variant:
     another metric of the same unit (a sender figure given as the receiver's), another test or
     direction, or another scenario (a cell copied from another section)."""
-    t = tidy[(tidy["variant"] == claim["variant"]) & (tidy["tool"] == claim["tool"]) & (tidy["unit"] == claim["si_unit"])
-             & tidy["metric"].isin(_siblings(claim["metric"]))]
+    t = tidy[
+        (tidy["variant"] == claim["variant"])
+        & (tidy["tool"] == claim["tool"])
+        & (tidy["unit"] == claim["si_unit"])
+        & tidy["metric"].isin(_siblings(claim["metric"]))
+    ]
     if "source" in t:
         t = t[t["source"] != "reference"]
     same_case = (t["metric"] == claim["metric"]) & (t["scenario"] == claim.get("scenario", t["scenario"]))
@@ -160,7 +183,9 @@ def _same_figure_elsewhere(claim: pd.Series, tidy: pd.DataFrame) -> str:
 def load_ratio_claims(paths: Iterable[Path | str]) -> pd.DataFrame:
     """Published ratios (``published/ratios*.csv``): ``numerator, denominator`` (values of column
     ``by``, default scenario), ``variant, tool, test, direction, metric, value, printed, line``."""
-    frames = [pd.read_csv(p, comment="#", dtype=str, keep_default_na=False).assign(file=Path(p).name) for p in paths]
+    frames = [
+        pd.read_csv(p, comment="#", dtype=str, keep_default_na=False).assign(file=Path(p).name) for p in paths
+    ]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -174,9 +199,15 @@ def compare_ratio_claims(claims: pd.DataFrame, tidy: pd.DataFrame) -> pd.DataFra
         by = c.get("by") or "scenario"
         printed = float(c["value"])
         tol = half_ulp(c["value"])
-        base = {"kind": "ratio vs raw", "variant": c.get("variant", ""), "scenario": f"{c['numerator']} / {c['denominator']}",
-                "tool": c["tool"], "metric": c["metric"], "published": c.get("printed") or c["value"],
-                "where": f"{c.get('file', '')} line {c.get('line', '')}".strip()}
+        base = {
+            "kind": "ratio vs raw",
+            "variant": c.get("variant", ""),
+            "scenario": f"{c['numerator']} / {c['denominator']}",
+            "tool": c["tool"],
+            "metric": c["metric"],
+            "published": c.get("printed") or c["value"],
+            "where": f"{c.get('file', '')} line {c.get('line', '')}".strip(),
+        }
 
         def means(side: str, metric: str, test: str | None, direction: str | None) -> pd.Series:
             sel = (t[by] == c[side]) & (t["tool"] == c["tool"]) & (t["metric"] == metric)
@@ -192,7 +223,14 @@ def compare_ratio_claims(claims: pd.DataFrame, tidy: pd.DataFrame) -> pd.DataFra
         den = means("denominator", c["metric"], c.get("test"), c.get("direction"))
         common = num.index.intersection(den.index)
         if not len(common) or (den[common] == 0).all():
-            rows.append({**base, "raw": "", "status": "no raw output", "detail": "no raw runs on one side of the ratio"})
+            rows.append(
+                {
+                    **base,
+                    "raw": "",
+                    "status": "no raw output",
+                    "detail": "no raw runs on one side of the ratio",
+                }
+            )
             continue
         key = common[0]
         raw = num[key] / den[key]
@@ -213,14 +251,20 @@ def compare_ratio_claims(claims: pd.DataFrame, tidy: pd.DataFrame) -> pd.DataFra
                         for kd, vd in d_all.items():
                             if vd and abs(vn / vd - printed) <= tol + rel * abs(vn / vd):
                                 alternatives.append(
-                                    f"{m_num} {' '.join(kn)} / {m_den} {' '.join(kd)} = {vn / vd:.6g}")
-            detail += ("; the printed figure is " + "; ".join(sorted(set(alternatives)))) if alternatives else (
-                "; no pairing of the raw figures gives the printed value")
+                                    f"{m_num} {' '.join(kn)} / {m_den} {' '.join(kd)} = {vn / vd:.6g}"
+                                )
+            detail += (
+                ("; the printed figure is " + "; ".join(sorted(set(alternatives))))
+                if alternatives
+                else ("; no pairing of the raw figures gives the printed value")
+            )
         rows.append({**base, "raw": f"{raw:.6g}", "status": status, "detail": detail})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def compare_claims(claims: pd.DataFrame, tidy: pd.DataFrame, failed: pd.DataFrame | None = None) -> pd.DataFrame:
+def compare_claims(
+    claims: pd.DataFrame, tidy: pd.DataFrame, failed: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Every claim against the raw figures: status ``agrees``, ``disagrees`` or ``no raw output``.
 
     A disagreeing claim is also checked against the other variants' raw figures of the same
@@ -232,60 +276,122 @@ def compare_claims(claims: pd.DataFrame, tidy: pd.DataFrame, failed: pd.DataFram
     for _, c in claims.iterrows():
         cands = _raw_candidates(tidy, failed, c)
         where = f"{c.get('file', '')} line {c.get('line', '')}".strip()
-        base = {"kind": "summary vs raw", "variant": c["variant"], "scenario": c.get("scenario", ""), "tool": c["tool"],
-                "metric": c["metric"], "published": c.get("printed") or f"{c['value']} {c['unit']}", "where": where}
+        base = {
+            "kind": "summary vs raw",
+            "variant": c["variant"],
+            "scenario": c.get("scenario", ""),
+            "tool": c["tool"],
+            "metric": c["metric"],
+            "published": c.get("printed") or f"{c['value']} {c['unit']}",
+            "where": where,
+        }
         if not cands:
-            other = tidy[(tidy["variant"] == c["variant"]) & (tidy["tool"] == c["tool"]) & (tidy["unit"] == c["si_unit"])]
-            seen = "; ".join(f"{r['test']} {r['metric']} {_fmt(r['value'], r['unit'])} ({r['run_id']})" for _, r in other.iterrows()
-                             if r["metric"] in ("throughput", "sender_throughput", c["metric"]))
-            rows.append({**base, "raw": "", "status": "no raw output",
-                         "detail": f"no {c['tool']} {c.get('test') or ''} {c['metric']} run for {c['variant']} in the raw outputs"
-                         + (f"; what there is: {seen}" if seen else "")})
+            other = tidy[
+                (tidy["variant"] == c["variant"])
+                & (tidy["tool"] == c["tool"])
+                & (tidy["unit"] == c["si_unit"])
+            ]
+            seen = "; ".join(
+                f"{r['test']} {r['metric']} {_fmt(r['value'], r['unit'])} ({r['run_id']})"
+                for _, r in other.iterrows()
+                if r["metric"] in ("throughput", "sender_throughput", c["metric"])
+            )
+            rows.append(
+                {
+                    **base,
+                    "raw": "",
+                    "status": "no raw output",
+                    "detail": f"no {c['tool']} {c.get('test') or ''} {c['metric']} run for {c['variant']} in the raw outputs"
+                    + (f"; what there is: {seen}" if seen else ""),
+                }
+            )
             continue
         agreeing = [x for x in cands if _agree(c["si"], c["tol"], x["value"], x["tol"])]
-        raw_text = "; ".join(f"{_fmt(x['value'], c['si_unit'])} ({x['run']}{'' if x['how'] == 'parsed' else ', ' + x['how']})" for x in cands)
+        raw_text = "; ".join(
+            f"{_fmt(x['value'], c['si_unit'])} ({x['run']}{'' if x['how'] == 'parsed' else ', ' + x['how']})"
+            for x in cands
+        )
         if agreeing:
             others = [x for x in cands if x not in agreeing]
-            detail = f"matches {agreeing[0]['run']}" + (f"; other runs: {', '.join(_fmt(x['value'], c['si_unit']) for x in others)}" if others else "")
+            detail = f"matches {agreeing[0]['run']}" + (
+                f"; other runs: {', '.join(_fmt(x['value'], c['si_unit']) for x in others)}" if others else ""
+            )
             rows.append({**base, "raw": raw_text, "status": "agrees", "detail": detail})
             continue
         # copied from another section?
-        t = tidy[(tidy["tool"] == c["tool"]) & (tidy["metric"] == c["metric"]) & (tidy["variant"] != c["variant"])]
-        elsewhere = sorted({str(r["variant"]) for _, r in t.iterrows()
-                            if _agree(c["si"], c["tol"], float(r["value"]), _printed_tol(float(r["value"])))})
+        t = tidy[
+            (tidy["tool"] == c["tool"]) & (tidy["metric"] == c["metric"]) & (tidy["variant"] != c["variant"])
+        ]
+        elsewhere = sorted(
+            {
+                str(r["variant"])
+                for _, r in t.iterrows()
+                if _agree(c["si"], c["tol"], float(r["value"]), _printed_tol(float(r["value"])))
+            }
+        )
         diff = (c["si"] - cands[0]["value"]) / cands[0]["value"] if cands[0]["value"] else float("nan")
         detail = f"published {_fmt(c['si'], c['si_unit'])} vs raw {_fmt(cands[0]['value'], c['si_unit'])} ({diff:+.1%})"
         if elsewhere:
             detail += f"; the published figure is {', '.join(elsewhere)}'s raw value"
         detail += _same_figure_elsewhere(c, tidy)
-        for _, imp in implied[(implied["variant"] == c["variant"]) & (implied["metric"] == c["metric"])
-                              & (implied["tool"] == c["tool"])].iterrows():
+        for _, imp in implied[
+            (implied["variant"] == c["variant"])
+            & (implied["metric"] == c["metric"])
+            & (implied["tool"] == c["tool"])
+        ].iterrows():
             if _agree(c["si"], c["tol"], imp["_expected"], imp["_tol"]):
-                detail += f"; it is what {imp['where']}'s other figures imply ({imp['detail'].split('; ', 1)[1]})"
+                detail += (
+                    f"; it is what {imp['where']}'s other figures imply ({imp['detail'].split('; ', 1)[1]})"
+                )
         rows.append({**base, "raw": raw_text, "status": "disagrees", "detail": detail})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-_UNITS = {"requests_per_second": "requests/s", "time_per_request": "s", "time_per_request_all": "s",
-          "transfer_rate": "bit/s", "throughput": "bit/s"}
+_UNITS = {
+    "requests_per_second": "requests/s",
+    "time_per_request": "s",
+    "time_per_request_all": "s",
+    "transfer_rate": "bit/s",
+    "throughput": "bit/s",
+}
 
 
-def _check(rows: list, kind: str, r: dict, metric: str, printed: float, printed_tol: float, expected: float,
-           expected_tol: float, formula: str) -> None:
+def _check(
+    rows: list,
+    kind: str,
+    r: dict,
+    metric: str,
+    printed: float,
+    printed_tol: float,
+    expected: float,
+    expected_tol: float,
+    formula: str,
+) -> None:
     ok = _agree(printed, printed_tol, expected, expected_tol)
     unit = _UNITS.get(metric, "")
-    rows.append({"kind": kind, "variant": r["variant"], "scenario": r["scenario"], "tool": r["tool"], "metric": metric,
-                 "published": _fmt(printed, unit), "raw": _fmt(expected, unit),
-                 "status": "consistent" if ok else "inconsistent",
-                 "detail": f"{metric} printed {_fmt(printed, unit)}; {formula} = {_fmt(expected, unit)}",
-                 "where": r["run_id"], "_expected": expected, "_tol": expected_tol})
+    rows.append(
+        {
+            "kind": kind,
+            "variant": r["variant"],
+            "scenario": r["scenario"],
+            "tool": r["tool"],
+            "metric": metric,
+            "published": _fmt(printed, unit),
+            "raw": _fmt(expected, unit),
+            "status": "consistent" if ok else "inconsistent",
+            "detail": f"{metric} printed {_fmt(printed, unit)}; {formula} = {_fmt(expected, unit)}",
+            "where": r["run_id"],
+            "_expected": expected,
+            "_tol": expected_tol,
+        }
+    )
 
 
 def consistency_checks(tidy: pd.DataFrame, keep_numbers: bool = False) -> pd.DataFrame:
     """Figures of one raw output that must follow from each other (ab, iperf 2)."""
     rows: list[dict] = []
     t = tidy[tidy["source"] != "reference"] if "source" in tidy else tidy
-    for run, g in t.groupby("run_id", sort=True):
+    for _run, g in t.groupby("run_id", sort=True):
         m = dict(zip(g["metric"], g["value"]))
         r = g.iloc[0].to_dict()
         kind = "raw vs itself"
@@ -293,23 +399,68 @@ def consistency_checks(tidy: pd.DataFrame, keep_numbers: bool = False) -> pd.Dat
             n, T = m["complete_requests"], m["duration"]
             dT = 0.0005  # 'Time taken for tests: 8.330 seconds'
             c = float(r["streams"]) if pd.notna(r["streams"]) else None
-            _check(rows, kind, r, "requests_per_second", m["requests_per_second"], 0.005, n / T, n / T * dT / T,
-                   "complete requests / time taken")
+            _check(
+                rows,
+                kind,
+                r,
+                "requests_per_second",
+                m["requests_per_second"],
+                0.005,
+                n / T,
+                n / T * dT / T,
+                "complete requests / time taken",
+            )
             if c and "time_per_request" in m:
-                _check(rows, kind, r, "time_per_request", m["time_per_request"], 0.0005e-3, c * T / n, c * dT / n,
-                       "concurrency x time taken / complete requests")
+                _check(
+                    rows,
+                    kind,
+                    r,
+                    "time_per_request",
+                    m["time_per_request"],
+                    0.0005e-3,
+                    c * T / n,
+                    c * dT / n,
+                    "concurrency x time taken / complete requests",
+                )
             if "time_per_request_all" in m:
-                _check(rows, kind, r, "time_per_request_all", m["time_per_request_all"], 0.0005e-3, T / n, dT / n,
-                       "time taken / complete requests")
+                _check(
+                    rows,
+                    kind,
+                    r,
+                    "time_per_request_all",
+                    m["time_per_request_all"],
+                    0.0005e-3,
+                    T / n,
+                    dT / n,
+                    "time taken / complete requests",
+                )
             if {"transfer_rate", "total_transferred"} <= m.keys():
                 exp = m["total_transferred"] * 8 / T
-                _check(rows, kind, r, "transfer_rate", m["transfer_rate"], 0.005 * 8192, exp, exp * dT / T,
-                       "total transferred / time taken")
+                _check(
+                    rows,
+                    kind,
+                    r,
+                    "transfer_rate",
+                    m["transfer_rate"],
+                    0.005 * 8192,
+                    exp,
+                    exp * dT / T,
+                    "total transferred / time taken",
+                )
         if r["tool"] == "iperf2" and {"throughput", "bytes_transferred", "duration"} <= m.keys():
             exp = m["bytes_transferred"] * 8 / m["duration"]
             # iperf 2 prints 3 significant digits of both figures
-            _check(rows, kind, r, "throughput", m["throughput"], m["throughput"] * 0.005, exp, exp * 0.005,
-                   "transfer x 8 / interval")
+            _check(
+                rows,
+                kind,
+                r,
+                "throughput",
+                m["throughput"],
+                m["throughput"] * 0.005,
+                exp,
+                exp * 0.005,
+                "transfer x 8 / interval",
+            )
     return pd.DataFrame(rows, columns=COLUMNS + (["_expected", "_tol"] if keep_numbers else []))
 
 
@@ -335,16 +486,44 @@ def provenance_checks(raw_dir: Path | str) -> pd.DataFrame:
     for f, meta, res in _infos(raw_dir):
         info = res.info
         rel = f.relative_to(raw_dir).as_posix()
-        base = {"kind": "raw vs itself", "variant": meta.get("variant", ""), "scenario": meta.get("scenario", ""),
-                "tool": meta.get("tool", ""), "where": rel}
-        if info.get("target") and info.get("remote") and info.get("role") == "client" and info["target"] != info["remote"]:
-            rows.append({**base, "metric": "peer", "published": f"Client connecting to {info['target']}",
-                         "raw": f"connected with {info['remote']}", "status": "inconsistent",
-                         "detail": "iperf 2 connected to another address than its target (pasted from another run?)"})
-        if info.get("benchmarking") and info.get("server_hostname") and info["benchmarking"] != info["server_hostname"]:
-            rows.append({**base, "metric": "server", "published": f"Benchmarking {info['benchmarking']}",
-                         "raw": f"Server Hostname: {info['server_hostname']}", "status": "inconsistent",
-                         "detail": "ab benchmarked another host than its report names (pasted from another run?)"})
+        base = {
+            "kind": "raw vs itself",
+            "variant": meta.get("variant", ""),
+            "scenario": meta.get("scenario", ""),
+            "tool": meta.get("tool", ""),
+            "where": rel,
+        }
+        if (
+            info.get("target")
+            and info.get("remote")
+            and info.get("role") == "client"
+            and info["target"] != info["remote"]
+        ):
+            rows.append(
+                {
+                    **base,
+                    "metric": "peer",
+                    "published": f"Client connecting to {info['target']}",
+                    "raw": f"connected with {info['remote']}",
+                    "status": "inconsistent",
+                    "detail": "iperf 2 connected to another address than its target (pasted from another run?)",
+                }
+            )
+        if (
+            info.get("benchmarking")
+            and info.get("server_hostname")
+            and info["benchmarking"] != info["server_hostname"]
+        ):
+            rows.append(
+                {
+                    **base,
+                    "metric": "server",
+                    "published": f"Benchmarking {info['benchmarking']}",
+                    "raw": f"Server Hostname: {info['server_hostname']}",
+                    "status": "inconsistent",
+                    "detail": "ab benchmarked another host than its report names (pasted from another run?)",
+                }
+            )
         conf = info.get("conf") or {}
         for side in ("loc", "rem"):
             name = conf.get(f"{side}_node")
@@ -358,16 +537,32 @@ def provenance_checks(raw_dir: Path | str) -> pd.DataFrame:
         for key, vals in sorted(d.items()):
             distinct = sorted({v for v, _ in vals})
             if len(distinct) > 1:
-                where = "; ".join(f"{v} in {', '.join(sorted(r for vv, r in vals if vv == v))}" for v in distinct)
-                rows.append({"kind": "raw vs itself", "variant": "", "scenario": "", "tool": "qperf", "metric": f"conf {key}",
-                             "published": name, "raw": " | ".join(distinct), "status": "inconsistent",
-                             "detail": f"node {name} is described with {len(distinct)} different {key} values: {where}",
-                             "where": "conf blocks"})
+                where = "; ".join(
+                    f"{v} in {', '.join(sorted(r for vv, r in vals if vv == v))}" for v in distinct
+                )
+                rows.append(
+                    {
+                        "kind": "raw vs itself",
+                        "variant": "",
+                        "scenario": "",
+                        "tool": "qperf",
+                        "metric": f"conf {key}",
+                        "published": name,
+                        "raw": " | ".join(distinct),
+                        "status": "inconsistent",
+                        "detail": f"node {name} is described with {len(distinct)} different {key} values: {where}",
+                        "where": "conf blocks",
+                    }
+                )
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def discrepancies(processed_dir: Path | str, raw_dir: Path | str, published: Iterable[Path | str] | None = None,
-                  include_agreeing: bool = False) -> pd.DataFrame:
+def discrepancies(
+    processed_dir: Path | str,
+    raw_dir: Path | str,
+    published: Iterable[Path | str] | None = None,
+    include_agreeing: bool = False,
+) -> pd.DataFrame:
     """Everything :func:`compare_claims`, :func:`consistency_checks` and :func:`provenance_checks` find.
 
     ``published`` defaults to ``raw_dir/published/*.csv``. Only disagreements are returned unless
@@ -378,12 +573,16 @@ def discrepancies(processed_dir: Path | str, raw_dir: Path | str, published: Ite
     tidy = pd.read_parquet(tidy_path) if tidy_path.exists() else pd.read_csv(processed_dir / "tidy.csv")
     failed_path = processed_dir / "failed_runs.csv"
     failed = pd.read_csv(failed_path, dtype=str) if failed_path.exists() else None
-    paths = sorted((raw_dir / "published").glob("*.csv")) if published is None else [Path(p) for p in published]
+    paths = (
+        sorted((raw_dir / "published").glob("*.csv")) if published is None else [Path(p) for p in published]
+    )
     ratio_paths = [p for p in paths if Path(p).name.startswith("ratios")]
     paths = [p for p in paths if p not in ratio_paths]
     parts = [
         compare_claims(load_claims(paths), tidy, failed) if paths else pd.DataFrame(columns=COLUMNS),
-        compare_ratio_claims(load_ratio_claims(ratio_paths), tidy) if ratio_paths else pd.DataFrame(columns=COLUMNS),
+        compare_ratio_claims(load_ratio_claims(ratio_paths), tidy)
+        if ratio_paths
+        else pd.DataFrame(columns=COLUMNS),
         consistency_checks(tidy),
         provenance_checks(raw_dir),
     ]

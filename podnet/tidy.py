@@ -8,8 +8,8 @@ invocation); its identity and context come from the raw file's sidecar
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 import pandas as pd
 

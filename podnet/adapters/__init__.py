@@ -41,16 +41,12 @@ def get(name: str) -> Adapter:
 
 def detect(text: str) -> Adapter:
     """The adapter that recognises ``text``; :class:`ParseError` if none or several do."""
-    scores = sorted(
-        ((a.sniff(text), name) for name, a in all_adapters().items()), reverse=True
-    )
+    scores = sorted(((a.sniff(text), name) for name, a in all_adapters().items()), reverse=True)
     if not scores or scores[0][0] <= 0:
         raise ParseError(
             "could not recognise the tool that wrote this output "
             f"(tried {', '.join(sorted(all_adapters()))}); use --tool or set `tool` in the sidecar"
         )
     if len(scores) > 1 and scores[1][0] == scores[0][0]:
-        raise ParseError(
-            f"output looks like both {scores[0][1]} and {scores[1][1]}; use --tool to choose"
-        )
+        raise ParseError(f"output looks like both {scores[0][1]} and {scores[1][1]}; use --tool to choose")
     return all_adapters()[scores[0][1]]

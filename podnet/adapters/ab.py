@@ -41,7 +41,14 @@ class AbAdapter(Adapter):
 
     name = "ab"
     binary = "ab"
-    defaults = {"requests": 10000, "concurrency": 50, "port": 80, "path": "/", "keepalive": False, "timelimit": None}
+    defaults = {
+        "requests": 10000,
+        "concurrency": 50,
+        "port": 80,
+        "path": "/",
+        "keepalive": False,
+        "timelimit": None,
+    }
 
     def sniff(self, text: str) -> float:
         if "This is ApacheBench" in text:
@@ -55,10 +62,13 @@ class AbAdapter(Adapter):
     def parse(self, text: str) -> ParseResult:
         rps = _field(text, r"Requests per second")
         if rps is None:
-            err = re.findall(r"^(apr_\w+: .*|ab: .*|Total of \d+ requests completed.*|.*timeout.*)$", text, re.M | re.I)
+            err = re.findall(
+                r"^(apr_\w+: .*|ab: .*|Total of \d+ requests completed.*|.*timeout.*)$", text, re.M | re.I
+            )
             hint = f" ab said: {err[-1].strip()!r}" if err else " the run may have been cut off"
             raise ParseError(
-                "no 'Requests per second:    12439.61 [#/sec] (mean)' line found: ab did not finish its report." + hint
+                "no 'Requests per second:    12439.61 [#/sec] (mean)' line found: ab did not finish its report."
+                + hint
             )
         res = ParseResult(test="http", protocol="http", direction="roundtrip")
         add = lambda metric, value, unit: res.measurements.append(Measurement(metric, float(value), unit))  # noqa: E731
@@ -89,17 +99,25 @@ class AbAdapter(Adapter):
         if conc is not None:
             res.streams = int(conc)
         add("requests_per_second", rps, "requests/s")
-        tpr = re.findall(rf"^\s*Time per request:\s*({_NUM})\s*\[ms\]\s*\(mean(, across all concurrent requests)?\)", text, re.M)
+        tpr = re.findall(
+            rf"^\s*Time per request:\s*({_NUM})\s*\[ms\]\s*\(mean(, across all concurrent requests)?\)",
+            text,
+            re.M,
+        )
         for value, across in tpr:
             add("time_per_request_all" if across else "time_per_request", float(value) * 1e-3, "s")
         tr = re.search(rf"^\s*Transfer rate:\s*({_NUM})\s*\[Kbytes/sec\] received", text, re.M)
         if tr:
             add("transfer_rate", float(tr.group(1)) * 1024 * 8, "bit/s")
-            after = text[tr.end():].splitlines()[1:3]
+            after = text[tr.end() :].splitlines()[1:3]
             for line in after:
                 m = re.match(rf"^\s+({_NUM})\s*kb/s (sent|total)", line)
                 if m:
-                    add("sent_rate" if m.group(2) == "sent" else "total_rate", float(m.group(1)) * 1024 * 8, "bit/s")
+                    add(
+                        "sent_rate" if m.group(2) == "sent" else "total_rate",
+                        float(m.group(1)) * 1024 * 8,
+                        "bit/s",
+                    )
         taken = _field(text, "Time taken for tests")
         if taken is not None:
             add("duration", taken, "s")
@@ -109,7 +127,9 @@ class AbAdapter(Adapter):
         failed = _field(text, "Failed requests", r"\d+")
         if failed is not None:
             add("failed_requests", failed, "count")
-            br = re.search(r"\(Connect:\s*(\d+),\s*Receive:\s*(\d+),\s*Length:\s*(\d+),\s*Exceptions:\s*(\d+)\)", text)
+            br = re.search(
+                r"\(Connect:\s*(\d+),\s*Receive:\s*(\d+),\s*Length:\s*(\d+),\s*Exceptions:\s*(\d+)\)", text
+            )
             if br:
                 for name, v in zip(("connect", "receive", "length", "exceptions"), br.groups()):
                     add(f"failed_{name}", v, "count")
@@ -123,8 +143,11 @@ class AbAdapter(Adapter):
         ka = _field(text, "Keep-Alive requests", r"\d+")
         if ka is not None:
             add("keep_alive_requests", ka, "count")
-        for label, metric in (("Total transferred", "total_transferred"), ("HTML transferred", "html_transferred"),
-                              ("Total body sent", "body_sent")):
+        for label, metric in (
+            ("Total transferred", "total_transferred"),
+            ("HTML transferred", "html_transferred"),
+            ("Total body sent", "body_sent"),
+        ):
             v = _field(text, label, r"\d+")
             if v is not None:
                 add(metric, v, "bytes")
@@ -138,9 +161,18 @@ class AbAdapter(Adapter):
         if not head:
             return
         scale = 1e-3 if head.group(1) == "ms" else 1e-6
-        rows = {"Connect": "connect_time", "Processing": "processing_time", "Waiting": "waiting_time", "Total": "latency"}
+        rows = {
+            "Connect": "connect_time",
+            "Processing": "processing_time",
+            "Waiting": "waiting_time",
+            "Total": "latency",
+        }
         for label, prefix in rows.items():
-            m = re.search(rf"^\s*{label}:\s*({_NUM})\s+({_NUM})\s+({_NUM})\s+({_NUM})\s+({_NUM})", text[head.end():], re.M)
+            m = re.search(
+                rf"^\s*{label}:\s*({_NUM})\s+({_NUM})\s+({_NUM})\s+({_NUM})\s+({_NUM})",
+                text[head.end() :],
+                re.M,
+            )
             if not m:
                 continue
             mn, mean, sd, median, mx = (float(x) * scale for x in m.groups())
@@ -157,7 +189,7 @@ class AbAdapter(Adapter):
         if not head:
             return
         scale = 1e-3 if head.group(1) == "ms" else 1e-6
-        for m in re.finditer(rf"^\s*(\d+(?:\.\d+)?)%\s+({_NUM})", text[head.end():], re.M):
+        for m in re.finditer(rf"^\s*(\d+(?:\.\d+)?)%\s+({_NUM})", text[head.end() :], re.M):
             pct, value = m.group(1), float(m.group(2)) * scale
             if float(pct) >= 100:
                 if not has_total:

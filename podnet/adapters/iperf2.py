@@ -66,7 +66,9 @@ _UDP_RECV = re.compile(
     rf"^\s*(?P<jitter>-?{_NUM})\s*ms\s+(?P<lost>-?\d+)\s*/\s*(?P<total>\d+)\s*\(\s*(?P<pct>-?[\d.]+(?:e[-+]?\d+)?)\s*%\s*\)"
     r"(?P<rest>.*)$"
 )
-_UDP_SUM_RECV = re.compile(r"^\s*(?P<lost>-?\d+)\s*/\s*(?P<total>\d+)\s*\(\s*(?P<pct>-?[\d.]+)\s*%\s*\)(?P<rest>.*)$")
+_UDP_SUM_RECV = re.compile(
+    r"^\s*(?P<lost>-?\d+)\s*/\s*(?P<total>\d+)\s*\(\s*(?P<pct>-?[\d.]+)\s*%\s*\)(?P<rest>.*)$"
+)
 _LAT4 = re.compile(
     rf"(?P<avg>-?{_NUM})\s*/\s*(?P<min>-?{_NUM})\s*/\s*(?P<max>-?{_NUM})\s*/\s*(?P<std>-?{_NUM})\s*ms"
 )
@@ -136,14 +138,23 @@ class Iperf2Adapter(Adapter):
 
     name = "iperf2"
     binary = "iperf"
-    defaults = {"duration": 10, "interval": 1, "port": 5001, "protocol": "tcp", "streams": 1, "enhanced": True}
+    defaults = {
+        "duration": 10,
+        "interval": 1,
+        "port": 5001,
+        "protocol": "tcp",
+        "streams": 1,
+        "enhanced": True,
+    }
 
     # ------------------------------------------------------------------ sniffing
     def sniff(self, text: str) -> float:
         if re.search(r"^\s*iperf 3|Bitrate|\b(sender|receiver)\s*$|connected to \S+ port", text, re.M):
             return 0.0  # iperf3 text
         score = 0.0
-        if re.search(r"^(Client connecting to \S+, (TCP|UDP) port|Server listening on (TCP|UDP) port)", text, re.M):
+        if re.search(
+            r"^(Client connecting to \S+, (TCP|UDP) port|Server listening on (TCP|UDP) port)", text, re.M
+        ):
             score = 0.95
         elif re.search(r"^\[\s*\*?\d+\] local \S+ port \d+ connected with", text, re.M):
             score = 0.9
@@ -203,7 +214,9 @@ class Iperf2Adapter(Adapter):
                 st.listen_ports.add(m["port"])
                 st.info.setdefault("listen_port", int(m["port"]))
                 continue
-            m = re.match(r"^(TCP window size|UDP buffer size|Write buffer size|Read buffer size):\s*(.+)$", line)
+            m = re.match(
+                r"^(TCP window size|UDP buffer size|Write buffer size|Read buffer size):\s*(.+)$", line
+            )
             if m:
                 st.info.setdefault(m[1].lower().replace(" ", "_"), m[2].strip())
                 continue
@@ -264,7 +277,10 @@ class Iperf2Adapter(Adapter):
                 continue
             if "WARNING" in line or "failed" in line.lower() or "error" in line.lower():
                 warnings.append(line)
-            m = re.match(r"^\[ CT\] final connect times \(min/avg/max/stdev\) = ([\d.]+)/([\d.]+)/([\d.]+)/[\d.]+ ms", line)
+            m = re.match(
+                r"^\[ CT\] final connect times \(min/avg/max/stdev\) = ([\d.]+)/([\d.]+)/([\d.]+)/[\d.]+ ms",
+                line,
+            )
             if m:
                 st.info["connect_times_ms"] = {"min": float(m[1]), "avg": float(m[2]), "max": float(m[3])}
         if warnings:
@@ -279,11 +295,13 @@ class Iperf2Adapter(Adapter):
         first = min(st.conns.values(), key=lambda c: c.order) if st.conns else None
         orig_accepted = first.accepted if first else (st.role == "server")
         # a connect-back leg (-r/-d) that opens before the original flow's summary runs simultaneously
-        summaries = [r.order for r in st.rows if r.sid.lstrip("*") == (first.sid.lstrip("*") if first else "") and r.t0 == 0]
+        summaries = [
+            r.order
+            for r in st.rows
+            if r.sid.lstrip("*") == (first.sid.lstrip("*") if first else "") and r.t0 == 0
+        ]
         first_summary = max(summaries) if summaries else 10**9
-        simultaneous = any(
-            c.accepted != orig_accepted and c.order < first_summary for c in st.conns.values()
-        )
+        simultaneous = any(c.accepted != orig_accepted and c.order < first_summary for c in st.conns.values())
         full_duplex = any("full-duplex" in c.flags for c in st.conns.values())
         bidir = simultaneous or full_duplex
         fwd, rev = ("bidir-forward", "bidir-reverse") if bidir else ("forward", "reverse")
@@ -342,7 +360,9 @@ class Iperf2Adapter(Adapter):
             if main is not None:
                 any_summary = True
             if udp:
-                rep = _summary(report_rows, sorted({r.sid for r in report_rows if not r.sid.startswith("SUM")}))
+                rep = _summary(
+                    report_rows, sorted({r.sid for r in report_rows if not r.sid.startswith("SUM")})
+                )
                 receiver = rep if rep is not None else (main if receiver_side else None)
                 sender = main if (rep is not None or not receiver_side) else None
                 if receiver is not None:
@@ -407,7 +427,12 @@ class Iperf2Adapter(Adapter):
         add("out_of_order", float(ooo or 0), "count")
         lat = _LAT4.search(rest)
         if lat:
-            for key, metric in (("avg", "latency_mean"), ("min", "latency_min"), ("max", "latency_max"), ("std", "latency_stddev")):
+            for key, metric in (
+                ("avg", "latency_mean"),
+                ("min", "latency_min"),
+                ("max", "latency_max"),
+                ("std", "latency_stddev"),
+            ):
                 add(metric, float(lat[key]) * 1e-3, "s")
         pps = _PPS.search(rest)
         if pps:
@@ -447,7 +472,9 @@ class Iperf2Adapter(Adapter):
             add("reads", float(mr["reads"]), "count")
 
     @staticmethod
-    def _intervals(rows: list[_Row], flows: list[str], res: ParseResult, direction: str | None, udp: bool) -> None:
+    def _intervals(
+        rows: list[_Row], flows: list[str], res: ParseResult, direction: str | None, udp: bool
+    ) -> None:
         multi = len(flows) > 1
         by_sid: dict[str, list[_Row]] = {}
         for r in rows:
@@ -461,25 +488,77 @@ class Iperf2Adapter(Adapter):
                 stream = sid.lstrip("*") if multi else "sum"
             body = rs[:-1] if len(rs) > 1 and rs[-1].t0 == 0 else ([] if len(rs) == 1 else rs)
             for r in body:
-                res.intervals.append(IntervalPoint(r.t0, r.t1, "throughput", r.bps, "bit/s", stream=stream, direction=direction))
                 res.intervals.append(
-                    IntervalPoint(r.t0, r.t1, "bytes_transferred", r.nbytes, "bytes", stream=stream, direction=direction)
+                    IntervalPoint(
+                        r.t0, r.t1, "throughput", r.bps, "bit/s", stream=stream, direction=direction
+                    )
+                )
+                res.intervals.append(
+                    IntervalPoint(
+                        r.t0, r.t1, "bytes_transferred", r.nbytes, "bytes", stream=stream, direction=direction
+                    )
                 )
                 m = _UDP_RECV.match(r.rest) if udp else None
                 if m:
-                    res.intervals.append(IntervalPoint(r.t0, r.t1, "jitter", float(m["jitter"]) * 1e-3, "s", stream=stream, direction=direction))
+                    res.intervals.append(
+                        IntervalPoint(
+                            r.t0,
+                            r.t1,
+                            "jitter",
+                            float(m["jitter"]) * 1e-3,
+                            "s",
+                            stream=stream,
+                            direction=direction,
+                        )
+                    )
                     total = int(m["total"])
                     if total > 0:
                         res.intervals.append(
-                            IntervalPoint(r.t0, r.t1, "loss", int(m["lost"]) / total, "fraction", stream=stream, direction=direction)
+                            IntervalPoint(
+                                r.t0,
+                                r.t1,
+                                "loss",
+                                int(m["lost"]) / total,
+                                "fraction",
+                                stream=stream,
+                                direction=direction,
+                            )
                         )
                 me = _TCP_SEND_E.match(r.rest) if not udp else None
                 if me:
-                    res.intervals.append(IntervalPoint(r.t0, r.t1, "retransmits", float(me["retry"]), "count", stream=stream, direction=direction))
+                    res.intervals.append(
+                        IntervalPoint(
+                            r.t0,
+                            r.t1,
+                            "retransmits",
+                            float(me["retry"]),
+                            "count",
+                            stream=stream,
+                            direction=direction,
+                        )
+                    )
                     if me["rtt"]:
-                        res.intervals.append(IntervalPoint(r.t0, r.t1, "tcp_rtt_mean", float(me["rtt"]) * 1e-6, "s", stream=stream, direction=direction))
                         res.intervals.append(
-                            IntervalPoint(r.t0, r.t1, "cwnd", float(me["cwnd"]) * prefix_factor(me["cu"] or "K", binary=True), "bytes", stream=stream, direction=direction)
+                            IntervalPoint(
+                                r.t0,
+                                r.t1,
+                                "tcp_rtt_mean",
+                                float(me["rtt"]) * 1e-6,
+                                "s",
+                                stream=stream,
+                                direction=direction,
+                            )
+                        )
+                        res.intervals.append(
+                            IntervalPoint(
+                                r.t0,
+                                r.t1,
+                                "cwnd",
+                                float(me["cwnd"]) * prefix_factor(me["cu"] or "K", binary=True),
+                                "bytes",
+                                stream=stream,
+                                direction=direction,
+                            )
                         )
 
     # ------------------------------------------------------------------ CSV (-y C)
@@ -488,9 +567,23 @@ class Iperf2Adapter(Adapter):
         for ln in lines:
             f = ln.split(",")
             t0, t1 = (float(x) for x in f[6].split("-"))
-            rec = {"id": f[5], "t0": t0, "t1": t1, "bytes": float(f[7]), "bps": float(f[8]), "local": f[1], "remote": f[3]}
+            rec = {
+                "id": f[5],
+                "t0": t0,
+                "t1": t1,
+                "bytes": float(f[7]),
+                "bps": float(f[8]),
+                "local": f[1],
+                "remote": f[3],
+            }
             if len(f) >= 14:
-                rec.update(jitter=float(f[9]) * 1e-3, lost=int(f[10]), total=int(f[11]), pct=float(f[12]), ooo=int(f[13]))
+                rec.update(
+                    jitter=float(f[9]) * 1e-3,
+                    lost=int(f[10]),
+                    total=int(f[11]),
+                    pct=float(f[12]),
+                    ooo=int(f[13]),
+                )
             recs.append(rec)
         udp = all("total" in r for r in recs)
         res = ParseResult(test="udp" if udp else "tcp", protocol="udp" if udp else "tcp", direction="forward")
@@ -527,7 +620,9 @@ class Iperf2Adapter(Adapter):
             else:  # server side
                 receiver.append(fr[-1])
         if not sender and not receiver:
-            raise ParseError("iperf 2 CSV (-y C) rows found but no final row starting at 0.0: the run may have been cut off")
+            raise ParseError(
+                "iperf 2 CSV (-y C) rows found but no final row starting at 0.0: the run may have been cut off"
+            )
         add = res.measurements.append
         if not udp:
             add(Measurement("throughput", sum(r["bps"] for r in sender), "bit/s"))
@@ -547,7 +642,9 @@ class Iperf2Adapter(Adapter):
                     add(Measurement("loss", lost / total, "fraction"))
                 add(Measurement("out_of_order", float(sum(r["ooo"] for r in receiver)), "count"))
             else:
-                res.info["warnings"] = ["no server report: receiver-side throughput, loss and jitter are unknown"]
+                res.info["warnings"] = [
+                    "no server report: receiver-side throughput, loss and jitter are unknown"
+                ]
                 add(Measurement("duration", max(r["t1"] for r in sender), "s"))
             if sender:
                 add(Measurement("sender_throughput", sum(r["bps"] for r in sender), "bit/s"))
@@ -558,8 +655,12 @@ class Iperf2Adapter(Adapter):
             if id(r) in finals:
                 continue
             stream = "sum" if (r["id"] == "-1" or not multi) else r["id"]
-            res.intervals.append(IntervalPoint(r["t0"], r["t1"], "throughput", r["bps"], "bit/s", stream=stream))
-            res.intervals.append(IntervalPoint(r["t0"], r["t1"], "bytes_transferred", r["bytes"], "bytes", stream=stream))
+            res.intervals.append(
+                IntervalPoint(r["t0"], r["t1"], "throughput", r["bps"], "bit/s", stream=stream)
+            )
+            res.intervals.append(
+                IntervalPoint(r["t0"], r["t1"], "bytes_transferred", r["bytes"], "bytes", stream=stream)
+            )
         return res
 
     # ------------------------------------------------------------------ launching
@@ -573,7 +674,17 @@ class Iperf2Adapter(Adapter):
         port = int(p["port"])
         duration = float(p["duration"])
         streams = int(p.get("streams", 1))
-        client = ["iperf", "-c", target, "-p", str(port), "-t", _fmt(duration), "-i", _fmt(float(p["interval"]))]
+        client = [
+            "iperf",
+            "-c",
+            target,
+            "-p",
+            str(port),
+            "-t",
+            _fmt(duration),
+            "-i",
+            _fmt(float(p["interval"])),
+        ]
         server = ["iperf", "-s", "-p", str(port), "-i", _fmt(float(p["interval"]))]
         if p.get("enhanced", True):
             client.append("-e")
@@ -624,6 +735,7 @@ def _summary(rows: list[_Row], flows: list[str]) -> _Row | None:
     Several flows without a SUM line (e.g. per-stream UDP server reports) are
     added up into a synthetic row.
     """
+
     def last_total(rs: list[_Row]) -> _Row | None:
         if not rs:
             return None
@@ -637,7 +749,10 @@ def _summary(rows: list[_Row], flows: list[str]) -> _Row | None:
     sums = [r for r in rows if r.sid.startswith("SUM")]
     if sums:
         s = last_total(sums)
-        if s is not None and (len(flows) <= 1 or s.t1 >= max((r.t1 for r in rows if not r.sid.startswith("SUM")), default=0) * 0.5):
+        if s is not None and (
+            len(flows) <= 1
+            or s.t1 >= max((r.t1 for r in rows if not r.sid.startswith("SUM")), default=0) * 0.5
+        ):
             return s
     per = [last_total([r for r in rows if r.sid == f]) for f in flows]
     per = [p for p in per if p is not None]
@@ -654,7 +769,15 @@ def _summary(rows: list[_Row], flows: list[str]) -> _Row | None:
         rest = f" {jit} ms {lost}/{total} ({100.0 * lost / total if total else 0}%)"
     else:
         rest = ""
-    return _Row("SUM", 0.0, max(p.t1 for p in per), sum(p.nbytes for p in per), sum(p.bps for p in per), rest, per[0].report)
+    return _Row(
+        "SUM",
+        0.0,
+        max(p.t1 for p in per),
+        sum(p.nbytes for p in per),
+        sum(p.bps for p in per),
+        rest,
+        per[0].report,
+    )
 
 
 ADAPTER = Iperf2Adapter()

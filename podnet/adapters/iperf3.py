@@ -137,7 +137,9 @@ class Iperf3Adapter(Adapter):
         if recv:
             add(Measurement("throughput", float(recv["bits_per_second"]), "bit/s", direction=direction))
         if sent:
-            add(Measurement("sender_throughput", float(sent["bits_per_second"]), "bit/s", direction=direction))
+            add(
+                Measurement("sender_throughput", float(sent["bits_per_second"]), "bit/s", direction=direction)
+            )
             if "retransmits" in sent:
                 add(Measurement("retransmits", float(sent["retransmits"]), "count", direction=direction))
         if proto == "udp":
@@ -146,7 +148,11 @@ class Iperf3Adapter(Adapter):
                 add(Measurement("jitter", float(info["jitter_ms"]) * 1e-3, "s", direction=direction))
             packets, lost = info.get("packets"), info.get("lost_packets")
             if sent and sent.get("packets") and sent.get("seconds"):
-                add(Measurement("sender_pps", sent["packets"] / sent["seconds"], "packets/s", direction=direction))
+                add(
+                    Measurement(
+                        "sender_pps", sent["packets"] / sent["seconds"], "packets/s", direction=direction
+                    )
+                )
             if packets:
                 add(Measurement("packets", float(packets), "count", direction=direction))
                 if lost is not None:
@@ -193,9 +199,11 @@ class Iperf3Adapter(Adapter):
                 "expected iperf3 summary lines ('[ ID] 0.00-10.00 sec ... sender' / '... receiver'): "
                 "none found, the run may have been cut off"
             )
-        proto = "udp" if re.search(r"Jitter\s+Lost/Total", text) or any(
-            _UDP_TAIL.match(x["rest"]) for x in summaries
-        ) else "tcp"
+        proto = (
+            "udp"
+            if re.search(r"Jitter\s+Lost/Total", text) or any(_UDP_TAIL.match(x["rest"]) for x in summaries)
+            else "tcp"
+        )
         bidir = any(x["role"] for x in summaries)
         reverse = bool(re.search(r"^Reverse mode", text, re.M))
         ids = {x["id"] for x in summaries if x["id"] != "SUM"}
@@ -219,11 +227,25 @@ class Iperf3Adapter(Adapter):
         for direction, tags in legs.items():
             for tag, rows in tags.items():
                 rate = sum(rate_to_bps(float(r["rate"]), r["runit"]) for r in rows)
-                add(Measurement("throughput" if tag == "receiver" else "sender_throughput", rate, "bit/s", direction=direction))
+                add(
+                    Measurement(
+                        "throughput" if tag == "receiver" else "sender_throughput",
+                        rate,
+                        "bit/s",
+                        direction=direction,
+                    )
+                )
                 if proto == "tcp" and tag == "sender":
                     retr = [_RETR_TAIL.match(r["rest"]) for r in rows]
                     if all(retr):
-                        add(Measurement("retransmits", float(sum(int(r["retr"]) for r in retr)), "count", direction=direction))
+                        add(
+                            Measurement(
+                                "retransmits",
+                                float(sum(int(r["retr"]) for r in retr)),
+                                "count",
+                                direction=direction,
+                            )
+                        )
                 if proto == "udp" and tag == "receiver":
                     tails = [_UDP_TAIL.match(r["rest"]) for r in rows]
                     if all(tails):
@@ -239,7 +261,9 @@ class Iperf3Adapter(Adapter):
                         if secs > 0:
                             add(Measurement("pps", (total - lost) / secs, "packets/s", direction=direction))
         if not any(mm.metric == "throughput" for mm in result.measurements):
-            raise ParseError("iperf3 text has sender lines but no 'receiver' summary line: receiver goodput unknown")
+            raise ParseError(
+                "iperf3 text has sender lines but no 'receiver' summary line: receiver goodput unknown"
+            )
         self._text_intervals(lines, summaries, use_sum, result)
         return result
 

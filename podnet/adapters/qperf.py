@@ -64,9 +64,28 @@ _NAMES = {
     "time": "duration",
 }
 #: parameters shown by -vu / -vv: kept in info, not measured
-_PARAMS = {"msg_size", "port", "timeout", "id", "affinity", "flip", "poll_mode", "sock_buf_size", "mtu_size",
-           "no_msgs", "access_recv", "use_cm", "rd_atomic", "sl", "static_rate", "src_path_bits", "alt_port",
-           "cq_poll", "loc_id", "rem_id"}
+_PARAMS = {
+    "msg_size",
+    "port",
+    "timeout",
+    "id",
+    "affinity",
+    "flip",
+    "poll_mode",
+    "sock_buf_size",
+    "mtu_size",
+    "no_msgs",
+    "access_recv",
+    "use_cm",
+    "rd_atomic",
+    "sl",
+    "static_rate",
+    "src_path_bits",
+    "alt_port",
+    "cq_poll",
+    "loc_id",
+    "rem_id",
+}
 
 
 def convert(name: str, text: str) -> tuple[float, str]:
@@ -143,7 +162,9 @@ class QperfAdapter(Adapter):
             if cmd and "command" not in res_info:
                 res_info["command"] = cmd[1].strip()
                 continue
-            if re.match(r"^(qperf|server|client)?:?\s*.*(error|failed|unable|refused|timed out|cannot)", line, re.I):
+            if re.match(
+                r"^(qperf|server|client)?:?\s*.*(error|failed|unable|refused|timed out|cannot)", line, re.I
+            ):
                 errors.append(line.strip())
         res = ParseResult(streams=1, info=res_info)
         conf: dict[str, str] = {}
@@ -177,7 +198,9 @@ class QperfAdapter(Adapter):
                     continue
                 num, unit = convert(key, value)
                 metric = _NAMES.get(key, key)
-                res.measurements.append(Measurement(metric, num, unit, test=label, protocol=proto, direction=direction))
+                res.measurements.append(
+                    Measurement(metric, num, unit, test=label, protocol=proto, direction=direction)
+                )
             if params:
                 tests_info[label] = params
         if conf:
@@ -221,7 +244,9 @@ class QperfAdapter(Adapter):
             tests = [tests]
         bad = [t for t in tests if not re.fullmatch(r"(tcp|udp|sctp|sdp|rds)_(bw|lat)", t)]
         if bad:
-            raise UnsupportedTest(f"qperf: unsupported tests {bad} (socket tests tcp_bw, udp_bw, tcp_lat, udp_lat)")
+            raise UnsupportedTest(
+                f"qperf: unsupported tests {bad} (socket tests tcp_bw, udp_bw, tcp_lat, udp_lat)"
+            )
         port, data_port = int(p["port"]), int(p["data_port"])
         duration = float(p["duration"])
         dur = str(int(duration)) if duration.is_integer() else str(duration)

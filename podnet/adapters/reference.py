@@ -29,13 +29,31 @@ from podnet.tidy import UNITS, Measurement, ParseResult
 
 REQUIRED = ("variant", "scenario", "tool", "test", "metric", "value", "unit")
 
-_TIME = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "usec": 1e-6, "microseconds": 1e-6, "ms": 1e-3, "msec": 1e-3,
-         "milliseconds": 1e-3, "s": 1.0, "sec": 1.0, "seconds": 1.0}
+_TIME = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "usec": 1e-6,
+    "microseconds": 1e-6,
+    "ms": 1e-3,
+    "msec": 1e-3,
+    "milliseconds": 1e-3,
+    "s": 1.0,
+    "sec": 1.0,
+    "seconds": 1.0,
+}
 _SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 _ALIASES = {
-    "qps": "requests/s", "req/s": "requests/s", "requests/sec": "requests/s", "#/sec": "requests/s",
-    "trans/s": "transactions/s", "tran/s": "transactions/s", "transactions/sec": "transactions/s",
-    "msg/s": "messages/s", "msg/sec": "messages/s", "pps": "packets/s",
+    "qps": "requests/s",
+    "req/s": "requests/s",
+    "requests/sec": "requests/s",
+    "#/sec": "requests/s",
+    "trans/s": "transactions/s",
+    "tran/s": "transactions/s",
+    "transactions/sec": "transactions/s",
+    "msg/s": "messages/s",
+    "msg/sec": "messages/s",
+    "pps": "packets/s",
 }
 
 
@@ -63,7 +81,9 @@ def to_si(value: float, unit: str) -> tuple[float, str]:
     m = re.fullmatch(r"([kKMGT]?)(bytes?|B)", u)
     if m:
         return value * _SI[m.group(1)], "bytes"
-    raise ParseError(f"unknown unit {unit!r} in the reference table (expected e.g. Gbits/sec, us, %, requests/s)")
+    raise ParseError(
+        f"unknown unit {unit!r} in the reference table (expected e.g. Gbits/sec, us, %, requests/s)"
+    )
 
 
 class ReferenceAdapter(Adapter):
@@ -86,7 +106,9 @@ class ReferenceAdapter(Adapter):
         fields = [f.strip().lower() for f in reader.fieldnames]
         missing = [c for c in REQUIRED if c not in fields]
         if missing:
-            raise ParseError(f"reference table lacks columns {', '.join(missing)} (expected {','.join(REQUIRED)})")
+            raise ParseError(
+                f"reference table lacks columns {', '.join(missing)} (expected {','.join(REQUIRED)})"
+            )
         reader.fieldnames = fields
         res = ParseResult()
         notes = []

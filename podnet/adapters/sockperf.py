@@ -42,8 +42,15 @@ class SockperfAdapter(Adapter):
 
     name = "sockperf"
     binary = "sockperf"
-    defaults = {"mode": "ping-pong", "duration": 10, "port": 11111, "protocol": "udp", "msg_size": None,
-                "full_rtt": False, "mps": None}
+    defaults = {
+        "mode": "ping-pong",
+        "duration": 10,
+        "port": 11111,
+        "protocol": "udp",
+        "msg_size": None,
+        "full_rtt": False,
+        "mps": None,
+    }
 
     def sniff(self, text: str) -> float:
         if re.search(r"^sockperf[:\[]", text, re.M):
@@ -63,7 +70,9 @@ class SockperfAdapter(Adapter):
         if proto:
             info["target"], info["port"] = proto.group(1), int(proto.group(2))
             res.protocol = proto.group(3).lower()
-        cmd = re.search(r"(?:^|[#$>]\s*)(sockperf\s+(?:ping-pong|pp|under-load|ul|throughput|tp)\b.*)$", text, re.M)
+        cmd = re.search(
+            r"(?:^|[#$>]\s*)(sockperf\s+(?:ping-pong|pp|under-load|ul|throughput|tp)\b.*)$", text, re.M
+        )
         if cmd:
             info["command"] = cmd.group(1).strip()
         add = lambda metric, value, unit: res.measurements.append(Measurement(metric, float(value), unit))  # noqa: E731
@@ -106,10 +115,16 @@ class SockperfAdapter(Adapter):
         rtt = avg.group(1) == "rtt" or "Round trip is" in text
         res.direction = "roundtrip"
         res.test = "ping-pong"
-        valid = re.search(rf"\[Valid Duration\] RunTime=({_NUM}) sec; SentMessages=(\d+); ReceivedMessages=(\d+)", text)
+        valid = re.search(
+            rf"\[Valid Duration\] RunTime=({_NUM}) sec; SentMessages=(\d+); ReceivedMessages=(\d+)", text
+        )
         if re.search(r"\b(under-load|ul)\b", info.get("command", "")):
             res.test = "under-load"
-        elif valid and int(valid.group(3)) * 10 < int(valid.group(2)) and "ping-pong" not in info.get("command", ""):
+        elif (
+            valid
+            and int(valid.group(3)) * 10 < int(valid.group(2))
+            and "ping-pong" not in info.get("command", "")
+        ):
             # under-load: the server answers only a sample of the messages (one in ~100)
             res.test = "under-load"
         base = "rtt" if rtt else "latency"
@@ -125,7 +140,10 @@ class SockperfAdapter(Adapter):
             add(f"{base}_max", float(mx.group(1)) * usec, "s")
         for m in re.finditer(rf"percentile\s+({_NUM})\s*=\s*({_NUM})", text):
             add(f"{base}_{_pct_name(m.group(1))}", float(m.group(2)) * usec, "s")
-        dm = re.search(r"# dropped messages = (\d+); # duplicated messages = (\d+); # out-of-order messages = (\d+)", text)
+        dm = re.search(
+            r"# dropped messages = (\d+); # duplicated messages = (\d+); # out-of-order messages = (\d+)",
+            text,
+        )
         if dm:
             add("dropped_messages", dm.group(1), "count")
             add("duplicated_messages", dm.group(2), "count")
@@ -150,7 +168,16 @@ class SockperfAdapter(Adapter):
             raise UnsupportedTest(f"sockperf: protocol {proto!r} is not udp or tcp")
         port = int(p["port"])
         duration = float(p["duration"])
-        client = ["sockperf", mode, "-i", target, "-p", str(port), "-t", str(int(duration) if duration.is_integer() else duration)]
+        client = [
+            "sockperf",
+            mode,
+            "-i",
+            target,
+            "-p",
+            str(port),
+            "-t",
+            str(int(duration) if duration.is_integer() else duration),
+        ]
         server = ["sockperf", "sr", "-i", "0.0.0.0", "-p", str(port)]
         if proto == "tcp":
             client.append("--tcp")

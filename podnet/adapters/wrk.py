@@ -64,14 +64,24 @@ class WrkAdapter(Adapter):
 
     name = "wrk"
     binary = "wrk"
-    defaults = {"threads": 2, "connections": 50, "duration": 10, "port": 80, "path": "/", "latency": True, "timeout": None}
+    defaults = {
+        "threads": 2,
+        "connections": 50,
+        "duration": 10,
+        "port": 80,
+        "path": "/",
+        "latency": True,
+        "timeout": None,
+    }
 
     def sniff(self, text: str) -> float:
         if re.search(r"^Running \S+ test @ \S+", text, re.M) and "Thread Stats" in text:
             return 0.95
         if re.search(r"^Requests/sec:\s*[\d.]+", text, re.M) and re.search(r"^Transfer/sec:", text, re.M):
             return 0.9
-        if re.search(r"^Running \S+ test @ ", text, re.M) or re.search(r"^unable to connect to \S+:\d+", text, re.M):
+        if re.search(r"^Running \S+ test @ ", text, re.M) or re.search(
+            r"^unable to connect to \S+:\d+", text, re.M
+        ):
             return 0.6
         return 0.0
 
@@ -116,7 +126,9 @@ class WrkAdapter(Adapter):
         dist = re.search(r"^\s*Latency Distribution.*$", text, re.M)
         if dist:
             seen = set()
-            for m in re.finditer(rf"^\s*({_NUM})%\s+({_NUM}(?:ns|us|ms|s|m|h))\s*$", text[dist.end():], re.M):
+            for m in re.finditer(
+                rf"^\s*({_NUM})%\s+({_NUM}(?:ns|us|ms|s|m|h))\s*$", text[dist.end() :], re.M
+            ):
                 name = "latency_" + _pct_name(m.group(1))
                 if name in seen or float(m.group(1)) >= 100:
                     continue
@@ -127,7 +139,9 @@ class WrkAdapter(Adapter):
             add("complete_requests", total.group(1), "count")
             add("duration", _time(total.group(2)), "s")
             add("total_transferred", _size(total.group(3)), "bytes")
-        se = re.search(r"^\s*Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text, re.M)
+        se = re.search(
+            r"^\s*Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text, re.M
+        )
         complete = total is not None
         for i, kind in enumerate(("connect", "read", "write", "timeout"), start=1):
             if se:
@@ -152,7 +166,15 @@ class WrkAdapter(Adapter):
         port = int(p["port"])
         host = f"[{target}]" if ":" in target else target
         url = f"http://{host}{'' if port == 80 else f':{port}'}{p.get('path') or '/'}"
-        client = ["wrk", "-t", str(threads), "-c", str(conns), "-d", f"{int(duration) if duration.is_integer() else duration}s"]
+        client = [
+            "wrk",
+            "-t",
+            str(threads),
+            "-c",
+            str(conns),
+            "-d",
+            f"{int(duration) if duration.is_integer() else duration}s",
+        ]
         if p.get("latency", True):
             client.append("--latency")
         if p.get("timeout"):

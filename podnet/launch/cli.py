@@ -10,7 +10,9 @@ from podnet.launch.config import LaunchConfigError
 
 
 def _logging() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S", stream=sys.stderr)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S", stream=sys.stderr
+    )
     logging.getLogger("kubernetes").setLevel(logging.WARNING)
     logging.getLogger("urllib3").setLevel(logging.WARNING)
 
@@ -37,7 +39,12 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
 
     _logging()
     try:
-        names = cleanup(kubeconfig=args.kubeconfig, experiment=args.experiment, namespace=args.namespace, timeout=args.timeout)
+        names = cleanup(
+            kubeconfig=args.kubeconfig,
+            experiment=args.experiment,
+            namespace=args.namespace,
+            timeout=args.timeout,
+        )
     except KubeError as exc:
         print(f"podnet cleanup: {exc}", file=sys.stderr)
         return 1

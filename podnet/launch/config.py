@@ -11,9 +11,10 @@ import copy
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -77,8 +78,10 @@ class EndpointSpec:
         if self.other_node_than:
             where.append(f"another node than the {self.other_node_than}")
         kind = f"service->{self.backend}" if self.kind == "service" else self.kind
-        return f"{kind} on " + (", ".join(where) if where else "the first node") + (
-            f" (#{self.index})" if self.index else ""
+        return (
+            f"{kind} on "
+            + (", ".join(where) if where else "the first node")
+            + (f" (#{self.index})" if self.index else "")
         )
 
 
@@ -232,9 +235,16 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
         names = [t["name"] for t in spec["tests"]]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
-            raise LaunchConfigError(f"launch.tools.{tool}: test names must be unique; repeated: {', '.join(dup)}")
+            raise LaunchConfigError(
+                f"launch.tools.{tool}: test names must be unique; repeated: {', '.join(dup)}"
+            )
         tools[tool] = [
-            TestSpec(tool=tool, name=t["name"], params=dict(t.get("params") or {}), description=t.get("description", ""))
+            TestSpec(
+                tool=tool,
+                name=t["name"],
+                params=dict(t.get("params") or {}),
+                description=t.get("description", ""),
+            )
             for t in spec["tests"]
         ]
 
@@ -261,11 +271,21 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
         if server.kind != "service" and "backend" in (sc.get("server") or {}):
             raise LaunchConfigError(f"{where}.server: `backend` is only for kind service")
         tests = _select_tests(sc.get("tests"), tools, disabled, where)
-        scenarios.append(Scenario(name=name, client=client, server=server, tests=tuple(tests), description=sc.get("description", "")))
+        scenarios.append(
+            Scenario(
+                name=name,
+                client=client,
+                server=server,
+                tests=tuple(tests),
+                description=sc.get("description", ""),
+            )
+        )
 
     ns = launch.get("namespace") or {}
     if ns.get("create", True) is False and not ns.get("name"):
-        raise LaunchConfigError("launch.namespace: create is false, so `name` (an existing namespace) is required")
+        raise LaunchConfigError(
+            "launch.namespace: create is false, so `name` (an existing namespace) is required"
+        )
     ports = dict(DEFAULT_PORTS)
     ports.update({k: int(v) for k, v in (launch.get("ports") or {}).items()})
     timeouts = dict(DEFAULT_TIMEOUTS)
@@ -316,12 +336,16 @@ def _select_tests(
         if tool in disabled:
             continue
         if tool not in tools:
-            raise LaunchConfigError(f"{where}.tests: {item!r} names tool {tool!r}, which launch.tools does not define")
+            raise LaunchConfigError(
+                f"{where}.tests: {item!r} names tool {tool!r}, which launch.tools does not define"
+            )
         if test:
             match = [t for t in tools[tool] if t.name == test]
             if not match:
                 known = ", ".join(t.name for t in tools[tool])
-                raise LaunchConfigError(f"{where}.tests: {item!r}: {tool} has no test {test!r} (its tests: {known})")
+                raise LaunchConfigError(
+                    f"{where}.tests: {item!r}: {tool} has no test {test!r} (its tests: {known})"
+                )
         else:
             match = tools[tool]
         for t in match:

@@ -9,8 +9,9 @@ clean-up) is tested without a cluster.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from types import SimpleNamespace as NS
-from typing import Any, Callable
+from typing import Any
 
 from podnet.launch.k8s import ExecResult, PodFailure
 
@@ -34,7 +35,9 @@ def make_node(name: str, labels: dict[str, str] | None = None, ip: str = "10.0.0
 
 
 def _fits(spec: dict[str, Any], node: Any) -> bool:
-    aff = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    aff = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    )
     if not aff:
         return True
     for term in aff["nodeSelectorTerms"]:
@@ -106,7 +109,9 @@ class FakeKube:
     def delete_labelled(self, namespace: str, label_selector: str, timeout: float) -> bool:
         k, _, v = label_selector.partition("=")
         self.objects = {
-            key: o for key, o in self.objects.items() if not (key[0] == namespace and o["metadata"]["labels"].get(k) == v)
+            key: o
+            for key, o in self.objects.items()
+            if not (key[0] == namespace and o["metadata"]["labels"].get(k) == v)
         }
         self.deleted.append(f"{namespace}:{label_selector}")
         return True
@@ -131,11 +136,22 @@ class FakeKube:
                 phase="Running",
                 pod_ip=ip,
                 conditions=[NS(type="Ready", status="True")],
-                container_statuses=[NS(name=c["name"], image_id="sha256:fake", ready=True, restart_count=0) for c in body["spec"]["containers"]],
+                container_statuses=[
+                    NS(name=c["name"], image_id="sha256:fake", ready=True, restart_count=0)
+                    for c in body["spec"]["containers"]
+                ],
             ),
         )
 
-    def wait_ready(self, namespace: str, names: Any, label_selector: str, timeout: float, unschedulable: float, progress: Any = None):
+    def wait_ready(
+        self,
+        namespace: str,
+        names: Any,
+        label_selector: str,
+        timeout: float,
+        unschedulable: float,
+        progress: Any = None,
+    ):
         ready: dict[str, Any] = {}
         failed: dict[str, PodFailure] = {}
         self._live = getattr(self, "_live", {})
@@ -172,13 +188,21 @@ class FakeKube:
     def container_ready(self, namespace: str, pod: str, container: str) -> tuple[bool, int]:
         return True, self.restarts.get((pod, container or ""), 0)
 
-    def exec(self, namespace: str, pod: str, argv: list[str], timeout: float, container: str | None = None) -> ExecResult:
+    def exec(
+        self, namespace: str, pod: str, argv: list[str], timeout: float, container: str | None = None
+    ) -> ExecResult:
         self.execs.append((pod, list(argv)))
         if argv[:2] == ["sh", "-c"] and argv[3:4] == ["podnet-probe"]:
-            return ExecResult(rc=0, stdout="".join(f"{b}\n" for b in argv[4:] if b in self.missing), stderr="")
+            return ExecResult(
+                rc=0, stdout="".join(f"{b}\n" for b in argv[4:] if b in self.missing), stderr=""
+            )
         if argv[:3] == ["ip", "-j", "addr"]:
             ip = self._live[pod].status.pod_ip
-            return ExecResult(rc=0, stdout=json.dumps([{"ifname": "eth0", "mtu": 1500, "addr_info": [{"local": ip}]}]), stderr="")
+            return ExecResult(
+                rc=0,
+                stdout=json.dumps([{"ifname": "eth0", "mtu": 1500, "addr_info": [{"local": ip}]}]),
+                stderr="",
+            )
         if argv[:1] == ["kill"]:
             key = (pod, container or "")
             self.restarts[key] = self.restarts.get(key, 0) + 1

@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import yaml
 
@@ -76,11 +77,15 @@ class Kube:
         env = os.environ.get("KUBECONFIG")
         if kubeconfig:
             if not Path(kubeconfig).exists():
-                raise KubeError(f"kubeconfig {kubeconfig} does not exist (run `make cluster-up`, or set launch.kubeconfig)")
+                raise KubeError(
+                    f"kubeconfig {kubeconfig} does not exist (run `make cluster-up`, or set launch.kubeconfig)"
+                )
             config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=cfg)
             self.source = f"kubeconfig {kubeconfig}"
         elif env:
-            config.load_kube_config(config_file=env.split(os.pathsep)[0], context=context, client_configuration=cfg)
+            config.load_kube_config(
+                config_file=env.split(os.pathsep)[0], context=context, client_configuration=cfg
+            )
             self.source = f"$KUBECONFIG {env}"
         elif os.environ.get("KUBERNETES_SERVICE_HOST"):
             config.load_incluster_config(client_configuration=cfg)
@@ -112,7 +117,9 @@ class Kube:
         try:
             return list(self.core.list_node(_request_timeout=self.timeout).items)
         except _api_exception() as exc:
-            raise KubeError(f"cannot list nodes ({exc.status} {exc.reason}): the launcher needs read access to nodes (envs/k8s/rbac.yaml)") from None
+            raise KubeError(
+                f"cannot list nodes ({exc.status} {exc.reason}): the launcher needs read access to nodes (envs/k8s/rbac.yaml)"
+            ) from None
         except Exception as exc:  # noqa: BLE001 - connection errors of many kinds
             raise KubeError(f"cannot reach the Kubernetes API ({self.source}): {exc}") from None
 
@@ -121,7 +128,12 @@ class Kube:
         from kubernetes import client
 
         try:
-            return [d.metadata.name for d in client.AppsV1Api(self.api_client).list_namespaced_daemon_set(namespace, _request_timeout=self.timeout).items]
+            return [
+                d.metadata.name
+                for d in client.AppsV1Api(self.api_client)
+                .list_namespaced_daemon_set(namespace, _request_timeout=self.timeout)
+                .items
+            ]
         except Exception:  # noqa: BLE001 - best effort
             return []
 
@@ -130,7 +142,9 @@ class Kube:
         try:
             self.core.create_namespace(body, _request_timeout=self.timeout)
         except _api_exception() as exc:
-            raise KubeError(f"cannot create namespace {body['metadata']['name']}: {exc.status} {exc.reason}: {_body_message(exc)}") from None
+            raise KubeError(
+                f"cannot create namespace {body['metadata']['name']}: {exc.status} {exc.reason}: {_body_message(exc)}"
+            ) from None
 
     def wait_service_account(self, namespace: str, timeout: float) -> None:
         """Pods need the namespace's default ServiceAccount, created asynchronously."""
@@ -141,17 +155,23 @@ class Kube:
                 return
             except _api_exception():
                 time.sleep(0.3)
-        raise KubeError(f"namespace {namespace}: the default ServiceAccount did not appear within {timeout:.0f}s (is kube-controller-manager running?)")
+        raise KubeError(
+            f"namespace {namespace}: the default ServiceAccount did not appear within {timeout:.0f}s (is kube-controller-manager running?)"
+        )
 
     def namespaces(self, label_selector: str) -> list[Any]:
-        return list(self.core.list_namespace(label_selector=label_selector, _request_timeout=self.timeout).items)
+        return list(
+            self.core.list_namespace(label_selector=label_selector, _request_timeout=self.timeout).items
+        )
 
     def delete_namespace(self, name: str, timeout: float, wait: bool = True) -> bool:
         """Delete a namespace and (optionally) wait until it is gone; True when gone."""
         ApiException = _api_exception()
         try:
             self.core.delete_namespace(
-                name, body={"gracePeriodSeconds": 0, "propagationPolicy": "Background"}, _request_timeout=self.timeout
+                name,
+                body={"gracePeriodSeconds": 0, "propagationPolicy": "Background"},
+                _request_timeout=self.timeout,
             )
         except ApiException as exc:
             if exc.status != 404:
@@ -179,7 +199,9 @@ class Kube:
         try:
             fn(namespace, body, _request_timeout=self.timeout)
         except _api_exception() as exc:
-            raise KubeError(f"cannot create {kind} {body['metadata']['name']}: {exc.status} {exc.reason}: {_body_message(exc)}") from None
+            raise KubeError(
+                f"cannot create {kind} {body['metadata']['name']}: {exc.status} {exc.reason}: {_body_message(exc)}"
+            ) from None
 
     def delete_labelled(self, namespace: str, label_selector: str, timeout: float) -> bool:
         """Delete this run's pods, Services and ConfigMaps in a shared namespace; True when gone."""
@@ -187,7 +209,9 @@ class Kube:
         opts = {"label_selector": label_selector, "_request_timeout": self.timeout}
         for svc in self.core.list_namespaced_service(namespace, **opts).items:
             try:
-                self.core.delete_namespaced_service(svc.metadata.name, namespace, _request_timeout=self.timeout)
+                self.core.delete_namespaced_service(
+                    svc.metadata.name, namespace, _request_timeout=self.timeout
+                )
             except ApiException as exc:
                 if exc.status != 404:
                     raise
@@ -201,7 +225,9 @@ class Kube:
         return False
 
     def pods(self, namespace: str, label_selector: str) -> dict[str, Any]:
-        items = self.core.list_namespaced_pod(namespace, label_selector=label_selector, _request_timeout=self.timeout).items
+        items = self.core.list_namespaced_pod(
+            namespace, label_selector=label_selector, _request_timeout=self.timeout
+        ).items
         return {p.metadata.name: p for p in items}
 
     def pod(self, namespace: str, name: str) -> Any:
@@ -233,7 +259,12 @@ class Kube:
         try:
             return str(
                 self.core.read_namespaced_pod_log(
-                    pod, namespace, container=container, tail_lines=lines, previous=previous, _request_timeout=self.timeout
+                    pod,
+                    namespace,
+                    container=container,
+                    tail_lines=lines,
+                    previous=previous,
+                    _request_timeout=self.timeout,
                 )
             ).strip()
         except Exception:  # noqa: BLE001
@@ -277,7 +308,9 @@ class Kube:
                 elif unscheduled(p):
                     unsched_since.setdefault(name, now)
                     if now - unsched_since[name] >= unschedulable:
-                        failed[name] = self._failure(namespace, p, f"cannot be scheduled for {unschedulable:.0f}s")
+                        failed[name] = self._failure(
+                            namespace, p, f"cannot be scheduled for {unschedulable:.0f}s"
+                        )
             waiting -= set(ready) | set(failed)
             if not waiting:
                 break
@@ -285,7 +318,9 @@ class Kube:
                 for name in sorted(waiting):
                     p = last.get(name)
                     state = describe_pod(p) if p is not None else "not found"
-                    failed[name] = self._failure(namespace, p, f"not ready after {timeout:.0f}s ({state})", name=name)
+                    failed[name] = self._failure(
+                        namespace, p, f"not ready after {timeout:.0f}s ({state})", name=name
+                    )
                 break
             time.sleep(0.5)
         return ready, failed
@@ -294,9 +329,13 @@ class Kube:
         name = name or pod.metadata.name
         events = self.events(namespace, name)
         if pod is not None:
-            for cs in (pod.status.container_statuses or []):
+            for cs in pod.status.container_statuses or []:
                 w = cs.state.waiting if cs.state else None
-                if w and w.reason in ("CrashLoopBackOff", "RunContainerError", "StartError") or (cs.restart_count or 0) > 0:
+                if (
+                    w
+                    and w.reason in ("CrashLoopBackOff", "RunContainerError", "StartError")
+                    or (cs.restart_count or 0) > 0
+                ):
                     tail = self.logs(namespace, name, cs.name, previous=bool(cs.restart_count))
                     if tail:
                         reason += f"; container {cs.name} log: {tail[-400:]}"
@@ -311,18 +350,24 @@ class Kube:
         return False, 0
 
     # ---- exec ---------------------------------------------------------------------------------------
-    def exec(self, namespace: str, pod: str, argv: list[str], timeout: float, container: str | None = None) -> ExecResult:
+    def exec(
+        self, namespace: str, pod: str, argv: list[str], timeout: float, container: str | None = None
+    ) -> ExecResult:
         """Run ``argv`` (a list, no shell) in a container; wait at most ``timeout`` seconds."""
         from kubernetes.stream import stream
         from kubernetes.stream.ws_client import ERROR_CHANNEL, STDERR_CHANNEL, STDOUT_CHANNEL
 
-        kwargs: dict[str, Any] = dict(command=list(argv), stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False)
+        kwargs: dict[str, Any] = dict(
+            command=list(argv), stderr=True, stdin=False, stdout=True, tty=False, _preload_content=False
+        )
         if container:
             kwargs["container"] = container
         try:
             ws = stream(self.core.connect_get_namespaced_pod_exec, pod, namespace, **kwargs)
         except Exception as exc:  # noqa: BLE001 - ApiException, websocket errors
-            return ExecResult(rc=None, stdout="", stderr="", error=f"exec in {pod} failed to start: {_short(exc)}")
+            return ExecResult(
+                rc=None, stdout="", stderr="", error=f"exec in {pod} failed to start: {_short(exc)}"
+            )
         out: list[str] = []
         err: list[str] = []
         deadline = time.monotonic() + timeout
@@ -336,7 +381,12 @@ class Kube:
             err.append(ws.read_channel(STDERR_CHANNEL))
             status_text = ws.read_channel(ERROR_CHANNEL)
         except Exception as exc:  # noqa: BLE001 - connection dropped
-            return ExecResult(rc=None, stdout="".join(out), stderr="".join(err), error=f"exec in {pod}: connection lost: {_short(exc)}")
+            return ExecResult(
+                rc=None,
+                stdout="".join(out),
+                stderr="".join(err),
+                error=f"exec in {pod}: connection lost: {_short(exc)}",
+            )
         finally:
             try:
                 ws.close()
@@ -376,7 +426,8 @@ def is_ready(pod: Any) -> bool:
 
 def unscheduled(pod: Any) -> bool:
     return any(
-        c.type == "PodScheduled" and c.status == "False" and c.reason == "Unschedulable" for c in (pod.status.conditions or [])
+        c.type == "PodScheduled" and c.status == "False" and c.reason == "Unschedulable"
+        for c in (pod.status.conditions or [])
     )
 
 
@@ -402,7 +453,11 @@ def describe_pod(pod: Any) -> str:
     for cs in pod.status.container_statuses or []:
         if not cs.ready:
             st = cs.state
-            what = (st.waiting and st.waiting.reason) or (st.terminated and f"terminated {st.terminated.reason}") or "running, not ready"
+            what = (
+                (st.waiting and st.waiting.reason)
+                or (st.terminated and f"terminated {st.terminated.reason}")
+                or "running, not ready"
+            )
             parts.append(f"{cs.name}: {what}")
     return ", ".join(parts)
 

@@ -10,7 +10,8 @@ through a shell.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from podnet.launch.plan import PodPlan
 
@@ -21,7 +22,9 @@ HTTP_BODY = ("podnet http test body\n" * 47)[:1023] + "\n"
 NGINX_CONFIG_MOUNT = "/etc/podnet"
 
 
-def namespace_manifest(name: str, labels: Mapping[str, str], annotations: Mapping[str, str]) -> dict[str, Any]:
+def namespace_manifest(
+    name: str, labels: Mapping[str, str], annotations: Mapping[str, str]
+) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Namespace",
@@ -122,7 +125,9 @@ def pod_manifest(
             "resources": resources,
         }
         if s.tcp and s.port:
-            c["ports"] = [{"containerPort": int(s.port), "protocol": "TCP", "name": f"p{len(containers) + 1}-tcp"}]
+            c["ports"] = [
+                {"containerPort": int(s.port), "protocol": "TCP", "name": f"p{len(containers) + 1}-tcp"}
+            ]
             c["startupProbe"] = {
                 "tcpSocket": {"port": int(s.port)},
                 "periodSeconds": 1,
@@ -173,12 +178,23 @@ def service_manifest(pod: PodPlan, labels: Mapping[str, str]) -> dict[str, Any]:
     wanted: list[tuple[int, str]] = []
     for s in pod.servers:
         if s.port:
-            wanted += [(int(s.port), proto) for proto, on in (("TCP", s.tcp or "tcp" in s.protocols or s.http), ("UDP", s.udp)) if on]
+            wanted += [
+                (int(s.port), proto)
+                for proto, on in (("TCP", s.tcp or "tcp" in s.protocols or s.http), ("UDP", s.udp))
+                if on
+            ]
         wanted += [(int(p), proto) for p in sorted(s.extra_ports) for proto in ("TCP", "UDP")]
     for port, proto in wanted:
         if (port, proto) not in seen:
             seen.add((port, proto))
-            ports.append({"name": f"p{len(ports) + 1}-{proto.lower()}", "port": port, "targetPort": port, "protocol": proto})
+            ports.append(
+                {
+                    "name": f"p{len(ports) + 1}-{proto.lower()}",
+                    "port": port,
+                    "targetPort": port,
+                    "protocol": proto,
+                }
+            )
     if not ports:
         raise ValueError(f"server pod {pod.name} has no port for its Service {pod.service}")
     return {
@@ -187,7 +203,10 @@ def service_manifest(pod: PodPlan, labels: Mapping[str, str]) -> dict[str, Any]:
         "metadata": {"name": pod.service, "labels": {**MANAGED_BY, **labels}},
         "spec": {
             "type": "ClusterIP",
-            "selector": {"podnet.io/endpoint": pod.name, **{k: v for k, v in labels.items() if k == "podnet.io/run"}},
+            "selector": {
+                "podnet.io/endpoint": pod.name,
+                **{k: v for k, v in labels.items() if k == "podnet.io/run"},
+            },
             "ports": ports,
         },
     }

@@ -9,8 +9,9 @@ failure is reported with the pod's own events (FailedScheduling ...).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from podnet.launch.config import EndpointSpec, Scenario
 
@@ -97,7 +98,9 @@ def resolve_endpoint(spec: EndpointSpec, nodes: list[Node], peer: Placement | No
     if spec.node:
         if any(n.name == spec.node for n in nodes):
             return Placement(node=spec.node)
-        return Placement(node=None, node_name=spec.node, reason=f"no ready, schedulable node named {spec.node!r}")
+        return Placement(
+            node=None, node_name=spec.node, reason=f"no ready, schedulable node named {spec.node!r}"
+        )
     candidates = [n for n in nodes if _matches(n, spec.selector)]
     not_nodes: tuple[str, ...] = ()
     if spec.relative_to:
@@ -125,7 +128,12 @@ def resolve_endpoint(spec: EndpointSpec, nodes: list[Node], peer: Placement | No
             ([f"labels {', '.join(f'{k}={v}' for k, v in spec.selector)}"] if spec.selector else [])
             + ([f"not {not_nodes[0]}"] if not_nodes else [])
         )
-        return Placement(node=None, selector=spec.selector, not_nodes=not_nodes, reason=f"no ready, schedulable node with {what or 'any label'}")
+        return Placement(
+            node=None,
+            selector=spec.selector,
+            not_nodes=not_nodes,
+            reason=f"no ready, schedulable node with {what or 'any label'}",
+        )
     if spec.index >= len(candidates):
         return Placement(
             node=None,

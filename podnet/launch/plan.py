@@ -214,7 +214,9 @@ def build_plan(cfg: LaunchConfig, nodes: list[Node], missing_tools: dict[str, st
     return Plan(pods={p.name: p for p in pods.values()}, cases=cases)
 
 
-def _server_proc(pod: PodPlan, tool: str, inv: Invocation, params: dict[str, Any], cfg: LaunchConfig) -> ServerProc | None:
+def _server_proc(
+    pod: PodPlan, tool: str, inv: Invocation, params: dict[str, Any], cfg: LaunchConfig
+) -> ServerProc | None:
     """The server container a case needs in ``pod`` (shared with identical argv), or None."""
     http = inv.server is None and tool in HTTP_TOOLS
     if inv.server is None and not http:
@@ -225,7 +227,13 @@ def _server_proc(pod: PodPlan, tool: str, inv: Invocation, params: dict[str, Any
             if s.http and s.port == port:
                 s.protocols.add("http")
                 return s
-        proc = ServerProc(tool="nginx", container=f"http-{len([s for s in pod.servers if s.http]) + 1}", argv=[], port=port, http=True)
+        proc = ServerProc(
+            tool="nginx",
+            container=f"http-{len([s for s in pod.servers if s.http]) + 1}",
+            argv=[],
+            port=port,
+            http=True,
+        )
         proc.protocols.add("http")
         pod.servers.append(proc)
         return proc

@@ -60,7 +60,14 @@ def to_nodes(items: list[Any]) -> list[Node]:
     out = []
     for n in items:
         ready = any(c.type == "Ready" and c.status == "True" for c in (n.status.conditions or []))
-        out.append(Node(name=n.metadata.name, labels=dict(n.metadata.labels or {}), ready=ready, schedulable=not n.spec.unschedulable))
+        out.append(
+            Node(
+                name=n.metadata.name,
+                labels=dict(n.metadata.labels or {}),
+                ready=ready,
+                schedulable=not n.spec.unschedulable,
+            )
+        )
     return out
 
 
@@ -119,7 +126,11 @@ def git_commit(repo: str | Path = ".") -> str | None:
     """HEAD of the repository the launcher runs from (provenance), when it is a git checkout."""
     try:
         out = subprocess.run(
-            ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
+            ["git", "-C", str(repo), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

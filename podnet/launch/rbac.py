@@ -66,13 +66,21 @@ def service_account_kubeconfig(
         ca = Path(cluster["certificate-authority"])
         if not ca.is_absolute():
             ca = Path(admin_kubeconfig).parent / ca
-        cluster = {"server": cluster["server"], "certificate-authority-data": base64.b64encode(ca.read_bytes()).decode()}
+        cluster = {
+            "server": cluster["server"],
+            "certificate-authority-data": base64.b64encode(ca.read_bytes()).decode(),
+        }
     doc = {
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": "podnet", "cluster": cluster}],
         "users": [{"name": service_account, "user": {"token": tr.status.token}}],
-        "contexts": [{"name": "podnet-launcher", "context": {"cluster": "podnet", "user": service_account, "namespace": namespace}}],
+        "contexts": [
+            {
+                "name": "podnet-launcher",
+                "context": {"cluster": "podnet", "user": service_account, "namespace": namespace},
+            }
+        ],
         "current-context": "podnet-launcher",
     }
     out = Path(out)

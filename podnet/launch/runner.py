@@ -17,9 +17,10 @@ import secrets
 import shlex
 import signal
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from podnet import adapters
 from podnet.adapters.base import ParseError
@@ -96,7 +97,7 @@ class LaunchResult:
 
 
 def now_iso() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 # ---- signals --------------------------------------------------------------------------------------
@@ -119,7 +120,7 @@ def _signal_handlers(handler: Any) -> Iterator[None]:
 def _interruptible() -> contextlib.AbstractContextManager[None]:
     """SIGTERM behaves like Ctrl-C (raises :class:`Interrupted`) while the block runs."""
 
-    def handler(signum: int, frame: Any) -> None:  # noqa: ARG001
+    def handler(signum: int, frame: Any) -> None:
         raise Interrupted(signal.Signals(signum).name)
 
     return _signal_handlers(handler)
@@ -128,6 +129,7 @@ def _interruptible() -> contextlib.AbstractContextManager[None]:
 def _shielded() -> contextlib.AbstractContextManager[None]:
     """Clean-up must finish: ignore SIGINT/SIGTERM while it runs."""
     return _signal_handlers(signal.SIG_IGN)
+
 
 # ---- what is missing --------------------------------------------------------------------------------
 def initial_repeats(cfg: LaunchConfig) -> int:
@@ -139,7 +141,9 @@ def initial_repeats(cfg: LaunchConfig) -> int:
     return max(cfg.repeats, int(resolve(cfg.stats)["planning"]["min_repeats"]))
 
 
-def pending_runs(cfg: LaunchConfig, variant: str, states: dict | None = None) -> dict[tuple[str, str, str], list[int]]:
+def pending_runs(
+    cfg: LaunchConfig, variant: str, states: dict | None = None
+) -> dict[tuple[str, str, str], list[int]]:
     """Missing repeats of the fixed rounds, by case key (cases with none are left out)."""
     states = states if states is not None else scan(cfg.raw_dir, variant, cfg.cases)
     reps = range(1, initial_repeats(cfg) + 1)
@@ -211,7 +215,13 @@ class Launcher:
         self.kube = kube
         self.launch_id = launch_id or (time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2))
         self.repo = Path(repo)
-        self.result = LaunchResult(experiment=cfg.experiment, launch_id=self.launch_id, order=cfg.order, seed=cfg.seed, adaptive=cfg.adaptive)
+        self.result = LaunchResult(
+            experiment=cfg.experiment,
+            launch_id=self.launch_id,
+            order=cfg.order,
+            seed=cfg.seed,
+            adaptive=cfg.adaptive,
+        )
         self.namespace: str | None = None
         self.labels = {
             "app.kubernetes.io/name": "podnet",
@@ -241,7 +251,12 @@ class Launcher:
         self.node_facts = {n.metadata.name: provenance.node_facts(n) for n in raw_nodes}
         info = provenance.read_cluster_info(cfg.cluster_info)
         host = getattr(getattr(getattr(self.kube, "api_client", None), "configuration", None), "host", None)
-        if info and host and info.get("api_server") and info["api_server"].rstrip("/") != str(host).rstrip("/"):
+        if (
+            info
+            and host
+            and info.get("api_server")
+            and info["api_server"].rstrip("/") != str(host).rstrip("/")
+        ):
             info = None  # info.json of another cluster
         daemonsets = [] if (cfg.cni or (info and info.get("cni"))) else self.kube.daemonset_names()
         cni, how = provenance.detect_cni(cfg.cni, info, nodes, daemonsets)
@@ -253,7 +268,18 @@ class Launcher:
             "api": getattr(self.kube, "source", ""),
         }
         if info:
-            self.cluster["embedded"] = {k: info.get(k) for k in ("cni_datapath", "pod_mtu", "link_rate", "kube_proxy_mode", "containerd_version", "runc_version") if k in info}
+            self.cluster["embedded"] = {
+                k: info.get(k)
+                for k in (
+                    "cni_datapath",
+                    "pod_mtu",
+                    "link_rate",
+                    "kube_proxy_mode",
+                    "containerd_version",
+                    "runc_version",
+                )
+                if k in info
+            }
         self.result.variant, self.result.cni = self.variant, cni
         return nodes
 
@@ -303,7 +329,9 @@ class Launcher:
                 gone = False
             self.result.namespace_deleted = gone
             if not gone:
-                log.warning("namespace %s not gone after %.0fs; `podnet cleanup` deletes leftovers", self.namespace, t)
+                log.warning(
+                    "namespace %s not gone after %.0fs; `podnet cleanup` deletes leftovers", self.namespace, t
+                )
 
     def _create_pods(self, names: list[str]) -> None:
         assert self.plan is not None and self.namespace
@@ -326,14 +354,20 @@ class Launcher:
         cfg = self.cfg
         real = {self._pod_name(n): n for n in names}
         ready, failed = self.kube.wait_ready(
-            self.namespace, list(real), self.selector, cfg.timeouts["pod_ready"], cfg.timeouts["unschedulable"]
+            self.namespace,
+            list(real),
+            self.selector,
+            cfg.timeouts["pod_ready"],
+            cfg.timeouts["unschedulable"],
         )
         for rname, pod in ready.items():
             self.endpoints[real[rname]] = _Endpoint(
                 name=rname,
                 ip=pod.status.pod_ip,
                 node=pod.spec.node_name,
-                image_id=next((cs.image_id for cs in (pod.status.container_statuses or []) if cs.image_id), None),
+                image_id=next(
+                    (cs.image_id for cs in (pod.status.container_statuses or []) if cs.image_id), None
+                ),
             )
         for rname, fail in failed.items():
             msg = fail.message() if isinstance(fail, PodFailure) else str(fail)
@@ -349,7 +383,13 @@ class Launcher:
                 continue
             pod = self.plan.pods[name]
             container = pod.servers[0].container if pod.role == "server" and pod.servers else "main"
-            r = self.kube.exec(self.namespace, ep.name, ["ip", "-j", "addr", "show"], self.cfg.timeouts["api"], container=container)
+            r = self.kube.exec(
+                self.namespace,
+                ep.name,
+                ["ip", "-j", "addr", "show"],
+                self.cfg.timeouts["api"],
+                container=container,
+            )
             facts = provenance.interface_for(r.stdout, ep.ip) if r.rc == 0 else {}
             ep.interface, ep.mtu = facts.get("interface"), facts.get("mtu")
 
@@ -360,17 +400,26 @@ class Launcher:
         bins = sorted({b for v in needs.values() for b in v})
         # the binary names are positional arguments of a fixed script: never part of the script text
         script = 'for b do command -v "$b" >/dev/null 2>&1 || echo "$b"; done'
-        r = self.kube.exec(self.namespace, client, ["sh", "-c", script, "podnet-probe", *bins], cfg.timeouts["api"], container="main")
+        r = self.kube.exec(
+            self.namespace,
+            client,
+            ["sh", "-c", script, "podnet-probe", *bins],
+            cfg.timeouts["api"],
+            container="main",
+        )
         if r.rc != 0:
-            raise KubeError(f"probing the image for tools failed in pod {client}: {r.error or r.stderr.strip()}")
+            raise KubeError(
+                f"probing the image for tools failed in pod {client}: {r.error or r.stderr.strip()}"
+            )
         absent = set(r.stdout.split())
         missing: dict[str, str] = {}
         for tool, b in needs.items():
             lacking = [x for x in b if x in absent]
             if lacking:
-                missing[tool] = (
-                    f"the image {self.image} lacks {', '.join(lacking)}: {tool} tests skipped"
-                    + (" (netperf is not in Debian main; build envs/images/netperf for a cluster that can pull it)" if tool == "netperf" else "")
+                missing[tool] = f"the image {self.image} lacks {', '.join(lacking)}: {tool} tests skipped" + (
+                    " (netperf is not in Debian main; build envs/images/netperf for a cluster that can pull it)"
+                    if tool == "netperf"
+                    else ""
                 )
         for tool in cfg.tools:
             if tool in missing:
@@ -381,7 +430,9 @@ class Launcher:
             except Exception:  # noqa: BLE001
                 continue
             if inv.version:
-                v = self.kube.exec(self.namespace, client, list(inv.version), cfg.timeouts["api"], container="main")
+                v = self.kube.exec(
+                    self.namespace, client, list(inv.version), cfg.timeouts["api"], container="main"
+                )
                 self.tool_versions[tool] = provenance.first_line(v.stdout or v.stderr) or "unknown"
         return missing
 
@@ -408,7 +459,7 @@ class Launcher:
         missing: dict[str, str] = {}
         if probe:
             missing = self._probe_tools(probe)
-            for tool, why in missing.items():
+            for _tool, why in missing.items():
                 log.warning("%s", why)
         self.result.skipped_tools = missing
         # the final plan: without the servers of missing tools
@@ -419,7 +470,10 @@ class Launcher:
         servers = sorted({cp.server_pod for cp in wanted if cp.server_pod})
         http_ports = sorted({s.port for n in servers for s in plan.pods[n].servers if s.http and s.port})
         if http_ports:
-            self.kube.create(self.namespace, manifests.configmap_manifest(self._pod_name("podnet-nginx"), self.labels, http_ports))
+            self.kube.create(
+                self.namespace,
+                manifests.configmap_manifest(self._pod_name("podnet-nginx"), self.labels, http_ports),
+            )
         self._create_pods(servers)
         for n in servers:
             pod = plan.pods[n]
@@ -476,7 +530,13 @@ class Launcher:
         name = self._pod_name(cp.server_pod)
         try:
             _, before = self.kube.container_ready(self.namespace, name, cp.server.container)
-            self.kube.exec(self.namespace, name, ["kill", "-TERM", "1"], self.cfg.timeouts["api"], container=cp.server.container)
+            self.kube.exec(
+                self.namespace,
+                name,
+                ["kill", "-TERM", "1"],
+                self.cfg.timeouts["api"],
+                container=cp.server.container,
+            )
             end = time.monotonic() + self.cfg.timeouts["server_ready"]
             while time.monotonic() < end:
                 ready, count = self.kube.container_ready(self.namespace, name, cp.server.container)
@@ -503,7 +563,9 @@ class Launcher:
             "source": "podnet launch",
         }
         if cp.template is not None:
-            meta.update(protocol=cp.template.protocol, direction=cp.template.direction, streams=cp.template.streams)
+            meta.update(
+                protocol=cp.template.protocol, direction=cp.template.direction, streams=cp.template.streams
+            )
         meta["params"] = _plain(cp.params)
         meta["scenario_description"] = case.scenario.description
         return meta
@@ -513,12 +575,21 @@ class Launcher:
         d: dict[str, Any] = {"kind": spec.pod_kind, "placement": spec.describe()}
         if ep is None:
             return d
-        d.update(pod=ep.name, node=ep.node, ip=ep.ip, host_network=spec.pod_kind == "host", interface=ep.interface, mtu=ep.mtu)
+        d.update(
+            pod=ep.name,
+            node=ep.node,
+            ip=ep.ip,
+            host_network=spec.pod_kind == "host",
+            interface=ep.interface,
+            mtu=ep.mtu,
+        )
         if ep.node and ep.node in self.node_facts:
             d["node_info"] = self.node_facts[ep.node]
         return d
 
-    def _write(self, cp: CasePlan, slot: Slot, attempt: int, content: str, meta: dict[str, Any], ext: str) -> Path:
+    def _write(
+        self, cp: CasePlan, slot: Slot, attempt: int, content: str, meta: dict[str, Any], ext: str
+    ) -> Path:
         path = raw_path(self.cfg.raw_dir, self.variant, cp.case, slot.repeat, attempt, ext)
         write_raw(path, content, meta)
         return path
@@ -583,7 +654,11 @@ class Launcher:
             self.record_failure(cp, slot, not_ready)
             return "failed"
         server_ep = self.endpoints.get(cp.server_pod or "")
-        target = self.services[cp.server_pod] if cp.service and cp.server_pod else (server_ep.ip if server_ep else None)
+        target = (
+            self.services[cp.server_pod]
+            if cp.service and cp.server_pod
+            else (server_ep.ip if server_ep else None)
+        )
         inv = cp.invocation(str(target))
         limit = float(inv.duration) + float(self.cfg.timeouts["run_margin"])
         argv = ["timeout", "-k", str(KILL_GRACE), f"{limit:g}", *[str(a) for a in inv.client]]
@@ -592,7 +667,13 @@ class Launcher:
         meta.update(protocol=inv.protocol, direction=inv.direction, streams=inv.streams)
         started = now_iso()
         t0 = time.monotonic()
-        r: ExecResult = self.kube.exec(self.namespace, self._pod_name(cp.client_pod or ""), argv, limit + KILL_GRACE + 15, container="main")
+        r: ExecResult = self.kube.exec(
+            self.namespace,
+            self._pod_name(cp.client_pod or ""),
+            argv,
+            limit + KILL_GRACE + 15,
+            container="main",
+        )
         elapsed = time.monotonic() - t0
         ended = now_iso()
         content, status, error, headline = self._judge(case.test.tool, r)
@@ -603,9 +684,13 @@ class Launcher:
             command=[str(a) for a in inv.client],
             command_line=shlex.join(str(a) for a in inv.client),
             timeout_command=argv[:4],
-            server_command=(cp.server.argv if cp.server and not cp.server.http else (["nginx"] if cp.server else None)),
+            server_command=(
+                cp.server.argv if cp.server and not cp.server.http else (["nginx"] if cp.server else None)
+            ),
             target=target,
-            service=({"name": self._pod_name(cp.service or ""), "cluster_ip": target} if cp.service else None),
+            service=(
+                {"name": self._pod_name(cp.service or ""), "cluster_ip": target} if cp.service else None
+            ),
             started=started,
             ended=ended,
             elapsed_s=round(elapsed, 3),
@@ -634,7 +719,9 @@ class Launcher:
         adapter = adapters.get(tool)
         candidates = [r.stdout]
         if r.stderr.strip():
-            candidates.append(r.stdout + ("\n" if r.stdout and not r.stdout.endswith("\n") else "") + r.stderr)
+            candidates.append(
+                r.stdout + ("\n" if r.stdout and not r.stdout.endswith("\n") else "") + r.stderr
+            )
         parse_error = ""
         finished = r.rc is not None and not r.timed_out and r.rc not in (TIMEOUT_RC, 137)
         for text in candidates:
@@ -695,7 +782,9 @@ class Launcher:
                 break
             cp = self._case_plan(keyed[slot.case])
             n += 1
-            log.info("retrying %s r%03d (attempt %d)", cp.case.label, slot.repeat, st.next_attempt(slot.repeat))
+            log.info(
+                "retrying %s r%03d (attempt %d)", cp.case.label, slot.repeat, st.next_attempt(slot.repeat)
+            )
             self.run_slot(cp, slot, total, n)
         return n
 
@@ -729,7 +818,13 @@ class Launcher:
         """Tidy rows of this variant's successful runs of the configured cases."""
         from podnet.parse import parse_files
 
-        files = [a.path for st in self.states.values() for atts in st.attempts.values() for a in atts if a.status == "ok"]
+        files = [
+            a.path
+            for st in self.states.values()
+            for atts in st.attempts.values()
+            for a in atts
+            if a.status == "ok"
+        ]
         if not files:
             return None
         parsed = parse_files(files, self.cfg.raw_dir, self.cfg.experiment)
@@ -745,7 +840,11 @@ class Launcher:
         need = cases_needing_more(tidy, self.cfg.stats, ["scenario", "tool", "test"])
         keys = {c.key for c in self.cfg.cases}
         runnable = {cp.case.key for cp in (self.plan.cases if self.plan else []) if not cp.skipped}
-        return [k for k in ((d["scenario"], d["tool"], d["test"]) for d in need) if k in keys and (not self.plan or k in runnable)]
+        return [
+            k
+            for k in ((d["scenario"], d["tool"], d["test"]) for d in need)
+            if k in keys and (not self.plan or k in runnable)
+        ]
 
     def met_targets(self) -> None:
         """Each case's met_target (adaptive runs): every headline metric's interval within the target."""
@@ -776,7 +875,10 @@ class Launcher:
                 n_pending = sum(len(v) for v in pending.values())
                 log.info(
                     "experiment %s, variant %s: %d case(s), %d run(s) missing%s",
-                    cfg.experiment, self.variant, len(cfg.cases), n_pending,
+                    cfg.experiment,
+                    self.variant,
+                    len(cfg.cases),
+                    n_pending,
                     f", {len(more)} case(s) need more repeats (adaptive)" if more else "",
                 )
                 if dry_run:
@@ -785,7 +887,9 @@ class Launcher:
                 if not pending and not more:
                     log.info("nothing to launch: every run is in %s", cfg.raw_dir)
                     return self.result
-                cases_with_work = set(pending) | set(more) | ({c.key for c in cfg.cases} if cfg.adaptive else set())
+                cases_with_work = (
+                    set(pending) | set(more) | ({c.key for c in cfg.cases} if cfg.adaptive else set())
+                )
                 self.prepare(nodes, cases_with_work)
                 for key, reason in self.result.skipped_tools.items():
                     for c in cfg.cases:
@@ -793,7 +897,11 @@ class Launcher:
                             self._outcome(c).skipped = reason
                 self.run_rounds(pending, cfg.adaptive_max_runs)
                 if cfg.adaptive:
-                    left = None if cfg.adaptive_max_runs is None else cfg.adaptive_max_runs - self.result.launched
+                    left = (
+                        None
+                        if cfg.adaptive_max_runs is None
+                        else cfg.adaptive_max_runs - self.result.launched
+                    )
                     self.adaptive_rounds(left)
         except Interrupted as exc:
             self.result.interrupted = True
@@ -802,7 +910,7 @@ class Launcher:
         except (KubeError, LaunchConfigError) as exc:
             self.result.error = str(exc)
             log.error("%s", exc)
-        except Exception as exc:  # noqa: BLE001 - API/connection errors: recorded, clean-up still runs
+        except Exception as exc:
             self.result.error = f"{exc.__class__.__name__}: {str(exc).strip()[:500]}"
             log.exception("launch failed")
         finally:
@@ -825,8 +933,17 @@ class Launcher:
         for p in plan.pods.values():
             where = p.placement.node or f"UNPLACED ({p.placement.reason})"
             servers = ", ".join(shlex.join(s.argv) if s.argv else "nginx" for s in p.servers)
-            log.info("pod %-32s %-6s %-4s on %s%s", p.name, p.role, p.kind, where, f": {servers}" if servers else "")
-        rounds = schedule([c.key for c in self.cfg.cases if c.key in pending], pending, self.cfg.order, self.cfg.seed)
+            log.info(
+                "pod %-32s %-6s %-4s on %s%s",
+                p.name,
+                p.role,
+                p.kind,
+                where,
+                f": {servers}" if servers else "",
+            )
+        rounds = schedule(
+            [c.key for c in self.cfg.cases if c.key in pending], pending, self.cfg.order, self.cfg.seed
+        )
         for rnd in rounds:
             log.info("round %d: %s", rnd[0].round if rnd else 0, " ".join("/".join(s.case) for s in rnd))
 
@@ -842,7 +959,15 @@ def _renamed(pod: Any, name: str) -> Any:
 
 
 def _headline(res: Any) -> str:
-    for metric in ("throughput", "rtt_avg", "requests_per_second", "transaction_rate", "latency_mean", "latency", "pps"):
+    for metric in (
+        "throughput",
+        "rtt_avg",
+        "requests_per_second",
+        "transaction_rate",
+        "latency_mean",
+        "latency",
+        "pps",
+    ):
         for m in res.measurements:
             if m.metric == metric:
                 if m.unit == "bit/s":
@@ -878,16 +1003,29 @@ def launch(
         result = launcher.run(dry_run=dry_run)
     except KubeError as exc:
         log.error("%s", exc)
-        result = LaunchResult(experiment=cfg.experiment, launch_id="", error=str(exc), started=now_iso(), ended=now_iso())
+        result = LaunchResult(
+            experiment=cfg.experiment, launch_id="", error=str(exc), started=now_iso(), ended=now_iso()
+        )
     except KeyboardInterrupt:
         if launcher is not None:
             launcher.teardown()
-        result = LaunchResult(experiment=cfg.experiment, launch_id="", interrupted=True, error="interrupted", started=now_iso(), ended=now_iso())
+        result = LaunchResult(
+            experiment=cfg.experiment,
+            launch_id="",
+            interrupted=True,
+            error="interrupted",
+            started=now_iso(),
+            ended=now_iso(),
+        )
     if not dry_run:
         _write_logs(cfg, result, manifest)
     log.info(
         "launch %s: %d run(s) launched, %d ok, %d failed%s",
-        result.launch_id or "-", result.launched, result.ok, result.failed, f"; {result.error}" if result.error else "",
+        result.launch_id or "-",
+        result.launched,
+        result.ok,
+        result.failed,
+        f"; {result.error}" if result.error else "",
     )
     return result
 

@@ -10,8 +10,9 @@ ended with, the first two are swapped.
 from __future__ import annotations
 
 import random
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Hashable, Mapping, Sequence, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T", bound=Hashable)
 

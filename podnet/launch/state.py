@@ -13,16 +13,18 @@ than ``max_attempts`` attempts failed (interrupted attempts do not count).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 import yaml
 
 from podnet.launch.config import Case
 from podnet.raw import SIDECAR_SUFFIX
 
-_NAME = re.compile(r"^r(?P<repeat>\d{3,})(?:\.a(?P<attempt>\d+))?\.[A-Za-z0-9]+" + re.escape(SIDECAR_SUFFIX) + "$")
+_NAME = re.compile(
+    r"^r(?P<repeat>\d{3,})(?:\.a(?P<attempt>\d+))?\.[A-Za-z0-9]+" + re.escape(SIDECAR_SUFFIX) + "$"
+)
 
 
 @dataclass

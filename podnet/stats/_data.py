@@ -87,10 +87,18 @@ def make_groups(df: pd.DataFrame, keys: list[str] = GROUP_COLUMNS) -> Groups:
     ngroups = int(codes.max()) + 1
     values = pd.to_numeric(df["value"], errors="coerce").to_numpy(dtype=float)
     if "repeat" in df.columns:
-        repeats = pd.to_numeric(df["repeat"], errors="coerce").astype("Float64").to_numpy(dtype=float, na_value=np.nan)
+        repeats = (
+            pd.to_numeric(df["repeat"], errors="coerce")
+            .astype("Float64")
+            .to_numpy(dtype=float, na_value=np.nan)
+        )
     else:
         repeats = np.full(len(df), np.nan)
-    run_id = df["run_id"].astype("string").fillna("").to_numpy(dtype=object) if "run_id" in df.columns else np.zeros(len(df))
+    run_id = (
+        df["run_id"].astype("string").fillna("").to_numpy(dtype=object)
+        if "run_id" in df.columns
+        else np.zeros(len(df))
+    )
     # stable order: group, then repeat (unknown last), then run id
     order = np.lexsort((run_id.astype(str), np.nan_to_num(repeats, nan=np.inf), codes))
     first = np.full(ngroups, -1)
@@ -134,5 +142,7 @@ def group_moments(g: Groups) -> tuple[np.ndarray, np.ndarray]:
         const = np.zeros(k, dtype=bool)
         const[nz] = vmin == vmax
         sd = np.where(const & (g.n > 1), 0.0, sd)
-        mean = np.where(const, np.where(g.n > 0, g.values[np.minimum(g.starts, max(len(g.values) - 1, 0))], np.nan), mean)
+        mean = np.where(
+            const, np.where(g.n > 0, g.values[np.minimum(g.starts, max(len(g.values) - 1, 0))], np.nan), mean
+        )
     return mean, sd

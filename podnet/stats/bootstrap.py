@@ -11,7 +11,7 @@ groups happen to be in the table.
 from __future__ import annotations
 
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from scipy import stats
@@ -109,7 +109,13 @@ def mean_intervals(
 
 
 def ratio_intervals(
-    x: np.ndarray, y: np.ndarray, confidence: float, resamples: int, seed: int, batch: int, method: str = "BCa"
+    x: np.ndarray,
+    y: np.ndarray,
+    confidence: float,
+    resamples: int,
+    seed: int,
+    batch: int,
+    method: str = "BCa",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Bootstrap interval of mean(x)/mean(y), x and y resampled independently, row by row."""
     return batched((x, y), _ratio_of_means, confidence, resamples, seed, batch, method)

@@ -17,7 +17,9 @@ def t_quantile(confidence: float, df: np.ndarray | float) -> np.ndarray:
     return np.asarray(q, dtype=float)
 
 
-def t_interval(mean: np.ndarray, sd: np.ndarray, n: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+def t_interval(
+    mean: np.ndarray, sd: np.ndarray, n: np.ndarray, confidence: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Student t interval of the mean: mean -/+ t_{1-a/2,n-1} sd / sqrt(n). NaN for n < 2."""
     n = np.asarray(n, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -52,7 +53,9 @@ def plan(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd.Da
         rhw = core.t_quantile(conf, n - 1) * cv / np.sqrt(n)
     nn = core.n_needed(cv, conf, target)
     met = np.nan_to_num(rhw, nan=np.inf) <= target
-    headline = g.keys["metric"].astype("string").isin(list(p["headline_metrics"])).fillna(False).to_numpy(dtype=bool)
+    headline = (
+        g.keys["metric"].astype("string").isin(list(p["headline_metrics"])).fillna(False).to_numpy(dtype=bool)
+    )
     undefined = ~np.isfinite(rhw)
     runs = n + g.n_nan
     needs = (runs < cap) & ((n < nmin) | (~met & ~undefined))
@@ -112,5 +115,10 @@ def cases_needing_more(
         if not flag:
             continue
         key = key if isinstance(key, tuple) else (key,)
-        out.append({c: (None if pd.isna(v) else (v.item() if hasattr(v, "item") else v)) for c, v in zip(case_columns, key)})
+        out.append(
+            {
+                c: (None if pd.isna(v) else (v.item() if hasattr(v, "item") else v))
+                for c, v in zip(case_columns, key)
+            }
+        )
     return out

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -175,7 +176,9 @@ def _adjust(out: pd.DataFrame, family: list[str], alpha: float) -> None:
     ):
         res = np.full(len(out), np.nan)
         if len(out):
-            fam = out[family].astype("string").fillna(_NA_SENTINEL) if family else pd.DataFrame(index=out.index)
+            fam = (
+                out[family].astype("string").fillna(_NA_SENTINEL) if family else pd.DataFrame(index=out.index)
+            )
             groups = fam.groupby(family, dropna=False).indices if family else {None: np.arange(len(out))}
             p = out[col].to_numpy(dtype=float)
             for idx in groups.values():
@@ -254,8 +257,13 @@ def compare(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd
         for _, part in key.groupby(["nt", "nb"]):
             rows = part["i"].to_numpy()
             l_, h_, m_ = bootstrap.ratio_intervals(
-                g.stacked(ti[rows]), g.stacked(bi[rows]), conf,
-                int(b["resamples"]), int(b["seed"]), int(b["batch"]), b["method"],
+                g.stacked(ti[rows]),
+                g.stacked(bi[rows]),
+                conf,
+                int(b["resamples"]),
+                int(b["seed"]),
+                int(b["batch"]),
+                b["method"],
             )
             blo[rows], bhi[rows], bmethod[rows] = l_, h_, m_
         bnote[todo & (bmethod == "")] = "bootstrap interval undefined"

@@ -9,7 +9,8 @@ to a default.
 from __future__ import annotations
 
 import copy
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 #: Metrics that decide whether a case needs another repeat (whichever exist).
 HEADLINE_METRICS = [
@@ -121,8 +122,21 @@ def resolve(settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
         raise ValueError("stats.planning.target_rel_half_width must be > 0")
     if int(p["min_repeats"]) < 2 or int(p["max_repeats"]) < int(p["min_repeats"]):
         raise ValueError("stats.planning needs 2 <= min_repeats <= max_repeats")
-    allowed = {"experiment", "variant", "scenario", "tool", "test", "protocol", "direction", "streams",
-               "metric", "unit", "comparison", "by", "baseline"}
+    allowed = {
+        "experiment",
+        "variant",
+        "scenario",
+        "tool",
+        "test",
+        "protocol",
+        "direction",
+        "streams",
+        "metric",
+        "unit",
+        "comparison",
+        "by",
+        "baseline",
+    }
     bad = [c for c in s["multiple_comparisons"]["family"] if c not in allowed]
     if bad:
         raise ValueError(f"stats.multiple_comparisons.family: unknown columns {bad}")

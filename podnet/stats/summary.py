@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -184,7 +185,7 @@ def _blank_inferential(out: pd.DataFrame) -> None:
         if c not in out.columns:
             continue
         dt = out[c].dtype
-        if dt == object or pd.api.types.is_string_dtype(dt):
+        if dt is np.dtype(object) or pd.api.types.is_string_dtype(dt):
             out[c] = ""
         elif pd.api.types.is_float_dtype(dt) and not isinstance(dt, pd.api.extensions.ExtensionDtype):
             out[c] = np.nan
@@ -204,7 +205,15 @@ def outlier_rows(g: Groups, summary: pd.DataFrame) -> pd.DataFrame:
     rows["fence_low"] = flo[codes][mask]
     rows["fence_high"] = fhi[codes][mask]
     rows["outlier_rule"] = summary["outlier_rule"].to_numpy()[codes][mask] if len(summary) else []
-    cols = GROUP_COLUMNS + ["repeat", "run_id", "value", "fence_low", "fence_high", "outlier_rule", "raw_path"]
+    cols = GROUP_COLUMNS + [
+        "repeat",
+        "run_id",
+        "value",
+        "fence_low",
+        "fence_high",
+        "outlier_rule",
+        "raw_path",
+    ]
     return rows[cols].reset_index(drop=True)
 
 

@@ -89,9 +89,7 @@ class Kube:
                 termination_grace_period_seconds=0,
                 automount_service_account_token=False,
                 containers=[
-                    client.V1Container(
-                        name="main", image=self.image, image_pull_policy="Never", command=cmd
-                    )
+                    client.V1Container(name="main", image=self.image, image_pull_policy="Never", command=cmd)
                 ],
             ),
         )

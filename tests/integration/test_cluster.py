@@ -92,8 +92,12 @@ def test_pods_on_their_nodes(fleet, node_names, cluster_info):
 def test_tools_in_image(kube, fleet):
     out = kube.check(
         "client-1",
-        ["sh", "-c", "for t in iperf3 iperf qperf ping ip ethtool ab nginx wrk sockperf curl ps; do "
-         "command -v $t >/dev/null || echo MISSING $t; done; echo done"],
+        [
+            "sh",
+            "-c",
+            "for t in iperf3 iperf qperf ping ip ethtool ab nginx wrk sockperf curl ps; do "
+            "command -v $t >/dev/null || echo MISSING $t; done; echo done",
+        ],
     )
     assert "MISSING" not in out, out
 
@@ -141,14 +145,14 @@ def _curl_retry(kube, pod, url, attempts=30):
 def test_clusterip_service_from_pods(kube, fleet):
     """Every Service (endpoint on node j) from a pod on every node i, same node and across."""
     for i in range(1, fleet["n"] + 1):
-        for j, vip in fleet["services"].items():
+        for _j, vip in fleet["services"].items():
             _curl_retry(kube, f"client-{i}", f"http://{vip}:8080/")
 
 
 def test_clusterip_service_from_nodes(kube, fleet):
     """node->Service: from the node's network namespace (hostNetwork pod) on every node."""
     for i in range(1, fleet["n"] + 1):
-        for j, vip in fleet["services"].items():
+        for _j, vip in fleet["services"].items():
             _curl_retry(kube, f"host-{i}", f"http://{vip}:8080/")
 
 
@@ -168,8 +172,11 @@ def test_host_network_pod_in_node_namespace(kube, fleet, cluster_info):
 
 def test_pod_to_api_service(kube, fleet):
     """The kubernetes Service (10.96.0.1) is reachable from a pod through kube-proxy."""
-    r = kube.exec("client-1", ["curl", "-sk", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}",
-                               "https://10.96.0.1/readyz"], timeout=15)
+    r = kube.exec(
+        "client-1",
+        ["curl", "-sk", "-m", "5", "-o", "/dev/null", "-w", "%{http_code}", "https://10.96.0.1/readyz"],
+        timeout=15,
+    )
     assert r.rc == 0 and r.out in ("200", "401", "403"), r
 
 

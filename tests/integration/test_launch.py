@@ -7,7 +7,6 @@ namespace or pod is left behind.
 
 from __future__ import annotations
 
-import copy
 import os
 import signal
 import subprocess
@@ -54,7 +53,10 @@ def small(tmp_path: Path, name: str, scenarios: list[str], tools: list[str], **l
 def leftovers(core) -> list[str]:
     """podnet namespaces and pods still present (terminating ones included)."""
     out = [f"namespace {ns.metadata.name}" for ns in core.list_namespace(label_selector=MANAGED).items]
-    out += [f"pod {p.metadata.namespace}/{p.metadata.name}" for p in core.list_pod_for_all_namespaces(label_selector=MANAGED).items]
+    out += [
+        f"pod {p.metadata.namespace}/{p.metadata.name}"
+        for p in core.list_pod_for_all_namespaces(label_selector=MANAGED).items
+    ]
     return out
 
 
@@ -125,7 +127,13 @@ def test_rerun_launches_nothing_new(quick_run, core):
 
 
 def test_impossible_placement_is_recorded_as_failed_with_events(core, tmp_path):
-    cfg = small(tmp_path, "it-fail", ["pod-pod-cross-node"], ["iperf3"], timeouts={"unschedulable": 8, "pod_ready": 60})
+    cfg = small(
+        tmp_path,
+        "it-fail",
+        ["pod-pod-cross-node"],
+        ["iperf3"],
+        timeouts={"unschedulable": 8, "pod_ready": 60},
+    )
     cfg["launch"]["scenarios"].append(
         {
             "name": "nowhere",
@@ -148,7 +156,9 @@ def test_impossible_placement_is_recorded_as_failed_with_events(core, tmp_path):
 
 
 def test_missing_image_fails_fast_with_the_reason(core, tmp_path):
-    cfg = small(tmp_path, "it-noimage", ["pod-pod-cross-node"], ["iperf3"], image="localhost/podnet-no-such-image:0")
+    cfg = small(
+        tmp_path, "it-noimage", ["pod-pod-cross-node"], ["iperf3"], image="localhost/podnet-no-such-image:0"
+    )
     cfg["launch"].pop("image_file")
     t0 = time.monotonic()
     result = launch(from_mapping(cfg))
@@ -229,14 +239,19 @@ def test_least_privilege_service_account(core, tmp_path):
         assert exc.value.status == 403
     finally:
         rbac = client.RbacAuthorizationV1Api(core.api_client)
-        for fn, name in ((rbac.delete_cluster_role_binding, "podnet-launcher-nodes"), (rbac.delete_cluster_role, "podnet-launcher-nodes")):
+        for fn, name in (
+            (rbac.delete_cluster_role_binding, "podnet-launcher-nodes"),
+            (rbac.delete_cluster_role, "podnet-launcher-nodes"),
+        ):
             try:
                 fn(name)
             except client.ApiException:
                 pass
         core.delete_namespace("podnet")
         end = time.monotonic() + 120
-        while time.monotonic() < end and any(ns.metadata.name == "podnet" for ns in core.list_namespace().items):
+        while time.monotonic() < end and any(
+            ns.metadata.name == "podnet" for ns in core.list_namespace().items
+        ):
             time.sleep(1)
 
 
@@ -248,7 +263,9 @@ def _api(kubeconfig: Path):
     return client.ApiClient(c)
 
 
-@pytest.mark.skipif(os.environ.get("PODNET_FIDELITY") != "1", reason="PODNET_FIDELITY=1 runs the fidelity check (~2 min)")
+@pytest.mark.skipif(
+    os.environ.get("PODNET_FIDELITY") != "1", reason="PODNET_FIDELITY=1 runs the fidelity check (~2 min)"
+)
 def test_fidelity_pod_pod_cross_node(core, tmp_path):
     """Pipeline iperf3 vs iperf3 run by hand (text output, no -J) in the same pods, interleaved."""
     import statistics
@@ -258,7 +275,16 @@ def test_fidelity_pod_pod_cross_node(core, tmp_path):
     from podnet.launch.runner import Launcher, pending_runs
     from podnet.launch.state import scan
 
-    cfg = from_mapping(small(tmp_path, "it-fidelity", ["pod-pod-cross-node"], ["iperf3"], repeats=6, defaults={"duration": 5, "omit": 1}))
+    cfg = from_mapping(
+        small(
+            tmp_path,
+            "it-fidelity",
+            ["pod-pod-cross-node"],
+            ["iperf3"],
+            repeats=6,
+            defaults={"duration": 5, "omit": 1},
+        )
+    )
     kube = Kube(str(KUBECONFIG))
     lau = Launcher(cfg, kube)
     nodes = lau.discover()
@@ -272,7 +298,13 @@ def test_fidelity_pod_pod_cross_node(core, tmp_path):
         server_ip = lau.endpoints[cp.server_pod].ip
         for r in range(1, 7):
             lau.run_rounds({cp.case.key: [r]})
-            out = kube.exec(lau.namespace, client_pod, ["iperf3", "-c", server_ip, "-p", "15201", "-t", "5", "-O", "1"], 60, container="main")
+            out = kube.exec(
+                lau.namespace,
+                client_pod,
+                ["iperf3", "-c", server_ip, "-p", "15201", "-t", "5", "-O", "1"],
+                60,
+                container="main",
+            )
             assert out.rc == 0, out.stderr
             res = adapters.get("iperf3").parse(out.stdout)
             hand.append(next(m.value for m in res.measurements if m.metric == "throughput"))
@@ -282,7 +314,9 @@ def test_fidelity_pod_pod_cross_node(core, tmp_path):
     pipe = parsed.tidy[parsed.tidy["metric"] == "throughput"]["value"].tolist()
     mp, mh = statistics.fmean(pipe), statistics.fmean(hand)
     spread = max(statistics.stdev(pipe), statistics.stdev(hand))
-    print(f"pipeline {mp / 1e9:.3f} Gbit/s (sd {statistics.stdev(pipe) / 1e9:.3f}, n={len(pipe)}); "
-          f"hand {mh / 1e9:.3f} Gbit/s (sd {statistics.stdev(hand) / 1e9:.3f}, n={len(hand)})")
+    print(
+        f"pipeline {mp / 1e9:.3f} Gbit/s (sd {statistics.stdev(pipe) / 1e9:.3f}, n={len(pipe)}); "
+        f"hand {mh / 1e9:.3f} Gbit/s (sd {statistics.stdev(hand) / 1e9:.3f}, n={len(hand)})"
+    )
     assert abs(mp - mh) <= 2 * spread + 0.02 * mh
     assert not leftovers(core)

@@ -33,7 +33,14 @@ def seed_raven():
 
 
 def test_every_output_is_published(seed_raven):
-    for name in ("tidy.parquet", "tidy.csv", "summary.csv", "ratios.csv", "failed_runs.csv", "notebooks/report.ipynb"):
+    for name in (
+        "tidy.parquet",
+        "tidy.csv",
+        "summary.csv",
+        "ratios.csv",
+        "failed_runs.csv",
+        "notebooks/report.ipynb",
+    ):
         assert (seed_raven / name).stat().st_size > 0, name
     for fig in ("throughput", "latency", "ratios"):
         for ext in ("png", "svg"):
@@ -49,12 +56,20 @@ def test_summary_holds_the_raw_figures(seed_raven):
     s = pd.read_csv(seed_raven / "summary.csv")
     fwd = _means(s, "throughput", "tcp", "forward")
     rev = _means(s, "throughput", "tcp", "reverse")
-    assert fwd == pytest.approx({"same-edge": 3.67e9, "cloud-edge": 87.6e6, "edge-cloud-edge": 787e3}, rel=1e-12)
-    assert rev == pytest.approx({"same-edge": 3.34e9, "cloud-edge": 845e3, "edge-cloud-edge": 791e3}, rel=1e-12)
+    assert fwd == pytest.approx(
+        {"same-edge": 3.67e9, "cloud-edge": 87.6e6, "edge-cloud-edge": 787e3}, rel=1e-12
+    )
+    assert rev == pytest.approx(
+        {"same-edge": 3.34e9, "cloud-edge": 845e3, "edge-cloud-edge": 791e3}, rel=1e-12
+    )
     flood = _means(s, "rtt_avg", "flood", "roundtrip")
     plain = _means(s, "rtt_avg", "plain", "roundtrip")
-    assert flood == pytest.approx({"same-edge": 0.065e-3, "cloud-edge": 33.919e-3, "edge-cloud-edge": 63.325e-3}, rel=1e-9)
-    assert plain == pytest.approx({"same-edge": 0.190e-3, "cloud-edge": 33.938e-3, "edge-cloud-edge": 63.413e-3}, rel=1e-9)
+    assert flood == pytest.approx(
+        {"same-edge": 0.065e-3, "cloud-edge": 33.919e-3, "edge-cloud-edge": 63.325e-3}, rel=1e-9
+    )
+    assert plain == pytest.approx(
+        {"same-edge": 0.190e-3, "cloud-edge": 33.938e-3, "edge-cloud-edge": 63.413e-3}, rel=1e-9
+    )
     one = s[s.metric == "throughput"]
     assert (one["n"] == 1).all() and one["ci_low"].isna().all() and one["ci_high"].isna().all()
 
@@ -99,7 +114,12 @@ def test_bad_raw_files_are_listed_and_the_rest_goes_on(scratch):
     write_raw(raw / "bad/error.json", (FIXTURES / "iperf3/error-refused.json").read_text(), meta)
     log = snakemake(cfg)
     failed = pd.read_csv(out / "failed_runs.csv")
-    assert sorted(p.rsplit("/", 1)[1] for p in failed.raw_path) == ["binary.txt", "empty.txt", "error.json", "truncated.json"]
+    assert sorted(p.rsplit("/", 1)[1] for p in failed.raw_path) == [
+        "binary.txt",
+        "empty.txt",
+        "error.json",
+        "truncated.json",
+    ]
     assert failed.reason.str.len().min() > 10
     assert "could not parse" in log and "truncated.json" in log
     tidy = pd.read_parquet(out / "tidy.parquet")

@@ -1,7 +1,6 @@
 """iperf2 adapter on real outputs: loopback runs of iperf 2.1.8 (client and server side) and seed 001's
 pasted iperf 2.0.5 text. Also: detect() over every fixture directory (iperf2 and iperf3 look alike)."""
 
-import json
 from pathlib import Path
 
 import pytest
@@ -23,47 +22,164 @@ def metrics(result, direction=None):
 
 # fixture -> (test, direction, streams, {metric: value})
 EXPECTED = {
-    "tcp-i1.txt": ("tcp", "forward", 1, {"throughput": 31.8e9, "bytes_transferred": 11.2 * SI["GiB"], "duration": 3.0139}),
+    "tcp-i1.txt": (
+        "tcp",
+        "forward",
+        1,
+        {"throughput": 31.8e9, "bytes_transferred": 11.2 * SI["GiB"], "duration": 3.0139},
+    ),
     "tcp-i1-server.txt": ("tcp", "forward", 1, {"throughput": 32.0e9, "duration": 3.0008}),
     "tcp-P2.txt": ("tcp", "forward", 2, {"throughput": 13.4e9, "bytes_transferred": 4.67 * SI["GiB"]}),
     "tcp-P2-server.txt": ("tcp", "forward", 2, {"throughput": 13.4e9}),
-    "tcp-e.txt": ("tcp", "forward", 1, {"throughput": 36.7e9, "writes": 105451, "write_errors": 0, "retransmits": 1,
-                                       "cwnd": 4604 * 1024, "tcp_rtt_mean": 1677e-6, "tcp_rtt_var": 3131e-6,
-                                       "netpwr": 2736125 * 8e6, "connect_time": 0.10e-3}),
+    "tcp-e.txt": (
+        "tcp",
+        "forward",
+        1,
+        {
+            "throughput": 36.7e9,
+            "writes": 105451,
+            "write_errors": 0,
+            "retransmits": 1,
+            "cwnd": 4604 * 1024,
+            "tcp_rtt_mean": 1677e-6,
+            "tcp_rtt_var": 3131e-6,
+            "netpwr": 2736125 * 8e6,
+            "connect_time": 0.10e-3,
+        },
+    ),
     "tcp-e-server.txt": ("tcp", "forward", 1, {"throughput": 36.9e9, "reads": 107179}),
-    "tcp-e-P2.txt": ("tcp", "forward", 2, {"throughput": 59.6e9, "writes": 170481, "retransmits": 1,
-                                          "tcp_rtt_mean": (244e-6 + 920e-6) / 2}),
+    "tcp-e-P2.txt": (
+        "tcp",
+        "forward",
+        2,
+        {"throughput": 59.6e9, "writes": 170481, "retransmits": 1, "tcp_rtt_mean": (244e-6 + 920e-6) / 2},
+    ),
     "tcp-e-P2-server.txt": ("tcp", "forward", 2, {"throughput": 59.6e9, "reads": 173202}),
-    "tcp-fK.txt": ("tcp", "forward", 1, {"throughput": 2870676 * 1024 * 8, "bytes_transferred": 5763200 * 1024}),
+    "tcp-fK.txt": (
+        "tcp",
+        "forward",
+        1,
+        {"throughput": 2870676 * 1024 * 8, "bytes_transferred": 5763200 * 1024},
+    ),
     "tcp-fK-server.txt": ("tcp", "forward", 1, {"throughput": 2814 * 2**20 * 8}),
     "tcp-R.txt": ("tcp", "reverse", 1, {"throughput": 33.1e9}),
     "tcp-R-server.txt": ("tcp", "reverse", 1, {"throughput": 33.0e9}),
-    "tcp-csv.txt": ("tcp", "forward", 1, {"throughput": 25768601231, "bytes_transferred": 9672196156, "duration": 3.0}),
+    "tcp-csv.txt": (
+        "tcp",
+        "forward",
+        1,
+        {"throughput": 25768601231, "bytes_transferred": 9672196156, "duration": 3.0},
+    ),
     "tcp-csv-server.txt": ("tcp", "forward", 1, {"throughput": 25797192374}),
     "tcp-csv-P2.txt": ("tcp", "forward", 2, {"throughput": 26210919861 + 22747248071}),
     "tcp-e-csv.txt": ("tcp", "forward", 1, {"throughput": 25715129168}),
-    "udp.txt": ("udp", "forward", 1, {"throughput": 105e6, "sender_throughput": 105e6, "jitter": 0.002e-3,
-                                     "lost_packets": 0, "total_packets": 26752, "loss": 0.0, "out_of_order": 0,
-                                     "sent_datagrams": 26753}),
+    "udp.txt": (
+        "udp",
+        "forward",
+        1,
+        {
+            "throughput": 105e6,
+            "sender_throughput": 105e6,
+            "jitter": 0.002e-3,
+            "lost_packets": 0,
+            "total_packets": 26752,
+            "loss": 0.0,
+            "out_of_order": 0,
+            "sent_datagrams": 26753,
+        },
+    ),
     "udp-server.txt": ("udp", "forward", 1, {"throughput": 105e6, "total_packets": 26752}),
     "udp-i1-server.txt": ("udp", "forward", 1, {"throughput": 210e6, "total_packets": 56178}),
-    "udp-e.txt": ("udp", "forward", 1, {"throughput": 105e6, "latency_mean": 0.002e-3, "latency_max": 0.275e-3,
-                                       "pps": 8917, "sender_pps": 8918, "writes": 26751, "netpwr": 6129530 * 8e6}),
+    "udp-e.txt": (
+        "udp",
+        "forward",
+        1,
+        {
+            "throughput": 105e6,
+            "latency_mean": 0.002e-3,
+            "latency_max": 0.275e-3,
+            "pps": 8917,
+            "sender_pps": 8918,
+            "writes": 26751,
+            "netpwr": 6129530 * 8e6,
+        },
+    ),
     "udp-e-server.txt": ("udp", "forward", 1, {"throughput": 105e6, "latency_stddev": 0.003e-3, "pps": 8917}),
-    "udp-loss.txt": ("udp", "forward", 1, {"throughput": 1.47e9, "sender_throughput": 3.34e9,
-                                          "lost_packets": 317469, "total_packets": 567301, "loss": 317469 / 567301}),
-    "udp-loss-e.txt": ("udp", "forward", 1, {"throughput": 1.07e9, "sender_throughput": 13.3e9, "loss": 233647 / 416438}),
-    "udp-P2.txt": ("udp", "forward", 2, {"throughput": 2 * 52.4e6, "sender_throughput": 105e6,
-                                        "total_packets": 17840, "sent_datagrams": 17842}),
-    "udp-P2-server.txt": ("udp", "forward", 2, {"throughput": 105e6, "total_packets": 17840, "lost_packets": 0}),
-    "udp-csv-server.txt": ("udp", "forward", 1, {"throughput": 104862631, "jitter": 0.002e-3, "total_packets": 26752}),
-    "udp-e-csv-server.txt": ("udp", "forward", 1, {"throughput": 52321457, "lost_packets": 20, "total_packets": 8920}),
+    "udp-loss.txt": (
+        "udp",
+        "forward",
+        1,
+        {
+            "throughput": 1.47e9,
+            "sender_throughput": 3.34e9,
+            "lost_packets": 317469,
+            "total_packets": 567301,
+            "loss": 317469 / 567301,
+        },
+    ),
+    "udp-loss-e.txt": (
+        "udp",
+        "forward",
+        1,
+        {"throughput": 1.07e9, "sender_throughput": 13.3e9, "loss": 233647 / 416438},
+    ),
+    "udp-P2.txt": (
+        "udp",
+        "forward",
+        2,
+        {
+            "throughput": 2 * 52.4e6,
+            "sender_throughput": 105e6,
+            "total_packets": 17840,
+            "sent_datagrams": 17842,
+        },
+    ),
+    "udp-P2-server.txt": (
+        "udp",
+        "forward",
+        2,
+        {"throughput": 105e6, "total_packets": 17840, "lost_packets": 0},
+    ),
+    "udp-csv-server.txt": (
+        "udp",
+        "forward",
+        1,
+        {"throughput": 104862631, "jitter": 0.002e-3, "total_packets": 26752},
+    ),
+    "udp-e-csv-server.txt": (
+        "udp",
+        "forward",
+        1,
+        {"throughput": 52321457, "lost_packets": 20, "total_packets": 8920},
+    ),
     # seed 001 (iperf 2.0.5 as pasted: collapsed spaces, 'GBytes810' glued, 'local172.16.78.2')
-    "seed001-tcp-i1.txt": ("tcp", "forward", 1, {"throughput": 942e6, "bytes_transferred": 1.10 * SI["GiB"], "duration": 10.0}),
-    "seed001-udp-glued.txt": ("udp", "forward", 1, {"throughput": 810e6, "sender_throughput": 811e6, "jitter": 0.009e-3,
-                                                   "lost_packets": 7469, "total_packets": 4139126,
-                                                   "loss": 7469 / 4139126, "out_of_order": 1, "sent_datagrams": 4139127}),
-    "seed001-udp-10s.txt": ("udp", "forward", 1, {"throughput": 811e6, "loss": 762 / 690166, "out_of_order": 1}),
+    "seed001-tcp-i1.txt": (
+        "tcp",
+        "forward",
+        1,
+        {"throughput": 942e6, "bytes_transferred": 1.10 * SI["GiB"], "duration": 10.0},
+    ),
+    "seed001-udp-glued.txt": (
+        "udp",
+        "forward",
+        1,
+        {
+            "throughput": 810e6,
+            "sender_throughput": 811e6,
+            "jitter": 0.009e-3,
+            "lost_packets": 7469,
+            "total_packets": 4139126,
+            "loss": 7469 / 4139126,
+            "out_of_order": 1,
+            "sent_datagrams": 4139127,
+        },
+    ),
+    "seed001-udp-10s.txt": (
+        "udp",
+        "forward",
+        1,
+        {"throughput": 811e6, "loss": 762 / 690166, "out_of_order": 1},
+    ),
     "seed001-tcp-server.txt": ("tcp", "forward", 1, {"throughput": 941e6, "duration": 30.0}),
     "seed001-tcp-local-glued.txt": ("tcp", "forward", 1, {"throughput": 910e6}),
 }
@@ -118,7 +234,9 @@ def test_intervals_are_kept_per_stream_and_sum():
     pts = [p for p in seed.intervals if p.metric == "throughput"]
     assert len(pts) == 10 and pts[0].value == 945e6 and pts[-1].t_end == 10.0
     e = parse("tcp-e.txt")
-    assert [p.value for p in e.intervals if p.metric == "tcp_rtt_mean"] == pytest.approx([115e-6, 63e-6, 175e-6])
+    assert [p.value for p in e.intervals if p.metric == "tcp_rtt_mean"] == pytest.approx(
+        [115e-6, 63e-6, 175e-6]
+    )
     srv = parse("udp-i1-server.txt")
     assert [p.value for p in srv.intervals if p.metric == "loss"] == [0.0, 0.0, 0.0]
 
@@ -153,11 +271,36 @@ def test_never_a_made_up_zero():
 
 
 def test_invocation_argv():
-    inv = iperf2.invocation({"duration": 30, "protocol": "udp", "bandwidth": "100M", "length": 1400, "streams": 2}, "10.0.0.2")
-    assert inv.client == ["iperf", "-c", "10.0.0.2", "-p", "5001", "-t", "30", "-i", "1", "-e", "-u", "-b", "100M",
-                          "-l", "1400", "-P", "2"]
+    inv = iperf2.invocation(
+        {"duration": 30, "protocol": "udp", "bandwidth": "100M", "length": 1400, "streams": 2}, "10.0.0.2"
+    )
+    assert inv.client == [
+        "iperf",
+        "-c",
+        "10.0.0.2",
+        "-p",
+        "5001",
+        "-t",
+        "30",
+        "-i",
+        "1",
+        "-e",
+        "-u",
+        "-b",
+        "100M",
+        "-l",
+        "1400",
+        "-P",
+        "2",
+    ]
     assert inv.server == ["iperf", "-s", "-p", "5001", "-i", "1", "-e", "-u"]
-    assert (inv.test, inv.protocol, inv.streams, inv.port, inv.version) == ("udp", "udp", 2, None, ["iperf", "-v"])
+    assert (inv.test, inv.protocol, inv.streams, inv.port, inv.version) == (
+        "udp",
+        "udp",
+        2,
+        None,
+        ["iperf", "-v"],
+    )
     tcp = iperf2.invocation({"direction": "reverse"}, "10.0.0.2")
     assert "-R" in tcp.client and tcp.port == 5001 and tcp.direction == "reverse"
     assert all(isinstance(a, str) for a in tcp.client + tcp.server)
@@ -165,7 +308,11 @@ def test_invocation_argv():
 
 def _fixture_files():
     for f in sorted(FIXTURES.rglob("*")):
-        if f.is_file() and not f.name.endswith((".expected.json", ".meta.yaml", ".md")) and f.parent.name in all_adapters():
+        if (
+            f.is_file()
+            and not f.name.endswith((".expected.json", ".meta.yaml", ".md"))
+            and f.parent.name in all_adapters()
+        ):
             yield f
 
 

@@ -102,7 +102,9 @@ def test_truncated_json_and_missing_receiver():
     text = (FIXTURES / "iperf3/tcp-forward.json").read_text()
     with pytest.raises(ParseError, match="cut off"):
         iperf3.parse(text[: len(text) // 2])
-    lines = [l for l in (FIXTURES / "iperf3/tcp-forward.txt").read_text().splitlines() if "receiver" not in l]
+    lines = [
+        ln for ln in (FIXTURES / "iperf3/tcp-forward.txt").read_text().splitlines() if "receiver" not in ln
+    ]
     with pytest.raises(ParseError, match="receiver"):
         iperf3.parse("\n".join(lines))
 
@@ -128,4 +130,7 @@ def test_timestamped_lines_and_udp_variants():
     p2 = iperf3.parse((FIXTURES / "iperf3/udp-p2.txt").read_text())
     assert p2.streams == 2 and p2.protocol == "udp"
     bidir = iperf3.parse((FIXTURES / "iperf3/udp-bidir.json").read_text())
-    assert {m.direction for m in bidir.measurements if m.metric == "throughput"} == {"bidir-forward", "bidir-reverse"}
+    assert {m.direction for m in bidir.measurements if m.metric == "throughput"} == {
+        "bidir-forward",
+        "bidir-reverse",
+    }

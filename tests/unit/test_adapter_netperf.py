@@ -3,7 +3,7 @@ classic TCP_STREAM/MAERTS/RR/CRR/UDP_*, -c/-C, -D interim results, omni -O colum
 
 import pytest
 
-from podnet.adapters import ParseError, get
+from podnet.adapters import ParseError, UnsupportedTest, get
 from tests.conftest import FIXTURES
 
 netperf = get("netperf")
@@ -44,12 +44,22 @@ def test_classic_cpu_and_udp():
 
 def test_omni_columns_csv_keyval_agree_on_names():
     cols = metrics(parse("tcp-rr-O.txt"))
-    assert cols == pytest.approx({"latency_min": 7e-6, "latency_max": 9928e-6, "latency_p50": 9e-6,
-                                  "latency_p90": 9e-6, "latency_p99": 14e-6, "latency_mean": 12.14e-6,
-                                  "latency_stddev": 106.71e-6})
+    assert cols == pytest.approx(
+        {
+            "latency_min": 7e-6,
+            "latency_max": 9928e-6,
+            "latency_p50": 9e-6,
+            "latency_p90": 9e-6,
+            "latency_p99": 14e-6,
+            "latency_mean": 12.14e-6,
+            "latency_stddev": 106.71e-6,
+        }
+    )
     csv = parse("tcp-rr-o.txt")
     assert csv.info["format"] == "csv"
-    assert metrics(csv)["transaction_rate"] == pytest.approx(41906.94) and metrics(csv)["latency_p99"] == pytest.approx(32e-6)
+    assert metrics(csv)["transaction_rate"] == pytest.approx(41906.94) and metrics(csv)[
+        "latency_p99"
+    ] == pytest.approx(32e-6)
     kv = metrics(parse("tcp-rr-k.txt"))
     assert kv["transaction_rate"] == pytest.approx(47274.72) and kv["rt_latency"] == pytest.approx(21.153e-6)
     assert kv["latency_stddev"] == pytest.approx(191.90e-6) and kv["duration"] == 2.0
@@ -76,7 +86,10 @@ def test_not_measured_markers_are_skipped():
 def test_interim_results_become_intervals():
     r = parse("tcp-stream-demo.txt")
     assert [(round(p.t_start, 3), round(p.t_end, 3), p.value) for p in r.intervals] == [
-        (0.0, 1.436, 10242.32e6), (1.436, 2.439, 10446.82e6), (2.439, 3.006, 10299.66e6)]
+        (0.0, 1.436, 10242.32e6),
+        (1.436, 2.439, 10446.82e6),
+        (2.439, 3.006, 10299.66e6),
+    ]
 
 
 def test_confidence_warning_goes_to_info():
@@ -94,12 +107,16 @@ def test_errors():
 
 
 def test_invocation_uses_keyval_with_percentiles():
-    inv = netperf.invocation({"test": "TCP_RR", "duration": 60, "request_size": 1024, "response_size": 1024}, "10.0.0.7")
+    inv = netperf.invocation(
+        {"test": "TCP_RR", "duration": 60, "request_size": 1024, "response_size": 1024}, "10.0.0.7"
+    )
     assert inv.client[:9] == ["netperf", "-H", "10.0.0.7", "-p", "12865", "-t", "TCP_RR", "-l", "60"]
     assert inv.client[9:13] == ["-j", "--", "-r", "1024,1024"] and inv.client[13] == "-k"
     assert "P99_LATENCY" in inv.client[14] and "MEAN_LATENCY" in inv.client[14]
     fixed = netperf.invocation({"test": "TCP_STREAM", "data_port": 15866}, "10.0.0.7")
-    assert fixed.client[fixed.client.index("-P") + 1] == ",15866" and fixed.client.index("-P") > fixed.client.index("--")
+    assert fixed.client[fixed.client.index("-P") + 1] == ",15866" and fixed.client.index(
+        "-P"
+    ) > fixed.client.index("--")
     assert inv.server == ["netserver", "-D", "-p", "12865"] and inv.direction == "roundtrip"
-    with pytest.raises(Exception):
+    with pytest.raises(UnsupportedTest):
         netperf.invocation({"test": "SCTP_STREAM"}, "h")

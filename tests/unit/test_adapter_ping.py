@@ -59,7 +59,9 @@ def test_garbage_is_rejected():
 
 def test_invocation():
     inv = ping.invocation({"flood": True, "count": 1000}, "10.1.2.3")
-    assert inv.client[:4] == ["ping", "-n", "-c", "1000"] and "-A" in inv.client and inv.client[-1] == "10.1.2.3"
+    assert (
+        inv.client[:4] == ["ping", "-n", "-c", "1000"] and "-A" in inv.client and inv.client[-1] == "10.1.2.3"
+    )
     assert inv.test == "flood" and inv.server is None
 
 

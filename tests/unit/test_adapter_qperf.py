@@ -104,8 +104,22 @@ def test_errors():
 
 def test_invocation():
     inv = qperf.invocation({"duration": 30}, "10.0.0.9")
-    assert inv.client == ["qperf", "-v", "10.0.0.9", "-lp", "19765", "-ip", "19766", "-t", "30",
-                          "tcp_bw", "udp_bw", "tcp_lat", "udp_lat", "conf"]
+    assert inv.client == [
+        "qperf",
+        "-v",
+        "10.0.0.9",
+        "-lp",
+        "19765",
+        "-ip",
+        "19766",
+        "-t",
+        "30",
+        "tcp_bw",
+        "udp_bw",
+        "tcp_lat",
+        "udp_lat",
+        "conf",
+    ]
     assert inv.server == ["qperf", "-lp", "19765"] and inv.port == 19765
     assert inv.version == ["qperf", "--version"]
     one = qperf.invocation({"tests": ["tcp_lat"], "msg_size": 64}, "h")

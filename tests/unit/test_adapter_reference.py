@@ -26,7 +26,14 @@ def test_rows_carry_their_own_case():
     r = ref.parse(text)
     assert len(r.measurements) == 1  # an empty cell is skipped, never 0
     m = r.measurements[0]
-    assert (m.variant, m.scenario, m.tool, m.test, m.value, m.unit) == ("calico", "pod-pod", "netperf", "TCP_RR", pytest.approx(275.22e-6), "s")
+    assert (m.variant, m.scenario, m.tool, m.test, m.value, m.unit) == (
+        "calico",
+        "pod-pod",
+        "netperf",
+        "TCP_RR",
+        pytest.approx(275.22e-6),
+        "s",
+    )
     with pytest.raises(ParseError, match="lacks columns"):
         ref.parse("variant,value\na,1\n")
 
@@ -38,7 +45,14 @@ def test_seed003_tables_import_as_reference_rows():
     t = p.tidy
     assert set(t["source"]) == {"reference"}
     assert len(t) == 5 * 6 + 4 * 6 + 5 * 6 + 5 * 6
-    assert set(t["variant"]) == {"cilium-vxlan", "calico-vxlan", "calico-ipip", "calico-underlay", "macvlan-standalone", "sriov-standalone"}
+    assert set(t["variant"]) == {
+        "cilium-vxlan",
+        "calico-vxlan",
+        "calico-ipip",
+        "calico-underlay",
+        "macvlan-standalone",
+        "sriov-standalone",
+    }
     cell = t[(t.variant == "calico-vxlan") & (t.scenario == "pod-pod-same-node") & (t.test == "TCP_CRR")]
     assert cell["value"].tolist() == pytest.approx([982.92e-6])
     thr = t[(t.variant == "sriov-standalone") & (t.scenario == "pod-service-cross-node")]

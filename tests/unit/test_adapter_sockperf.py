@@ -56,6 +56,17 @@ def test_errors():
 
 def test_invocation():
     inv = sp.invocation({"protocol": "tcp", "duration": 10, "full_rtt": True}, "10.0.0.5")
-    assert inv.client == ["sockperf", "ping-pong", "-i", "10.0.0.5", "-p", "11111", "-t", "10", "--tcp", "--full-rtt"]
+    assert inv.client == [
+        "sockperf",
+        "ping-pong",
+        "-i",
+        "10.0.0.5",
+        "-p",
+        "11111",
+        "-t",
+        "10",
+        "--tcp",
+        "--full-rtt",
+    ]
     assert inv.server == ["sockperf", "sr", "-i", "0.0.0.0", "-p", "11111", "--tcp"] and inv.port == 11111
     assert sp.invocation({"mode": "throughput", "msg_size": 1472}, "h").direction == "forward"

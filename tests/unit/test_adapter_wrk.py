@@ -41,8 +41,13 @@ def test_latency_distribution_and_errors():
 
 
 def test_wrk2_percentiles_are_named_by_value():
-    text = (FIXTURES / "wrk/latency.txt").read_text().replace(
-        "  Latency Distribution\n", "  Latency Distribution (HdrHistogram - Recorded Latency)\n 99.900%    4.10ms\n"
+    text = (
+        (FIXTURES / "wrk/latency.txt")
+        .read_text()
+        .replace(
+            "  Latency Distribution\n",
+            "  Latency Distribution (HdrHistogram - Recorded Latency)\n 99.900%    4.10ms\n",
+        )
     )
     assert metrics(wrk.parse(text))["latency_p99_9"] == pytest.approx(4.10e-3)
 

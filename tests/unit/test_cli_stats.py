@@ -18,7 +18,9 @@ def tidy_csv(tmp_path_factory):
 
 
 def stats(*args):
-    return subprocess.run([sys.executable, "-m", "podnet.cli", "stats", *args], capture_output=True, text=True, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "podnet.cli", "stats", *args], capture_output=True, text=True, cwd=REPO
+    )
 
 
 def test_stats_with_compare_flag(tidy_csv, tmp_path):
@@ -32,7 +34,9 @@ def test_stats_with_compare_flag(tidy_csv, tmp_path):
 
 
 def test_stats_with_experiment_config(tidy_csv, tmp_path):
-    p = stats(str(tidy_csv), "--out", str(tmp_path), "--config", str(REPO / "config/examples/seed-raven.yaml"))
+    p = stats(
+        str(tidy_csv), "--out", str(tmp_path), "--config", str(REPO / "config/examples/seed-raven.yaml")
+    )
     assert p.returncode == 0, p.stderr
     assert set(pd.read_csv(tmp_path / "ratios.csv")["baseline"]) == {"same-edge"}
 

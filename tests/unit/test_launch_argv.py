@@ -20,7 +20,11 @@ CFG = {
             "wrk": {"tests": [{"name": "http", "params": {"path": "/a b;$(x)"}}]},
         },
         "scenarios": [
-            {"name": "host-host", "client": {"kind": "host", "other_node_than": "server"}, "server": {"kind": "host"}},
+            {
+                "name": "host-host",
+                "client": {"kind": "host", "other_node_than": "server"},
+                "server": {"kind": "host"},
+            },
             {"name": "pod-svc", "client": {"other_node_than": "server"}, "server": {"kind": "service"}},
         ],
     },
@@ -74,7 +78,14 @@ def test_runner_wraps_argv_without_a_shell():
 def test_pods_are_least_privilege():
     p = plan()
     for pod in p.pods.values():
-        body = pod_manifest(pod, image="img:1", pull_policy="Never", labels={"podnet.io/run": "x"}, lifetime=600, configmap="cm")
+        body = pod_manifest(
+            pod,
+            image="img:1",
+            pull_policy="Never",
+            labels={"podnet.io/run": "x"},
+            lifetime=600,
+            configmap="cm",
+        )
         spec = body["spec"]
         assert spec["automountServiceAccountToken"] is False
         assert spec["hostNetwork"] is (pod.kind == "host")

@@ -18,13 +18,30 @@ BASE = {
     "launch": {
         "image": "img:1",
         "tools": {
-            "iperf3": {"tests": [{"name": "tcp"}, {"name": "udp", "params": {"protocol": "udp", "length": 16, "bandwidth": "100M"}}]},
+            "iperf3": {
+                "tests": [
+                    {"name": "tcp"},
+                    {"name": "udp", "params": {"protocol": "udp", "length": 16, "bandwidth": "100M"}},
+                ]
+            },
             "ping": {"tests": [{"name": "plain", "params": {"count": 3}}]},
         },
         "scenarios": [
-            {"name": "host-host", "client": {"kind": "host", "other_node_than": "server"}, "server": {"kind": "host"}},
-            {"name": "pod-pod-same", "client": {"kind": "pod", "same_node_as": "server"}, "server": {"kind": "pod"}},
-            {"name": "pod-pod-cross", "client": {"kind": "pod", "other_node_than": "server"}, "server": {"kind": "pod"}},
+            {
+                "name": "host-host",
+                "client": {"kind": "host", "other_node_than": "server"},
+                "server": {"kind": "host"},
+            },
+            {
+                "name": "pod-pod-same",
+                "client": {"kind": "pod", "same_node_as": "server"},
+                "server": {"kind": "pod"},
+            },
+            {
+                "name": "pod-pod-cross",
+                "client": {"kind": "pod", "other_node_than": "server"},
+                "server": {"kind": "pod"},
+            },
             {
                 "name": "pod-svc",
                 "client": {"kind": "pod", "other_node_than": "server"},
@@ -47,15 +64,25 @@ def cfg(**launch_over):
 def test_cases_expand_scenario_major_with_selection():
     c = cfg()
     keys = [case.key for case in c.cases]
-    assert keys[:3] == [("host-host", "iperf3", "tcp"), ("host-host", "iperf3", "udp"), ("host-host", "ping", "plain")]
-    assert [k for k in keys if k[0] == "pod-svc"] == [("pod-svc", "iperf3", "tcp"), ("pod-svc", "iperf3", "udp")]
+    assert keys[:3] == [
+        ("host-host", "iperf3", "tcp"),
+        ("host-host", "iperf3", "udp"),
+        ("host-host", "ping", "plain"),
+    ]
+    assert [k for k in keys if k[0] == "pod-svc"] == [
+        ("pod-svc", "iperf3", "tcp"),
+        ("pod-svc", "iperf3", "udp"),
+    ]
     assert len(keys) == 3 * 3 + 2
 
 
 def test_tool_test_selector_and_unknown_names():
     c = copy.deepcopy(BASE)
     c["launch"]["scenarios"][0]["tests"] = ["iperf3:udp", "ping"]
-    assert [x.key[1:] for x in from_mapping(c).cases if x.scenario.name == "host-host"] == [("iperf3", "udp"), ("ping", "plain")]
+    assert [x.key[1:] for x in from_mapping(c).cases if x.scenario.name == "host-host"] == [
+        ("iperf3", "udp"),
+        ("ping", "plain"),
+    ]
     c["launch"]["scenarios"][0]["tests"] = ["iperf3:nope"]
     with pytest.raises(LaunchConfigError, match="has no test 'nope'"):
         from_mapping(c)
@@ -154,7 +181,10 @@ def test_quick_runs_every_tool_in_every_scenario():
         used = {t.tool for t in s.tests}
         expected = tools - ({"ping"} if s.server.kind == "service" else set())
         assert used == expected, s.name
-    nodes = [make_node(f"podnet-node-{i}", {"podnet.io/pool": "pool-a", "topology.kubernetes.io/zone": "zone-a"}) for i in (1, 2)]
+    nodes = [
+        make_node(f"podnet-node-{i}", {"podnet.io/pool": "pool-a", "topology.kubernetes.io/zone": "zone-a"})
+        for i in (1, 2)
+    ]
     from podnet.launch.provenance import to_nodes
 
     plan = build_plan(c, to_nodes(nodes))

@@ -43,7 +43,13 @@ def test_relative_same_and_other_node():
     c, s = resolve_scenario(sc(EndpointSpec(other_node_than="server"), EndpointSpec(node="node-1")), NODES)
     assert (c.node, s.node) == ("node-2", "node-1")
     # server placed relative to the client
-    c, s = resolve_scenario(sc(EndpointSpec(selector=(("zone", "b"),)), EndpointSpec(other_node_than="client", selector=(("zone", "b"),))), NODES)
+    c, s = resolve_scenario(
+        sc(
+            EndpointSpec(selector=(("zone", "b"),)),
+            EndpointSpec(other_node_than="client", selector=(("zone", "b"),)),
+        ),
+        NODES,
+    )
     assert (c.node, s.node) == ("node-3", "node-10")
 
 
@@ -63,7 +69,9 @@ def test_impossible_selector_is_unresolved_with_constraints():
 
 
 def test_relative_to_an_unresolved_peer_is_blocked():
-    c, s = resolve_scenario(sc(EndpointSpec(same_node_as="server"), EndpointSpec(selector=(("zone", "mars"),))), NODES)
+    c, s = resolve_scenario(
+        sc(EndpointSpec(same_node_as="server"), EndpointSpec(selector=(("zone", "mars"),))), NODES
+    )
     assert not s.resolved and not c.resolved and c.blocked_by_peer
 
 

@@ -8,12 +8,11 @@ import random
 from pathlib import Path
 
 import pytest
-import yaml
 
 from podnet.launch.config import from_mapping
 from podnet.launch.fake import FakeKube, make_node
 from podnet.launch.k8s import ExecResult
-from podnet.launch.runner import Interrupted, Launcher, launch
+from podnet.launch.runner import Interrupted, launch
 from podnet.parse import parse_experiment
 from podnet.raw import find_raw_files, read_sidecar
 
@@ -28,10 +27,21 @@ BASE = {
         "image": "img:1",
         "variant": "bridge",
         "repeats": 2,
-        "tools": {"iperf3": {"tests": [{"name": "tcp"}]}, "ping": {"tests": [{"name": "plain", "params": {"count": 3}}]}},
+        "tools": {
+            "iperf3": {"tests": [{"name": "tcp"}]},
+            "ping": {"tests": [{"name": "plain", "params": {"count": 3}}]},
+        },
         "scenarios": [
-            {"name": "host-host", "client": {"kind": "host", "other_node_than": "server"}, "server": {"kind": "host"}},
-            {"name": "pod-pod", "client": {"kind": "pod", "other_node_than": "server"}, "server": {"kind": "pod"}},
+            {
+                "name": "host-host",
+                "client": {"kind": "host", "other_node_than": "server"},
+                "server": {"kind": "host"},
+            },
+            {
+                "name": "pod-pod",
+                "client": {"kind": "pod", "other_node_than": "server"},
+                "server": {"kind": "pod"},
+            },
         ],
     },
 }
@@ -71,9 +81,23 @@ def test_success_writes_raw_and_provenance_then_rerun_does_nothing(tmp_path):
     res = launch(cfg, kube=k, manifest=tmp_path / "m.json")
     assert (res.launched, res.ok, res.failed, res.error) == (8, 8, 0, "")
     side = sidecars(cfg)
-    assert sorted(side)[:2] == ["bridge/host-host/iperf3-tcp/r001.json", "bridge/host-host/iperf3-tcp/r002.json"]
+    assert sorted(side)[:2] == [
+        "bridge/host-host/iperf3-tcp/r001.json",
+        "bridge/host-host/iperf3-tcp/r002.json",
+    ]
     m = side["bridge/pod-pod/iperf3-tcp/r002.json"]
-    for key in ("started", "ended", "exit_code", "sha256", "command", "tool_version", "cluster", "client", "server", "launch"):
+    for key in (
+        "started",
+        "ended",
+        "exit_code",
+        "sha256",
+        "command",
+        "tool_version",
+        "cluster",
+        "client",
+        "server",
+        "launch",
+    ):
         assert m.get(key) is not None, key
     assert m["status"] == "ok" and m["repeat"] == 2 and m["round"] == 2
     assert m["cluster"]["kubernetes_version"] and m["cluster"]["cni"]
@@ -144,7 +168,9 @@ def test_a_failed_run_is_retried_once_and_raw_files_are_never_rewritten(tmp_path
         if argv[0] == "iperf3":
             calls["n"] += 1
             if calls["n"] == 1:
-                return ExecResult(rc=1, stdout='{"start": {}, "error": "the server is busy running a test"}', stderr="")
+                return ExecResult(
+                    rc=1, stdout='{"start": {}, "error": "the server is busy running a test"}', stderr=""
+                )
         return ok_responder(pod, argv)
 
     k = FakeKube(nodes(), flaky)
@@ -211,7 +237,10 @@ def test_shuffled_order_is_recorded(tmp_path):
 def test_adaptive_adds_rounds_only_while_the_target_is_not_met(tmp_path, cv, expect_more):
     cfg = config(tmp_path, repeats=1, adaptive={"enabled": True})
     cfg.tools.pop("ping")
-    cfg.scenarios = [s.__class__(s.name, s.client, s.server, tuple(t for t in s.tests if t.tool == "iperf3")) for s in cfg.scenarios]
+    cfg.scenarios = [
+        s.__class__(s.name, s.client, s.server, tuple(t for t in s.tests if t.tool == "iperf3"))
+        for s in cfg.scenarios
+    ]
     rng = random.Random(3)
 
     def noisy(pod, argv):

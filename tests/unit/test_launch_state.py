@@ -31,7 +31,10 @@ def make(tmp_path):
 def test_raw_paths_are_deterministic(tmp_path):
     cfg = make(tmp_path)
     case = cfg.cases[0]
-    assert raw_path(cfg.raw_dir, "bridge", case, 1, 1, "json").relative_to(cfg.raw_dir).as_posix() == "bridge/pp/iperf3-tcp/r001.json"
+    assert (
+        raw_path(cfg.raw_dir, "bridge", case, 1, 1, "json").relative_to(cfg.raw_dir).as_posix()
+        == "bridge/pp/iperf3-tcp/r001.json"
+    )
     assert raw_path(cfg.raw_dir, "bridge", case, 12, 2, "txt").name == "r012.a2.txt"
 
 
@@ -40,17 +43,25 @@ def test_missing_and_attempts(tmp_path):
     case = cfg.cases[0]
     meta = {"variant": "bridge", "scenario": "pp"}
     write_raw(raw_path(cfg.raw_dir, "bridge", case, 1, 1, "json"), "{}", {**meta, "status": "ok"})
-    write_raw(raw_path(cfg.raw_dir, "bridge", case, 2, 1, "txt"), "", {**meta, "status": "failed", "error": "boom"})
+    write_raw(
+        raw_path(cfg.raw_dir, "bridge", case, 2, 1, "txt"), "", {**meta, "status": "failed", "error": "boom"}
+    )
     st = scan_case(cfg.raw_dir, "bridge", case)
     assert st.ok_repeats() == {1}
     assert st.failures(2) == 1 and st.next_attempt(2) == 2 and st.last_error(2) == "boom"
     assert missing_repeats(st, range(1, 4), max_attempts=2) == [2, 3]
     # a second failed attempt exhausts repeat 2
-    write_raw(raw_path(cfg.raw_dir, "bridge", case, 2, 2, "txt"), "", {**meta, "status": "failed", "error": "again"})
+    write_raw(
+        raw_path(cfg.raw_dir, "bridge", case, 2, 2, "txt"), "", {**meta, "status": "failed", "error": "again"}
+    )
     st = scan_case(cfg.raw_dir, "bridge", case)
     assert missing_repeats(st, range(1, 4), max_attempts=2) == [3]
     # an interrupted attempt does not count
-    write_raw(raw_path(cfg.raw_dir, "bridge", case, 3, 1, "txt"), "", {**meta, "status": "failed", "interrupted": True})
+    write_raw(
+        raw_path(cfg.raw_dir, "bridge", case, 3, 1, "txt"),
+        "",
+        {**meta, "status": "failed", "interrupted": True},
+    )
     st = scan_case(cfg.raw_dir, "bridge", case)
     assert st.failures(3) == 0 and st.next_attempt(3) == 2
 
@@ -65,7 +76,11 @@ def test_pending_and_todo_signature(tmp_path):
     assert invalidate_stale_manifest(cfg, manifest) and not manifest.exists()
     for case in cfg.cases:
         for r in (1, 2, 3):
-            write_raw(raw_path(cfg.raw_dir, "bridge", case, r, 1, "txt"), "x", {"variant": "bridge", "scenario": "pp", "status": "ok"})
+            write_raw(
+                raw_path(cfg.raw_dir, "bridge", case, r, 1, "txt"),
+                "x",
+                {"variant": "bridge", "scenario": "pp", "status": "ok"},
+            )
     assert pending_runs(cfg, "bridge") == {}
     manifest.write_text("{}")
     assert launch_complete(cfg) is True and not invalidate_stale_manifest(cfg, manifest) and manifest.exists()

@@ -62,7 +62,14 @@ def test_bad_files_are_listed_with_reasons_and_the_rest_is_processed(raw_dir):
 def test_rows_take_context_from_the_sidecar(raw_dir):
     tidy = parse_experiment(raw_dir, "exp").tidy
     row = tidy[(tidy.run_id == "good/b") & (tidy.metric == "throughput")].iloc[0]
-    assert (row.variant, row.scenario, row.tool, row.test, row.direction, row["repeat"]) == ("v", "s", "iperf3", "tcp", "forward", 2)
+    assert (row.variant, row.scenario, row.tool, row.test, row.direction, row["repeat"]) == (
+        "v",
+        "s",
+        "iperf3",
+        "tcp",
+        "forward",
+        2,
+    )
     assert row.unit == "bit/s" and row.source == "measured"
 
 
@@ -83,7 +90,9 @@ def test_shards_are_stable_and_cover_every_file(raw_dir):
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "podnet.cli", *args], capture_output=True, text=True, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "podnet.cli", *args], capture_output=True, text=True, cwd=REPO
+    )
 
 
 def test_cli_parse_prints_csv_and_detects_tool():
@@ -91,8 +100,8 @@ def test_cli_parse_prints_csv_and_detects_tool():
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     assert lines[0].startswith("experiment,variant,scenario,tool,test")
-    assert any(",iperf3," in l and ",throughput," in l for l in lines)
-    assert any(",ping," in l and ",rtt_avg," in l for l in lines)
+    assert any(",iperf3," in ln and ",throughput," in ln for ln in lines)
+    assert any(",ping," in ln and ",rtt_avg," in ln for ln in lines)
 
 
 def test_cli_parse_names_the_bad_file_and_fails(tmp_path):
@@ -108,7 +117,9 @@ def test_cli_parse_names_the_bad_file_and_fails(tmp_path):
 
 def test_cli_parse_uses_sidecar_when_present(tmp_path):
     shutil.copy(REPO / "raw/seed-raven/same-edge/iperf3-reverse.txt", tmp_path / "r.txt")
-    shutil.copy(sidecar_path(REPO / "raw/seed-raven/same-edge/iperf3-reverse.txt"), sidecar_path(tmp_path / "r.txt"))
+    shutil.copy(
+        sidecar_path(REPO / "raw/seed-raven/same-edge/iperf3-reverse.txt"), sidecar_path(tmp_path / "r.txt")
+    )
     p = run_cli("parse", str(tmp_path / "r.txt"))
     assert p.returncode == 0, p.stderr
     assert "raven,same-edge,iperf3,tcp,tcp,reverse" in p.stdout

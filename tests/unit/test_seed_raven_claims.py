@@ -20,7 +20,12 @@ def found(tmp_path_factory):
 
 
 def row(found, kind, scenario, metric, published):
-    sel = found[(found.kind == kind) & (found.scenario == scenario) & (found.metric == metric) & (found.published == published)]
+    sel = found[
+        (found.kind == kind)
+        & (found.scenario == scenario)
+        & (found.metric == metric)
+        & (found.published == published)
+    ]
     assert len(sel) == 1, sel
     return sel.iloc[0]
 
@@ -34,7 +39,10 @@ def test_bandwidth_tables_quote_sender_figures(found):
 def test_flood_cell_copied_from_same_edge(found):
     r = row(found, "summary vs raw", "edge-cloud-edge", "rtt_avg", "0.061/0.065/0.355/0.008 ms")
     assert r.status == "disagrees" and "rtt_avg of same-edge/ping-flood" in r.detail
-    assert row(found, "summary vs raw", "cloud-edge", "rtt_avg", "33.865/33.919/44.063/0.147 ms").status == "agrees"
+    assert (
+        row(found, "summary vs raw", "cloud-edge", "rtt_avg", "33.865/33.919/44.063/0.147 ms").status
+        == "agrees"
+    )
 
 
 def test_ratio_sentences_do_not_follow_from_the_raw_numbers(found):

@@ -1,7 +1,6 @@
 """Seed imports: the raw figures the seeds pasted reach the tidy table in SI, and podnet.seeds lists
 every place where seed 001's conclusion table (and the raw outputs themselves) disagree."""
 
-import pandas as pd
 import pytest
 
 from podnet import seeds
@@ -29,9 +28,13 @@ def test_seed_cni_1gbe_raw_figures(tmp_path):
     t = processed(tmp_path, "seed-cni-1gbe").tidy
     assert value(t, variant="physical", tool="iperf2", test="tcp", metric="throughput") == [942e6]
     assert value(t, variant="calico", tool="ab", metric="requests_per_second") == [10031.23]
-    assert value(t, variant="physical", tool="iperf2", test="udp", metric="loss", repeat=1) == pytest.approx([7469 / 4139126])
+    assert value(t, variant="physical", tool="iperf2", test="udp", metric="loss", repeat=1) == pytest.approx(
+        [7469 / 4139126]
+    )
     assert value(t, variant="neutron", tool="iperf2", metric="sender_throughput") == [810e6]
-    assert value(t, variant="neutron", tool="iperf2", metric="throughput") == []  # no server report: not invented
+    assert (
+        value(t, variant="neutron", tool="iperf2", metric="throughput") == []
+    )  # no server report: not invented
     assert set(t["scenario"]) == {"cross-node"}
 
 
@@ -41,7 +44,14 @@ def test_seed_qperf_raw_figures(tmp_path):
     assert value(same, test="tcp_bw", metric="throughput") == pytest.approx([3.24e9 * 8])
     assert value(same, test="tcp_lat", metric="latency") == pytest.approx([17.3e-6])
     assert value(t[t.scenario == "host-host"], test="tcp_bw", metric="send_cost") == pytest.approx([2.26e-9])
-    assert set(t["scenario"]) == {"host-host", "pod-pod-same-node", "pod-pod-cross-node", "pod-host", "host-pod", "pod-other-host"}
+    assert set(t["scenario"]) == {
+        "host-host",
+        "pod-pod-same-node",
+        "pod-pod-cross-node",
+        "pod-host",
+        "host-pod",
+        "pod-other-host",
+    }
 
 
 def test_seed001_conclusion_table_discrepancies(tmp_path):

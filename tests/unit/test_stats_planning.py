@@ -50,7 +50,9 @@ def test_cases_needing_more():
         rows(TIGHT[:2], variant="c"),  # below min_repeats
         rows(LOOSE, variant="d", scenario="s2"),  # not met, other scenario
         rows(TIGHT, variant="e", metric="rtt_avg", unit="s"),  # met on its headline metric...
-        rows(LOOSE, variant="e", metric="loss", unit="fraction"),  # ...a noisy non-headline metric does not count
+        rows(
+            LOOSE, variant="e", metric="loss", unit="fraction"
+        ),  # ...a noisy non-headline metric does not count
     )
     got = cases_needing_more(df, None, ["variant", "scenario"])
     assert got == [
@@ -77,7 +79,9 @@ def test_case_without_headline_metric_judged_by_minimum_only():
 
 def test_headline_metrics_setting():
     df = tidy(rows(LOOSE, metric="loss", unit="fraction"))
-    assert cases_needing_more(df, {"planning": {"headline_metrics": ["loss"]}}, ["variant"]) == [{"variant": "calico"}]
+    assert cases_needing_more(df, {"planning": {"headline_metrics": ["loss"]}}, ["variant"]) == [
+        {"variant": "calico"}
+    ]
 
 
 def test_reference_rows_ignored_and_empty():

@@ -126,7 +126,9 @@ def _exact_mwu_p(x, y):
     ranks = stats.rankdata(pooled)
     n1 = len(x)
     u_obs = ranks[:n1].sum() - n1 * (n1 + 1) / 2
-    us = np.array([ranks[list(c)].sum() - n1 * (n1 + 1) / 2 for c in itertools.combinations(range(len(pooled)), n1)])
+    us = np.array(
+        [ranks[list(c)].sum() - n1 * (n1 + 1) / 2 for c in itertools.combinations(range(len(pooled)), n1)]
+    )
     mean_u = n1 * len(y) / 2
     p_lo = np.mean(us <= u_obs)
     p_hi = np.mean(us >= u_obs)
@@ -143,8 +145,10 @@ def test_mannwhitney_with_ties_uses_asymptotic_per_group():
     b = [2.0, 3.0, 3.0, 5.0, 6.0]
     no_ties_t, no_ties_b = [1.1, 2.2, 3.3, 4.4], [2.5, 3.5, 5.5, 6.5]
     df = tidy(
-        rows(t, variant="cilium"), rows(b, variant="host"),
-        rows(no_ties_t, variant="cilium", scenario="s2"), rows(no_ties_b, variant="host", scenario="s2"),
+        rows(t, variant="cilium"),
+        rows(b, variant="host"),
+        rows(no_ties_t, variant="cilium", scenario="s2"),
+        rows(no_ties_b, variant="host", scenario="s2"),
     )
     out = compare(df, CMP)
     ref = stats.mannwhitneyu(t, b, method="asymptotic", use_continuity=True)
@@ -181,7 +185,9 @@ def test_holm_and_bh_against_loops():
     assert np.allclose(core.holm(np.array(p)), _holm_loop(p), rtol=REL, atol=0)
     assert np.allclose(core.benjamini_hochberg(np.array(p)), _bh_loop(p), rtol=REL, atol=0)
     # textbook values: Holm of (0.01, 0.04, 0.03, 0.005) = (0.03, 0.06, 0.06, 0.02)
-    assert np.allclose(core.holm(np.array([0.01, 0.04, 0.03, 0.005])), [0.03, 0.06, 0.06, 0.02], rtol=REL, atol=0)
+    assert np.allclose(
+        core.holm(np.array([0.01, 0.04, 0.03, 0.005])), [0.03, 0.06, 0.06, 0.02], rtol=REL, atol=0
+    )
     # NaN ignored and not counted
     h = core.holm(np.array([0.01, np.nan, 0.02]))
     assert np.isnan(h[1]) and close(h[0], 0.02) and close(h[2], 0.02)
@@ -202,7 +208,9 @@ def test_adjustment_across_one_experiment_per_family():
     p = exp["p_value"].tolist()
     assert np.allclose(exp["p_adjusted"], _holm_loop(p), rtol=REL, atol=0)
     assert np.allclose(exp["p_adjusted_bh"], _bh_loop(p), rtol=REL, atol=0)
-    assert np.allclose(exp["p_mannwhitney_adjusted"], _holm_loop(exp["p_mannwhitney"].tolist()), rtol=REL, atol=0)
+    assert np.allclose(
+        exp["p_mannwhitney_adjusted"], _holm_loop(exp["p_mannwhitney"].tolist()), rtol=REL, atol=0
+    )
     other = one(out, experiment="other")
     assert close(other["p_adjusted"], other["p_value"])  # a family of one
     assert (exp["significant"].astype(bool) == (exp["p_adjusted"] < 0.05)).all()
@@ -223,7 +231,9 @@ def test_paired_interval_against_ttest_rel():
 def test_paired_pairs_by_repeat_number_not_row_order():
     t = [1.0, 2.0, 3.0, 4.0]
     b = [1.1, 2.1, 3.2, 3.9]
-    df = tidy(rows(t, variant="cilium", repeats=[1, 2, 3, 4]), rows(b[::-1], variant="host", repeats=[4, 3, 2, 1]))
+    df = tidy(
+        rows(t, variant="cilium", repeats=[1, 2, 3, 4]), rows(b[::-1], variant="host", repeats=[4, 3, 2, 1])
+    )
     out = compare(df, CMP).iloc[0]
     assert close(out["paired_ratio"], math.exp(np.mean(np.log(t) - np.log(b))))
 
@@ -239,8 +249,12 @@ def test_paired_requires_same_repeats_by_default(basic):
 
 def test_bootstrap_ratio_against_single_scipy_call_and_deterministic(basic):
     res = stats.bootstrap(
-        (np.array(T), np.array(B)), lambda x, y, axis=-1: np.mean(x, axis=axis) / np.mean(y, axis=axis),
-        n_resamples=10000, batch=2000, method="BCa", rng=np.random.default_rng(20240611),
+        (np.array(T), np.array(B)),
+        lambda x, y, axis=-1: np.mean(x, axis=axis) / np.mean(y, axis=axis),
+        n_resamples=10000,
+        batch=2000,
+        method="BCa",
+        rng=np.random.default_rng(20240611),
     )
     r = basic.iloc[0]
     assert r["boot_method"] == "BCa"
@@ -296,8 +310,19 @@ def test_matching_by_scenario_with_filters():
         rows([1.0, 1.1, 1.2], scenario="pod-svc", metric="rtt_avg", unit="s"),
         rows([1.0, 1.1, 1.2], scenario="pod-svc", streams=8),  # no baseline with streams=8
     ]
-    out = compare(tidy(*lists), {"comparisons": [
-        {"by": "scenario", "baseline": "pod-pod", "treatments": ["pod-svc"], "metrics": ["throughput"]}]})
+    out = compare(
+        tidy(*lists),
+        {
+            "comparisons": [
+                {
+                    "by": "scenario",
+                    "baseline": "pod-pod",
+                    "treatments": ["pod-svc"],
+                    "metrics": ["throughput"],
+                }
+            ]
+        },
+    )
     assert len(out) == 1
     r = out.iloc[0]
     assert r["scenario"] == "pod-svc" and r["treatment"] == "pod-svc" and r["baseline"] == "pod-pod"
@@ -305,13 +330,17 @@ def test_matching_by_scenario_with_filters():
 
 
 def test_missing_group_values_match_each_other():
-    df = tidy(rows([1.0, 1.1, 1.2], variant="cilium", test=None), rows([2.0, 2.1, 2.2], variant="host", test=None))
+    df = tidy(
+        rows([1.0, 1.1, 1.2], variant="cilium", test=None), rows([2.0, 2.1, 2.2], variant="host", test=None)
+    )
     out = compare(df, CMP)
     assert len(out) == 1 and pd.isna(out.iloc[0]["test"])
 
 
 def test_reference_rows_excluded():
-    df = tidy(rows(T, variant="cilium"), rows(B, variant="host"), rows([1.0], variant="host", source="reference"))
+    df = tidy(
+        rows(T, variant="cilium"), rows(B, variant="host"), rows([1.0], variant="host", source="reference")
+    )
     out = compare(df, CMP).iloc[0]
     assert out["n_baseline"] == 6 and close(out["mean_baseline"], np.mean(B))
     only_ref = tidy(rows(T, variant="cilium"), rows([1.0, 2.0], variant="host", source="reference"))

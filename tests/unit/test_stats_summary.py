@@ -16,8 +16,7 @@ import pandas as pd
 import pytest
 from scipy import special, stats
 
-from podnet.stats import SUMMARY_COLUMNS, summarize
-from podnet.stats import core
+from podnet.stats import SUMMARY_COLUMNS, core, summarize
 from podnet.stats.testing import one, rows, tidy
 
 REL = 1e-9
@@ -97,7 +96,9 @@ def test_bootstrap_bca_against_hand_formula(basic):
 
 
 def test_bootstrap_percentile_against_manual_resampling():
-    s = summarize(tidy(rows(X)), {"bootstrap": {"method": "percentile", "resamples": 3000, "batch": 1000}}).iloc[0]
+    s = summarize(
+        tidy(rows(X)), {"bootstrap": {"method": "percentile", "resamples": 3000, "batch": 1000}}
+    ).iloc[0]
     _, (lo, hi) = _hand_bca(np.array(X), SEED, 3000, 1000, 0.95)
     assert s["boot_method"] == "percentile"
     assert close(s["boot_ci_low"], lo) and close(s["boot_ci_high"], hi)
@@ -119,8 +120,9 @@ def test_bootstrap_deterministic_and_independent_of_other_groups():
 
 
 def test_bootstrap_matches_scipy_single_call():
-    res = stats.bootstrap((np.array(X),), np.mean, n_resamples=10000, batch=2000, method="BCa",
-                          rng=np.random.default_rng(SEED))
+    res = stats.bootstrap(
+        (np.array(X),), np.mean, n_resamples=10000, batch=2000, method="BCa", rng=np.random.default_rng(SEED)
+    )
     r = summarize(tidy(rows(X))).iloc[0]
     assert close(r["boot_ci_low"], res.confidence_interval.low)
     assert close(r["boot_ci_high"], res.confidence_interval.high)
@@ -266,7 +268,11 @@ def test_empty_input():
 
 
 def test_reference_rows_kept_apart():
-    t = tidy(rows(X), rows([9.9e9], source="reference", repeat=None), rows([1.0, 2.0], source="reference", scenario="ref-only"))
+    t = tidy(
+        rows(X),
+        rows([9.9e9], source="reference", repeat=None),
+        rows([1.0, 2.0], source="reference", scenario="ref-only"),
+    )
     s = summarize(t)
     meas = one(s, source="measured")
     assert meas["n"] == 10 and close(meas["mean"], np.mean(X))  # reference value not mixed in

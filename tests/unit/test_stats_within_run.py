@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from podnet.stats import SUMMARY_COLUMNS, RATIO_COLUMNS, WITHIN_COLUMNS, run, within_run
+from podnet.stats import RATIO_COLUMNS, SUMMARY_COLUMNS, WITHIN_COLUMNS, run, within_run
 from podnet.stats.testing import one, rows, tidy
 from podnet.tidy import INTERVAL_COLUMNS
 
@@ -80,11 +80,14 @@ def test_stable_series():
 
 
 def test_series_kept_apart_and_nan_and_short():
-    df = pd.concat([
-        series([1.0, 2.0], run_id="short"),
-        series([5.0, np.nan, 5.0, 5.0], run_id="nan"),
-        series([1.0, 1.0, 1.0], run_id="r1", stream="1"),
-    ], ignore_index=True)
+    df = pd.concat(
+        [
+            series([1.0, 2.0], run_id="short"),
+            series([5.0, np.nan, 5.0, 5.0], run_id="nan"),
+            series([1.0, 1.0, 1.0], run_id="r1", stream="1"),
+        ],
+        ignore_index=True,
+    )
     w = within_run(df)
     assert len(w) == 3
     short = one(w, run_id="short")
@@ -172,10 +175,13 @@ def test_outliers_file_lists_flagged_runs(tmp_path):
 
 
 def _schema_stats():
-    import yaml
     from pathlib import Path
 
-    schema = yaml.safe_load((Path(__file__).resolve().parents[2] / "config" / "config.schema.yaml").read_text())
+    import yaml
+
+    schema = yaml.safe_load(
+        (Path(__file__).resolve().parents[2] / "config" / "config.schema.yaml").read_text()
+    )
     return schema["properties"]["stats"]
 
 
