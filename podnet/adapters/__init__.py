@@ -11,9 +11,21 @@ import importlib
 import pkgutil
 from functools import lru_cache
 
-from podnet.adapters.base import Adapter, Invocation, ParseError, UnsupportedTest
+from podnet.adapters.base import COMMON_METRICS, Adapter, Invocation, MetricInfo, ParseError, UnsupportedTest
 
-__all__ = ["Adapter", "Invocation", "ParseError", "UnsupportedTest", "all_adapters", "get", "detect"]
+__all__ = [
+    "COMMON_METRICS",
+    "Adapter",
+    "Invocation",
+    "MetricInfo",
+    "ParseError",
+    "UnsupportedTest",
+    "all_adapters",
+    "get",
+    "detect",
+    "metric_info",
+    "headline_metrics",
+]
 
 
 @lru_cache(maxsize=1)
@@ -50,3 +62,23 @@ def detect(text: str) -> Adapter:
     if len(scores) > 1 and scores[1][0] == scores[0][0]:
         raise ParseError(f"output looks like both {scores[0][1]} and {scores[1][1]}; use --tool to choose")
     return all_adapters()[scores[0][1]]
+
+
+def metric_info(metric: str, tool: str | None = None) -> MetricInfo:
+    """Label, unit, better direction and kind of ``metric`` (as ``tool`` reports it, when given)."""
+    if tool and tool in all_adapters():
+        return all_adapters()[tool].metric_info(metric)
+    for adapter in all_adapters().values():
+        if metric in adapter.metrics:
+            return adapter.metrics[metric]
+    return Adapter().metric_info(metric)
+
+
+def headline_metrics(tool: str | None = None) -> list[str]:
+    """The headline metrics of ``tool``, or of every tool (first-seen order, no duplicates)."""
+    adapters = [get(tool)] if tool else list(all_adapters().values())
+    seen: dict[str, None] = {}
+    for a in adapters:
+        for m in a.headline:
+            seen.setdefault(m, None)
+    return list(seen)

@@ -9,8 +9,9 @@ under ``tests/fixtures/<tool>/``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from podnet.tidy import ParseResult
 
@@ -48,8 +49,60 @@ class Invocation:
     version: list[str] = field(default_factory=list)
 
 
+Better = Literal["higher", "lower", ""]
+#: what kind of quantity a metric is: decides which interval is honest for it
+#: ("positive": ratio scale, never <= 0; "proportion": 0..1; "count": non-negative integer; "signed")
+Kind = Literal["positive", "proportion", "count", "signed"]
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """What the statistics, figures and reports need to know about one metric.
+
+    ``unit`` is the SI unit of the tidy value (``bit/s``, ``s``, ``fraction``...);
+    ``label`` is the human name without unit ("Throughput", "RTT (mean)");
+    ``better`` says which direction is an improvement ("" when neither).
+    """
+
+    label: str
+    unit: str
+    better: Better = ""
+    kind: Kind = "positive"
+
+
+#: Metrics shared by several tools. An adapter's own ``metrics`` override or extend these.
+COMMON_METRICS: dict[str, MetricInfo] = {
+    "throughput": MetricInfo("Throughput", "bit/s", "higher"),
+    "sender_throughput": MetricInfo("Sender throughput", "bit/s", "higher"),
+    "transfer_rate": MetricInfo("Transfer rate", "bit/s", "higher"),
+    "pps": MetricInfo("Packet rate", "packets/s", "higher"),
+    "sender_pps": MetricInfo("Sender packet rate", "packets/s", "higher"),
+    "msg_rate": MetricInfo("Message rate", "messages/s", "higher"),
+    "requests_per_second": MetricInfo("Request rate", "requests/s", "higher"),
+    "transaction_rate": MetricInfo("Transaction rate", "transactions/s", "higher"),
+    "rtt_avg": MetricInfo("RTT (mean)", "s", "lower"),
+    "rtt_min": MetricInfo("RTT (min)", "s", "lower"),
+    "rtt_max": MetricInfo("RTT (max)", "s", "lower"),
+    "rtt_mdev": MetricInfo("RTT (mdev)", "s", "lower"),
+    "latency": MetricInfo("Latency", "s", "lower"),
+    "latency_mean": MetricInfo("Latency (mean)", "s", "lower"),
+    "latency_max": MetricInfo("Latency (max)", "s", "lower"),
+    "latency_stddev": MetricInfo("Latency (sd)", "s", "lower"),
+    "rt_latency": MetricInfo("Round-trip latency", "s", "lower"),
+    "jitter": MetricInfo("Jitter", "s", "lower"),
+    "loss": MetricInfo("Loss", "fraction", "lower", "proportion"),
+    "retransmits": MetricInfo("Retransmits", "count", "lower", "count"),
+}
+
+
 class Adapter:
-    """Base class of tool adapters. Subclasses set ``name`` and implement the methods."""
+    """Base class of tool adapters. Subclasses set ``name`` and implement the methods.
+
+    Everything the rest of podnet needs to know about a tool lives here, so
+    adding a tool is one module: the launcher asks for ports, server kind and
+    control protocol; the statistics ask for headline metrics and which
+    direction is better; figures and reports ask for labels and units.
+    """
 
     #: tool name as used in configs, sidecars and the tidy table
     name: ClassVar[str] = ""
@@ -57,6 +110,27 @@ class Adapter:
     binary: ClassVar[str] = ""
     #: default test parameters (merged under the config's per-tool settings)
     defaults: ClassVar[dict[str, Any]] = {}
+    #: human name of the tool in figures and reports (defaults to ``name``)
+    display_name: ClassVar[str] = ""
+    #: the server's default port (hostNetwork-safe: away from 6443, 10250 and NodePorts)
+    default_port: ClassVar[int | None] = None
+    #: "process": the adapter's ``Invocation.server`` runs in the server pod;
+    #: "http": nginx in the server pod serves the client (ab, wrk); "none": no server (ping)
+    server_kind: ClassVar[Literal["process", "http", "none"]] = "process"
+    #: the server also listens on TCP for control when the test itself is UDP (iperf3, qperf, netperf)
+    tcp_control: ClassVar[bool] = False
+    #: the tool's headline metrics, most important first: they decide adaptive repeats,
+    #: default primary comparisons, figures and the launcher's progress line
+    headline: ClassVar[tuple[str, ...]] = ()
+    #: this tool's metrics beyond (or overriding) :data:`COMMON_METRICS`
+    metrics: ClassVar[Mapping[str, MetricInfo]] = {}
+
+    def metric_info(self, metric: str) -> MetricInfo:
+        """Label, unit, better direction and kind of ``metric`` as this tool reports it."""
+        info = self.metrics.get(metric) or COMMON_METRICS.get(metric)
+        if info is not None:
+            return info
+        return MetricInfo(metric.replace("_", " ").capitalize(), "", "", "signed")
 
     def sniff(self, text: str) -> float:
         """How sure we are (0..1) that ``text`` is this tool's output."""
