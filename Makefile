@@ -11,7 +11,7 @@ VENV_STAMP := .venv/.podnet-installed
 EXAMPLES := seed-raven seed-cni-1gbe seed-qperf seed-cni-report
 CORES ?= 2
 
-.PHONY: setup run main examples test unit pipeline-test nbval integration lint fmt clean-processed cleanup
+.PHONY: setup run main examples test unit pipeline-test nbval integration lint fmt clean-processed cleanup floor floor-tools
 RUN_NODES ?= 3
 
 include envs/cluster/cluster.mk
@@ -40,10 +40,22 @@ examples: setup
 	  .venv/bin/snakemake --cores $(CORES) --configfile config/examples/$$ex.yaml -q rules || exit 1; \
 	done
 
+# ---- the noise floor: the config's tool commands between two bare network namespaces ----------
+FLOOR_TOOLS := iperf3 iperf qperf iputils-ping
+floor-tools:
+	@command -v iperf3 >/dev/null && command -v iperf >/dev/null && command -v qperf >/dev/null && command -v ping >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(FLOOR_TOOLS) >/dev/null; }
+
+FLOOR_CONFIG ?= config/config.yaml
+FLOOR_TESTS ?= iperf3:tcp,ping:plain
+FLOOR_REPEATS ?= 10
+floor: setup floor-tools
+	.venv/bin/podnet floor --config $(FLOOR_CONFIG) --tests $(FLOOR_TESTS) --repeats $(FLOOR_REPEATS)
+
 # ---- tests ---------------------------------------------------------------------------
 test: setup lint unit pipeline-test nbval integration
 
-unit: setup
+unit: setup floor-tools
 	.venv/bin/pytest -q tests/unit
 
 pipeline-test: setup

@@ -127,6 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--namespace", help="shared-namespace mode: delete the podnet objects in this namespace")
     cp.add_argument("--timeout", type=float, default=180, help="seconds to wait until they are gone")
     cp.set_defaults(func=_cmd_cleanup)
+    fp = sub.add_parser(
+        "floor", help="the noise floor: the config's tests between two bare network namespaces"
+    )
+    from podnet import floor
+
+    floor.add_arguments(fp)
+    fp.set_defaults(func=floor.cmd_floor)
     return ap
 
 

@@ -1,0 +1,314 @@
+"""The machine's noise floor: the experiment's own tool commands between two bare network namespaces.
+
+A cluster adds noise to every measurement (kubelets, the control plane, the
+CNI datapath, the launcher). How much is only known against a reference taken
+on the same machine in the same session: the same adapters' command lines,
+run between two network namespaces joined by one veth pair, with nothing else
+on the path. Runs are written like the launcher's (``raw/<experiment>/floor/
+netns-veth/<tool>-<test>/rNNN.<ext>`` with a provenance sidecar, variant
+``floor``), so the normal pipeline parses them and ``summary.csv`` has the
+floor's CV beside every cluster group's; :func:`noise_vs_floor` divides them.
+
+Needs root (network namespaces) and the tools on the host (``make floor-tools``).
+Namespaces, links and server processes are removed on exit, on error and on
+Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import platform
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from podnet import adapters
+from podnet.raw import write_raw
+
+#: namespaces and addresses of the floor (10.211.255.0/30: away from the embedded cluster's ranges)
+NS_CLIENT, NS_SERVER = "podnet-floor-c", "podnet-floor-s"
+LINK_CLIENT, LINK_SERVER = "pnfloor-c", "pnfloor-s"
+IP_CLIENT, IP_SERVER = "10.211.255.1", "10.211.255.2"
+VARIANT, SCENARIO = "floor", "netns-veth"
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+
+
+def _in_ns(ns: str, argv: Sequence[str]) -> list[str]:
+    # nsenter, not `ip netns exec`: the latter remounts /sys, which the tools do not need
+    return ["nsenter", f"--net=/var/run/netns/{ns}", "--", *argv]
+
+
+def cpu_times() -> tuple[int, int, int]:
+    """(busy, steal, total) jiffies of the whole machine from /proc/stat."""
+    with open("/proc/stat", encoding="ascii") as fh:
+        fields = [int(x) for x in fh.readline().split()[1:]]
+    user, nice, system, idle, iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
+    total = user + nice + system + idle + iowait + irq + softirq + steal
+    return total - idle - iowait - steal, steal, total
+
+
+def cpu_share(before: tuple[int, int, int], after: tuple[int, int, int]) -> dict[str, float]:
+    """Busy and steal fractions of the machine between two :func:`cpu_times` readings."""
+    busy, steal, total = (a - b for a, b in zip(after, before, strict=True))
+    if total <= 0:
+        return {"busy": 0.0, "steal": 0.0}
+    return {"busy": round(busy / total, 4), "steal": round(steal / total, 4)}
+
+
+@dataclass
+class FloorTest:
+    """One test of the experiment's config, run on the floor."""
+
+    tool: str
+    name: str
+    params: dict[str, Any]
+
+
+class Floor:
+    """Two network namespaces joined by a veth pair; :meth:`run` one test between them."""
+
+    def __init__(self, mtu: int = 1500):
+        self.mtu = mtu
+        self._servers: list[subprocess.Popen] = []
+
+    def __enter__(self) -> Floor:
+        self.down()  # a stale floor left by a killed run
+        _ip("netns", "add", NS_CLIENT)
+        _ip("netns", "add", NS_SERVER)
+        _ip("link", "add", LINK_CLIENT, "mtu", str(self.mtu), "type", "veth", "peer", "name", LINK_SERVER)
+        for link, ns, addr in ((LINK_CLIENT, NS_CLIENT, IP_CLIENT), (LINK_SERVER, NS_SERVER, IP_SERVER)):
+            _ip("link", "set", link, "netns", ns)
+            _ip("-n", ns, "addr", "add", f"{addr}/30", "dev", link)
+            _ip("-n", ns, "link", "set", link, "up")
+            _ip("-n", ns, "link", "set", "lo", "up")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.down()
+
+    def down(self) -> None:
+        """Stop this floor's servers (by PID) and delete its namespaces (the veth goes with them)."""
+        for proc in self._servers:
+            _stop(proc)
+        self._servers.clear()
+        for ns in (NS_CLIENT, NS_SERVER):
+            if Path(f"/var/run/netns/{ns}").exists():
+                subprocess.run(["ip", "netns", "del", ns], check=False, capture_output=True)
+
+    def _start_server(self, argv: list[str], port: int | None, timeout: float = 10.0) -> subprocess.Popen:
+        proc = subprocess.Popen(
+            _in_ns(NS_SERVER, argv),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        self._servers.append(proc)
+        deadline = time.monotonic() + timeout
+        while port is not None and time.monotonic() < deadline:
+            if proc.poll() is not None:
+                err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+                raise RuntimeError(f"server {shlex.join(argv)} exited with {proc.returncode}: {err.strip()}")
+            ss = subprocess.run(
+                _in_ns(NS_SERVER, ["ss", "-Hltn", f"sport = :{port}"]), capture_output=True, text=True
+            )
+            if ss.stdout.strip():
+                return proc
+            time.sleep(0.05)
+        if port is not None:
+            raise RuntimeError(
+                f"server {shlex.join(argv)} did not listen on TCP {port} within {timeout:.0f} s"
+            )
+        return proc
+
+    def run(self, test: FloorTest, repeat: int, raw_dir: Path, experiment: str) -> Path:
+        """Run one repeat of ``test``; write its raw output and sidecar; return the raw path."""
+        adapter = adapters.get(test.tool)
+        inv = adapter.invocation(dict(test.params), IP_SERVER)
+        if adapter.server_kind == "http":
+            raise RuntimeError(f"{test.tool}: the floor has no HTTP server (nginx) yet")
+        meta: dict[str, Any] = {
+            "tool": test.tool,
+            "experiment": experiment,
+            "variant": VARIANT,
+            "scenario": SCENARIO,
+            "repeat": repeat,
+            "test": test.name,
+            "protocol": inv.protocol,
+            "direction": inv.direction,
+            "streams": inv.streams,
+            "command": shlex.join(inv.client),
+            "server_command": shlex.join(inv.server) if inv.server else None,
+            "client": {"netns": NS_CLIENT, "ip": IP_CLIENT},
+            "server": {"netns": NS_SERVER, "ip": IP_SERVER},
+            "floor": {"link": "veth", "mtu": self.mtu, "kernel": platform.release()},
+            "tool_version": _version(inv.version),
+        }
+        server = self._start_server(inv.server, inv.port) if inv.server else None
+        try:
+            meta["started"] = _now()
+            cpu0 = cpu_times()
+            try:
+                r = subprocess.run(
+                    _in_ns(NS_CLIENT, inv.client), capture_output=True, timeout=inv.duration + 30
+                )
+                out, rc, err = r.stdout, r.returncode, r.stderr.decode(errors="replace").strip()
+            except subprocess.TimeoutExpired as exc:
+                out, rc, err = exc.stdout or b"", -1, f"timed out after {inv.duration + 30:.0f} s"
+            meta["cpu"] = cpu_share(cpu0, cpu_times())
+            meta["ended"] = _now()
+        finally:
+            if server is not None:
+                _stop(server)
+                self._servers.remove(server)
+        meta["exit_code"] = rc
+        meta["status"] = "ok" if rc == 0 and out.strip() else "failed"
+        if meta["status"] == "failed":
+            meta["error"] = err or f"exit code {rc}"
+        ext = "json" if out.lstrip().startswith(b"{") else "txt"
+        path = raw_dir / VARIANT / SCENARIO / f"{test.tool}-{test.name}" / f"r{repeat:03d}.{ext}"
+        return write_raw(path, out, meta)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _version(argv: list[str]) -> str | None:
+    if not argv or not shutil.which(argv[0]):
+        return None
+    r = subprocess.run(argv, capture_output=True, text=True, check=False)
+    text = (r.stdout or r.stderr).strip()
+    return text.splitlines()[0] if text else None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def tests_from_config(config: dict[str, Any], selectors: Sequence[str] = ()) -> list[FloorTest]:
+    """The config's ``launch.tools`` tests (``tool:name`` selectors; all when empty) with their
+    parameters: ``launch.defaults`` the adapter knows, then the test's own ``params``."""
+    launch = config.get("launch") or {}
+    defaults = launch.get("defaults") or {}
+    out = []
+    for tool, spec in (launch.get("tools") or {}).items():
+        adapter = adapters.get(tool)
+        for t in (spec or {}).get("tests") or []:
+            key = f"{tool}:{t['name']}"
+            if selectors and key not in selectors and tool not in selectors:
+                continue
+            params = {k: v for k, v in defaults.items() if k in adapter.defaults}
+            params.update(t.get("params") or {})
+            if "port" in adapter.defaults and "port" not in params and adapter.default_port:
+                params["port"] = adapter.default_port
+            out.append(FloorTest(tool, t["name"], params))
+    unknown = set(selectors) - {f"{t.tool}:{t.name}" for t in out} - {t.tool for t in out}
+    if unknown:
+        raise ValueError(f"floor: no test {', '.join(sorted(unknown))} in the config's launch.tools")
+    return out
+
+
+def run_floor(
+    tests: Sequence[FloorTest],
+    raw_dir: Path,
+    experiment: str,
+    repeats: int,
+    seed: int = 1,
+    log: Any = print,
+) -> Iterator[Path]:
+    """Run ``repeats`` interleaved rounds of ``tests`` on a fresh floor; skip repeats already on disk."""
+    import random
+
+    with Floor() as floor:
+        for r in range(1, repeats + 1):
+            order = list(tests)
+            random.Random(f"{seed}:{r}").shuffle(order)
+            for t in order:
+                done = (raw_dir / VARIANT / SCENARIO / f"{t.tool}-{t.name}").glob(f"r{r:03d}.*")
+                if any(not p.name.endswith(".meta.yaml") for p in done):
+                    continue
+                if not shutil.which(adapters.get(t.tool).binary or t.tool):
+                    log(f"floor: {t.tool} is not installed on this machine; skipped")
+                    continue
+                path = floor.run(t, r, raw_dir, experiment)
+                log(f"floor: {t.tool}-{t.name} r{r:03d} -> {path}")
+                yield path
+
+
+def noise_vs_floor(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per (tool, test, metric): the floor's CV, each cluster group's CV, and their ratio.
+
+    ``summary`` is one experiment's summary.csv holding both the floor's groups
+    (variant ``floor``) and the cluster's. Only headline metrics unless ``metrics``.
+    """
+    s = summary.copy()
+    wanted = set(metrics) if metrics else set(adapters.headline_metrics())
+    s = s[s["metric"].isin(wanted)]
+    keys = ["tool", "test", "metric"]
+    floor = s[s["variant"] == VARIANT][[*keys, "cv", "n"]].rename(columns={"cv": "floor_cv", "n": "floor_n"})
+    cluster = s[s["variant"] != VARIANT]
+    out = cluster.merge(floor, on=keys, how="inner")
+    out["cv_ratio"] = out["cv"] / out["floor_cv"]
+    cols = ["variant", "scenario", *keys, "n", "cv", "floor_n", "floor_cv", "cv_ratio"]
+    return out[cols].sort_values(["tool", "test", "metric", "scenario"]).reset_index(drop=True)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``podnet floor`` options."""
+    p.add_argument("--config", default="config/config.yaml", help="experiment config (its launch.tools)")
+    p.add_argument("--tests", default="iperf3:tcp,ping:plain", help="tool:test selectors, comma separated")
+    p.add_argument("--repeats", type=int, default=10, help="interleaved rounds (default 10)")
+    p.add_argument("--raw", default=None, help="raw directory (default: raw/<experiment>)")
+
+
+def cmd_floor(a: argparse.Namespace) -> int:
+    """``podnet floor``: run the config's tests on the noise floor into raw/<experiment>/floor/."""
+    import yaml
+
+    if os.geteuid() != 0:
+        print("podnet floor: needs root (network namespaces)", file=sys.stderr)
+        return 2
+    try:
+        config = yaml.safe_load(Path(a.config).read_text(encoding="utf-8"))
+        experiment = config["experiment"]
+        tests = tests_from_config(config, [s for s in a.tests.split(",") if s])
+    except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError) as exc:
+        print(f"podnet floor: {a.config}: {exc}", file=sys.stderr)
+        return 2
+    raw_dir = Path(a.raw) if a.raw else Path("raw") / experiment
+    n = sum(1 for _ in run_floor(tests, raw_dir, experiment, a.repeats))
+    print(f"floor: {n} runs written under {raw_dir / VARIANT}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="podnet floor", description=__doc__.split("\n\n")[0])
+    add_arguments(p)
+    return cmd_floor(p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""The noise floor: real tools between two real network namespaces (root), and its CV comparison."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from podnet import floor
+from podnet.parse import parse_files
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+CONFIG = {
+    "experiment": "floor-test",
+    "launch": {
+        "defaults": {"duration": 1, "omit": 0},
+        "tools": {
+            "iperf3": {"tests": [{"name": "tcp"}]},
+            "ping": {"tests": [{"name": "plain", "params": {"count": 3, "interval": 0.2}}]},
+        },
+    },
+}
+
+
+def _namespaces() -> str:
+    return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+
+
+@needs_root
+@pytest.mark.skipif(not shutil.which("iperf3"), reason="iperf3 is installed by `make floor-tools`")
+def test_floor_runs_parse_and_leave_nothing(tmp_path: Path):
+    tests = floor.tests_from_config(CONFIG)
+    assert [(t.tool, t.name) for t in tests] == [("iperf3", "tcp"), ("ping", "plain")]
+    paths = list(floor.run_floor(tests, tmp_path, "floor-test", repeats=2, log=lambda *_: None))
+    assert len(paths) == 4
+    assert floor.NS_CLIENT not in _namespaces() and floor.NS_SERVER not in _namespaces()
+    for p in paths:
+        meta = yaml.safe_load(Path(str(p) + ".meta.yaml").read_text())
+        assert meta["variant"] == "floor" and meta["scenario"] == "netns-veth" and meta["status"] == "ok"
+        assert 0 <= meta["cpu"]["busy"] <= 1 and meta["floor"]["mtu"] == 1500
+    parsed = parse_files(paths, tmp_path, "floor-test")
+    assert parsed.failed.empty
+    rows = parsed.tidy
+    tput = rows[(rows["tool"] == "iperf3") & (rows["metric"] == "throughput")]["value"]
+    assert len(tput) == 2 and (tput > 1e8).all()
+    assert (rows[(rows["tool"] == "ping") & (rows["metric"] == "rtt_avg")]["value"] > 0).all()
+    # a second call finds every repeat on disk and runs nothing
+    assert list(floor.run_floor(tests, tmp_path, "floor-test", repeats=2, log=lambda *_: None)) == []
+
+
+@needs_root
+def test_floor_removes_a_stale_floor():
+    subprocess.run(["ip", "netns", "add", floor.NS_CLIENT], check=True)
+    with floor.Floor():
+        assert floor.NS_CLIENT in _namespaces()
+    assert floor.NS_CLIENT not in _namespaces()
+
+
+def test_unknown_selector_is_an_error():
+    with pytest.raises(ValueError, match="iperf3:nope"):
+        floor.tests_from_config(CONFIG, ["iperf3:nope"])
+
+
+def test_noise_vs_floor_divides_cvs():
+    summary = pd.DataFrame(
+        [
+            ("floor", "netns-veth", "iperf3", "tcp", "throughput", 10, 0.05),
+            ("bridge", "pod-pod-cross-node", "iperf3", "tcp", "throughput", 10, 0.08),
+            ("bridge", "pod-pod-cross-node", "iperf3", "tcp", "elapsed", 10, 0.5),
+            ("bridge", "host-host", "ping", "plain", "rtt_avg", 10, 0.2),
+        ],
+        columns=["variant", "scenario", "tool", "test", "metric", "n", "cv"],
+    )
+    out = floor.noise_vs_floor(summary, metrics=["throughput", "rtt_avg"])
+    assert list(out["scenario"]) == ["pod-pod-cross-node"]  # no floor for ping; elapsed not asked for
+    assert out["cv_ratio"].iloc[0] == pytest.approx(1.6)
+
+
+def test_cpu_share_is_a_fraction():
+    a = floor.cpu_times()
+    sum(i * i for i in range(200000))
+    share = floor.cpu_share(a, floor.cpu_times())
+    assert 0 <= share["busy"] <= 1 and 0 <= share["steal"] <= 1
