@@ -9,6 +9,7 @@ under ``tests/fixtures/<tool>/``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -92,7 +93,20 @@ COMMON_METRICS: dict[str, MetricInfo] = {
     "jitter": MetricInfo("Jitter", "s", "lower"),
     "loss": MetricInfo("Loss", "fraction", "lower", "proportion"),
     "retransmits": MetricInfo("Retransmits", "count", "lower", "count"),
+    "latency_min": MetricInfo("Latency (min)", "s", "lower"),
+    "duration": MetricInfo("Duration", "s"),
+    "bytes_transferred": MetricInfo("Bytes transferred", "bytes", "", "count"),
+    "packets": MetricInfo("Packets", "count", "", "count"),
+    "lost_packets": MetricInfo("Lost packets", "count", "lower", "count"),
+    "out_of_order": MetricInfo("Out-of-order", "count", "lower", "count"),
+    "tcp_rtt_mean": MetricInfo("TCP RTT (mean)", "s", "lower"),
+    "complete_requests": MetricInfo("Complete requests", "count", "", "count"),
+    "msg_size": MetricInfo("Message size", "bytes", "", "count"),
 }
+
+#: a statistic of a metric family: ``latency_p99``, ``rtt_p99_9``, ``connect_time_mean`` ...
+_STATISTIC = re.compile(r"^(?P<family>[a-z_]+?)_(?P<stat>mean|min|max|stddev|median|p\d+(?:_\d+)?)$")
+_STAT_LABEL = {"mean": "mean", "min": "min", "max": "max", "stddev": "sd", "median": "median"}
 
 
 class Adapter:
@@ -124,12 +138,21 @@ class Adapter:
     headline: ClassVar[tuple[str, ...]] = ()
     #: this tool's metrics beyond (or overriding) :data:`COMMON_METRICS`
     metrics: ClassVar[Mapping[str, MetricInfo]] = {}
+    #: what to tell a user whose image lacks this tool's binaries (where to get them)
+    install_hint: ClassVar[str] = ""
 
     def metric_info(self, metric: str) -> MetricInfo:
         """Label, unit, better direction and kind of ``metric`` as this tool reports it."""
         info = self.metrics.get(metric) or COMMON_METRICS.get(metric)
         if info is not None:
             return info
+        m = _STATISTIC.match(metric)
+        if m:
+            family = m["family"]
+            base = self.metrics.get(family) or COMMON_METRICS.get(family)
+            if base is not None:
+                stat = _STAT_LABEL.get(m["stat"]) or m["stat"].replace("_", ".")
+                return MetricInfo(f"{base.label} ({stat})", base.unit, base.better, base.kind)
         return MetricInfo(metric.replace("_", " ").capitalize(), "", "", "signed")
 
     def sniff(self, text: str) -> float:

@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from podnet.adapters.base import Adapter, Invocation, ParseError, UnsupportedTest
+from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError, UnsupportedTest
 from podnet.tidy import IntervalPoint, Measurement, ParseResult
 from podnet.units import prefix_factor
 
@@ -138,6 +138,22 @@ class Iperf2Adapter(Adapter):
 
     name = "iperf2"
     binary = "iperf"
+    display_name = "iperf2"
+    default_port = 15001
+    server_kind = "process"
+    headline = ("throughput",)
+    metrics = {
+        "sender_bytes_transferred": MetricInfo("Bytes sent", "bytes", "", "count"),
+        "sent_datagrams": MetricInfo("Datagrams sent", "count", "", "count"),
+        "total_packets": MetricInfo("Packets", "count", "", "count"),
+        "writes": MetricInfo("Writes", "count", "", "count"),
+        "write_errors": MetricInfo("Write errors", "count", "lower", "count"),
+        "reads": MetricInfo("Reads", "count", "", "count"),
+        "connect_time": MetricInfo("Connect time", "s", "lower"),
+        "netpwr": MetricInfo("Network power", "bit/s/s", "higher"),
+        "cwnd": MetricInfo("Congestion window", "bytes"),
+        "tcp_rtt_var": MetricInfo("TCP RTT (variance)", "s", "lower"),
+    }
     defaults = {
         "duration": 10,
         "interval": 1,

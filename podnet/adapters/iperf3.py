@@ -15,7 +15,7 @@ import json
 import re
 from typing import Any
 
-from podnet.adapters.base import Adapter, Invocation, ParseError
+from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError
 from podnet.tidy import IntervalPoint, Measurement, ParseResult
 from podnet.units import rate_to_bps
 
@@ -44,6 +44,17 @@ def _is_json(text: str) -> bool:
 class Iperf3Adapter(Adapter):
     name = "iperf3"
     binary = "iperf3"
+    display_name = "iperf3"
+    default_port = 15201
+    server_kind = "process"
+    tcp_control = True
+    headline = ("throughput",)
+    metrics = {
+        "throughput": MetricInfo("Throughput (receiver)", "bit/s", "higher"),
+        "tcp_rtt_mean": MetricInfo("TCP RTT (mean, sender)", "s", "lower"),
+        "cpu_local": MetricInfo("CPU (local)", "fraction", "lower"),
+        "cpu_remote": MetricInfo("CPU (remote)", "fraction", "lower"),
+    }
     defaults: dict[str, Any] = {
         "duration": 10,
         "omit": 1,

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podnet.adapters.base import Adapter, Invocation, ParseError, UnsupportedTest
+from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError, UnsupportedTest
 from podnet.tidy import IntervalPoint, Measurement, ParseResult
 
 _NUM = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
@@ -135,6 +135,35 @@ class NetperfAdapter(Adapter):
 
     name = "netperf"
     binary = "netperf"
+    display_name = "netperf"
+    default_port = 15865
+    server_kind = "process"
+    tcp_control = True
+    headline = ("throughput", "transaction_rate", "latency_mean")
+    install_hint = "netperf is not in Debian main; build envs/images/netperf for a cluster that can pull it"
+    metrics = {
+        "messages_sent": MetricInfo("Messages sent", "count", "", "count"),
+        "messages_received": MetricInfo("Messages received", "count", "", "count"),
+        "send_errors": MetricInfo("Send errors", "count", "lower", "count"),
+        "send_call_latency": MetricInfo("Send call latency", "s", "lower"),
+        "cpu_util_local": MetricInfo("CPU utilisation (local)", "fraction", "lower", "proportion"),
+        "cpu_util_remote": MetricInfo("CPU utilisation (remote)", "fraction", "lower", "proportion"),
+        "cpu_local": MetricInfo("CPUs used (local)", "fraction", "lower"),
+        "cpu_remote": MetricInfo("CPUs used (remote)", "fraction", "lower"),
+        # unit "" = per row: s/byte for stream tests, s (per transaction) for RR tests
+        "service_demand_local": MetricInfo("Service demand (local)", "", "lower"),
+        "service_demand_remote": MetricInfo("Service demand (remote)", "", "lower"),
+        "bytes_sent": MetricInfo("Bytes sent", "bytes", "", "count"),
+        "bytes_received": MetricInfo("Bytes received", "bytes", "", "count"),
+        "retransmits_local": MetricInfo("Retransmits (local)", "count", "lower", "count"),
+        "retransmits_remote": MetricInfo("Retransmits (remote)", "count", "lower", "count"),
+        "send_calls": MetricInfo("Send calls", "count", "", "count"),
+        "recv_calls": MetricInfo("Receive calls", "count", "", "count"),
+        "remote_send_calls": MetricInfo("Send calls (remote)", "count", "", "count"),
+        "remote_recv_calls": MetricInfo("Receive calls (remote)", "count", "", "count"),
+        "remote_bytes_sent": MetricInfo("Bytes sent (remote)", "bytes", "", "count"),
+        "remote_bytes_received": MetricInfo("Bytes received (remote)", "bytes", "", "count"),
+    }
     defaults = {
         "test": "TCP_RR",
         "duration": 10,

@@ -19,7 +19,7 @@ from typing import Any
 
 import pingparsing
 
-from podnet.adapters.base import Adapter, Invocation, ParseError
+from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError
 from podnet.tidy import Measurement, ParseResult
 
 _REPLY = re.compile(
@@ -50,6 +50,19 @@ _SCALE = {"ms": 1e-3, "us": 1e-6, "s": 1.0}
 class PingAdapter(Adapter):
     name = "ping"
     binary = "ping"
+    display_name = "ping"
+    server_kind = "none"
+    headline = ("rtt_avg",)
+    metrics = {
+        "packets_transmitted": MetricInfo("Packets transmitted", "count", "", "count"),
+        "packets_received": MetricInfo("Packets received", "count", "", "count"),
+        "duplicates": MetricInfo("Duplicates", "count", "lower", "count"),
+        "pipe": MetricInfo("Pipe", "count", "", "count"),
+        "ipg": MetricInfo("Inter-packet gap", "s"),
+        "ewma": MetricInfo("RTT (EWMA)", "s", "lower"),
+        "elapsed": MetricInfo("Elapsed", "s"),
+        "errors": MetricInfo("Errors", "count", "lower", "count"),
+    }
     defaults: dict[str, Any] = {"count": 10, "flood": False, "interval": None, "size": None}
 
     def sniff(self, text: str) -> float:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podnet.adapters.base import Adapter, Invocation, ParseError, UnsupportedTest
+from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError, UnsupportedTest
 from podnet.tidy import Measurement, ParseResult
 
 _HEADER = re.compile(r"^([a-z][a-z0-9_]*):\s*$")
@@ -125,6 +125,40 @@ class QperfAdapter(Adapter):
 
     name = "qperf"
     binary = "qperf"
+    display_name = "qperf"
+    default_port = 15765
+    server_kind = "process"
+    tcp_control = True
+    headline = ("throughput", "latency")
+    metrics = {
+        "latency": MetricInfo("Latency (one-way, qperf)", "s", "lower"),
+        "send_cost": MetricInfo("Send cost", "s/byte", "lower"),
+        "recv_cost": MetricInfo("Receive cost", "s/byte", "lower"),
+        "cpu_send": MetricInfo("CPU (sender)", "fraction", "lower"),
+        "cpu_recv": MetricInfo("CPU (receiver)", "fraction", "lower"),
+        "cpu_local": MetricInfo("CPU (local)", "fraction", "lower"),
+        "cpu_remote": MetricInfo("CPU (remote)", "fraction", "lower"),
+        "send_bytes": MetricInfo("Bytes sent", "bytes", "", "count"),
+        "recv_bytes": MetricInfo("Bytes received", "bytes", "", "count"),
+        "send_msgs": MetricInfo("Messages sent", "count", "", "count"),
+        "recv_msgs": MetricInfo("Messages received", "count", "", "count"),
+        # -vv/-vvs details per side: loc(al), rem(ote), send(er), recv (receiver)
+        **{
+            f"{side}_{key}": MetricInfo(f"{label} ({side})", unit, "", kind)
+            for side in ("loc", "rem", "send", "recv")
+            for key, (label, unit, kind) in {
+                "cpu_time": ("CPU time", "s", "positive"),
+                "real_time": ("Real time", "s", "positive"),
+                "cpus_user": ("CPUs user", "fraction", "positive"),
+                "cpus_kernel": ("CPUs kernel", "fraction", "positive"),
+                "cpus_intr": ("CPUs interrupt", "fraction", "positive"),
+                "send_bytes": ("Bytes sent", "bytes", "count"),
+                "recv_bytes": ("Bytes received", "bytes", "count"),
+                "send_msgs": ("Messages sent", "count", "count"),
+                "recv_msgs": ("Messages received", "count", "count"),
+            }.items()
+        },
+    }
     defaults = {
         "duration": 10,
         "tests": ["tcp_bw", "udp_bw", "tcp_lat", "udp_lat"],

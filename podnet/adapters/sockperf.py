@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podnet.adapters.base import Adapter, Invocation, ParseError, UnsupportedTest
+from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError, UnsupportedTest
 from podnet.tidy import Measurement, ParseResult
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -42,6 +42,20 @@ class SockperfAdapter(Adapter):
 
     name = "sockperf"
     binary = "sockperf"
+    display_name = "sockperf"
+    default_port = 15111
+    server_kind = "process"
+    headline = ("latency_mean", "throughput")
+    metrics = {
+        "latency": MetricInfo("Latency (half RTT)", "s", "lower"),
+        "rtt": MetricInfo("RTT", "s", "lower"),
+        "sender_msg_rate": MetricInfo("Sender message rate", "messages/s", "higher"),
+        "sent_messages": MetricInfo("Messages sent", "count", "", "count"),
+        "received_messages": MetricInfo("Messages received", "count", "", "count"),
+        "dropped_messages": MetricInfo("Dropped messages", "count", "lower", "count"),
+        "duplicated_messages": MetricInfo("Duplicated messages", "count", "lower", "count"),
+        "observations": MetricInfo("Observations", "count", "", "count"),
+    }
     defaults = {
         "mode": "ping-pong",
         "duration": 10,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podnet.adapters.base import Adapter, Invocation, ParseError, UnsupportedTest
+from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError, UnsupportedTest
 from podnet.tidy import Measurement, ParseResult
 
 _NUM = r"\d+(?:\.\d+)?"
@@ -64,6 +64,25 @@ class WrkAdapter(Adapter):
 
     name = "wrk"
     binary = "wrk"
+    display_name = "wrk"
+    default_port = 15280
+    server_kind = "http"
+    headline = ("requests_per_second", "latency_mean")
+    metrics = {
+        "latency_within_stddev": MetricInfo("Latency within 1 sd", "fraction", "", "proportion"),
+        "thread_requests_per_second_mean": MetricInfo("Requests/s per thread (mean)", "requests/s", "higher"),
+        "thread_requests_per_second_stddev": MetricInfo("Requests/s per thread (sd)", "requests/s"),
+        "thread_requests_per_second_max": MetricInfo("Requests/s per thread (max)", "requests/s"),
+        "thread_requests_per_second_within_stddev": MetricInfo(
+            "Thread rate within 1 sd", "fraction", "", "proportion"
+        ),
+        "total_transferred": MetricInfo("Bytes transferred", "bytes", "", "count"),
+        "non_2xx_responses": MetricInfo("Non-2xx responses", "count", "lower", "count"),
+        **{
+            f"socket_errors_{kind}": MetricInfo(f"Socket errors ({kind})", "count", "lower", "count")
+            for kind in ("connect", "read", "write", "timeout")
+        },
+    }
     defaults = {
         "threads": 2,
         "connections": 50,

@@ -20,15 +20,27 @@ import yaml
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "config" / "config.schema.yaml"
 
-#: built-in server ports per tool (hostNetwork-safe: away from kubelet 10250, apiserver 6443, NodePorts 30000+)
-DEFAULT_PORTS: dict[str, int] = {
-    "iperf3": 15201,
-    "iperf2": 15001,
-    "qperf": 15765,
-    "netperf": 15865,
-    "http": 15280,
-    "sockperf": 15111,
-}
+#: the key of ``launch.ports`` shared by every tool whose server is nginx in the server pod
+HTTP_PORT_KEY = "http"
+
+
+def port_key(tool: str) -> str:
+    """The ``launch.ports`` key of ``tool``'s server: its name, or ``http`` for nginx-served tools."""
+    from podnet import adapters
+
+    return HTTP_PORT_KEY if adapters.get(tool).server_kind == "http" else tool
+
+
+def default_ports() -> dict[str, int]:
+    """Built-in server ports, from each adapter's ``default_port`` (``http`` for nginx-served tools)."""
+    from podnet import adapters
+
+    ports: dict[str, int] = {}
+    for name, adapter in adapters.all_adapters().items():
+        if adapter.default_port is not None:
+            ports.setdefault(port_key(name), int(adapter.default_port))
+    return ports
+
 
 DEFAULT_TIMEOUTS: dict[str, float] = {
     "api": 30,
@@ -152,7 +164,7 @@ class LaunchConfig:
     seed: int = 1
     max_attempts: int = 2
     defaults: dict[str, Any] = field(default_factory=dict)
-    ports: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PORTS))
+    ports: dict[str, int] = field(default_factory=default_ports)
     timeouts: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TIMEOUTS))
     adaptive: bool = False
     adaptive_max_runs: int | None = None
@@ -286,7 +298,7 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
         raise LaunchConfigError(
             "launch.namespace: create is false, so `name` (an existing namespace) is required"
         )
-    ports = dict(DEFAULT_PORTS)
+    ports = default_ports()
     ports.update({k: int(v) for k, v in (launch.get("ports") or {}).items()})
     timeouts = dict(DEFAULT_TIMEOUTS)
     timeouts.update({k: float(v) for k, v in (launch.get("timeouts") or {}).items()})

@@ -17,13 +17,9 @@ from typing import Any
 
 from podnet import adapters
 from podnet.adapters.base import Invocation, UnsupportedTest
-from podnet.launch.config import Case, LaunchConfig, LaunchConfigError, TestSpec
+from podnet.launch.config import Case, LaunchConfig, LaunchConfigError, TestSpec, port_key
 from podnet.launch.placement import Node, Placement, resolve_scenario
 
-#: tools whose server side is nginx in the server pod (the adapter's ``server`` is None)
-HTTP_TOOLS = {"ab", "wrk"}
-#: tools whose server also listens on TCP for control when the test is UDP
-TCP_CONTROL_TOOLS = {"iperf3", "qperf", "netperf"}
 #: placeholder target used to build server argv at plan time (TEST-NET-1, never contacted)
 PLACEHOLDER_TARGET = "192.0.2.1"
 
@@ -44,11 +40,13 @@ class ServerProc:
     tcp_port: bool = True
     #: further ports the tests use (e.g. qperf's data port), TCP and UDP
     extra_ports: set[int] = field(default_factory=set)
+    #: the server also listens on TCP for control when the test is UDP (the adapter's ``tcp_control``)
+    tcp_control: bool = False
 
     @property
     def tcp(self) -> bool:
         """Listens on TCP: probed before clients start."""
-        return self.port is not None and (self.http or self.tcp_port or self.tool in TCP_CONTROL_TOOLS)
+        return self.port is not None and (self.http or self.tcp_port or self.tcp_control)
 
     @property
     def udp(self) -> bool:
@@ -131,11 +129,11 @@ def case_params(cfg: LaunchConfig, test: TestSpec) -> dict[str, Any]:
     known = set(adapter.defaults)
     params = {k: v for k, v in cfg.defaults.items() if k in known}
     params.update(dict(test.params))
-    port_key = "http" if test.tool in HTTP_TOOLS else test.tool
-    if "port" in known and "port" not in test.params and port_key in cfg.ports:
-        params["port"] = cfg.ports[port_key]
+    key = port_key(test.tool)
+    if "port" in known and "port" not in test.params and key in cfg.ports:
+        params["port"] = cfg.ports[key]
         if "data_port" in known and "data_port" not in test.params:
-            params["data_port"] = cfg.ports.get(f"{port_key}_data", cfg.ports[port_key] + 1)
+            params["data_port"] = cfg.ports.get(f"{key}_data", cfg.ports[key] + 1)
     return params
 
 
@@ -218,11 +216,12 @@ def _server_proc(
     pod: PodPlan, tool: str, inv: Invocation, params: dict[str, Any], cfg: LaunchConfig
 ) -> ServerProc | None:
     """The server container a case needs in ``pod`` (shared with identical argv), or None."""
-    http = inv.server is None and tool in HTTP_TOOLS
+    adapter = adapters.get(tool)
+    http = inv.server is None and adapter.server_kind == "http"
     if inv.server is None and not http:
         return None  # e.g. ping: nothing to start
     if http:
-        port = inv.port or cfg.ports.get("http")
+        port = inv.port or cfg.ports.get(port_key(tool))
         for s in pod.servers:
             if s.http and s.port == port:
                 s.protocols.add("http")
@@ -240,8 +239,8 @@ def _server_proc(
     argv = [str(a) for a in inv.server or []]
     extra = {int(v) for k, v in params.items() if k.endswith("_port") and isinstance(v, int)}
     protocols = set((inv.protocol or "tcp").split("+")) if inv.protocol else {"tcp"}
-    if tool == "qperf" or "udp" in str(inv.test):
-        protocols |= {p.split("_")[0] for p in str(inv.test).split("+") if p.startswith(("tcp", "udp"))}
+    # a test named after its protocols (qperf's tcp_bw+udp_lat, iperf's udp) needs each of them
+    protocols |= {p.split("_")[0] for p in str(inv.test).split("+") if p.startswith(("tcp", "udp"))}
     for s in pod.servers:
         if s.tool == tool and s.argv == argv:
             s.protocols |= protocols
@@ -256,6 +255,7 @@ def _server_proc(
         port=int(port) if port is not None else None,
         tcp_port=inv.port is not None,
         extra_ports=extra,
+        tcp_control=adapter.tcp_control,
     )
     proc.protocols |= protocols
     pod.servers.append(proc)
@@ -276,7 +276,7 @@ def server_binaries(cfg: LaunchConfig) -> dict[str, list[str]]:
             for argv in (inv.client, inv.server):
                 if argv and argv[0] not in bins:
                     bins.append(str(argv[0]))
-        if tool in HTTP_TOOLS and "nginx" not in bins:
+        if adapter.server_kind == "http" and "nginx" not in bins:
             bins.append("nginx")
         out[tool] = bins
     return out

@@ -28,7 +28,7 @@ from podnet.launch import manifests, provenance
 from podnet.launch.config import Case, LaunchConfig, LaunchConfigError, load_config
 from podnet.launch.k8s import ExecResult, Kube, KubeError, PodFailure
 from podnet.launch.placement import Node
-from podnet.launch.plan import CasePlan, Plan, build_plan, server_binaries, slug
+from podnet.launch.plan import PLACEHOLDER_TARGET, CasePlan, Plan, build_plan, server_binaries, slug
 from podnet.launch.schedule import Slot, schedule
 from podnet.launch.state import CaseState, missing_repeats, raw_path, scan
 from podnet.raw import write_raw
@@ -416,17 +416,16 @@ class Launcher:
         for tool, b in needs.items():
             lacking = [x for x in b if x in absent]
             if lacking:
+                hint = adapters.get(tool).install_hint
                 missing[tool] = f"the image {self.image} lacks {', '.join(lacking)}: {tool} tests skipped" + (
-                    " (netperf is not in Debian main; build envs/images/netperf for a cluster that can pull it)"
-                    if tool == "netperf"
-                    else ""
+                    f" ({hint})" if hint else ""
                 )
         for tool in cfg.tools:
             if tool in missing:
                 continue
             tests = cfg.tools[tool]
             try:
-                inv = adapters.get(tool).invocation(dict(tests[0].params), "192.0.2.1")
+                inv = adapters.get(tool).invocation(dict(tests[0].params), PLACEHOLDER_TARGET)
             except Exception:  # noqa: BLE001
                 continue
             if inv.version:
@@ -733,7 +732,7 @@ class Launcher:
                 parse_error = str(exc)
                 continue
             if res.measurements and finished:
-                return text, "ok", "", _headline(res)
+                return text, "ok", "", _headline(tool, res)
         why = []
         if r.error:
             why.append(r.error)
@@ -958,23 +957,19 @@ def _renamed(pod: Any, name: str) -> Any:
     return p
 
 
-def _headline(res: Any) -> str:
-    for metric in (
-        "throughput",
-        "rtt_avg",
-        "requests_per_second",
-        "transaction_rate",
-        "latency_mean",
-        "latency",
-        "pps",
-    ):
-        for m in res.measurements:
-            if m.metric == metric:
-                if m.unit == "bit/s":
-                    return f"{metric} {m.value / 1e9:.3g} Gbit/s"
-                if m.unit == "s":
-                    return f"{metric} {m.value * 1e6:.4g} us"
-                return f"{metric} {m.value:.4g} {m.unit}"
+def _headline(tool: str, res: Any) -> str:
+    """The progress log's summary of a run: its first headline metric, in readable units."""
+    adapter = adapters.get(tool)
+    values = {m.metric: m for m in res.measurements}
+    for metric in adapter.headline:
+        m = values.get(metric)
+        if m is None:
+            continue
+        if m.unit == "bit/s":
+            return f"{metric} {m.value / 1e9:.3g} Gbit/s"
+        if m.unit == "s":
+            return f"{metric} {m.value * 1e6:.4g} us"
+        return f"{metric} {m.value:.4g} {m.unit}"
     return ""
 
 

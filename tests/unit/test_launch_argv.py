@@ -48,9 +48,9 @@ def test_metacharacters_stay_one_argv_element():
 
 
 def test_runner_wraps_argv_without_a_shell():
-    from podnet.launch.fake import FakeKube, make_node
     from podnet.launch.k8s import ExecResult
     from podnet.launch.runner import Launcher
+    from tests.fakekube import FakeKube, make_node
 
     cfg = from_mapping({**copy.deepcopy(CFG), "raw_dir": "/nonexistent-podnet-test"})
     cfg.tools.pop("wrk")

@@ -8,9 +8,9 @@ import pytest
 import yaml
 
 from podnet.launch.config import LaunchConfigError, from_mapping, load_config
-from podnet.launch.fake import make_node
 from podnet.launch.placement import Node
 from podnet.launch.plan import build_plan, case_params
+from tests.fakekube import make_node
 
 BASE = {
     "experiment": "t",

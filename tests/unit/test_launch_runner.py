@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from podnet.launch.config import from_mapping
-from podnet.launch.fake import FakeKube, make_node
 from podnet.launch.k8s import ExecResult
 from podnet.launch.runner import Interrupted, launch
 from podnet.parse import parse_experiment
 from podnet.raw import find_raw_files, read_sidecar
+from tests.fakekube import FakeKube, make_node
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 IPERF = json.loads((FIX / "iperf3" / "tcp-forward.json").read_text())

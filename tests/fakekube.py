@@ -1,4 +1,4 @@
-"""An in-memory stand-in for :class:`podnet.launch.k8s.Kube`, for tests and demonstrations.
+"""An in-memory stand-in for :class:`podnet.launch.k8s.Kube` (a test double: lives in tests/, not the package).
 
 It schedules pods by their node affinity against a fixed node list, answers
 ``exec`` through a ``responder`` callable (argv -> ExecResult), and records
