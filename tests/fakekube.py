@@ -74,6 +74,28 @@ class FakeKube:
         self.restarts: dict[tuple[str, str], int] = {}
         self.created_log: list[tuple[tuple[str, str, str], dict[str, Any]]] = []
         self._ip = 10
+        #: pods whose deletion waits for a kubelet (their node is NotReady): only a force delete removes them
+        self.stuck: set[tuple[str, str]] = set()
+        self.force_deleted: list[str] = []
+        #: nodes whose kubelet is gone: exec into their pods fails at once
+        self.kubelet_down: set[str] = set()
+        self._live: dict[str, Any] = {}
+
+    # faults
+    def set_node_ready(self, name: str, ready: bool, since: str = "2026-01-01T00:00:00+00:00") -> None:
+        """Flip a node's Ready condition (as the node controller does when its kubelet stops)."""
+        node = next(n for n in self._nodes if n.metadata.name == name)
+        node.status.conditions = [
+            NS(type="Ready", status="True" if ready else "Unknown", last_transition_time=since)
+        ]
+        if not ready:  # its pods can no longer be deleted gracefully
+            self.stuck |= {
+                (ns, n) for (ns, kind, n), o in self.objects.items() if kind == "Pod" and self._on(n, name)
+            }
+
+    def _on(self, pod: str, node: str) -> bool:
+        live = self._live.get(pod)
+        return live is not None and live.spec.node_name == node
 
     # cluster facts
     def nodes(self) -> list[Any]:
@@ -93,10 +115,31 @@ class FakeKube:
         return None
 
     def delete_namespace(self, name: str, timeout: float, wait: bool = True) -> bool:
-        self.namespaces_live.pop(name, None)
-        self.objects = {k: v for k, v in self.objects.items() if k[0] != name}
-        self.deleted.append(name)
-        return True
+        self.objects = {k: v for k, v in self.objects.items() if k[0] != name or (k[0], k[2]) in self.stuck}
+        if not any(k[0] == name for k in self.objects):
+            self.namespaces_live.pop(name, None)
+        if name not in self.deleted:
+            self.deleted.append(name)
+        return name not in self.namespaces_live
+
+    def delete_pod(self, namespace: str, name: str, force: bool = False) -> None:
+        if (namespace, name) in self.stuck and not force:
+            return
+        self.stuck.discard((namespace, name))
+        self.objects.pop((namespace, "Pod", name), None)
+        self.force_deleted.append(f"{namespace}/{name}")
+        if namespace in self.deleted:  # a terminating namespace goes once its last pod is gone
+            self.delete_namespace(namespace, 0)
+
+    def pods(self, namespace: str, label_selector: str) -> dict[str, Any]:
+        want = dict(kv.split("=", 1) for kv in label_selector.split(",") if kv)
+        return {
+            n: self._live.get(n) or NS(spec=NS(node_name=None))
+            for (ns, kind, n), o in self.objects.items()
+            if ns == namespace
+            and kind == "Pod"
+            and all(o["metadata"]["labels"].get(k) == v for k, v in want.items())
+        }
 
     def namespaces(self, label_selector: str) -> list[Any]:
         want = dict(kv.split("=", 1) for kv in label_selector.split(","))
@@ -154,7 +197,6 @@ class FakeKube:
     ):
         ready: dict[str, Any] = {}
         failed: dict[str, PodFailure] = {}
-        self._live = getattr(self, "_live", {})
         for name in names:
             body = self.objects[(namespace, "Pod", name)]
             fits = [n for n in self._nodes if _fits(body["spec"], n)]
@@ -186,12 +228,22 @@ class FakeKube:
         return ""
 
     def container_ready(self, namespace: str, pod: str, container: str) -> tuple[bool, int]:
-        return True, self.restarts.get((pod, container or ""), 0)
+        node = self._live[pod].spec.node_name if pod in self._live else None
+        down = any(n.metadata.name == node and n.status.conditions[0].status != "True" for n in self._nodes)
+        return not down, self.restarts.get((pod, container or ""), 0)
 
     def exec(
         self, namespace: str, pod: str, argv: list[str], timeout: float, container: str | None = None
     ) -> ExecResult:
         self.execs.append((pod, list(argv)))
+        node = self._live[pod].spec.node_name if pod in self._live else None
+        if node in self.kubelet_down:
+            return ExecResult(
+                rc=None,
+                stdout="",
+                stderr="",
+                error=f"exec in {pod} failed to start: dial tcp {node}:10250: refused",
+            )
         if argv[:2] == ["sh", "-c"] and argv[3:4] == ["podnet-probe"]:
             return ExecResult(
                 rc=0, stdout="".join(f"{b}\n" for b in argv[4:] if b in self.missing), stderr=""

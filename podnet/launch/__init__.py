@@ -12,7 +12,11 @@ Modules:
 - :mod:`podnet.launch.manifests`: pod/Service/ConfigMap bodies (pure functions).
 - :mod:`podnet.launch.k8s`: the Kubernetes client: namespace lifecycle, readiness, exec.
 - :mod:`podnet.launch.provenance`: cluster/node/pod facts recorded in sidecars.
-- :mod:`podnet.launch.runner`: the whole launch (fixed or adaptive), raw + sidecars.
+- :mod:`podnet.launch.workload`: the launch's namespace, pods, Services; node health; clean-up.
+- :mod:`podnet.launch.execute`: one run: exec, judge, raw file + sidecar.
+- :mod:`podnet.launch.results`: per-case counts, the manifest and the launch log.
+- :mod:`podnet.launch.signals`: SIGINT/SIGTERM during a launch and its clean-up.
+- :mod:`podnet.launch.runner`: the whole launch (fixed or adaptive rounds).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ def launch(*args, **kwargs):
 
 
 def cleanup(*args, **kwargs):
-    """See :func:`podnet.launch.runner.cleanup`."""
-    from podnet.launch.runner import cleanup as _cleanup
+    """See :func:`podnet.launch.workload.cleanup`."""
+    from podnet.launch.workload import cleanup as _cleanup
 
     return _cleanup(*args, **kwargs)

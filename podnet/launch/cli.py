@@ -35,7 +35,7 @@ def cmd_launch(args: argparse.Namespace) -> int:
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
     from podnet.launch.k8s import KubeError
-    from podnet.launch.runner import cleanup
+    from podnet.launch.workload import cleanup
 
     _logging()
     try:

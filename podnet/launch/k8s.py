@@ -224,6 +224,20 @@ class Kube:
             time.sleep(0.5)
         return False
 
+    def delete_pod(self, namespace: str, name: str, force: bool = False) -> None:
+        """Delete one pod; ``force``: grace period 0, removed at once even when its kubelet is gone."""
+        ApiException = _api_exception()
+        try:
+            self.core.delete_namespaced_pod(
+                name,
+                namespace,
+                grace_period_seconds=0 if force else None,
+                _request_timeout=self.timeout,
+            )
+        except ApiException as exc:
+            if exc.status != 404:
+                raise KubeError(f"cannot delete pod {namespace}/{name}: {exc.status} {exc.reason}") from None
+
     def pods(self, namespace: str, label_selector: str) -> dict[str, Any]:
         items = self.core.list_namespaced_pod(
             namespace, label_selector=label_selector, _request_timeout=self.timeout

@@ -10,7 +10,7 @@ through a shell.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from podnet.launch.plan import PodPlan
@@ -92,8 +92,10 @@ def pod_manifest(
     lifetime: int,
     startup_seconds: float = 180,
     configmap: str | None = None,
+    name: str | None = None,
 ) -> dict[str, Any]:
-    """The pod of one (deduplicated) endpoint."""
+    """The pod of one (deduplicated) endpoint; ``name`` is its object name (default the planned one)."""
+    name = name or pod.name
     tmp = {"name": "tmp", "mountPath": "/tmp"}
     resources = {"requests": {"cpu": "10m", "memory": "16Mi"}}
     containers: list[dict[str, Any]] = []
@@ -158,21 +160,27 @@ def pod_manifest(
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
-            "name": pod.name,
+            "name": name,
             "labels": {
                 **MANAGED_BY,
                 **labels,
                 "podnet.io/role": pod.role,
                 "podnet.io/kind": pod.kind,
-                "podnet.io/endpoint": pod.name,
+                "podnet.io/endpoint": name,
             },
         },
         "spec": spec,
     }
 
 
-def service_manifest(pod: PodPlan, labels: Mapping[str, str]) -> dict[str, Any]:
-    """ClusterIP Service in front of a server pod: TCP (and UDP where a test uses it) per server port."""
+def service_manifest(
+    pod: PodPlan, labels: Mapping[str, str], rename: Callable[[str], str] | None = None
+) -> dict[str, Any]:
+    """ClusterIP Service in front of a server pod: TCP (and UDP where a test uses it) per server port.
+
+    ``rename`` maps planned names to object names (the pod's and the Service's), as the pods were created.
+    """
+    rename = rename or (lambda n: n)
     ports: list[dict[str, Any]] = []
     seen: set[tuple[int, str]] = set()
     wanted: list[tuple[int, str]] = []
@@ -200,11 +208,11 @@ def service_manifest(pod: PodPlan, labels: Mapping[str, str]) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": {"name": pod.service, "labels": {**MANAGED_BY, **labels}},
+        "metadata": {"name": rename(pod.service or ""), "labels": {**MANAGED_BY, **labels}},
         "spec": {
             "type": "ClusterIP",
             "selector": {
-                "podnet.io/endpoint": pod.name,
+                "podnet.io/endpoint": rename(pod.name),
                 **{k: v for k, v in labels.items() if k == "podnet.io/run"},
             },
             "ports": ports,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -142,3 +143,54 @@ def first_line(text: str, limit: int = 200) -> str:
         if line.strip():
             return line.strip()[:limit]
     return ""
+
+
+@dataclass
+class ClusterFacts:
+    """What a launch learns about the cluster before it creates anything (read-only API calls)."""
+
+    nodes: list[Node]
+    #: node name -> :func:`node_facts`
+    node_facts: dict[str, dict[str, Any]]
+    #: Kubernetes version, CNI and how it was known, API source, embedded cluster settings
+    cluster: dict[str, Any]
+    variant: str
+    cni: str
+
+
+#: embedded-cluster settings from info.json recorded in every sidecar
+EMBEDDED_KEYS = (
+    "cni_datapath",
+    "pod_mtu",
+    "link_rate",
+    "kube_proxy_mode",
+    "containerd_version",
+    "runc_version",
+)
+
+
+def discover(cfg: Any, kube: Any) -> ClusterFacts:
+    """Nodes, versions, CNI and variant of the cluster ``kube`` talks to, for the config ``cfg``."""
+    raw_nodes = kube.nodes()
+    nodes = to_nodes(raw_nodes)
+    info = read_cluster_info(cfg.cluster_info)
+    host = getattr(getattr(getattr(kube, "api_client", None), "configuration", None), "host", None)
+    if info and host and info.get("api_server") and info["api_server"].rstrip("/") != str(host).rstrip("/"):
+        info = None  # info.json of another cluster
+    daemonsets = [] if (cfg.cni or (info and info.get("cni"))) else kube.daemonset_names()
+    cni, how = detect_cni(cfg.cni, info, nodes, daemonsets)
+    cluster: dict[str, Any] = {
+        "kubernetes_version": kube.version(),
+        "cni": cni,
+        "cni_source": how,
+        "api": getattr(kube, "source", ""),
+    }
+    if info:
+        cluster["embedded"] = {k: info.get(k) for k in EMBEDDED_KEYS if k in info}
+    return ClusterFacts(
+        nodes=nodes,
+        node_facts={n.metadata.name: node_facts(n) for n in raw_nodes},
+        cluster=cluster,
+        variant=variant_name(cfg.variant, cni),
+        cni=cni,
+    )

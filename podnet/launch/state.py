@@ -12,6 +12,7 @@ than ``max_attempts`` attempts failed (interrupted attempts do not count).
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -19,8 +20,14 @@ from pathlib import Path
 
 import yaml
 
-from podnet.launch.config import Case
+from podnet.launch import provenance
+from podnet.launch.config import Case, LaunchConfig
 from podnet.raw import SIDECAR_SUFFIX
+
+log = logging.getLogger("podnet.launch")
+
+#: case key: (scenario, tool, test)
+CaseKey = tuple[str, str, str]
 
 _NAME = re.compile(
     r"^r(?P<repeat>\d{3,})(?:\.a(?P<attempt>\d+))?\.[A-Za-z0-9]+" + re.escape(SIDECAR_SUFFIX) + "$"
@@ -113,3 +120,64 @@ def missing_repeats(state: CaseState, repeats: Iterable[int], max_attempts: int)
     """Repeats among ``repeats`` that are neither done nor out of attempts."""
     ok = state.ok_repeats()
     return [r for r in repeats if r not in ok and not state.exhausted(r, max_attempts)]
+
+
+def initial_repeats(cfg: LaunchConfig) -> int:
+    """Repeats of the fixed rounds (adaptive: at least stats.planning.min_repeats)."""
+    if not cfg.adaptive:
+        return cfg.repeats
+    from podnet.stats import resolve
+
+    return max(cfg.repeats, int(resolve(cfg.stats)["planning"]["min_repeats"]))
+
+
+def pending_runs(
+    cfg: LaunchConfig, variant: str, states: dict[CaseKey, CaseState] | None = None
+) -> dict[CaseKey, list[int]]:
+    """Missing repeats of the fixed rounds, by case key (cases with none are left out)."""
+    states = states if states is not None else scan(cfg.raw_dir, variant, cfg.cases)
+    reps = range(1, initial_repeats(cfg) + 1)
+    out = {}
+    for case in cfg.cases:
+        miss = missing_repeats(states[case.key], reps, cfg.max_attempts)
+        if miss:
+            out[case.key] = miss
+    return out
+
+
+def offline_variant(cfg: LaunchConfig) -> str | None:
+    """The variant when it is known without asking the cluster (config or info.json), else None."""
+    if cfg.variant != "auto":
+        return cfg.variant
+    if cfg.cni:
+        return provenance.variant_name("auto", cfg.cni)
+    info = provenance.read_cluster_info(cfg.cluster_info)
+    if info and info.get("cni"):
+        return provenance.variant_name("auto", str(info["cni"]))
+    return None
+
+
+def launch_complete(cfg: LaunchConfig) -> bool | None:
+    """Whether raw/ holds every fixed-round run (done or out of attempts); None if the variant is unknown offline.
+
+    Filesystem only. Adaptive rounds are not judged here: a launch only ends once
+    no case needs more, so a finished adaptive launch is complete by construction.
+    """
+    variant = offline_variant(cfg)
+    if variant is None:
+        return None
+    return not pending_runs(cfg, variant)
+
+
+def invalidate_stale_manifest(cfg: LaunchConfig, manifest: str | Path) -> bool:
+    """Remove the launch checkpoint's manifest when raw/ lacks runs, so Snakemake launches them.
+
+    The manifest marks "raw/ is complete for this config"; once runs are missing
+    (never run, deleted, or failed and still retryable) it is stale. Returns True if removed.
+    """
+    m = Path(manifest)
+    if m.exists() and launch_complete(cfg) is False:
+        m.unlink()
+        log.info("%s: runs are missing in %s, the launch will run again", m, cfg.raw_dir)
+        return True
+    return False

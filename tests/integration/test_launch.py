@@ -19,6 +19,7 @@ import yaml
 
 from podnet.launch.config import from_mapping
 from podnet.launch.runner import launch
+from podnet.launch.workload import MANAGED_SELECTOR
 from podnet.parse import parse_experiment
 from podnet.raw import find_raw_files, read_sidecar
 
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.cluster
 
 REPO = Path(__file__).resolve().parents[2]
 KUBECONFIG = REPO / ".cluster" / "kubeconfig"
-MANAGED = "app.kubernetes.io/managed-by=podnet"
+MANAGED = MANAGED_SELECTOR
 
 
 def quick(tmp_path: Path, name: str = "it-quick", **launch_over) -> dict:
@@ -272,8 +273,8 @@ def test_fidelity_pod_pod_cross_node(core, tmp_path):
 
     from podnet import adapters
     from podnet.launch.k8s import Kube
-    from podnet.launch.runner import Launcher, pending_runs
-    from podnet.launch.state import scan
+    from podnet.launch.runner import Launcher
+    from podnet.launch.state import pending_runs
 
     cfg = from_mapping(
         small(
@@ -287,19 +288,19 @@ def test_fidelity_pod_pod_cross_node(core, tmp_path):
     )
     kube = Kube(str(KUBECONFIG))
     lau = Launcher(cfg, kube)
-    nodes = lau.discover()
-    lau.states = scan(cfg.raw_dir, lau.variant, cfg.cases)
-    pending = pending_runs(cfg, lau.variant, lau.states)
+    facts = lau.discover()
+    pending = pending_runs(cfg, facts.variant, lau.tally.states)
     hand: list[float] = []
     try:
-        lau.prepare(nodes, set(pending))
-        cp = lau.plan.cases[0]
-        client_pod = lau._pod_name(cp.client_pod)
-        server_ip = lau.endpoints[cp.server_pod].ip
+        lau.prepare(set(pending))
+        w = lau.workload
+        cp = w.plan.cases[0]
+        client_pod = w.pod_name(cp.client_pod)
+        server_ip = w.endpoints[cp.server_pod].ip
         for r in range(1, 7):
             lau.run_rounds({cp.case.key: [r]})
             out = kube.exec(
-                lau.namespace,
+                w.namespace,
                 client_pod,
                 ["iperf3", "-c", server_ip, "-p", "15201", "-t", "5", "-O", "1"],
                 60,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 from podnet.launch.config import from_mapping
-from podnet.launch.manifests import configmap_manifest, pod_manifest, service_manifest
+from podnet.launch.manifests import MANAGED_BY, configmap_manifest, pod_manifest, service_manifest
 from podnet.launch.placement import Node
 from podnet.launch.plan import build_plan
 
@@ -49,7 +49,7 @@ def test_metacharacters_stay_one_argv_element():
 
 def test_runner_wraps_argv_without_a_shell():
     from podnet.launch.k8s import ExecResult
-    from podnet.launch.runner import Launcher
+    from podnet.launch.workload import Workload
     from tests.fakekube import FakeKube, make_node
 
     cfg = from_mapping({**copy.deepcopy(CFG), "raw_dir": "/nonexistent-podnet-test"})
@@ -61,15 +61,14 @@ def test_runner_wraps_argv_without_a_shell():
         return ExecResult(rc=1, stdout="", stderr="nope")
 
     k = FakeKube([make_node("n1"), make_node("n2")], responder)
-    lau = Launcher(cfg, k)
-    lau.discover()
+    w = Workload(cfg, k, "20260101-000000-abcd")
     # the image probe passes binary names as positional arguments after a fixed script
-    lau.namespace = "ns"
-    lau.plan = build_plan(cfg, NODES)
-    lau.image = "img:1"
-    lau._create_pods(["client-host-n2"])
-    lau._wait(["client-host-n2"])
-    lau._probe_tools("client-host-n2")
+    w.namespace = "ns"
+    w.plan = build_plan(cfg, NODES)
+    w.image = "img:1"
+    w.create_pods(["client-host-n2"])
+    w.wait(["client-host-n2"])
+    w.probe_tools("client-host-n2")
     probe = next(a for _, a in k.execs if a[:2] == ["sh", "-c"])
     assert probe[2] == 'for b do command -v "$b" >/dev/null 2>&1 || echo "$b"; done'
     assert probe[3] == "podnet-probe" and "iperf3" in probe[4:]
@@ -98,7 +97,7 @@ def test_pods_are_least_privilege():
             assert c["command"][:2] != ["sh", "-c"] and c["command"][:2] != ["/bin/sh", "-c"]
             if pod.role == "server":
                 assert sc["runAsNonRoot"] is True and sc["runAsUser"] == 65534
-        assert body["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "podnet"
+        assert MANAGED_BY.items() <= body["metadata"]["labels"].items()
 
 
 def test_server_containers_and_probes():

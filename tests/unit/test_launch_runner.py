@@ -11,7 +11,8 @@ import pytest
 
 from podnet.launch.config import from_mapping
 from podnet.launch.k8s import ExecResult
-from podnet.launch.runner import Interrupted, launch
+from podnet.launch.runner import launch
+from podnet.launch.signals import Interrupted
 from podnet.parse import parse_experiment
 from podnet.raw import find_raw_files, read_sidecar
 from tests.fakekube import FakeKube, make_node

@@ -5,8 +5,14 @@ from __future__ import annotations
 import copy
 
 from podnet.launch.config import from_mapping
-from podnet.launch.runner import invalidate_stale_manifest, launch_complete, pending_runs
-from podnet.launch.state import missing_repeats, raw_path, scan_case
+from podnet.launch.state import (
+    invalidate_stale_manifest,
+    launch_complete,
+    missing_repeats,
+    pending_runs,
+    raw_path,
+    scan_case,
+)
 from podnet.raw import write_raw
 
 CFG = {

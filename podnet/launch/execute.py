@@ -1,0 +1,269 @@
+"""One run: check the case can run, exec the client under ``timeout``, judge the output, write raw + sidecar.
+
+A run is ``ok`` when the tool finished in time and its adapter parses a
+measurement from what it printed; anything else is ``failed`` with a reason
+(exit code, time limit, unparsable output, the stderr tail). A run during which
+its client or server container restarted keeps its status but is marked
+``suspect`` with the restart counts.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shlex
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from podnet import adapters
+from podnet.adapters.base import ParseError
+from podnet.launch.config import LaunchConfig
+from podnet.launch.k8s import ExecResult
+from podnet.launch.plan import CasePlan
+from podnet.launch.provenance import ClusterFacts
+from podnet.launch.results import Tally, now_iso
+from podnet.launch.schedule import Slot
+from podnet.launch.state import raw_path
+from podnet.launch.workload import Workload
+from podnet.raw import write_raw
+
+log = logging.getLogger("podnet.launch")
+
+#: exit status of ``timeout`` when it had to stop the command (137: killed after the grace period)
+TIMEOUT_RC = 124
+KILLED_RC = 137
+#: seconds ``timeout -k`` waits after TERM before KILL
+KILL_GRACE = 5
+#: seconds the exec may take beyond the client's own limit (API round trips)
+EXEC_SLACK = 15
+
+
+@dataclass
+class Judged:
+    """The verdict on one exec: what to store, ok/failed, why, and a one-line summary for the log."""
+
+    content: str
+    status: str
+    error: str = ""
+    headline: str = ""
+
+
+def judge(tool: str, r: ExecResult) -> Judged:
+    """Ok when the client finished in time and the adapter parses a measurement from its output."""
+    adapter = adapters.get(tool)
+    candidates = [r.stdout]
+    if r.stderr.strip():
+        candidates.append(r.stdout + ("\n" if r.stdout and not r.stdout.endswith("\n") else "") + r.stderr)
+    parse_error = ""
+    finished = r.rc is not None and not r.timed_out and r.rc not in (TIMEOUT_RC, KILLED_RC)
+    for text in candidates:
+        if not text.strip():
+            continue
+        try:
+            res = adapter.parse(text)
+        except (ParseError, ValueError, KeyError, TypeError) as exc:
+            parse_error = str(exc)
+            continue
+        if res.measurements and finished:
+            return Judged(text, "ok", "", headline(tool, res))
+    why = []
+    if r.error:
+        why.append(r.error)
+    if r.timed_out or r.rc in (TIMEOUT_RC, KILLED_RC):
+        why.append("timed out (client killed at its time limit)")
+    elif r.rc not in (0, None):
+        why.append(f"exit code {r.rc}")
+    if parse_error:
+        why.append(f"output not parsable: {parse_error}")
+    elif not r.stdout.strip():
+        why.append("no output")
+    tail = r.stderr.strip().splitlines()[-3:]
+    if tail:
+        why.append("stderr: " + " | ".join(tail))
+    return Judged(r.stdout, "failed", "; ".join(why) or "failed")
+
+
+def headline(tool: str, res: Any) -> str:
+    """The progress log's summary of a run: its first headline metric, in readable units."""
+    values = {m.metric: m for m in res.measurements}
+    for metric in adapters.get(tool).headline:
+        m = values.get(metric)
+        if m is None:
+            continue
+        if m.unit == "bit/s":
+            return f"{metric} {m.value / 1e9:.3g} Gbit/s"
+        if m.unit == "s":
+            return f"{metric} {m.value * 1e6:.4g} us"
+        return f"{metric} {m.value:.4g} {m.unit}"
+    return ""
+
+
+def _plain(obj: Any) -> Any:
+    """Params as plain YAML-safe values."""
+    return json.loads(json.dumps(obj, default=str))
+
+
+class Executor:
+    """Runs single repeats of cases in the launch's pods and records each (raw file + sidecar)."""
+
+    def __init__(
+        self,
+        cfg: LaunchConfig,
+        workload: Workload,
+        facts: ClusterFacts,
+        tally: Tally,
+        launch_meta: dict[str, Any],
+    ):
+        self.cfg = cfg
+        self.w = workload
+        self.facts = facts
+        self.tally = tally
+        self.launch_meta = launch_meta
+
+    def run(self, cp: CasePlan, slot: Slot, total: int, index: int) -> str:
+        """Run one repeat of one case; returns its status (ok / failed)."""
+        case = cp.case
+        tag = f"[{index}/{total}] round {slot.round} {case.label} r{slot.repeat:03d}"
+        not_runnable = self.w.blocked(cp) or self.w.server_ready(cp)
+        if not_runnable:
+            log.error("%s: cannot run: %s", tag, not_runnable)
+            self.record_failure(cp, slot, not_runnable)
+            return "failed"
+        server_ep = self.w.endpoints.get(cp.server_pod or "")
+        target = (
+            self.w.services[cp.server_pod]
+            if cp.service and cp.server_pod
+            else (server_ep.ip if server_ep else None)
+        )
+        inv = cp.invocation(str(target))
+        limit = float(inv.duration) + float(self.cfg.timeouts["run_margin"])
+        argv = ["timeout", "-k", str(KILL_GRACE), f"{limit:g}", *[str(a) for a in inv.client]]
+        attempt = self.tally.states[case.key].next_attempt(slot.repeat)
+        meta = self.sidecar(cp, slot, attempt)
+        meta.update(protocol=inv.protocol, direction=inv.direction, streams=inv.streams)
+        before = self.w.restarts(cp)
+        started = now_iso()
+        t0 = time.monotonic()
+        client = self.w.pod_name(cp.client_pod or "")
+        r = self.w.kube.exec(
+            self.w.namespace, client, argv, limit + KILL_GRACE + EXEC_SLACK, container="main"
+        )
+        elapsed = time.monotonic() - t0
+        ended = now_iso()
+        restarted = {
+            k: v - before[k] for k, v in self.w.restarts(cp).items() if k in before and v > before[k]
+        }
+        verdict = judge(case.test.tool, r)
+        ext = "json" if verdict.content.lstrip().startswith("{") else "txt"
+        meta.update(
+            status=verdict.status,
+            **({"error": verdict.error} if verdict.error else {}),
+            command=[str(a) for a in inv.client],
+            command_line=shlex.join(str(a) for a in inv.client),
+            timeout_command=argv[:4],
+            server_command=(
+                cp.server.argv if cp.server and not cp.server.http else (["nginx"] if cp.server else None)
+            ),
+            target=target,
+            service=(
+                {"name": self.w.pod_name(cp.service or ""), "cluster_ip": target} if cp.service else None
+            ),
+            started=started,
+            ended=ended,
+            elapsed_s=round(elapsed, 3),
+            exit_code=r.rc,
+            stderr=r.stderr[-2000:] if r.stderr else "",
+            tool_version=self.w.tool_versions.get(case.test.tool),
+            client=self.endpoint_meta(cp.client_pod, case.scenario.client),
+            server=self.endpoint_meta(cp.server_pod, case.scenario.server),
+            cluster=self.facts.cluster,
+            image=self.w.image,
+            image_id=(
+                self.w.endpoints[cp.client_pod].image_id if cp.client_pod in self.w.endpoints else None
+            ),
+            launch=self.launch_meta,
+        )
+        if restarted:
+            meta.update(suspect=True, restarts=restarted)
+        path = self._write(cp, slot, attempt, verdict.content, meta, ext)
+        self.tally.note(
+            case, slot.repeat, attempt, verdict.status, path, verdict.error, suspect=bool(restarted)
+        )
+        if verdict.status == "ok":
+            warn = f" SUSPECT: restarted during the run: {restarted}" if restarted else ""
+            log.info(
+                "%s: ok %s(%.1fs)%s", tag, f"{verdict.headline} " if verdict.headline else "", elapsed, warn
+            )
+        else:
+            log.error("%s: failed: %s", tag, verdict.error)
+            self.w.restart_server(cp)
+        return verdict.status
+
+    def record_failure(self, cp: CasePlan, slot: Slot, reason: str) -> None:
+        """A run that could not even start: an empty raw file and a failed sidecar."""
+        attempt = self.tally.states[cp.case.key].next_attempt(slot.repeat)
+        meta = self.sidecar(cp, slot, attempt)
+        t = now_iso()
+        meta.update(
+            status="failed",
+            error=reason,
+            started=t,
+            ended=t,
+            client=self.endpoint_meta(cp.client_pod, cp.case.scenario.client),
+            server=self.endpoint_meta(cp.server_pod, cp.case.scenario.server),
+            cluster=self.facts.cluster,
+            launch=self.launch_meta,
+        )
+        path = self._write(cp, slot, attempt, "", meta, "txt")
+        self.tally.note(cp.case, slot.repeat, attempt, "failed", path, reason)
+
+    def sidecar(self, cp: CasePlan, slot: Slot, attempt: int) -> dict[str, Any]:
+        """The sidecar keys every run of a case has, before it runs."""
+        case = cp.case
+        meta: dict[str, Any] = {
+            "tool": case.test.tool,
+            "variant": self.facts.variant,
+            "scenario": case.scenario.name,
+            "test": case.test.name,
+            "repeat": slot.repeat,
+            "attempt": attempt,
+            "round": slot.round,
+            "position": slot.position,
+            "order": self.cfg.order,
+            "shuffle_seed": self.cfg.seed,
+            "kind": "measured",
+            "source": "podnet launch",
+        }
+        if cp.template is not None:
+            t = cp.template
+            meta.update(protocol=t.protocol, direction=t.direction, streams=t.streams)
+        meta["params"] = _plain(cp.params)
+        meta["scenario_description"] = case.scenario.description
+        return meta
+
+    def endpoint_meta(self, name: str | None, spec: Any) -> dict[str, Any]:
+        """Pod, node, IP, hostNetwork, interface, MTU and node facts of one side of a run."""
+        ep = self.w.endpoints.get(name or "")
+        d: dict[str, Any] = {"kind": spec.pod_kind, "placement": spec.describe()}
+        if ep is None:
+            return d
+        d.update(
+            pod=ep.name,
+            node=ep.node,
+            ip=ep.ip,
+            host_network=spec.pod_kind == "host",
+            interface=ep.interface,
+            mtu=ep.mtu,
+        )
+        if ep.node and ep.node in self.facts.node_facts:
+            d["node_info"] = self.facts.node_facts[ep.node]
+        return d
+
+    def _write(
+        self, cp: CasePlan, slot: Slot, attempt: int, content: str, meta: dict[str, Any], ext: str
+    ) -> Path:
+        path = raw_path(self.cfg.raw_dir, self.facts.variant, cp.case, slot.repeat, attempt, ext)
+        write_raw(path, content, meta)
+        return path

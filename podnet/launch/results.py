@@ -1,0 +1,139 @@
+"""What a launch did: per-case counts, the launch manifest (JSON) and the per-launch log under raw/."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from podnet.launch.config import Case, LaunchConfig
+from podnet.launch.state import Attempt, CaseKey, CaseState
+
+
+def now_iso() -> str:
+    """UTC now, ISO 8601 with milliseconds and ``Z``."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class CaseOutcome:
+    """Counts of one case after the launch."""
+
+    scenario: str
+    tool: str
+    test: str
+    ok: int = 0
+    failed: int = 0
+    launched: int = 0
+    #: runs recorded ok but marked suspect (a container restarted during the run)
+    suspect: int = 0
+    skipped: str = ""
+    last_error: str = ""
+    met_target: bool | None = None
+
+
+@dataclass
+class LaunchResult:
+    """What a launch did; written as the launch manifest (JSON)."""
+
+    experiment: str
+    launch_id: str
+    variant: str = ""
+    cni: str = ""
+    namespace: str | None = None
+    started: str = ""
+    ended: str = ""
+    launched: int = 0
+    ok: int = 0
+    failed: int = 0
+    rounds: int = 0
+    interrupted: bool = False
+    error: str = ""
+    adaptive: bool = False
+    skipped_tools: dict[str, str] = field(default_factory=dict)
+    pod_failures: dict[str, str] = field(default_factory=dict)
+    #: node -> "node X NotReady since T" for nodes that failed during the launch
+    node_failures: dict[str, str] = field(default_factory=dict)
+    cases: list[CaseOutcome] = field(default_factory=list)
+    order: str = "interleaved"
+    seed: int = 1
+    namespace_deleted: bool | None = None
+    #: what clean-up could not remove (objects still there when its wait ended)
+    leftovers: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["cases"] = [dict(c.__dict__) for c in self.cases]
+        return d
+
+    @property
+    def exit_code(self) -> int:
+        if self.interrupted:
+            return 130
+        return 1 if self.error else 0
+
+
+class Tally:
+    """Counts runs into the launch result, its cases' outcomes and the cases' raw/ state."""
+
+    def __init__(self, result: LaunchResult, states: dict[CaseKey, CaseState]):
+        self.result = result
+        self.states = states
+        self.outcomes: dict[CaseKey, CaseOutcome] = {}
+
+    def outcome(self, case: Case) -> CaseOutcome:
+        if case.key not in self.outcomes:
+            s, t, n = case.key
+            self.outcomes[case.key] = CaseOutcome(scenario=s, tool=t, test=n)
+        return self.outcomes[case.key]
+
+    def note(
+        self,
+        case: Case,
+        repeat: int,
+        attempt: int,
+        status: str,
+        path: Path,
+        error: str = "",
+        suspect: bool = False,
+    ) -> None:
+        """One recorded run (ok or failed)."""
+        self.states[case.key].attempts.setdefault(repeat, []).append(
+            Attempt(repeat, attempt, status, path, error)
+        )
+        out = self.outcome(case)
+        out.launched += 1
+        self.result.launched += 1
+        if status == "ok":
+            out.ok += 1
+            out.suspect += int(suspect)
+            self.result.ok += 1
+        else:
+            out.failed += 1
+            out.last_error = error
+            self.result.failed += 1
+
+    def finish(self, cases: list[Case]) -> None:
+        """Each case's ok count from raw/ (earlier launches included), in config order."""
+        for case in cases:
+            st = self.states.get(case.key)
+            if st is not None:
+                self.outcome(case).ok = len(st.ok_repeats())
+        self.result.cases = [self.outcome(c) for c in cases]
+
+
+def write_logs(cfg: LaunchConfig, result: LaunchResult, manifest: str | Path | None) -> None:
+    """``raw/<exp>/_launch/<id>.json`` when runs were launched, and the manifest when asked (atomically)."""
+    text = json.dumps(result.to_dict(), indent=2, sort_keys=False, default=str) + "\n"
+    if result.launched and result.launch_id:
+        d = cfg.raw_dir / "_launch"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"{result.launch_id}.json").write_text(text, encoding="utf-8")
+    if manifest:
+        m = Path(manifest)
+        m.parent.mkdir(parents=True, exist_ok=True)
+        tmp = m.with_name(m.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(m)
