@@ -31,6 +31,8 @@ log = logging.getLogger("podnet.launch")
 MANAGED_SELECTOR = ",".join(f"{k}={v}" for k, v in manifests.MANAGED_BY.items())
 #: the ConfigMap holding nginx's configuration (HTTP tools)
 NGINX_CONFIGMAP = "podnet-nginx"
+#: node conditions are re-read from the API at most this often (seconds)
+NODE_RECHECK_S = 2.0
 
 
 @dataclass
@@ -61,9 +63,9 @@ def node_down(node: Any) -> str | None:
 class NodeWatch:
     """Node conditions, re-read from the API at most every ``ttl`` seconds."""
 
-    def __init__(self, kube: Any, ttl: float = 2.0):
+    def __init__(self, kube: Any, ttl: float | None = None):
         self.kube = kube
-        self.ttl = ttl
+        self.ttl = NODE_RECHECK_S if ttl is None else ttl
         self._at = float("-inf")
         self._down: dict[str, str] = {}
         #: every node seen not Ready during the launch -> the first reason seen
@@ -413,9 +415,9 @@ def delete_namespaces(kube: Any, names: list[str], timeout: float) -> tuple[bool
     end = time.monotonic() + timeout
     left = list(names)
     while True:
+        stuck = [p for n in left for p in _force_stuck_pods(kube, n, "", watch)]
         alive = {ns.metadata.name for ns in kube.namespaces(MANAGED_SELECTOR)}
         left = [n for n in names if n in alive]
-        stuck = [p for n in left for p in _force_stuck_pods(kube, n, "", watch)]
         if not left:
             return True, []
         if time.monotonic() >= end:
