@@ -1,8 +1,10 @@
 """The ``launch`` section of an experiment config, as typed data.
 
-The YAML is validated against ``config/config.schema.yaml`` (strict: unknown
-keys are errors), then turned into :class:`LaunchConfig`. Nothing here talks
-to a cluster; :mod:`podnet.launch.plan` resolves placements against nodes.
+The YAML is validated against the config schema (``podnet/config.schema.yaml``,
+strict: unknown keys are errors), then turned into :class:`LaunchConfig`. Every
+default comes from the schema's ``default:`` values, server ports from the
+adapters. Nothing here talks to a cluster; :mod:`podnet.launch.plan` resolves
+placements against nodes.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 import yaml
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "config" / "config.schema.yaml"
+from podnet import schema
 
 #: the key of ``launch.ports`` shared by every tool whose server is nginx in the server pod
 HTTP_PORT_KEY = "http"
@@ -42,15 +44,9 @@ def default_ports() -> dict[str, int]:
     return ports
 
 
-DEFAULT_TIMEOUTS: dict[str, float] = {
-    "api": 30,
-    "pod_ready": 180,
-    "unschedulable": 30,
-    "server_ready": 60,
-    "run_margin": 30,
-    "namespace_delete": 180,
-    "pod_lifetime": 21600,
-}
+def default_timeouts() -> dict[str, float]:
+    """``launch.timeouts`` defaults (seconds), from the schema."""
+    return {k: float(v) for k, v in schema.defaults("launch", "timeouts").items()}
 
 
 class LaunchConfigError(ValueError):
@@ -148,26 +144,26 @@ class LaunchConfig:
     tools: dict[str, list[TestSpec]]
     disabled_tools: list[str]
     stats: dict[str, Any]
-    kubeconfig: str | None = None
-    context: str | None = None
-    image: str | None = None
-    image_file: str = ".cluster/image"
-    image_pull_policy: str = "IfNotPresent"
-    variant: str = "auto"
-    cni: str | None = None
-    cluster_info: str = ".cluster/info.json"
-    namespace_prefix: str = "podnet"
-    namespace_create: bool = True
-    namespace_name: str | None = None
-    repeats: int = 3
-    order: str = "interleaved"
-    seed: int = 1
-    max_attempts: int = 2
-    defaults: dict[str, Any] = field(default_factory=dict)
-    ports: dict[str, int] = field(default_factory=default_ports)
-    timeouts: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_TIMEOUTS))
-    adaptive: bool = False
-    adaptive_max_runs: int | None = None
+    kubeconfig: str | None
+    context: str | None
+    image: str | None
+    image_file: str
+    image_pull_policy: str
+    variant: str
+    cni: str | None
+    cluster_info: str
+    namespace_prefix: str
+    namespace_create: bool
+    namespace_name: str | None
+    repeats: int
+    order: str
+    seed: int
+    max_attempts: int
+    defaults: dict[str, Any]
+    ports: dict[str, int]
+    timeouts: dict[str, float]
+    adaptive: bool
+    adaptive_max_runs: int | None
     #: the raw ``launch`` mapping (recorded as provenance; its hash names the config)
     source: dict[str, Any] = field(default_factory=dict)
 
@@ -196,22 +192,18 @@ class LaunchConfig:
         return ref[0].strip()
 
 
-def _schema() -> dict[str, Any]:
-    return yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
-
-
 def validate(config: Mapping[str, Any]) -> None:
     """Validate a whole experiment config against the schema; :class:`LaunchConfigError` lists the problems."""
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(_schema())
+    validator = jsonschema.Draft202012Validator(schema.load())
     errors = sorted(validator.iter_errors(dict(config)), key=lambda e: list(e.absolute_path))
     if errors:
         lines = []
         for e in errors[:10]:
             where = "/".join(str(p) for p in e.absolute_path) or "(top level)"
             lines.append(f"  {where}: {e.message}")
-        raise LaunchConfigError("config does not match config/config.schema.yaml:\n" + "\n".join(lines))
+        raise LaunchConfigError(f"config does not match {schema.SCHEMA_PATH.name}:\n" + "\n".join(lines))
 
 
 def _endpoint(raw: Mapping[str, Any] | None, where: str) -> EndpointSpec:
@@ -298,11 +290,17 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
         raise LaunchConfigError(
             "launch.namespace: create is false, so `name` (an existing namespace) is required"
         )
+    d = schema.defaults("launch")
+    ns = {**schema.defaults("launch", "namespace"), **ns}
+    adaptive = {**schema.defaults("launch", "adaptive"), **(launch.get("adaptive") or {})}
     ports = default_ports()
     ports.update({k: int(v) for k, v in (launch.get("ports") or {}).items()})
-    timeouts = dict(DEFAULT_TIMEOUTS)
+    timeouts = default_timeouts()
     timeouts.update({k: float(v) for k, v in (launch.get("timeouts") or {}).items()})
-    adaptive = launch.get("adaptive") or {}
+
+    def opt(key: str) -> Any:
+        return launch.get(key, d.get(key))
+
     cfg = LaunchConfig(
         experiment=exp,
         raw_dir=raw_dir,
@@ -310,25 +308,25 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
         tools=tools,
         disabled_tools=disabled,
         stats=copy.deepcopy(dict(config.get("stats") or {})),
-        kubeconfig=launch.get("kubeconfig"),
-        context=launch.get("context"),
-        image=launch.get("image"),
-        image_file=launch.get("image_file", ".cluster/image"),
-        image_pull_policy=launch.get("image_pull_policy", "IfNotPresent"),
-        variant=launch.get("variant", "auto"),
-        cni=launch.get("cni"),
-        cluster_info=launch.get("cluster_info", ".cluster/info.json"),
-        namespace_prefix=ns.get("prefix", "podnet"),
-        namespace_create=bool(ns.get("create", True)),
+        kubeconfig=opt("kubeconfig"),
+        context=opt("context"),
+        image=opt("image"),
+        image_file=opt("image_file"),
+        image_pull_policy=opt("image_pull_policy"),
+        variant=opt("variant"),
+        cni=opt("cni"),
+        cluster_info=opt("cluster_info"),
+        namespace_prefix=ns["prefix"],
+        namespace_create=bool(ns["create"]),
         namespace_name=ns.get("name"),
-        repeats=int(launch.get("repeats", 3)),
-        order=launch.get("order", "interleaved"),
-        seed=int(launch.get("seed", 1)),
-        max_attempts=int(launch.get("max_attempts", 2)),
+        repeats=int(opt("repeats")),
+        order=opt("order"),
+        seed=int(opt("seed")),
+        max_attempts=int(opt("max_attempts")),
         defaults=dict(launch.get("defaults") or {}),
         ports=ports,
         timeouts=timeouts,
-        adaptive=bool(adaptive.get("enabled", False)),
+        adaptive=bool(adaptive["enabled"]),
         adaptive_max_runs=adaptive.get("max_runs"),
         source=launch,
     )

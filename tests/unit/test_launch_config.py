@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 
 import pytest
-import yaml
 
 from podnet.launch.config import LaunchConfigError, from_mapping, load_config
 from podnet.launch.placement import Node
@@ -192,7 +191,9 @@ def test_quick_runs_every_tool_in_every_scenario():
 
 
 def test_schema_documents_every_launch_key():
-    schema = yaml.safe_load(open("config/config.schema.yaml"))
+    from podnet.schema import load
+
+    schema = load()
     launch = schema["properties"]["launch"]
 
     def walk(node, path):

@@ -175,13 +175,12 @@ def test_outliers_file_lists_flagged_runs(tmp_path):
 
 
 def _schema_stats():
-    from pathlib import Path
 
     import yaml
 
-    schema = yaml.safe_load(
-        (Path(__file__).resolve().parents[2] / "config" / "config.schema.yaml").read_text()
-    )
+    from podnet.schema import SCHEMA_PATH
+
+    schema = yaml.safe_load(SCHEMA_PATH.read_text())
     return schema["properties"]["stats"]
 
 

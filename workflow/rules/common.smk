@@ -7,7 +7,7 @@ from snakemake.utils import validate
 from podnet.parse import shard_files
 from podnet.raw import sidecar_path
 
-validate(config, "../../config/config.schema.yaml")
+validate(config, "../../podnet/config.schema.yaml")
 
 EXP = config["experiment"]
 RAW = config.get("raw_dir") or f"raw/{EXP}"

@@ -1,0 +1,38 @@
+"""The experiment config schema (package data: ``podnet/config.schema.yaml``) and its defaults.
+
+The schema is the one source of config defaults: code reads a key's default
+with :func:`defaults` instead of repeating it. Snakemake's ``validate()`` and
+:func:`podnet.launch.config.validate` check configs against the same file.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+#: the schema file inside the installed package
+SCHEMA_PATH = Path(str(resources.files("podnet").joinpath("config.schema.yaml")))
+
+
+@lru_cache(maxsize=1)
+def load() -> dict[str, Any]:
+    """The schema as a mapping (parsed once)."""
+    return yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+def section(*path: str) -> dict[str, Any]:
+    """The schema node of a config key path, e.g. ``section("launch", "timeouts")``."""
+    node = load()
+    for key in path:
+        node = node["properties"][key]
+    return node
+
+
+def defaults(*path: str) -> dict[str, Any]:
+    """``default:`` of every property directly under a config key path (properties without one left out)."""
+    props = section(*path).get("properties", {})
+    return {k: v["default"] for k, v in props.items() if isinstance(v, dict) and "default" in v}
