@@ -23,12 +23,19 @@ NGINX_CONFIG_MOUNT = "/etc/podnet"
 
 
 def namespace_manifest(
-    name: str, labels: Mapping[str, str], annotations: Mapping[str, str]
+    name: str, labels: Mapping[str, str], annotations: Mapping[str, str], pod_security: str = "baseline"
 ) -> dict[str, Any]:
+    """A launch's namespace; ``pod_security``: the Pod Security level enforced (``privileged`` only when
+    a pod needs hostNetwork or NET_RAW; envs/k8s/admission.yaml then still forbids the rest)."""
+    psa = {"pod-security.kubernetes.io/enforce": pod_security, "pod-security.kubernetes.io/warn": "baseline"}
     return {
         "apiVersion": "v1",
         "kind": "Namespace",
-        "metadata": {"name": name, "labels": {**MANAGED_BY, **labels}, "annotations": dict(annotations)},
+        "metadata": {
+            "name": name,
+            "labels": {**MANAGED_BY, **labels, **psa},
+            "annotations": dict(annotations),
+        },
     }
 
 
@@ -68,7 +75,7 @@ def configmap_manifest(name: str, labels: Mapping[str, str], ports: list[int]) -
     }
 
 
-def _security(server: bool) -> dict[str, Any]:
+def _security(server: bool, net_raw: bool = False) -> dict[str, Any]:
     sc: dict[str, Any] = {
         "privileged": False,
         "allowPrivilegeEscalation": False,
@@ -77,7 +84,7 @@ def _security(server: bool) -> dict[str, Any]:
     }
     if server:
         sc.update(runAsUser=NOBODY, runAsGroup=NOBODY, runAsNonRoot=True)
-    else:
+    elif net_raw:
         # ping needs a raw ICMP socket; nothing else is kept
         sc["capabilities"]["add"] = ["NET_RAW"]
     return sc
@@ -106,7 +113,7 @@ def pod_manifest(
                 "image": image,
                 "imagePullPolicy": pull_policy,
                 "command": ["sleep", "infinity"],
-                "securityContext": _security(server=pod.role == "server"),
+                "securityContext": _security(server=pod.role == "server", net_raw=pod.net_raw),
                 "volumeMounts": [tmp],
                 "resources": resources,
             }

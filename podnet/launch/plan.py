@@ -64,10 +64,17 @@ class PodPlan:
     servers: list[ServerProc] = field(default_factory=list)
     #: name of the ClusterIP Service in front of it, if a scenario needs one
     service: str | None = None
+    #: a client that sends ICMP (ping) keeps the NET_RAW capability; nothing else does
+    net_raw: bool = False
 
     @property
     def host_network(self) -> bool:
         return self.kind == "host"
+
+    @property
+    def needs_privileged_namespace(self) -> bool:
+        """Pod Security ``baseline`` forbids hostNetwork and NET_RAW: this pod needs ``privileged``."""
+        return self.host_network or self.net_raw
 
 
 @dataclass
@@ -186,6 +193,8 @@ def build_plan(cfg: LaunchConfig, nodes: list[Node], missing_tools: dict[str, st
                 errors.append(f"{side}: {pl.reason}")
 
         client = None if client_pl.blocked_by_peer else pod_for("client", sc.client.kind, client_pl)
+        if client is not None and template.protocol == "icmp":
+            client.net_raw = True
         server_pod = None if server_pl.blocked_by_peer else pod_for("server", sc.server.pod_kind, server_pl)
         proc = None
         if server_pod is not None:

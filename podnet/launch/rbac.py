@@ -88,3 +88,76 @@ def service_account_kubeconfig(
     out.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     out.chmod(0o600)
     return out
+
+
+ADMISSION_PATH = RBAC_PATH.with_name("admission.yaml")
+
+
+def apply_admission(api_client: Any, images: list[str], path: str | Path = ADMISSION_PATH) -> list[str]:
+    """Create (or replace) the ValidatingAdmissionPolicy of ``path``, allowing exactly ``images``."""
+    from kubernetes import client
+
+    core = client.CoreV1Api(api_client)
+    adm = client.AdmissionregistrationV1Api(api_client)
+    done = []
+    for doc in yaml.safe_load_all(Path(path).read_text(encoding="utf-8")):
+        if not doc:
+            continue
+        kind, name = doc["kind"], doc["metadata"]["name"]
+        if kind == "ConfigMap":
+            doc["data"]["images"] = ",".join(images)
+        ns = doc["metadata"].get("namespace")
+        create, replace = {
+            "Namespace": (core.create_namespace, lambda n, d: core.replace_namespace(n, d)),
+            "ConfigMap": (
+                lambda d: core.create_namespaced_config_map(ns, d),
+                lambda n, d: core.replace_namespaced_config_map(n, ns, d),
+            ),
+            "ValidatingAdmissionPolicy": (
+                adm.create_validating_admission_policy,
+                lambda n, d: _replace(
+                    adm.read_validating_admission_policy, adm.replace_validating_admission_policy, n, d
+                ),
+            ),
+            "ValidatingAdmissionPolicyBinding": (
+                adm.create_validating_admission_policy_binding,
+                lambda n, d: _replace(
+                    adm.read_validating_admission_policy_binding,
+                    adm.replace_validating_admission_policy_binding,
+                    n,
+                    d,
+                ),
+            ),
+        }[kind]
+        try:
+            create(doc)
+        except client.ApiException as exc:
+            if exc.status != 409:
+                raise
+            if kind != "Namespace":
+                replace(name, doc)
+        done.append(f"{kind}/{name}")
+    return done
+
+
+def _replace(read: Any, replace: Any, name: str, doc: dict[str, Any]) -> None:
+    doc = {**doc, "metadata": {**doc["metadata"], "resourceVersion": read(name).metadata.resource_version}}
+    replace(name, doc)
+
+
+def remove_admission(api_client: Any) -> None:
+    """Delete what :func:`apply_admission` created (absent objects are fine)."""
+    from kubernetes import client
+
+    adm = client.AdmissionregistrationV1Api(api_client)
+    core = client.CoreV1Api(api_client)
+    for fn, name in (
+        (adm.delete_validating_admission_policy_binding, "podnet-pods"),
+        (adm.delete_validating_admission_policy, "podnet-pods"),
+        (core.delete_namespace, "podnet-admission"),
+    ):
+        try:
+            fn(name)
+        except client.ApiException as exc:
+            if exc.status != 404:
+                raise

@@ -120,7 +120,7 @@ class Workload:
         return (self._prefix + name)[:63].rstrip("-")
 
     # -- set-up --------------------------------------------------------------------------------------
-    def setup_namespace(self) -> None:
+    def setup_namespace(self, pod_security: str = "baseline") -> None:
         cfg = self.cfg
         if cfg.namespace_create:
             name = f"{cfg.namespace_prefix}-{slug(cfg.experiment, 24)}-{secrets.token_hex(3)}"
@@ -128,6 +128,7 @@ class Workload:
                 name,
                 self.labels,
                 {"podnet.io/config-sha256": cfg.config_sha256, "podnet.io/started": now_iso()},
+                pod_security,
             )
             self.kube.create_namespace(body)
             self.namespace = name
@@ -142,8 +143,10 @@ class Workload:
         cfg = self.cfg
         self.image = cfg.resolve_image()
         self.plan = build_plan(cfg, nodes)
-        clients = sorted({cp.client_pod for cp in self.plan.cases if cp.case.key in cases and cp.client_pod})
-        self.setup_namespace()
+        wanted = [cp for cp in self.plan.cases if cp.case.key in cases]
+        clients = sorted({cp.client_pod for cp in wanted if cp.client_pod})
+        needs = any(p.needs_privileged_namespace for cp in wanted for p in self.plan.pods_of(cp))
+        self.setup_namespace("privileged" if needs else "baseline")
         self.create_pods(clients)
         self.wait(clients)
         probe = next((self.pod_name(n) for n in clients if not self.endpoints[n].failure), None)

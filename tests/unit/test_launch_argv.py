@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from podnet.launch.config import from_mapping
 from podnet.launch.manifests import MANAGED_BY, configmap_manifest, pod_manifest, service_manifest
 from podnet.launch.placement import Node
@@ -115,3 +117,48 @@ def test_server_containers_and_probes():
     assert svc["spec"]["selector"] == {"podnet.io/endpoint": "server-pod-n1", "podnet.io/run": "x"}
     conf = configmap_manifest("cm", {}, [15280])["data"]["nginx.conf"]
     assert "listen 15280 reuseport;" in conf and "daemon off;" in conf
+
+
+POD_POD = [{"name": "pod-pod", "client": {"other_node_than": "server"}, "server": {"kind": "pod"}}]
+HOST_HOST = [
+    {"name": "host-host", "client": {"kind": "host", "other_node_than": "server"}, "server": {"kind": "host"}}
+]
+
+
+@pytest.mark.parametrize(
+    "scenarios,tools,level,net_raw",
+    [
+        (POD_POD, {"iperf3": {"tests": [{"name": "tcp"}]}}, "baseline", False),
+        (POD_POD, {"ping": {"tests": [{"name": "plain"}]}}, "privileged", True),
+        (HOST_HOST, {"iperf3": {"tests": [{"name": "tcp"}]}}, "privileged", False),
+    ],
+)
+def test_namespace_is_privileged_only_when_a_pod_needs_it(tmp_path, scenarios, tools, level, net_raw):
+    from podnet.launch.runner import launch
+    from tests.fakekube import FakeKube, make_node
+    from tests.unit.test_launch_runner import ok_responder
+
+    c = {
+        "experiment": "t",
+        "raw_dir": str(tmp_path / "raw"),
+        "launch": {"image": "img:1", "variant": "v", "repeats": 1, "tools": tools, "scenarios": scenarios},
+    }
+    k = FakeKube([make_node("n1"), make_node("n2")], ok_responder)
+    namespaces = []
+    create_namespace = k.create_namespace
+    k.create_namespace = lambda body: (namespaces.append(body), create_namespace(body))
+    assert launch(from_mapping(c), kube=k).failed == 0
+    (ns,) = namespaces
+    assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == level
+    clients = [
+        b
+        for (_, kind, _), b in k.created_log
+        if kind == "Pod" and b["metadata"]["labels"]["podnet.io/role"] == "client"
+    ]
+    caps = {
+        x
+        for b in clients
+        for ct in b["spec"]["containers"]
+        for x in ct["securityContext"]["capabilities"].get("add", [])
+    }
+    assert caps == ({"NET_RAW"} if net_raw else set())
