@@ -9,9 +9,17 @@ import sys
 from podnet.launch.config import LaunchConfigError
 
 
-def _logging() -> None:
+def configure_logging(log_file: str | None = None) -> None:
+    """The launcher's progress log on stderr (and in ``log_file``), without the API clients' chatter."""
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if log_file:
+        handlers.insert(0, logging.FileHandler(log_file, mode="w"))
     logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S", stream=sys.stderr
+        level=logging.INFO,
+        format="%(asctime)s %(message)s",
+        datefmt="%H:%M:%S",
+        handlers=handlers,
+        force=True,
     )
     logging.getLogger("kubernetes").setLevel(logging.WARNING)
     logging.getLogger("urllib3").setLevel(logging.WARNING)
@@ -20,7 +28,7 @@ def _logging() -> None:
 def cmd_launch(args: argparse.Namespace) -> int:
     from podnet.launch.runner import launch
 
-    _logging()
+    configure_logging()
     try:
         result = launch(args.config, kubeconfig=args.kubeconfig, manifest=args.manifest, dry_run=args.dry_run)
     except LaunchConfigError as exc:
@@ -37,7 +45,7 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
     from podnet.launch.k8s import KubeError
     from podnet.launch.workload import cleanup
 
-    _logging()
+    configure_logging()
     try:
         names = cleanup(
             kubeconfig=args.kubeconfig,
