@@ -42,14 +42,8 @@ def policy(core, image):
 
     apply_admission(core.api_client, [image])
     ns = f"podnet-vap-{uuid.uuid4().hex[:6]}"
-    core.create_namespace(
-        {
-            "metadata": {
-                "name": ns,
-                "labels": {**manifests.MANAGED_BY, "app.kubernetes.io/name": "podnet"},
-            }
-        }
-    )
+    # matched by the policy (app.kubernetes.io/name=podnet); not managed-by, so leftovers() ignores it
+    core.create_namespace({"metadata": {"name": ns, "labels": {"app.kubernetes.io/name": "podnet"}}})
     try:
         yield ns
     finally:
