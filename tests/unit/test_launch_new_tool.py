@@ -65,11 +65,12 @@ class EchoRateAdapter(Adapter):
 
 
 @pytest.fixture
-def with_echorate(monkeypatch):
-    registry = dict(adapters.all_adapters())
+def with_echorate():
+    """Register the adapter the way discovery does: in the (cached) registry every module reads."""
+    registry = adapters.all_adapters()
     registry["echorate"] = EchoRateAdapter()
-    monkeypatch.setattr(adapters, "all_adapters", lambda: registry)
-    return registry["echorate"]
+    yield registry["echorate"]
+    registry.pop("echorate")
 
 
 def _config(tmp_path):
@@ -140,10 +141,12 @@ def test_a_new_tool_is_one_module(tmp_path, with_echorate):
     assert adapters.metric_info("echo_rtt", "echorate").better == "lower"
 
     # figures, when the figures stage exists as a library module
-    if importlib.util.find_spec("podnet.figures") is not None:  # pragma: no cover - after the figures rework
-        import podnet.figures as figures
+    if importlib.util.find_spec("podnet.figures") is not None:
+        from podnet import figures
+        from podnet.parse import write_parsed
 
-        make = getattr(figures, "make_figures", None) or getattr(figures, "figures", None)
-        if make is not None:
-            out = make(summary, tmp_path / "fig") if make.__code__.co_argcount >= 2 else make(summary)
-            assert out
+        out = tmp_path / "processed"
+        write_parsed(parsed, out / "tidy.parquet", out / "intervals.parquet", out / "failed_runs.csv")
+        stats.run(out / "tidy.parquet", out)
+        written = figures.publish(out)
+        assert any(p.stem == "throughput" for p in written), written
