@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from podnet.raw import find_raw_files, read_sidecar
-from tests.integration.test_launch import REPO, leftovers, quick
+from tests.integration.test_launch import REPO, leftovers, quick, small
 
 pytestmark = pytest.mark.cluster
 
@@ -39,11 +39,8 @@ def _our_pid(name: str) -> int:
 
 
 def _launch(tmp_path: Path, name: str) -> tuple[subprocess.Popen, Path, Path]:
-    cfg = quick(tmp_path / name, name)
-    cfg["launch"]["repeats"] = 3
-    cfg["launch"]["tools"] = {
-        k: v for k, v in cfg["launch"]["tools"].items() if k in ("iperf3", "ping", "qperf")
-    }
+    every = [s["name"] for s in quick(tmp_path, name)["launch"]["scenarios"]]
+    cfg = small(tmp_path / name, name, every, ["iperf3", "ping", "qperf"], repeats=3)
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(cfg))
     manifest = tmp_path / f"{name}.json"
