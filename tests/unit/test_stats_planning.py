@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 from podnet.stats import PLAN_COLUMNS, cases_needing_more, plan
-from podnet.stats.testing import one, rows, tidy
+from tests.stats_tables import one, rows, tidy
 
 TIGHT = [100.0, 100.5, 99.8, 100.2]  # rel. half-width ~ 0.005
 LOOSE = [100.0, 130.0, 80.0, 110.0]  # rel. half-width ~ 0.26

@@ -21,7 +21,7 @@ from scipy import stats
 
 from podnet.stats import RATIO_COLUMNS, compare, core
 from podnet.stats.ratios import UNBOUNDED_NOTE
-from podnet.stats.testing import one, rows, tidy
+from tests.stats_tables import one, rows, tidy
 
 REL = 1e-9
 T = [9.05e9, 8.91e9, 9.12e9, 8.87e9, 9.20e9, 8.99e9, 9.03e9]  # treatment (cilium)

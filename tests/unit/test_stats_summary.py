@@ -17,7 +17,7 @@ import pytest
 from scipy import special, stats
 
 from podnet.stats import SUMMARY_COLUMNS, core, summarize
-from podnet.stats.testing import one, rows, tidy
+from tests.stats_tables import one, rows, tidy
 
 REL = 1e-9
 X = [9.41e9, 9.38e9, 9.52e9, 9.11e9, 9.47e9, 9.60e9, 9.33e9, 9.45e9, 9.02e9, 9.50e9]

@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 
 from podnet.stats import RATIO_COLUMNS, SUMMARY_COLUMNS, WITHIN_COLUMNS, run, within_run
-from podnet.stats.testing import one, rows, tidy
+from tests.stats_tables import one, rows, tidy
 from podnet.tidy import INTERVAL_COLUMNS
 
 
