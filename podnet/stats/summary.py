@@ -96,6 +96,10 @@ def primary_intervals(
 
     logt = (kind == "positive") & pos
     llo, lhi = core.log_t_interval(lmean, lsd, g.n, conf)
+    # all values equal (up to rounding): the mean itself, not exp(ln x) with its last-digit error
+    flat = logt & (lsd == 0)
+    gmean = np.where(flat, mean, gmean)
+    llo, lhi = np.where(flat, mean, llo), np.where(flat, mean, lhi)
     lo[logt], hi[logt], centre[logt] = llo[logt], lhi[logt], gmean[logt]
     method[logt & (g.n >= 2)] = "log-t"
     estimand[logt] = "geometric mean"
