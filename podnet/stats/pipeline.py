@@ -29,12 +29,16 @@ def run(
 
     Always written: summary.csv, ratios.csv, planning.csv, outliers.csv,
     stats_settings.json (the effective settings, seed included) and
-    METHODS.md. within_run.csv when ``intervals_path`` exists.
+    METHODS.md. within_run.csv when ``intervals_path`` exists. A table with
+    no rows, a non-numeric value or a comparison whose baseline no measured
+    row has raises ValueError (the message names the problem).
     """
     s = resolve(settings)
+    tidy = as_tidy(read_table(tidy_path))
+    if len(tidy) == 0:
+        raise ValueError("the tidy table has no rows: nothing to analyse")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    tidy = as_tidy(read_table(tidy_path))
     paths: dict[str, Path] = {}
 
     summary = summarize(tidy, s)
