@@ -400,3 +400,61 @@ def test_empty_and_no_comparisons():
 def test_bad_comparison_rejected():
     with pytest.raises(ValueError):
         compare(table(), {"comparisons": [{"by": "tool", "baseline": "x"}]})
+
+
+# ---- issue 9: interval semantics ---------------------------------------------
+
+
+def test_positive_metric_ratio_of_geometric_means_against_welch_on_logs():
+    out = compare(table(metric="throughput", unit="bit/s"), CMP).iloc[0]
+    assert out["estimand"] == "ratio of geometric means" and out["ci_method"] == "log-welch"
+    lt, lb = np.log(T), np.log(B)
+    ref = stats.ttest_ind(lt, lb, equal_var=False)
+    ci = ref.confidence_interval(0.95)
+    assert close(out["ratio"], math.exp(lt.mean() - lb.mean()))
+    assert close(out["ci_low"], math.exp(ci.low)) and close(out["ci_high"], math.exp(ci.high))
+    assert close(out["p_value"], ref.pvalue)
+
+
+def test_overhead_sign_means_worse_for_every_metric():
+    thr = compare(table(t=[8.0, 8.1, 7.9], b=[10.0, 10.1, 9.9], metric="throughput", unit="bit/s"), CMP)
+    rtt = compare(table(t=[1.2e-3, 1.21e-3, 1.19e-3], b=[1e-3, 1.01e-3, 0.99e-3], metric="rtt_avg"), CMP)
+    thr, rtt = thr.iloc[0], rtt.iloc[0]
+    assert (
+        thr["better"] == "higher"
+        and thr["ratio"] < 1
+        and close(thr["overhead_pct"], (1 - thr["ratio"]) * 100)
+    )
+    assert (
+        rtt["better"] == "lower" and rtt["ratio"] > 1 and close(rtt["overhead_pct"], (rtt["ratio"] - 1) * 100)
+    )
+    assert thr["overhead_pct"] > 0 and rtt["overhead_pct"] > 0  # both worse than the baseline
+    assert thr["change_pct"] < 0 < rtt["change_pct"]
+
+
+def test_equal_per_repeat_ratios_give_no_paired_p_value():
+    # issue 9: a paired p of 7e-45 from rounding noise in the log differences
+    b = [1.23e9, 2.34e9, 3.45e9, 0.98e9, 1.11e9]
+    t = [x * 0.93 for x in b]
+    d = np.log(t) - np.log(b)
+    assert 0 < d.std(ddof=1) < 1e-14  # rounding noise only (sd 1.9e-15)
+    assert stats.ttest_rel(np.log(t), np.log(b)).pvalue < 1e-20  # what a naive paired t-test says
+    out = compare(table(t=t, b=b), CMP).iloc[0]
+    assert np.isnan(out["paired_p_value"]) and "equal" in out["paired_note"]
+    assert close(out["paired_ratio"], 0.93) and out["paired_ci_low"] == out["paired_ci_high"]
+
+
+def test_never_paired_across_launches():
+    t, b = [9.05e9, 8.91e9, 9.12e9], [9.41e9, 9.38e9, 9.52e9]
+    two = tidy(rows(t, variant="cilium", launch_id="L1"), rows(b, variant="host", launch_id="L2"))
+    out = compare(two, CMP).iloc[0]
+    assert np.isnan(out["paired_ci_low"]) and "different launches" in out["paired_note"]
+    # no launch ids: two variants are two launches, never paired
+    none = compare(tidy(rows(t, variant="cilium"), rows(b, variant="host")), CMP).iloc[0]
+    assert np.isnan(out["paired_ratio"]) and "separate launches" in none["paired_note"]
+    # scenarios of one variant without launch ids: one launch's interleaved rounds
+    sc = compare(
+        tidy(rows(t, scenario="pod-pod"), rows(b, scenario="host-host")),
+        {"comparisons": [{"by": "scenario", "baseline": "host-host"}]},
+    ).iloc[0]
+    assert sc["n_pairs"] == 3 and np.isfinite(sc["paired_ci_low"])

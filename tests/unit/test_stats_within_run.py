@@ -15,8 +15,8 @@ import pytest
 from scipy import stats
 
 from podnet.stats import RATIO_COLUMNS, SUMMARY_COLUMNS, WITHIN_COLUMNS, run, within_run
-from tests.stats_tables import one, rows, tidy
 from podnet.tidy import INTERVAL_COLUMNS
+from tests.stats_tables import one, rows, tidy
 
 
 def series(values, run_id="r1", omitted=0, t0=0.0, dt=1.0, **over):
