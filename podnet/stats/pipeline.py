@@ -24,6 +24,7 @@ def run(
     out_dir: str | Path,
     settings: Mapping[str, Any] | None = None,
     intervals_path: str | Path | None = None,
+    cache: bool = True,
 ) -> dict[str, Path]:
     """Read the tidy table, write the statistics tables into ``out_dir``, return their paths.
 
@@ -31,7 +32,9 @@ def run(
     stats_settings.json (the effective settings, seed included) and
     METHODS.md. within_run.csv when ``intervals_path`` exists. A table with
     no rows, a non-numeric value or a comparison whose baseline no measured
-    row has raises ValueError (the message names the problem).
+    row has raises ValueError (the message names the problem). With ``cache``,
+    only groups whose rows changed since the last run into ``out_dir`` are
+    summarised again (``out_dir/.cache/``).
     """
     s = resolve(settings)
     tidy = as_tidy(read_table(tidy_path))
@@ -41,7 +44,8 @@ def run(
     out.mkdir(parents=True, exist_ok=True)
     paths: dict[str, Path] = {}
 
-    summary = summarize(tidy, s)
+    # a cache of per-group summary rows (not an output: deleting it only costs time)
+    summary = summarize(tidy, s, cache=out / ".cache" / "summary.parquet" if cache else None)
     paths["summary"] = _write(summary, out / "summary.csv")
     paths["ratios"] = _write(compare(tidy, s), out / "ratios.csv")
     paths["planning"] = _write(plan(tidy, s), out / "planning.csv")

@@ -17,8 +17,11 @@ from typing import Any
 
 import yaml
 
-#: the experiment config schema (the stats defaults are its `default:` values)
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "config" / "config.schema.yaml"
+try:  # the schema as package data (podnet/config.schema.yaml), where the package ships it
+    from podnet.schema import SCHEMA_PATH
+except ImportError:  # the schema beside the package in the repository
+    #: the experiment config schema (the stats defaults are its `default:` values)
+    SCHEMA_PATH = Path(__file__).resolve().parents[2] / "config" / "config.schema.yaml"
 
 
 def _defaults_of(node: Mapping[str, Any], path: str) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -12,6 +13,7 @@ from podnet.tidy import GROUP_COLUMNS
 
 from . import bootstrap, core
 from ._data import Groups, as_tidy, group_moments, key_text, log_moments, make_groups, split_sources
+from .cache import cached_rows
 from .kinds import metric_facts
 from .settings import resolve
 
@@ -289,12 +291,20 @@ def outlier_rows(g: Groups, summary: pd.DataFrame) -> pd.DataFrame:
     return rows[cols].reset_index(drop=True)
 
 
-def summarize(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd.DataFrame:
+def _part(g: Groups, s: Mapping[str, Any], inferential: bool) -> pd.DataFrame:
+    return pd.concat([g.keys, describe(g, s, inferential=inferential)], axis=1)
+
+
+def summarize(
+    tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None, cache: Path | None = None
+) -> pd.DataFrame:
     """Per-group statistics of the tidy table (summary.csv).
 
     Measured rows get every column; reference rows (published values) are
     summarised separately with ``source="reference"`` and descriptive columns
     only (n, mean, median, sd, min, max); they never enter measured statistics.
+    With ``cache`` (a parquet path), measured groups whose rows did not change
+    since the last call are not recomputed (:mod:`podnet.stats.cache`).
     """
     s = resolve(settings)
     tidy = as_tidy(tidy)
@@ -304,8 +314,10 @@ def summarize(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> 
         if len(df) == 0:
             continue
         g = make_groups(df)
-        stats_ = describe(g, s, inferential=inferential)
-        part = pd.concat([g.keys, stats_], axis=1)
+        if inferential and cache is not None:
+            part, _ = cached_rows(g, s, lambda sub: _part(sub, s, True), Path(cache))
+        else:
+            part = _part(g, s, inferential)
         part.insert(len(GROUP_COLUMNS), "source", src)
         parts.append(part)
     if not parts:
