@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from podnet.stats import summarize
 from podnet.stats import cache as cache_mod
+from podnet.stats import summarize
 from tests.stats_tables import rows, tidy
 
 BOOT = {"bootstrap": {"min_n": 3, "resamples": 500, "batch": 500}}

@@ -16,7 +16,6 @@ from podnet.stats import PLAN_COLUMNS, cases_needing_more, plan
 from tests.stats_tables import one, rows, tidy
 
 
-
 @pytest.fixture(autouse=True)
 def headlines(monkeypatch):
     """The tools' headline metrics come from the adapters; pin them so these tests do not depend on them."""
