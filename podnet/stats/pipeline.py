@@ -44,15 +44,17 @@ def run(
     out.mkdir(parents=True, exist_ok=True)
     paths: dict[str, Path] = {}
 
-    # a cache of per-group summary rows (not an output: deleting it only costs time)
-    summary = summarize(tidy, s, cache=out / ".cache" / "summary.parquet" if cache else None)
-    paths["summary"] = _write(summary, out / "summary.csv")
-    paths["ratios"] = _write(compare(tidy, s), out / "ratios.csv")
-    paths["planning"] = _write(plan(tidy, s), out / "planning.csv")
     measured, _ = split_sources(tidy)
+    g = make_groups(measured)  # grouped once for every table
+    # a cache of per-group summary rows (not an output: deleting it only costs time)
+    cache_path = out / ".cache" / "summary.parquet" if cache else None
+    summary = summarize(tidy, s, cache=cache_path, groups=g)
+    paths["summary"] = _write(summary, out / "summary.csv")
+    paths["ratios"] = _write(compare(tidy, s, groups=g), out / "ratios.csv")
+    paths["planning"] = _write(plan(tidy, s, groups=g), out / "planning.csv")
     meas_summary = summary[summary["source"] == "measured"].reset_index(drop=True)
     if len(measured):
-        outl = outlier_rows(make_groups(measured), meas_summary)
+        outl = outlier_rows(g, meas_summary)
     else:
         outl = pd.DataFrame(columns=["run_id"])
     paths["outliers"] = _write(outl, out / "outliers.csv")

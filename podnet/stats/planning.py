@@ -11,7 +11,7 @@ import pandas as pd
 from podnet.tidy import GROUP_COLUMNS
 
 from . import core
-from ._data import as_tidy, group_moments, make_groups, split_sources
+from ._data import Groups, as_tidy, group_moments, make_groups, split_sources
 from .kinds import is_headline
 from .settings import resolve
 
@@ -30,23 +30,25 @@ PLAN_COLUMNS = GROUP_COLUMNS + [
 ]
 
 
-def plan(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd.DataFrame:
+def plan(
+    tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None, groups: Groups | None = None
+) -> pd.DataFrame:
     """For each measured group: n, n_needed and whether the target half-width is met (planning.csv).
 
     The relative half-width is that of the primary t interval of the mean,
     ``t_{1-a/2,n-1} * cv / sqrt(n)``; n_needed is the smallest n for which the
     observed CV would meet the target. Groups whose relative half-width is
     undefined (n < 2 or mean 0) are judged only by n < min_repeats.
+    ``groups``: the measured rows already grouped (the pipeline groups once).
     """
     s = resolve(settings)
     p = s["planning"]
     conf = s["confidence"]
     target = float(p["target_rel_half_width"])
     nmin, cap = int(p["min_repeats"]), int(p["max_repeats"])
-    measured, _ = split_sources(as_tidy(tidy))
-    if len(measured) == 0:
+    g = groups if groups is not None else make_groups(split_sources(as_tidy(tidy))[0])
+    if len(g.values) == 0 and len(g) == 0:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in PLAN_COLUMNS})
-    g = make_groups(measured)
     mean, sd = group_moments(g)
     n = g.n
     with np.errstate(invalid="ignore", divide="ignore"):

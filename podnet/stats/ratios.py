@@ -149,7 +149,9 @@ def _log_ratio(lt, vt, nt, lb, vb, nb, dfo, conf):
     return ratio, np.where(two, lo, np.nan), np.where(two, hi, np.nan), df, p, zero
 
 
-def compare(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd.DataFrame:
+def compare(
+    tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None, groups: Groups | None = None
+) -> pd.DataFrame:
     """Treatment / baseline ratios for ``settings["comparisons"]`` (ratios.csv).
 
     Each comparison ``{by, baseline, treatments?, metrics?}`` pairs every
@@ -157,14 +159,16 @@ def compare(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd
     GROUP_COLUMNS. Only measured rows are used; a baseline that no measured
     row has is an error. The estimand follows the metric's kind (METHODS.md):
     the ratio of geometric means for positive quantities, else the ratio of means.
+    ``groups``: the measured rows already grouped (the pipeline groups once).
     """
     s = resolve(settings)
     conf = s["confidence"]
     zsd = float(s["small_n"]["zero_rel_sd"])
-    measured, _ = split_sources(as_tidy(tidy))
-    if len(measured) == 0 or not s["comparisons"]:
+    if not s["comparisons"]:
         return _empty()
-    g = make_groups(measured)
+    g = groups if groups is not None else make_groups(split_sources(as_tidy(tidy))[0])
+    if len(g) == 0:
+        return _empty()
     pairs = _match_pairs(g.keys, s["comparisons"])
     if len(pairs) == 0:
         return _empty()

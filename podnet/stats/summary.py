@@ -296,7 +296,10 @@ def _part(g: Groups, s: Mapping[str, Any], inferential: bool) -> pd.DataFrame:
 
 
 def summarize(
-    tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None, cache: Path | None = None
+    tidy: pd.DataFrame,
+    settings: Mapping[str, Any] | None = None,
+    cache: Path | None = None,
+    groups: Groups | None = None,
 ) -> pd.DataFrame:
     """Per-group statistics of the tidy table (summary.csv).
 
@@ -305,6 +308,7 @@ def summarize(
     only (n, mean, median, sd, min, max); they never enter measured statistics.
     With ``cache`` (a parquet path), measured groups whose rows did not change
     since the last call are not recomputed (:mod:`podnet.stats.cache`).
+    ``groups``: the measured rows already grouped (the pipeline groups once).
     """
     s = resolve(settings)
     tidy = as_tidy(tidy)
@@ -313,7 +317,7 @@ def summarize(
     for df, src, inferential in ((measured, "measured", True), (reference, "reference", False)):
         if len(df) == 0:
             continue
-        g = make_groups(df)
+        g = groups if (inferential and groups is not None) else make_groups(df)
         if inferential and cache is not None:
             part, _ = cached_rows(g, s, lambda sub: _part(sub, s, True), Path(cache))
         else:
