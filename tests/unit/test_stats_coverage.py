@@ -176,3 +176,29 @@ def test_loss_interval_covers_at_least_nominal(source):
         cov = coverage(sub["ci_low"], sub["ci_high"], p)
         print(f"coverage clopper-pearson mean fraction, {source}, n={n}: {cov:.4f}")
         assert cov >= 0.95
+
+
+def test_fieller_ratio_of_means_coverage_signed_kind():
+    # a signed metric: ratio of means with Fieller; Welch df at equal n, Hsu df at small unequal n
+    rng = np.random.default_rng(17)
+    cells = [(3, 3), (5, 5), (10, 10), (10, 2), (10, 3), (5, 3)]
+    parts = []
+    for j, (nt, nb) in enumerate(cells):
+        v = [f"c{j}-{i:04d}" for i in range(R)]
+        parts.append(frame(rng.normal(8.0, 1.2, (R, nt)), "t", v, "offset", "s"))
+        parts.append(frame(rng.normal(10.0, 1.0 if nb == nt else 2.0, (R, nb)), "base", v, "offset", "s"))
+    r = compare(pd.concat(parts, ignore_index=True), CMP)
+    r["case"] = r["variant"].str.split("-").str[0].str[1:].astype(int)
+    for j, (nt, nb) in enumerate(cells):
+        sub = r[r["case"] == j]
+        method = "fieller-welch" if nt == nb else "fieller-hsu"
+        assert (sub["ci_method"] == method).all()
+        ok = sub["ci_low"].notna()  # unbounded sets (g >= 1) have no limits: they cover by definition
+        cov = float(np.mean(~ok | ((sub["ci_low"] <= 0.8) & (0.8 <= sub["ci_high"]))))
+        print(
+            f"coverage {method} ratio of means, normal, n={nt} vs {nb}: {cov:.4f} ({(~ok).mean():.3f} unbounded)"
+        )
+        if nt == nb:
+            assert LOW <= cov <= HIGH, (nt, nb, cov)
+        else:
+            assert cov >= 0.945, (nt, nb, cov)
