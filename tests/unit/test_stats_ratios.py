@@ -458,3 +458,30 @@ def test_never_paired_across_launches():
         {"comparisons": [{"by": "scenario", "baseline": "host-host"}]},
     ).iloc[0]
     assert sc["n_pairs"] == 3 and np.isfinite(sc["paired_ci_low"])
+
+
+def test_primary_metrics_default_to_the_tools_headline(monkeypatch):
+    from podnet.adapters import get
+
+    monkeypatch.setattr(type(get("iperf3")), "headline", ("throughput",))
+    t = tidy(
+        rows([9.0, 9.1, 8.9], scenario="pod-pod"),
+        rows([10.0, 10.1, 9.9], scenario="host-host"),
+        rows([1.0, 1.1, 0.9], scenario="pod-pod", metric="sender_throughput"),
+        rows([1.2, 1.1, 1.3], scenario="host-host", metric="sender_throughput"),
+        rows([5.0, 5.1, 4.9], scenario="pod-pod", test="udp"),
+        rows([5.2, 5.1, 5.3], scenario="host-host", test="udp"),
+    )
+    cmp = [{"by": "scenario", "baseline": "host-host"}]
+    prim = [{"by": "scenario", "baseline": "host-host", "treatments": ["pod-pod"], "tests": ["iperf3:tcp"]}]
+    out = compare(t, {"comparisons": cmp, "primary": prim})
+    role = dict(zip(zip(out["test"], out["metric"]), out["role"]))
+    assert role == {
+        ("tcp", "throughput"): "primary",
+        ("tcp", "sender_throughput"): "exploratory",
+        ("udp", "throughput"): "exploratory",
+    }
+    p = one(out, role="primary")
+    assert p["m"] == 1 and close(p["p_adjusted"], p["p_value"])
+    with pytest.raises(ValueError, match="not one of stats.comparisons"):
+        compare(t, {"comparisons": cmp, "primary": [{"by": "variant", "baseline": "host"}]})
