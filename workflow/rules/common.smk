@@ -85,7 +85,4 @@ def final_outputs():
     ]
     # with a launch section, its manifest too: a removed (stale) manifest then re-runs the launch
     launch = [LAUNCH_MANIFEST] if "launch" in config else []
-    # with stats.thresholds, the gate's verdicts (rule check) are the last step
-    check = [f"{OUT}/check.csv"] if STATS.get("thresholds") else []
-    notebooks = [f"{OUT}/notebooks/{nb}.ipynb" for nb in NOTEBOOKS]
-    return tables + notebooks + launch + check
+    return tables + [f"{OUT}/notebooks/{nb}.ipynb" for nb in NOTEBOOKS] + launch
