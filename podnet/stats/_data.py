@@ -13,8 +13,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from podnet.tidy import GROUP_COLUMNS, coerce, empty_tidy
+from podnet.tidy import GROUP_COLUMNS, TIDY_COLUMNS, coerce, empty_tidy
 
+#: columns a tidy table must have; any other tidy column gets a default
+REQUIRED_COLUMNS = ["variant", "scenario", "tool", "metric", "value", "unit"]
 #: columns a tidy table from another tool may lack, and the value they get
 OPTIONAL_DEFAULTS: dict[str, object] = {
     "experiment": "",
@@ -76,12 +78,15 @@ def as_tidy(tidy: pd.DataFrame | None) -> pd.DataFrame:
     if tidy is None or (len(tidy) == 0 and len(tidy.columns) == 0):
         return empty_tidy()
     df = tidy.copy()
-    for c, default in OPTIONAL_DEFAULTS.items():
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"tidy table lacks columns: {', '.join(missing)}")
+    for c in TIDY_COLUMNS:  # every other tidy column has a default (empty text unless listed)
         if c not in df.columns:
-            df[c] = default
+            df[c] = OPTIONAL_DEFAULTS.get(c, "")
     check_values(df)
     out = coerce(df)
-    if LAUNCH_COLUMN in tidy.columns:
+    if LAUNCH_COLUMN in tidy.columns and LAUNCH_COLUMN not in out.columns:
         out[LAUNCH_COLUMN] = tidy[LAUNCH_COLUMN].astype("string").to_numpy()
     return out
 

@@ -103,3 +103,9 @@ def test_table_without_test_run_id_source_is_defaulted(tmp_path):
     s = pd.read_csv(tmp_path / "o" / "summary.csv")
     assert (s["n"] == 3).all() and (s["source"] == "measured").all()
     assert len(pd.read_csv(tmp_path / "o" / "ratios.csv")) == 1
+
+
+def test_table_without_a_required_column_names_it(tmp_path):
+    t = _csv(tmp_path / "t.csv", ["variant,scenario,tool,metric,value", "a,s,iperf3,throughput,1"])
+    p = stats(str(t), "--out", str(tmp_path / "o"))
+    assert p.returncode == 1 and "lacks columns: unit" in p.stderr
