@@ -1,7 +1,8 @@
 """The ``podnet`` command: the library's stages for people holding files.
 
 ``podnet parse FILE...`` prints tidy rows as CSV; ``podnet stats TIDY --out DIR``
-runs the statistics stage on any tidy table. Snakemake rules call the same
+runs the statistics stage on any tidy table; ``podnet check DIR --config X.yaml``
+judges the config's thresholds on DIR/ratios.csv. Snakemake rules call the same
 library functions.
 """
 
@@ -11,6 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
 from podnet.adapters import all_adapters
@@ -42,17 +44,24 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     return status
 
 
+def _stats_settings(path: str) -> dict:
+    """The `stats` mapping of an experiment config (a bare stats mapping is used as is)."""
+    cfg = yaml.safe_load(Path(path).read_text()) or {}
+    if not isinstance(cfg, dict):
+        raise ValueError(f"{path}: expected a mapping")
+    return dict(cfg.get("stats") or {}) if "experiment" in cfg else cfg
+
+
 def _cmd_stats(args: argparse.Namespace) -> int:
     from podnet import stats
 
     settings: dict = {}
     if args.config:
-        cfg = yaml.safe_load(Path(args.config).read_text()) or {}
-        if not isinstance(cfg, dict):
-            print(f"podnet stats: {args.config}: expected a mapping", file=sys.stderr)
+        try:
+            settings = _stats_settings(args.config)
+        except (OSError, ValueError, yaml.YAMLError) as exc:
+            print(f"podnet stats: {exc}", file=sys.stderr)
             return 2
-        # an experiment config carries its settings under `stats`; a bare stats mapping is used as is
-        settings = dict(cfg.get("stats") or {}) if "experiment" in cfg else cfg
     for spec in args.compare or []:
         by, _, baseline = spec.partition("=")
         if by not in ("scenario", "variant") or not baseline:
@@ -73,6 +82,35 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     for p in written.values():
         print(p)
     return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from podnet.stats import gate, resolve
+
+    try:
+        thresholds = resolve(_stats_settings(args.config))["thresholds"]
+        verdicts = gate.check_dir(args.processed, thresholds)
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        print(f"podnet check: {exc}", file=sys.stderr)
+        return gate.EXIT["error"]
+    if not thresholds:
+        print(f"podnet check: {args.config} declares no stats.thresholds: nothing to check", file=sys.stderr)
+        return gate.EXIT["error"]
+    if args.out:
+        verdicts.to_csv(args.out, index=False)
+    for _, v in verdicts.iterrows():
+        where = "/".join(
+            str(x) for x in (v["variant"], v["direction"], v["streams"]) if isinstance(x, str) and x
+        )
+        print(
+            f"{v['verdict']:<10} {v['treatment']} / {v['baseline']} {v['test']} {v['metric']} {where}: "
+            f"{v['ratio'] if pd.notna(v['ratio']) else '-'} [{v['ci_low']:.4g}, {v['ci_high']:.4g}] "
+            f"{v['bound']} ({v['reason']})"
+        )
+    code = gate.exit_code(verdicts)
+    counts = verdicts["verdict"].value_counts().to_dict()
+    print(", ".join(f"{counts.get(k, 0)} {k}" for k in ("pass", "fail", "unresolved")) + f" (exit {code})")
+    return code
 
 
 def _cmd_launch(args: argparse.Namespace) -> int:
@@ -106,6 +144,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--intervals", help="intervals.parquet for within-run statistics")
     s.set_defaults(func=_cmd_stats)
+    ck = sub.add_parser(
+        "check",
+        help="judge the config's stats.thresholds on processed/<exp>/ratios.csv "
+        "(exit 0 pass, 1 fail, 3 unresolved, 2 error)",
+    )
+    ck.add_argument(
+        "processed", metavar="DIR", help="the experiment's processed directory (holds ratios.csv)"
+    )
+    ck.add_argument(
+        "--config", required=True, metavar="X.yaml", help="experiment config with stats.thresholds"
+    )
+    ck.add_argument("--out", metavar="CSV", help="also write the verdicts here")
+    ck.set_defaults(func=_cmd_check)
     lp = sub.add_parser("launch", help="run a config's tests on a Kubernetes cluster -> raw/<experiment>/")
     lp.add_argument(
         "--config", required=True, metavar="X.yaml", help="experiment config with a `launch` section"

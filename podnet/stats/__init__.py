@@ -12,7 +12,7 @@ from pathlib import Path
 from .pipeline import run
 from .planning import PLAN_COLUMNS, cases_needing_more, plan
 from .ratios import RATIO_COLUMNS, compare
-from .settings import DEFAULTS, HEADLINE_METRICS, resolve
+from .settings import DEFAULTS, resolve
 from .summary import SUMMARY_COLUMNS, summarize
 from .within import WITHIN_COLUMNS, within_run
 
@@ -21,7 +21,6 @@ METHODS_PATH = Path(__file__).with_name("METHODS.md")
 
 __all__ = [
     "DEFAULTS",
-    "HEADLINE_METRICS",
     "METHODS_PATH",
     "PLAN_COLUMNS",
     "RATIO_COLUMNS",

@@ -15,20 +15,80 @@ import pandas as pd
 
 from podnet.tidy import GROUP_COLUMNS, TIDY_COLUMNS, coerce, empty_tidy
 
+#: columns a tidy table must have; any other tidy column gets a default
+REQUIRED_COLUMNS = ["variant", "scenario", "tool", "metric", "value", "unit"]
+#: columns a tidy table from another tool may lack, and the value they get
+OPTIONAL_DEFAULTS: dict[str, object] = {
+    "experiment": "",
+    "test": "",
+    "protocol": "",
+    "direction": "",
+    "streams": pd.NA,
+    "repeat": pd.NA,
+    "run_id": "",
+    "source": "measured",
+    "raw_path": "",
+}
+#: the launch a run belongs to: carried through when the table has it (paired intervals need it)
+LAUNCH_COLUMN = "launch_id"
+#: strings that mean "no value" in the value column of a CSV (anything else must be a number)
+_MISSING_VALUE = {"", "nan", "-nan", "+nan"}
+
 
 def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a parquet or csv table (by suffix)."""
+    """Read a parquet or csv table (by suffix).
+
+    CSV cells are read as text, and only empty cells are missing: a variant
+    named ``None`` or ``NA`` stays a name. Numbers are converted by
+    :func:`as_tidy`.
+    """
     path = Path(path)
     if path.suffix.lower() in (".parquet", ".pq"):
         return pd.read_parquet(path)
-    return pd.read_csv(path, keep_default_na=True)
+    df = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[])
+    for c in ("value", "repeat", "streams"):
+        if c in df.columns:
+            df[c] = df[c].replace("", None)
+    return df
+
+
+def check_values(df: pd.DataFrame) -> None:
+    """Raise ValueError naming the rows whose ``value`` is text that is not a number (or missing)."""
+    if "value" not in df.columns or len(df) == 0:
+        return
+    v = df["value"]
+    if pd.api.types.is_numeric_dtype(v.dtype):
+        return
+    num = pd.to_numeric(v, errors="coerce")
+    text = v.astype("string").str.strip().str.lower()
+    bad = num.isna().to_numpy(dtype=bool) & ~(v.isna() | text.isin(_MISSING_VALUE)).to_numpy(dtype=bool)
+    if bad.any():
+        rows = np.nonzero(bad)[0]
+        examples = ", ".join(f"row {i + 1}: {v.iloc[i]!r}" for i in rows[:5])
+        raise ValueError(f"{len(rows)} non-numeric value(s) in column 'value' ({examples})")
 
 
 def as_tidy(tidy: pd.DataFrame | None) -> pd.DataFrame:
-    """Coerce to the tidy schema; ``None`` or a column-less frame gives an empty table."""
-    if tidy is None or (len(tidy) == 0 and not set(TIDY_COLUMNS) <= set(tidy.columns)):
+    """Coerce to the tidy schema; ``None`` or a column-less frame gives an empty table.
+
+    Columns another tool has no reason to carry get defaults
+    (:data:`OPTIONAL_DEFAULTS`); text in ``value`` that is not a number is an
+    error; a ``launch_id`` column is kept.
+    """
+    if tidy is None or (len(tidy) == 0 and len(tidy.columns) == 0):
         return empty_tidy()
-    return coerce(tidy)
+    df = tidy.copy()
+    missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"tidy table lacks columns: {', '.join(missing)}")
+    for c in TIDY_COLUMNS:  # every other tidy column has a default (empty text unless listed)
+        if c not in df.columns:
+            df[c] = OPTIONAL_DEFAULTS.get(c, "")
+    check_values(df)
+    out = coerce(df)
+    if LAUNCH_COLUMN in tidy.columns and LAUNCH_COLUMN not in out.columns:
+        out[LAUNCH_COLUMN] = tidy[LAUNCH_COLUMN].astype("string").to_numpy()
+    return out
 
 
 def split_sources(tidy: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -124,8 +184,39 @@ def make_groups(df: pd.DataFrame, keys: list[str] = GROUP_COLUMNS) -> Groups:
     )
 
 
-def group_moments(g: Groups) -> tuple[np.ndarray, np.ndarray]:
-    """(mean, sample sd with ddof=1) per group; NaN where undefined (n=0, or sd with n<2)."""
+def key_text(keys: pd.DataFrame) -> list[str]:
+    """One text per row of ``keys`` (every column, missing as <NA>): names a group's random stream."""
+    k = keys.astype("string").fillna("<NA>")
+    return ["\x1f".join(row) for row in k.itertuples(index=False, name=None)]
+
+
+def log_moments(g: Groups, zero_sd: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(mean of ln x, sd of ln x, all values > 0) per group.
+
+    Groups with a value <= 0 get NaN moments and False. An sd at most ``zero_sd``
+    (rounding noise on the log scale) is 0.
+    """
+    k = len(g.n)
+    codes = g.codes
+    pos = g.values > 0
+    npos = np.bincount(codes, weights=pos, minlength=k)
+    ok = (g.n > 0) & (npos == g.n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lv = np.log(np.where(pos, g.values, 1.0))
+        m = np.bincount(codes, weights=lv, minlength=k) / np.maximum(g.n, 1)
+        dev = lv - m[codes]
+        ss = np.bincount(codes, weights=dev * dev, minlength=k)
+        sd = np.where(g.n > 1, np.sqrt(ss / np.maximum(g.n - 1, 1)), np.nan)
+    sd = np.where(sd <= zero_sd, 0.0, sd)
+    return np.where(ok, m, np.nan), np.where(ok, sd, np.nan), ok
+
+
+def group_moments(g: Groups, zero_rel_sd: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, sample sd with ddof=1) per group; NaN where undefined (n=0, or sd with n<2).
+
+    An sd at most ``zero_rel_sd`` times the largest |value| of the group is
+    rounding noise and reported as 0.
+    """
     codes = g.codes
     k = len(g.n)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -142,6 +233,9 @@ def group_moments(g: Groups) -> tuple[np.ndarray, np.ndarray]:
         const = np.zeros(k, dtype=bool)
         const[nz] = vmin == vmax
         sd = np.where(const & (g.n > 1), 0.0, sd)
+        scale = np.zeros(k)
+        scale[nz] = np.maximum(np.abs(vmin), np.abs(vmax))
+        sd = np.where((g.n > 1) & (sd <= zero_rel_sd * scale), 0.0, sd)
         mean = np.where(
             const, np.where(g.n > 0, g.values[np.minimum(g.starts, max(len(g.values) - 1, 0))], np.nan), mean
         )

@@ -1,23 +1,26 @@
-"""Seeded, batched bootstrap intervals on top of :func:`scipy.stats.bootstrap`.
+"""Seeded bootstrap intervals on top of :func:`scipy.stats.bootstrap`, one random stream per group.
 
-Many groups of equal size are bootstrapped in one vectorised call: the data
-are a 2-D array (groups x n) and scipy draws one matrix of resampling indices
-that every row shares. A fresh generator seeded with the configured seed is
-used for every call, so a group's interval depends only on its own values,
-the seed, the number of resamples and the batch size -- not on which other
-groups happen to be in the table.
+Every group (or pair of groups, for a ratio) is resampled with its own
+generator, seeded from the configured seed and the group's key
+(:func:`group_seed`). A group's interval therefore depends only on its own
+values, its key, the seed and the number of resamples: adding or removing
+other groups cannot change it, not even in the last digit.
 """
 
 from __future__ import annotations
 
+import hashlib
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy import stats
 
-#: elements (groups x resamples-per-batch x n) materialised at once
-_MEMORY_ELEMENTS = 4_000_000
+
+def group_seed(seed: int, key: str) -> np.random.SeedSequence:
+    """The random stream of the group with key text ``key`` under the configured ``seed``."""
+    digest = hashlib.sha256(key.encode()).digest()
+    return np.random.SeedSequence([int(seed), *np.frombuffer(digest[:16], dtype=np.uint32).tolist()])
 
 
 def _mean(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -36,8 +39,54 @@ def _percentile_ci(dist: np.ndarray, confidence: float) -> tuple[np.ndarray, np.
     return q[..., 0], q[..., 1]
 
 
-def batched(
+def one(
     samples: tuple[np.ndarray, ...],
+    statistic: Callable[..., np.ndarray],
+    confidence: float,
+    resamples: int,
+    rng: np.random.SeedSequence,
+    batch: int,
+    method: str = "BCa",
+) -> tuple[float, float, str]:
+    """Bootstrap interval of ``statistic`` of one group's 1-D ``samples``: (low, high, method used).
+
+    BCa where it is defined (finite limits and the observed statistic strictly
+    inside the bootstrap distribution), else the percentile interval of the
+    same bootstrap distribution; ("", NaN, NaN) when neither is defined.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            res = stats.bootstrap(
+                samples,
+                statistic,
+                vectorized=True,
+                paired=False,
+                axis=-1,
+                confidence_level=confidence,
+                n_resamples=resamples,
+                batch=batch,
+                method="BCa" if method == "BCa" else "percentile",
+                rng=np.random.default_rng(rng),
+            )
+            dist = np.asarray(res.bootstrap_distribution, dtype=float)
+            lo = float(res.confidence_interval.low)
+            hi = float(res.confidence_interval.high)
+            used = "BCa" if method == "BCa" else "percentile"
+            if method == "BCa":
+                theta = float(statistic(*samples, axis=-1))
+                frac = (np.count_nonzero(dist < theta) + np.count_nonzero(dist <= theta)) / (2.0 * dist.size)
+                if not (np.isfinite(lo) and np.isfinite(hi)) or frac <= 0 or frac >= 1:
+                    lo, hi = (float(v) for v in _percentile_ci(dist, confidence))
+                    used = "percentile"
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return np.nan, np.nan, ""
+    return lo, hi, used
+
+
+def intervals(
+    samples: Sequence[tuple[np.ndarray, ...]],
+    keys: Sequence[str],
     statistic: Callable[..., np.ndarray],
     confidence: float,
     resamples: int,
@@ -45,77 +94,40 @@ def batched(
     batch: int,
     method: str = "BCa",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Bootstrap interval of ``statistic`` for each row of the 2-D ``samples``.
-
-    Returns (low, high, method) where method is ``"BCa"`` or ``"percentile"``
-    per row: BCa where it is defined (finite limits and the observed statistic
-    strictly inside the bootstrap distribution), the percentile interval of the
-    same bootstrap distribution otherwise.
-    """
-    k = samples[0].shape[0]
+    """(low, high, method) for each group's ``samples``, each with its own stream (:func:`group_seed`)."""
+    k = len(samples)
     low = np.full(k, np.nan)
     high = np.full(k, np.nan)
     used = np.full(k, "", dtype=object)
-    if k == 0:
-        return low, high, used
-    width = sum(s.shape[1] for s in samples)
-    step = max(1, _MEMORY_ELEMENTS // max(1, width * min(batch, resamples)))
-    for start in range(0, k, step):
-        sl = slice(start, min(k, start + step))
-        data = tuple(s[sl] for s in samples)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            with np.errstate(all="ignore"):
-                res = stats.bootstrap(
-                    data,
-                    statistic,
-                    vectorized=True,
-                    paired=False,
-                    axis=-1,
-                    confidence_level=confidence,
-                    n_resamples=resamples,
-                    batch=batch,
-                    method="BCa" if method == "BCa" else "percentile",
-                    rng=np.random.default_rng(seed),
-                )
-        dist = np.asarray(res.bootstrap_distribution)
-        lo = np.asarray(res.confidence_interval.low, dtype=float).reshape(-1)
-        hi = np.asarray(res.confidence_interval.high, dtype=float).reshape(-1)
-        m = np.full(lo.shape, "BCa" if method == "BCa" else "percentile", dtype=object)
-        if method == "BCa":
-            with np.errstate(all="ignore"):
-                theta = statistic(*data, axis=-1)[:, None]
-                below = np.count_nonzero(dist < theta, axis=-1) + np.count_nonzero(dist <= theta, axis=-1)
-            frac = below / (2.0 * dist.shape[-1])
-            bad = ~(np.isfinite(lo) & np.isfinite(hi)) | (frac <= 0) | (frac >= 1)
-            if bad.any():
-                plo, phi = _percentile_ci(dist[bad], confidence)
-                lo[bad] = plo
-                hi[bad] = phi
-                m[bad] = "percentile"
-        undefined = ~(np.isfinite(lo) & np.isfinite(hi))
-        lo[undefined] = np.nan
-        hi[undefined] = np.nan
-        m[undefined] = ""
-        low[sl], high[sl], used[sl] = lo, hi, m
+    for i, (smp, key) in enumerate(zip(samples, keys)):
+        low[i], high[i], used[i] = one(
+            smp, statistic, confidence, resamples, group_seed(seed, key), batch, method
+        )
     return low, high, used
 
 
 def mean_intervals(
-    rows: np.ndarray, confidence: float, resamples: int, seed: int, batch: int, method: str = "BCa"
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Bootstrap interval of the mean of each row of a 2-D array (groups x n)."""
-    return batched((rows,), _mean, confidence, resamples, seed, batch, method)
-
-
-def ratio_intervals(
-    x: np.ndarray,
-    y: np.ndarray,
+    rows: Sequence[np.ndarray],
+    keys: Sequence[str],
     confidence: float,
     resamples: int,
     seed: int,
     batch: int,
     method: str = "BCa",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Bootstrap interval of mean(x)/mean(y), x and y resampled independently, row by row."""
-    return batched((x, y), _ratio_of_means, confidence, resamples, seed, batch, method)
+    """Bootstrap interval of the mean of each group (``rows[i]`` with key ``keys[i]``)."""
+    return intervals([(r,) for r in rows], keys, _mean, confidence, resamples, seed, batch, method)
+
+
+def ratio_intervals(
+    x: Sequence[np.ndarray],
+    y: Sequence[np.ndarray],
+    keys: Sequence[str],
+    confidence: float,
+    resamples: int,
+    seed: int,
+    batch: int,
+    method: str = "BCa",
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bootstrap interval of mean(x)/mean(y), x and y resampled independently, pair by pair."""
+    return intervals(list(zip(x, y)), keys, _ratio_of_means, confidence, resamples, seed, batch, method)

@@ -24,27 +24,37 @@ def run(
     out_dir: str | Path,
     settings: Mapping[str, Any] | None = None,
     intervals_path: str | Path | None = None,
+    cache: bool = True,
 ) -> dict[str, Path]:
     """Read the tidy table, write the statistics tables into ``out_dir``, return their paths.
 
     Always written: summary.csv, ratios.csv, planning.csv, outliers.csv,
     stats_settings.json (the effective settings, seed included) and
-    METHODS.md. within_run.csv when ``intervals_path`` exists.
+    METHODS.md. within_run.csv when ``intervals_path`` exists. A table with
+    no rows, a non-numeric value or a comparison whose baseline no measured
+    row has raises ValueError (the message names the problem). With ``cache``,
+    only groups whose rows changed since the last run into ``out_dir`` are
+    summarised again (``out_dir/.cache/``).
     """
     s = resolve(settings)
+    tidy = as_tidy(read_table(tidy_path))
+    if len(tidy) == 0:
+        raise ValueError("the tidy table has no rows: nothing to analyse")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    tidy = as_tidy(read_table(tidy_path))
     paths: dict[str, Path] = {}
 
-    summary = summarize(tidy, s)
-    paths["summary"] = _write(summary, out / "summary.csv")
-    paths["ratios"] = _write(compare(tidy, s), out / "ratios.csv")
-    paths["planning"] = _write(plan(tidy, s), out / "planning.csv")
     measured, _ = split_sources(tidy)
+    g = make_groups(measured)  # grouped once for every table
+    # a cache of per-group summary rows (not an output: deleting it only costs time)
+    cache_path = out / ".cache" / "summary.parquet" if cache else None
+    summary = summarize(tidy, s, cache=cache_path, groups=g)
+    paths["summary"] = _write(summary, out / "summary.csv")
+    paths["ratios"] = _write(compare(tidy, s, groups=g), out / "ratios.csv")
+    paths["planning"] = _write(plan(tidy, s, groups=g), out / "planning.csv")
     meas_summary = summary[summary["source"] == "measured"].reset_index(drop=True)
     if len(measured):
-        outl = outlier_rows(make_groups(measured), meas_summary)
+        outl = outlier_rows(g, meas_summary)
     else:
         outl = pd.DataFrame(columns=["run_id"])
     paths["outliers"] = _write(outl, out / "outliers.csv")

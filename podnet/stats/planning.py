@@ -11,7 +11,8 @@ import pandas as pd
 from podnet.tidy import GROUP_COLUMNS
 
 from . import core
-from ._data import as_tidy, group_moments, make_groups, split_sources
+from ._data import Groups, as_tidy, group_moments, make_groups, split_sources
+from .kinds import is_headline
 from .settings import resolve
 
 PLAN_COLUMNS = GROUP_COLUMNS + [
@@ -23,29 +24,31 @@ PLAN_COLUMNS = GROUP_COLUMNS + [
     "target_rel_half_width",
     "n_needed",
     "met_target",
-    "headline",  # metric is one of planning.headline_metrics
+    "headline",  # a headline metric of its tool (or in planning.headline_metrics when set)
     "needs_more",  # headline and n < max_repeats and (n < min_repeats or not met_target)
     "plan_note",
 ]
 
 
-def plan(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd.DataFrame:
+def plan(
+    tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None, groups: Groups | None = None
+) -> pd.DataFrame:
     """For each measured group: n, n_needed and whether the target half-width is met (planning.csv).
 
     The relative half-width is that of the primary t interval of the mean,
     ``t_{1-a/2,n-1} * cv / sqrt(n)``; n_needed is the smallest n for which the
     observed CV would meet the target. Groups whose relative half-width is
     undefined (n < 2 or mean 0) are judged only by n < min_repeats.
+    ``groups``: the measured rows already grouped (the pipeline groups once).
     """
     s = resolve(settings)
     p = s["planning"]
     conf = s["confidence"]
     target = float(p["target_rel_half_width"])
     nmin, cap = int(p["min_repeats"]), int(p["max_repeats"])
-    measured, _ = split_sources(as_tidy(tidy))
-    if len(measured) == 0:
+    g = groups if groups is not None else make_groups(split_sources(as_tidy(tidy))[0])
+    if len(g.values) == 0 and len(g) == 0:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in PLAN_COLUMNS})
-    g = make_groups(measured)
     mean, sd = group_moments(g)
     n = g.n
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -53,9 +56,7 @@ def plan(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd.Da
         rhw = core.t_quantile(conf, n - 1) * cv / np.sqrt(n)
     nn = core.n_needed(cv, conf, target)
     met = np.nan_to_num(rhw, nan=np.inf) <= target
-    headline = (
-        g.keys["metric"].astype("string").isin(list(p["headline_metrics"])).fillna(False).to_numpy(dtype=bool)
-    )
+    headline = is_headline(g.keys, p["headline_metrics"])
     undefined = ~np.isfinite(rhw)
     runs = n + g.n_nan
     needs = (runs < cap) & ((n < nmin) | (~met & ~undefined))
@@ -84,9 +85,9 @@ def cases_needing_more(
     """Cases (distinct values of ``case_columns``) that should get another interleaved repeat.
 
     A case needs more when it has fewer than ``min_repeats`` measured values
-    for some metric, or when one of its headline metrics (whichever exist,
-    default throughput, rtt_avg, latency_mean, requests_per_second,
-    transaction_rate, latency) has a relative CI half-width above the target;
+    for some metric, or when one of its headline metrics (the tool's, from
+    :func:`podnet.adapters.headline_metrics`, unless ``planning.headline_metrics``
+    lists them) has a relative CI half-width above the target;
     never once its n has reached ``max_repeats``. A case with no headline
     metric is judged by the minimum only. Returns one dict per case
     (``case_columns`` -> value, missing values as None), in sorted order.

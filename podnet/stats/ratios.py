@@ -11,47 +11,58 @@ from scipy import stats
 
 from podnet.tidy import GROUP_COLUMNS
 
-from . import bootstrap, core
-from ._data import Groups, as_tidy, group_moments, make_groups, split_sources
+from . import bootstrap, core, family
+from ._data import Groups, as_tidy, group_moments, key_text, log_moments, make_groups, split_sources
+from .kinds import metric_facts
+from .paired import paired
 from .settings import resolve
 
 UNBOUNDED_NOTE = "unbounded: baseline mean not distinguishable from 0"
+
 
 RATIO_COLUMNS = (
     ["comparison", "by", "baseline", "treatment"]
     + GROUP_COLUMNS  # the `by` column holds the treatment's value
     + [
+        "role",  # primary (declared in stats.primary) | exploratory
+        "family",  # the primary family adjusted together ("" for exploratory rows)
+        "m",  # p-values in the family (Holm / BH divide by it)
+        "kind",  # positive | proportion | count | signed
+        "better",  # higher | lower | "" (podnet.adapters.metric_info)
+        "estimand",  # ratio of geometric means | ratio of means
         "n_treatment",
         "n_baseline",
         "mean_treatment",
         "mean_baseline",
         "sd_treatment",
         "sd_baseline",
-        "ratio",  # mean_treatment / mean_baseline
-        "overhead_pct",  # (ratio - 1) * 100
-        "ci_low",  # primary: Fieller interval, Welch-style variances
+        "ratio",  # the estimand's estimate
+        "change_pct",  # (ratio - 1) * 100: the treatment's value relative to the baseline's
+        "overhead_pct",  # how much worse the treatment is, in %: positive = worse (by `better`)
+        "ci_low",  # primary interval (log-welch | log-hsu | fieller-welch | fieller-hsu)
         "ci_high",
         "ci_method",
         "ci_note",
+        "df",  # degrees of freedom of the primary interval and of p_value
+        "small_n_note",  # small unequal n: the conservative df was used
         "fieller_g",
-        "fieller_df",
         "boot_ci_low",
         "boot_ci_high",
         "boot_method",
         "boot_note",
-        "n_pairs",  # repeats paired across the two sides
+        "n_pairs",  # repeats paired across the two sides (same launch, same repeat)
         "paired_ratio",  # exp(mean log(treatment_k / baseline_k))
         "paired_ci_low",
         "paired_ci_high",
         "paired_p_value",
         "paired_note",
-        "p_value",  # Welch t-test, two-sided
+        "p_value",  # Welch (or Hsu) t-test on the estimand's scale, two-sided
         "p_mannwhitney",  # Mann-Whitney U, two-sided
-        "p_adjusted",  # Holm over the family, Welch p
-        "p_adjusted_bh",  # Benjamini-Hochberg over the family, Welch p
-        "p_mannwhitney_adjusted",  # Holm, Mann-Whitney p
-        "paired_p_adjusted",  # Holm, paired p
-        "significant",  # p_adjusted < 1 - confidence
+        "p_adjusted",  # Holm over the primary family (primary rows only)
+        "p_adjusted_bh",  # Benjamini-Hochberg over the primary family
+        "p_mannwhitney_adjusted",  # Holm, Mann-Whitney p, primary family
+        "paired_p_adjusted",  # Holm, paired p, primary family
+        "significant",  # primary rows: p_adjusted < 1 - confidence; exploratory: empty
     ]
 )
 
@@ -70,6 +81,12 @@ def _match_pairs(keys: pd.DataFrame, comparisons: list[Mapping[str, Any]]) -> pd
         sel = kk
         if spec.get("metrics"):
             sel = sel[sel["metric"].isin([str(m) for m in spec["metrics"]])]
+        if not (kk[by] == baseline).any():
+            have = sorted(set(kk[by]) - {_NA_SENTINEL})
+            raise ValueError(
+                f"comparison {by}={baseline!r}: no measured rows have {by} {baseline!r} "
+                f"(measured {by} values: {', '.join(have[:20]) or 'none'})"
+            )
         base = sel[sel[by] == baseline]
         treat = sel[(sel[by] != baseline) & (sel[by] != _NA_SENTINEL)]
         if spec.get("treatments"):
@@ -118,97 +135,47 @@ def _mannwhitney(g: Groups, ti: np.ndarray, bi: np.ndarray) -> np.ndarray:
     return p
 
 
-def _paired(g: Groups, ti: np.ndarray, bi: np.ndarray, confidence: float, require_same: bool):
-    """Paired-by-repeat log-ratio t interval per pair."""
-    k = len(ti)
-    n_pairs = np.zeros(k, dtype=int)
-    dbar = np.full(k, np.nan)
-    sdd = np.full(k, np.nan)
-    note = np.full(k, "", dtype=object)
-    for i in range(k):
-        rt, rb = g.repeats_of(ti[i]), g.repeats_of(bi[i])
-        xt, xb = g.values_of(ti[i]), g.values_of(bi[i])
-        if np.isnan(rt).any() or np.isnan(rb).any():
-            note[i] = "repeat numbers missing: not paired"
-            continue
-        if len(np.unique(rt)) != len(rt) or len(np.unique(rb)) != len(rb):
-            note[i] = "duplicate repeat numbers: not paired"
-            continue
-        common, it, ib = np.intersect1d(rt, rb, assume_unique=True, return_indices=True)
-        if require_same and (len(common) != len(rt) or len(common) != len(rb)):
-            note[i] = "repeats differ between the sides: not paired"
-            continue
-        n_pairs[i] = len(common)
-        if len(common) < 2:
-            note[i] = "fewer than 2 pairs"
-            continue
-        a, b = xt[it], xb[ib]
-        if np.any(a <= 0) or np.any(b <= 0):
-            note[i] = "non-positive values: log ratio undefined"
-            continue
-        d = np.log(a) - np.log(b)
-        dbar[i] = d.mean()
-        sdd[i] = 0.0 if np.all(d == d[0]) else d.std(ddof=1)
-        if sdd[i] > 0 and len(common) < max(len(rt), len(rb)):
-            note[i] = f"{max(len(rt), len(rb)) - len(common)} unpaired repeats left out"
-        elif sdd[i] == 0:
-            note[i] = "zero variance of log ratios: zero-width interval, no p"
-    # vectorised over pairs: t quantiles and p-values
-    done = ~np.isnan(dbar)
-    m = n_pairs.astype(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        half = core.t_quantile(confidence, np.where(done, m - 1, np.nan)) * sdd / np.sqrt(m)
-        tstat = np.abs(dbar) / (sdd / np.sqrt(m))
-        pv = 2.0 * stats.t.sf(tstat, np.where(done, m - 1, np.nan))
-    ratio = np.where(done, np.exp(dbar), np.nan)
-    lo = np.where(done, np.exp(dbar - half), np.nan)
-    hi = np.where(done, np.exp(dbar + half), np.nan)
-    p = np.where(done & (sdd > 0), pv, np.nan)
-    return n_pairs, ratio, lo, hi, p, note
+def _log_ratio(lt, vt, nt, lb, vb, nb, dfo, conf):
+    """Ratio of geometric means: exp of the Welch (Hsu) t interval of mean(ln x) - mean(ln y)."""
+    two = (nt >= 2) & (nb >= 2)
+    _, df, p = core.welch(lt, vt, nt, lb, vb, nb, dfo)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        se2 = vt / nt + vb / nb
+        half = core.t_quantile(conf, df) * np.sqrt(se2)
+        ratio = np.exp(lt - lb)
+        zero = two & (se2 == 0)
+        lo = np.where(zero, ratio, np.exp(lt - lb - half))
+        hi = np.where(zero, ratio, np.exp(lt - lb + half))
+    return ratio, np.where(two, lo, np.nan), np.where(two, hi, np.nan), df, p, zero
 
 
-def _adjust(out: pd.DataFrame, family: list[str], alpha: float) -> None:
-    for col, dest, fn in (
-        ("p_value", "p_adjusted", core.holm),
-        ("p_value", "p_adjusted_bh", core.benjamini_hochberg),
-        ("p_mannwhitney", "p_mannwhitney_adjusted", core.holm),
-        ("paired_p_value", "paired_p_adjusted", core.holm),
-    ):
-        res = np.full(len(out), np.nan)
-        if len(out):
-            fam = (
-                out[family].astype("string").fillna(_NA_SENTINEL) if family else pd.DataFrame(index=out.index)
-            )
-            groups = fam.groupby(family, dropna=False).indices if family else {None: np.arange(len(out))}
-            p = out[col].to_numpy(dtype=float)
-            for idx in groups.values():
-                res[idx] = fn(p[idx])
-        out[dest] = res
-    sig = pd.array(out["p_adjusted"].to_numpy(dtype=float) < alpha, dtype="boolean")
-    sig[np.isnan(out["p_adjusted"].to_numpy(dtype=float))] = pd.NA
-    out["significant"] = sig
-
-
-def compare(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd.DataFrame:
-    """Treatment / baseline ratios of means for ``settings["comparisons"]`` (ratios.csv).
+def compare(
+    tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None, groups: Groups | None = None
+) -> pd.DataFrame:
+    """Treatment / baseline ratios for ``settings["comparisons"]`` (ratios.csv).
 
     Each comparison ``{by, baseline, treatments?, metrics?}`` pairs every
     treatment group with the baseline group that agrees on all other
-    GROUP_COLUMNS. Only measured rows are used.
+    GROUP_COLUMNS. Only measured rows are used; a baseline that no measured
+    row has is an error. The estimand follows the metric's kind (METHODS.md):
+    the ratio of geometric means for positive quantities, else the ratio of means.
+    ``groups``: the measured rows already grouped (the pipeline groups once).
     """
     s = resolve(settings)
     conf = s["confidence"]
-    tidy = as_tidy(tidy)
-    measured, _ = split_sources(tidy)
-    if len(measured) == 0 or not s["comparisons"]:
+    zsd = float(s["small_n"]["zero_rel_sd"])
+    if not s["comparisons"]:
         return _empty()
-    g = make_groups(measured)
+    g = groups if groups is not None else make_groups(split_sources(as_tidy(tidy))[0])
+    if len(g) == 0:
+        return _empty()
     pairs = _match_pairs(g.keys, s["comparisons"])
     if len(pairs) == 0:
         return _empty()
     ti = pairs["ti"].to_numpy(dtype=int)
     bi = pairs["bi"].to_numpy(dtype=int)
-    mean, sd = group_moments(g)
+    mean, sd = group_moments(g, zsd)
+    lmean, lsd, pos = log_moments(g, zsd)
     nt, nb = g.n[ti], g.n[bi]
     mt, mb = mean[ti], mean[bi]
     st, sb = sd[ti], sd[bi]
@@ -216,70 +183,105 @@ def compare(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd
     keys = g.keys.iloc[ti].reset_index(drop=True)
     for c in GROUP_COLUMNS:
         out[c] = keys[c].to_numpy()
+    kind, better = metric_facts(keys)
+    out["kind"], out["better"] = kind, better
     out["n_treatment"], out["n_baseline"] = nt, nb
     out["mean_treatment"], out["mean_baseline"] = mt, mb
     out["sd_treatment"], out["sd_baseline"] = st, sb
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(mb != 0, mt / mb, np.nan)
-    out["ratio"] = ratio
-    out["overhead_pct"] = (ratio - 1.0) * 100.0
 
-    lo, hi, gg, df, status = core.fieller(mt, st**2, nt, mb, sb**2, nb, conf)
+    two = (nt >= 2) & (nb >= 2)
+    small = core.small_unequal(nt, nb, int(s["small_n"]["welch_min_n"])) & two
+    dfo = core.hsu_df(nt, nb, small)
+    out["small_n_note"] = [
+        f"unequal small n ({a} vs {b}): conservative df = min(n) - 1 (Hsu)" if f else ""
+        for a, b, f in zip(nt, nb, small)
+    ]
+    logr = (kind == "positive") & pos[ti] & pos[bi]
+    # ratio of means: Fieller with Welch (or Hsu) df; non-negative kinds cannot go below 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio_a = np.where(mb != 0, mt / mb, np.nan)
+    lo_a, hi_a, gg, df_a, status = core.fieller(mt, st**2, nt, mb, sb**2, nb, conf, dfo)
+    lo_a = np.where((kind != "signed") & (lo_a < 0), 0.0, lo_a)
+    _, _, p_a = core.welch(mt, st**2, nt, mb, sb**2, nb, dfo)
+    ratio_l, lo_l, hi_l, df_l, p_l, zero_l = _log_ratio(
+        lmean[ti], lsd[ti] ** 2, nt, lmean[bi], lsd[bi] ** 2, nb, dfo, conf
+    )
+
+    ratio = np.where(logr, ratio_l, ratio_a)
+    out["estimand"] = np.where(logr, "ratio of geometric means", "ratio of means")
+    out["ratio"] = ratio
+    out["change_pct"] = (ratio - 1.0) * 100.0
+    out["overhead_pct"] = np.where(
+        better == "higher", (1.0 - ratio) * 100.0, np.where(better == "lower", (ratio - 1.0) * 100.0, np.nan)
+    )
     note = np.full(len(out), "", dtype=object)
     note[status == "n < 2"] = "n < 2 on a side: no interval"
     note[status == "zero variance"] = "zero variance on both sides: zero-width interval"
     note[status == "unbounded"] = UNBOUNDED_NOTE
     note[status == "undefined"] = "interval undefined"
     note[(mb == 0) & (status != "n < 2")] = "baseline mean is 0: no ratio"
-    bad = mb == 0
-    lo, hi = np.where(bad, np.nan, lo), np.where(bad, np.nan, hi)
-    out["ci_low"], out["ci_high"] = lo, hi
-    out["ci_method"] = np.where(status == "n < 2", "", "fieller-welch")
+    note[logr & two] = ""
+    note[logr & zero_l] = "zero variance on both sides: zero-width interval"
+    bad = (mb == 0) & ~logr
+    out["ci_low"] = np.where(logr, lo_l, np.where(bad, np.nan, lo_a))
+    out["ci_high"] = np.where(logr, hi_l, np.where(bad, np.nan, hi_a))
+    out["ci_method"] = [
+        "" if not t else ("log-" if lg else "fieller-") + ("hsu" if sm else "welch")
+        for t, lg, sm in zip(two, logr, small)
+    ]
     out["ci_note"] = note
-    out["fieller_g"], out["fieller_df"] = gg, df
+    out["df"] = np.where(logr, df_l, df_a)
+    out["fieller_g"] = np.where(logr, np.nan, gg)
 
-    # bootstrap of the ratio of means, x and y resampled independently
-    b = s["bootstrap"]
-    bmin = int(b["min_n"])
-    blo = np.full(len(out), np.nan)
-    bhi = np.full(len(out), np.nan)
-    bmethod = np.full(len(out), "", dtype=object)
-    bnote = np.full(len(out), "", dtype=object)
-    small = (nt < bmin) | (nb < bmin)
-    bnote[small] = f"n < {bmin} on a side"
-    degenerate = ~small & (st == 0) & (sb == 0)
-    bnote[degenerate] = "zero variance on both sides: bootstrap distribution degenerate"
-    unb = ~small & ~degenerate & ((status == "unbounded") | bad)
-    bnote[unb] = "baseline mean not distinguishable from 0: bootstrap of the ratio not meaningful"
-    todo = ~small & ~degenerate & ~unb
-    if todo.any():
-        key = pd.DataFrame({"i": np.nonzero(todo)[0], "nt": nt[todo], "nb": nb[todo]})
-        for _, part in key.groupby(["nt", "nb"]):
-            rows = part["i"].to_numpy()
-            l_, h_, m_ = bootstrap.ratio_intervals(
-                g.stacked(ti[rows]),
-                g.stacked(bi[rows]),
-                conf,
-                int(b["resamples"]),
-                int(b["seed"]),
-                int(b["batch"]),
-                b["method"],
-            )
-            blo[rows], bhi[rows], bmethod[rows] = l_, h_, m_
-        bnote[todo & (bmethod == "")] = "bootstrap interval undefined"
-    out["boot_ci_low"], out["boot_ci_high"] = blo, bhi
-    out["boot_method"], out["boot_note"] = bmethod, bnote
+    _bootstrap_columns(out, g, ti, bi, st, sb, (status == "unbounded") | bad, s)
 
-    n_pairs, pr, plo, phi, pp, pnote = _paired(g, ti, bi, conf, bool(s["paired"]["require_same_repeats"]))
+    n_pairs, pr, plo, phi, pp, pnote = paired(
+        g, ti, bi, out["by"].to_numpy(dtype=object), conf, bool(s["paired"]["require_same_repeats"]), zsd
+    )
     out["n_pairs"] = n_pairs
     out["paired_ratio"], out["paired_ci_low"], out["paired_ci_high"] = pr, plo, phi
     out["paired_p_value"], out["paired_note"] = pp, pnote
 
-    _, _, p = core.welch(mt, st**2, nt, mb, sb**2, nb)
-    out["p_value"] = p
+    out["p_value"] = np.where(logr, p_l, p_a)
     out["p_mannwhitney"] = _mannwhitney(g, ti, bi)
-    _adjust(out, list(s["multiple_comparisons"]["family"]), 1.0 - conf)
+    family.adjust(out, s)
     return out[RATIO_COLUMNS]
+
+
+def _bootstrap_columns(out, g: Groups, ti, bi, st, sb, unbounded, s) -> None:
+    """Bootstrap interval of the ratio of means, each pair with its own random stream."""
+    b = s["bootstrap"]
+    bmin = int(b["min_n"])
+    nt, nb = g.n[ti], g.n[bi]
+    k = len(out)
+    blo = np.full(k, np.nan)
+    bhi = np.full(k, np.nan)
+    bmethod = np.full(k, "", dtype=object)
+    bnote = np.full(k, "", dtype=object)
+    small = (nt < bmin) | (nb < bmin)
+    bnote[small] = f"n < {bmin} on a side: bootstrap intervals under-cover below this (METHODS.md)"
+    degenerate = ~small & (st == 0) & (sb == 0)
+    bnote[degenerate] = "zero variance on both sides: bootstrap distribution degenerate"
+    unb = ~small & ~degenerate & unbounded
+    bnote[unb] = "baseline mean not distinguishable from 0: bootstrap of the ratio not meaningful"
+    todo = np.nonzero(~small & ~degenerate & ~unb)[0]
+    if len(todo):
+        kt = key_text(g.keys.iloc[ti[todo]])
+        kb = key_text(g.keys.iloc[bi[todo]])
+        l_, h_, m_ = bootstrap.ratio_intervals(
+            [g.values_of(ti[i]) for i in todo],
+            [g.values_of(bi[i]) for i in todo],
+            [a + "\x1e" + c for a, c in zip(kt, kb)],
+            s["confidence"],
+            int(b["resamples"]),
+            int(b["seed"]),
+            int(b["batch"]),
+            b["method"],
+        )
+        blo[todo], bhi[todo], bmethod[todo] = l_, h_, m_
+        bnote[todo[m_ == ""]] = "bootstrap interval undefined"
+    out["boot_ci_low"], out["boot_ci_high"] = blo, bhi
+    out["boot_method"], out["boot_note"] = bmethod, bnote
 
 
 def _empty() -> pd.DataFrame:

@@ -1,87 +1,65 @@
-"""Defaults of the statistics stage and how a config's ``stats`` mapping overrides them.
+"""Settings of the statistics stage: the schema's defaults with a config's ``stats`` mapping merged over them.
 
-The config's ``stats`` property (see ``config/config.schema.yaml``) is merged
-over :data:`DEFAULTS` key by key (nested mappings are merged, lists and scalars
-replaced). Unknown keys are an error so that a typo does not silently fall back
-to a default.
+The defaults have one source: the ``default:`` values of the ``stats`` property
+of ``config/config.schema.yaml``. :data:`DEFAULTS` is read from there. A
+config's ``stats`` mapping is merged over it key by key (nested mappings are
+merged, lists and scalars replaced). Unknown keys are an error so that a typo
+does not silently fall back to a default.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
-#: Metrics that decide whether a case needs another repeat (whichever exist).
-HEADLINE_METRICS = [
-    "throughput",
-    "rtt_avg",
-    "latency_mean",
-    "requests_per_second",
-    "transaction_rate",
-    "latency",
-]
+import yaml
 
-DEFAULTS: dict[str, Any] = {
-    # two-sided confidence level of every interval; tests use alpha = 1 - confidence
-    "confidence": 0.95,
-    # ratios to compute: list of {by, baseline, treatments?, metrics?}
-    "comparisons": [],
-    "bootstrap": {
-        "resamples": 10000,
-        # fixed and recorded (stats_settings.json); every group's resampling
-        # indices depend only on (seed, n), so a group's interval does not
-        # change when other groups are added or removed
-        "seed": 20240611,
-        # resamples generated per vectorised step (also fixes the random stream)
-        "batch": 2000,
-        # groups with fewer measured values get no bootstrap interval
-        "min_n": 3,
-        # "BCa" (falls back to percentile where BCa is undefined) or "percentile"
-        "method": "BCa",
-    },
-    "planning": {
-        # target relative half-width of the primary (t) interval of the mean
-        "target_rel_half_width": 0.05,
-        # a case is not judged before it has this many repeats
-        "min_repeats": 3,
-        # and never gets more than this many
-        "max_repeats": 30,
-        "headline_metrics": list(HEADLINE_METRICS),
-    },
-    "outliers": {
-        # "tukey": outside [Q1 - k IQR, Q3 + k IQR] (k = 1.5);
-        # "mad": |x - median| / (1.4826 MAD) > k (k = 3.5)
-        "rule": "tukey",
-        "k": 1.5,
-        "min_n": 4,
-    },
-    "drift": {
-        # Kendall's tau of value vs repeat number, two-sided test
-        "alpha": 0.05,
-        "min_n": 5,
-    },
-    "paired": {
-        # pair by repeat only when both sides have exactly the same repeats;
-        # false: pair the repeats both sides have
-        "require_same_repeats": True,
-    },
-    "multiple_comparisons": {
-        # the family of hypotheses adjusted together: comparisons sharing these columns
-        "family": ["experiment"],
-    },
-    "within_run": {
-        # drop intervals iperf3 marked as omitted (-O)
-        "drop_omitted": True,
-        # and intervals that start before this many seconds
-        "warmup_seconds": 0.0,
-        # a run is unstable when |slope * span / mean| exceeds this ...
-        "max_rel_change": 0.10,
-        # ... or the CV across its intervals exceeds this
-        "max_cv": 0.10,
-        # fewer kept intervals than this: no stability verdict
-        "min_intervals": 3,
-    },
+try:  # the schema as package data (podnet/config.schema.yaml), where the package ships it
+    from podnet.schema import SCHEMA_PATH
+except ImportError:  # the schema beside the package in the repository
+    #: the experiment config schema (the stats defaults are its `default:` values)
+    SCHEMA_PATH = Path(__file__).resolve().parents[2] / "config" / "config.schema.yaml"
+
+
+def _defaults_of(node: Mapping[str, Any], path: str) -> dict[str, Any]:
+    """Nested dict of the ``default:`` values of an object schema's properties (objects recurse)."""
+    out: dict[str, Any] = {}
+    for key, sub in (node.get("properties") or {}).items():
+        if sub.get("type") == "object" and "properties" in sub:
+            out[key] = _defaults_of(sub, f"{path}{key}.")
+        elif "default" in sub:
+            out[key] = copy.deepcopy(sub["default"])
+        else:
+            raise ValueError(f"config schema: stats setting {path}{key} has no default")
+    return out
+
+
+@lru_cache(maxsize=1)
+def schema_defaults() -> dict[str, Any]:
+    """The ``stats`` defaults as the schema states them."""
+    schema = yaml.safe_load(SCHEMA_PATH.read_text())
+    return _defaults_of(schema["properties"]["stats"], "stats.")
+
+
+DEFAULTS: dict[str, Any] = schema_defaults()
+
+_FAMILY_COLUMNS = {
+    "experiment",
+    "variant",
+    "scenario",
+    "tool",
+    "test",
+    "protocol",
+    "direction",
+    "streams",
+    "metric",
+    "unit",
+    "comparison",
+    "by",
+    "baseline",
 }
 
 
@@ -90,7 +68,7 @@ def _merge(base: dict[str, Any], override: Mapping[str, Any], path: str) -> dict
     for key, value in override.items():
         if key not in base:
             raise ValueError(f"unknown stats setting {path}{key!r}")
-        if value is None:  # an empty YAML key: keep the default
+        if value is None and not (key == "headline_metrics"):  # an empty YAML key: keep the default
             continue
         if isinstance(base[key], dict):
             if not isinstance(value, Mapping):
@@ -99,6 +77,30 @@ def _merge(base: dict[str, Any], override: Mapping[str, Any], path: str) -> dict
         else:
             out[key] = copy.deepcopy(value)
     return out
+
+
+def _check_entries(s: dict[str, Any]) -> None:
+    """Comparisons, primary hypotheses and thresholds are well formed and refer to each other."""
+    for c in s["comparisons"]:
+        if not isinstance(c, Mapping) or c.get("by") not in ("scenario", "variant") or "baseline" not in c:
+            raise ValueError(f"stats.comparisons entry {c!r} needs by: scenario|variant and baseline")
+        extra = set(c) - {"by", "baseline", "treatments", "metrics"}
+        if extra:
+            raise ValueError(f"stats.comparisons entry has unknown keys {sorted(extra)}")
+    declared = {(c["by"], str(c["baseline"])) for c in s["comparisons"]}
+    for p in s["primary"]:
+        if not isinstance(p, Mapping) or set(p) - {"by", "baseline", "treatments", "tests", "metrics"}:
+            raise ValueError(f"stats.primary entry {p!r}: keys are by, baseline, treatments, tests, metrics")
+        if (p.get("by"), str(p.get("baseline"))) not in declared:
+            raise ValueError(
+                f"stats.primary entry {p.get('by')}={p.get('baseline')!r} is not one of stats.comparisons"
+            )
+    for t in s["thresholds"]:
+        keys = {"by", "baseline", "treatment", "test", "metric", "min", "max"}
+        if not isinstance(t, Mapping) or set(t) - keys or not {"baseline", "treatment", "metric"} <= set(t):
+            raise ValueError(f"stats.thresholds entry {t!r} needs baseline, treatment, metric and min or max")
+        if "min" not in t and "max" not in t:
+            raise ValueError(f"stats.thresholds entry {t!r} needs min or max")
 
 
 def resolve(settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -122,28 +124,8 @@ def resolve(settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
         raise ValueError("stats.planning.target_rel_half_width must be > 0")
     if int(p["min_repeats"]) < 2 or int(p["max_repeats"]) < int(p["min_repeats"]):
         raise ValueError("stats.planning needs 2 <= min_repeats <= max_repeats")
-    allowed = {
-        "experiment",
-        "variant",
-        "scenario",
-        "tool",
-        "test",
-        "protocol",
-        "direction",
-        "streams",
-        "metric",
-        "unit",
-        "comparison",
-        "by",
-        "baseline",
-    }
-    bad = [c for c in s["multiple_comparisons"]["family"] if c not in allowed]
+    bad = [c for c in s["multiple_comparisons"]["family"] if c not in _FAMILY_COLUMNS]
     if bad:
         raise ValueError(f"stats.multiple_comparisons.family: unknown columns {bad}")
-    for c in s["comparisons"]:
-        if not isinstance(c, Mapping) or c.get("by") not in ("scenario", "variant") or "baseline" not in c:
-            raise ValueError(f"stats.comparisons entry {c!r} needs by: scenario|variant and baseline")
-        extra = set(c) - {"by", "baseline", "treatments", "metrics"}
-        if extra:
-            raise ValueError(f"stats.comparisons entry has unknown keys {sorted(extra)}")
+    _check_entries(s)
     return s

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -11,7 +12,9 @@ import pandas as pd
 from podnet.tidy import GROUP_COLUMNS
 
 from . import bootstrap, core
-from ._data import Groups, as_tidy, group_moments, make_groups, split_sources
+from ._data import Groups, as_tidy, group_moments, key_text, log_moments, make_groups, split_sources
+from .cache import cached_rows
+from .kinds import metric_facts
 from .settings import resolve
 
 SUMMARY_COLUMNS = GROUP_COLUMNS + [
@@ -25,11 +28,15 @@ SUMMARY_COLUMNS = GROUP_COLUMNS + [
     "min",
     "max",
     "se",  # sd / sqrt(n)
-    "ci_low",  # primary interval of the mean
+    "kind",  # positive | proportion | count | signed (podnet.adapters.metric_info)
+    "gmean",  # geometric mean (positive values only)
+    "centre",  # the estimate the primary interval is about (see estimand)
+    "estimand",  # geometric mean | mean | mean fraction
+    "ci_low",  # primary interval of the estimand, by kind (METHODS.md)
     "ci_high",
-    "ci_method",  # "t" (Student t interval of the mean)
+    "ci_method",  # log-t | t | t, clipped at 0 | clopper-pearson
     "ci_note",
-    "rel_half_width",  # (ci_high - mean) / |mean|
+    "rel_half_width",  # (ci_high - centre) / |centre|
     "boot_ci_low",
     "boot_ci_high",
     "boot_method",  # BCa | percentile | "" (none)
@@ -60,11 +67,73 @@ def _quantiles(g: Groups, qs: list[float]) -> np.ndarray:
     return out
 
 
+def primary_intervals(
+    g: Groups, mean: np.ndarray, sd: np.ndarray, s: Mapping[str, Any]
+) -> tuple[np.ndarray, ...]:
+    """The primary interval of each group by the kind of its metric (METHODS.md, "Intervals by kind").
+
+    Returns (low, high, centre, method, estimand, note, gmean):
+    positive values -> exp of the t interval of mean(ln x) (geometric mean);
+    proportions in [0, 1] -> Clopper-Pearson with the runs as trials (mean fraction);
+    counts and positive kinds with a value <= 0 -> t interval of the mean, clipped at 0;
+    signed -> t interval of the mean.
+    """
+    conf = s["confidence"]
+    k = len(g.n)
+    kind = metric_facts(g.keys)[0]
+    lmean, lsd, pos = log_moments(g, float(s["small_n"]["zero_rel_sd"]))
+    gmean = np.exp(lmean)
+    nz = g.n > 0
+    vmin = np.full(k, np.nan)
+    vmax = np.full(k, np.nan)
+    if nz.any():
+        vmin[nz] = np.minimum.reduceat(g.values, g.starts[nz])
+        vmax[nz] = np.maximum.reduceat(g.values, g.starts[nz])
+    tlo, thi = core.t_interval(mean, sd, g.n, conf)
+    lo, hi = tlo.copy(), thi.copy()
+    centre = mean.copy()
+    method = np.where(g.n >= 2, "t", "").astype(object)
+    estimand = np.full(k, "mean", dtype=object)
+    note = np.full(k, "", dtype=object)
+
+    logt = (kind == "positive") & pos
+    llo, lhi = core.log_t_interval(lmean, lsd, g.n, conf)
+    # all values equal (up to rounding): the mean itself, not exp(ln x) with its last-digit error
+    flat = logt & (lsd == 0)
+    gmean = np.where(flat, mean, gmean)
+    llo, lhi = np.where(flat, mean, llo), np.where(flat, mean, lhi)
+    lo[logt], hi[logt], centre[logt] = llo[logt], lhi[logt], gmean[logt]
+    method[logt & (g.n >= 2)] = "log-t"
+    estimand[logt] = "geometric mean"
+
+    clip = ((kind == "positive") & ~pos & nz) | ((kind == "count") & (vmin >= 0))
+    lo[clip] = np.maximum(lo[clip], 0.0)
+    method[clip & (g.n >= 2)] = "t, clipped at 0"
+    note[(kind == "positive") & ~pos & nz] = (
+        "values <= 0 in a positive quantity: interval of the mean, clipped at 0"
+    )
+
+    prop = (kind == "proportion") & nz & (vmin >= 0) & (vmax <= 1)
+    tot = np.bincount(g.codes, weights=g.values, minlength=k)
+    plo, phi = core.clopper_pearson(tot, g.n, conf)
+    lo[prop], hi[prop] = plo[prop], phi[prop]
+    method[prop] = "clopper-pearson"
+    estimand[prop] = "mean fraction"
+    note[(kind == "proportion") & nz & ~prop] = "fractions outside [0, 1]: t interval of the mean"
+
+    zero_t = (g.n >= 2) & ~prop & (lo == hi)
+    note[zero_t] = "zero variance: zero-width interval"
+    note[(g.n < 2) & ~prop] = "n < 2: no interval"
+    note[g.n == 0] = "no values"
+    estimand[g.n == 0] = ""
+    return lo, hi, centre, method, estimand, note, gmean
+
+
 def describe(g: Groups, s: Mapping[str, Any], inferential: bool = True) -> pd.DataFrame:
     """Statistics of each group of ``g`` (keys not included)."""
     conf = s["confidence"]
     k = len(g.n)
-    mean, sd = group_moments(g)
+    mean, sd = group_moments(g, float(s["small_n"]["zero_rel_sd"]))
     qs = _quantiles(g, [0.0, 0.25, 0.5, 0.75, 1.0])
     vmin, q1, med, q3, vmax = (qs[:, i] for i in range(5))
     zero_var = (g.n >= 2) & (vmin == vmax)
@@ -85,34 +154,39 @@ def describe(g: Groups, s: Mapping[str, Any], inferential: bool = True) -> pd.Da
             "se": se,
         }
     )
-    lo, hi = core.t_interval(mean, sd, g.n, conf)
-    note = np.full(k, "", dtype=object)
-    note[g.n < 2] = "n < 2: no interval"
-    note[g.n == 0] = "no values"
-    note[zero_var] = "zero variance: zero-width interval"
+    lo, hi, centre, method, estimand, note, gmean = primary_intervals(g, mean, sd, s)
+    out["kind"] = metric_facts(g.keys)[0]
+    out["gmean"], out["centre"], out["estimand"] = gmean, centre, estimand
     out["ci_low"], out["ci_high"] = lo, hi
-    out["ci_method"] = np.where(g.n >= 2, "t", "")
+    out["ci_method"] = method
     out["ci_note"] = note
     with np.errstate(invalid="ignore", divide="ignore"):
-        rhw = (hi - mean) / np.abs(mean)
+        rhw = (hi - centre) / np.abs(centre)
     out["rel_half_width"] = rhw
 
-    # bootstrap, batched by group size
+    # bootstrap of the mean: only where its coverage holds (n >= min_n, METHODS.md)
     b = s["bootstrap"]
+    bmin = int(b["min_n"])
     blo = np.full(k, np.nan)
     bhi = np.full(k, np.nan)
     bmethod = np.full(k, "", dtype=object)
     bnote = np.full(k, "", dtype=object)
-    bnote[g.n < int(b["min_n"])] = f"n < {int(b['min_n'])}"
+    bnote[g.n < bmin] = f"n < {bmin}: bootstrap intervals under-cover below this (METHODS.md)"
     bnote[zero_var] = "zero variance: bootstrap distribution degenerate"
-    todo = (g.n >= int(b["min_n"])) & ~zero_var
-    for n in np.unique(g.n[todo]):
-        idx = np.nonzero(todo & (g.n == n))[0]
+    todo = np.nonzero((g.n >= bmin) & ~zero_var)[0]
+    if len(todo):
+        keys = key_text(g.keys.iloc[todo])
         l_, h_, m_ = bootstrap.mean_intervals(
-            g.stacked(idx), conf, int(b["resamples"]), int(b["seed"]), int(b["batch"]), b["method"]
+            [g.values_of(i) for i in todo],
+            keys,
+            conf,
+            int(b["resamples"]),
+            int(b["seed"]),
+            int(b["batch"]),
+            b["method"],
         )
-        blo[idx], bhi[idx], bmethod[idx] = l_, h_, m_
-    bnote[todo & (bmethod == "")] = "bootstrap interval undefined"
+        blo[todo], bhi[todo], bmethod[todo] = l_, h_, m_
+        bnote[todo[m_ == ""]] = "bootstrap interval undefined"
     out["boot_ci_low"], out["boot_ci_high"] = blo, bhi
     out["boot_method"], out["boot_note"] = bmethod, bnote
 
@@ -217,12 +291,24 @@ def outlier_rows(g: Groups, summary: pd.DataFrame) -> pd.DataFrame:
     return rows[cols].reset_index(drop=True)
 
 
-def summarize(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd.DataFrame:
+def _part(g: Groups, s: Mapping[str, Any], inferential: bool) -> pd.DataFrame:
+    return pd.concat([g.keys, describe(g, s, inferential=inferential)], axis=1)
+
+
+def summarize(
+    tidy: pd.DataFrame,
+    settings: Mapping[str, Any] | None = None,
+    cache: Path | None = None,
+    groups: Groups | None = None,
+) -> pd.DataFrame:
     """Per-group statistics of the tidy table (summary.csv).
 
     Measured rows get every column; reference rows (published values) are
     summarised separately with ``source="reference"`` and descriptive columns
     only (n, mean, median, sd, min, max); they never enter measured statistics.
+    With ``cache`` (a parquet path), measured groups whose rows did not change
+    since the last call are not recomputed (:mod:`podnet.stats.cache`).
+    ``groups``: the measured rows already grouped (the pipeline groups once).
     """
     s = resolve(settings)
     tidy = as_tidy(tidy)
@@ -231,9 +317,11 @@ def summarize(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> 
     for df, src, inferential in ((measured, "measured", True), (reference, "reference", False)):
         if len(df) == 0:
             continue
-        g = make_groups(df)
-        stats_ = describe(g, s, inferential=inferential)
-        part = pd.concat([g.keys, stats_], axis=1)
+        g = groups if (inferential and groups is not None) else make_groups(df)
+        if inferential and cache is not None:
+            part, _ = cached_rows(g, s, lambda sub: _part(sub, s, True), Path(cache))
+        else:
+            part = _part(g, s, inferential)
         part.insert(len(GROUP_COLUMNS), "source", src)
         parts.append(part)
     if not parts:

@@ -13,7 +13,16 @@ import pytest
 from scipy import stats
 
 from podnet.stats import PLAN_COLUMNS, cases_needing_more, plan
-from podnet.stats.testing import one, rows, tidy
+from tests.stats_tables import one, rows, tidy
+
+
+@pytest.fixture(autouse=True)
+def headlines(monkeypatch):
+    """The tools' headline metrics come from the adapters; pin them so these tests do not depend on them."""
+    from podnet.adapters import get
+
+    monkeypatch.setattr(type(get("iperf3")), "headline", ("throughput", "rtt_avg"))
+
 
 TIGHT = [100.0, 100.5, 99.8, 100.2]  # rel. half-width ~ 0.005
 LOOSE = [100.0, 130.0, 80.0, 110.0]  # rel. half-width ~ 0.26
@@ -75,6 +84,16 @@ def test_case_without_headline_metric_judged_by_minimum_only():
         {"variant": "calico"}
     ]
     assert cases_needing_more(tidy(rows(LOOSE, metric="loss", unit="fraction")), None, ["variant"]) == []
+
+
+def test_headline_metrics_come_from_the_adapter(monkeypatch):
+    from podnet.adapters import get
+
+    df = tidy(rows(LOOSE, metric="throughput"))
+    assert cases_needing_more(df, None, ["variant"]) == [{"variant": "calico"}]
+    monkeypatch.setattr(type(get("iperf3")), "headline", ("latency",))  # throughput no longer headline
+    assert cases_needing_more(df, None, ["variant"]) == []
+    assert not plan(df)["headline"].any()
 
 
 def test_headline_metrics_setting():

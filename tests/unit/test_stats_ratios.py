@@ -20,13 +20,19 @@ import pytest
 from scipy import stats
 
 from podnet.stats import RATIO_COLUMNS, compare, core
+from podnet.stats._data import key_text
+from podnet.stats.bootstrap import group_seed
 from podnet.stats.ratios import UNBOUNDED_NOTE
-from podnet.stats.testing import one, rows, tidy
+from podnet.tidy import GROUP_COLUMNS
+from tests.stats_tables import one, rows, tidy
 
 REL = 1e-9
 T = [9.05e9, 8.91e9, 9.12e9, 8.87e9, 9.20e9, 8.99e9, 9.03e9]  # treatment (cilium)
 B = [9.41e9, 9.38e9, 9.52e9, 9.31e9, 9.47e9, 9.40e9]  # baseline (host), one repeat fewer
 CMP = {"comparisons": [{"by": "variant", "baseline": "host"}]}
+#: a signed metric (no adapter knows it): ratio of means, Fieller interval
+SIGNED = {"metric": "offset", "unit": "s"}
+BOOT = {"bootstrap": {"min_n": 3}}  # the bootstrap's own default starts at n = 40
 
 
 def close(a, b, rel=REL):
@@ -34,6 +40,8 @@ def close(a, b, rel=REL):
 
 
 def table(t=T, b=B, **kw):
+    """Treatment (cilium) and baseline (host) of a signed metric, both from launch L1."""
+    kw = {**SIGNED, "launch_id": "L1", **kw}
     return tidy(rows(t, variant="cilium", **kw), rows(b, variant="host", **kw))
 
 
@@ -59,14 +67,16 @@ def test_columns_and_identity(basic):
     assert len(basic) == 1
     r = basic.iloc[0]
     assert r["by"] == "variant" and r["baseline"] == "host" and r["treatment"] == "cilium"
-    assert r["variant"] == "cilium" and r["scenario"] == "pod-pod" and r["metric"] == "throughput"
+    assert r["variant"] == "cilium" and r["scenario"] == "pod-pod" and r["metric"] == "offset"
     assert r["n_treatment"] == 7 and r["n_baseline"] == 6
 
 
-def test_ratio_and_overhead(basic):
+def test_ratio_and_change(basic):
     r = basic.iloc[0]
+    assert r["estimand"] == "ratio of means" and r["kind"] == "signed"
     assert close(r["ratio"], np.mean(T) / np.mean(B))
-    assert close(r["overhead_pct"], (np.mean(T) / np.mean(B) - 1) * 100)
+    assert close(r["change_pct"], (np.mean(T) / np.mean(B) - 1) * 100)
+    assert np.isnan(r["overhead_pct"])  # a metric with no better direction has no overhead
     assert close(r["mean_treatment"], np.mean(T)) and close(r["sd_baseline"], np.std(B, ddof=1))
 
 
@@ -107,7 +117,7 @@ def test_fieller_vectorised_against_roots_many_cases():
 
 
 def test_unbounded_when_baseline_mean_near_zero():
-    out = compare(table(t=[1.0, 1.2, 0.9, 1.1], b=[0.02, -0.03, 0.05, -0.01]), CMP).iloc[0]
+    out = compare(table(t=[1.0, 1.2, 0.9, 1.1], b=[0.02, -0.03, 0.05, -0.01]), {**CMP, **BOOT}).iloc[0]
     assert out["ci_note"] == UNBOUNDED_NOTE
     assert np.isnan(out["ci_low"]) and np.isnan(out["ci_high"])
     assert out["fieller_g"] >= 1
@@ -202,8 +212,18 @@ def test_adjustment_across_one_experiment_per_family():
     # a second experiment forms its own family
     lists.append(rows([1.0, 1.1, 1.2, 1.05], variant="cilium", experiment="other"))
     lists.append(rows([2.0, 2.1, 2.2, 2.05], variant="host", experiment="other"))
-    out = compare(tidy(*lists), CMP)
+    # only the declared primary rows are adjusted; the rtt rows below stay exploratory
+    lists.append(rows([1e-3, 1.1e-3, 1.2e-3], variant="cilium", metric="rtt_avg", unit="s"))
+    lists.append(rows([1e-3, 1.0e-3, 0.9e-3], variant="host", metric="rtt_avg", unit="s"))
+    prim = {"primary": [{"by": "variant", "baseline": "host", "metrics": ["throughput"]}]}
+    out = compare(tidy(*lists), {**CMP, **prim})
+    expl = out[out["metric"] == "rtt_avg"]
+    assert (expl["role"] == "exploratory").all() and expl["p_adjusted"].isna().all()
+    assert expl["p_value"].notna().all() and (expl["family"] == "").all() and expl["significant"].isna().all()
+    out = out[out["metric"] == "throughput"]
+    assert (out["role"] == "primary").all()
     exp = out[out["experiment"] == "exp"]
+    assert (exp["m"] == 6).all() and (exp["family"] == "primary:exp").all()
     assert len(exp) == 6
     p = exp["p_value"].tolist()
     assert np.allclose(exp["p_adjusted"], _holm_loop(p), rtol=REL, atol=0)
@@ -212,7 +232,7 @@ def test_adjustment_across_one_experiment_per_family():
         exp["p_mannwhitney_adjusted"], _holm_loop(exp["p_mannwhitney"].tolist()), rtol=REL, atol=0
     )
     other = one(out, experiment="other")
-    assert close(other["p_adjusted"], other["p_value"])  # a family of one
+    assert close(other["p_adjusted"], other["p_value"]) and other["m"] == 1  # a family of one
     assert (exp["significant"].astype(bool) == (exp["p_adjusted"] < 0.05)).all()
 
 
@@ -232,7 +252,8 @@ def test_paired_pairs_by_repeat_number_not_row_order():
     t = [1.0, 2.0, 3.0, 4.0]
     b = [1.1, 2.1, 3.2, 3.9]
     df = tidy(
-        rows(t, variant="cilium", repeats=[1, 2, 3, 4]), rows(b[::-1], variant="host", repeats=[4, 3, 2, 1])
+        rows(t, variant="cilium", repeats=[1, 2, 3, 4], launch_id="L1"),
+        rows(b[::-1], variant="host", repeats=[4, 3, 2, 1], launch_id="L1"),
     )
     out = compare(df, CMP).iloc[0]
     assert close(out["paired_ratio"], math.exp(np.mean(np.log(t) - np.log(b))))
@@ -247,21 +268,32 @@ def test_paired_requires_same_repeats_by_default(basic):
     assert close(loose["paired_ci_low"], math.exp(ref.low))
 
 
-def test_bootstrap_ratio_against_single_scipy_call_and_deterministic(basic):
+def test_bootstrap_ratio_against_single_scipy_call_and_deterministic():
+    basic = compare(table(), {**CMP, **BOOT})
+    g = tidy(rows(T, variant="cilium", **SIGNED), rows(B, variant="host", **SIGNED))[GROUP_COLUMNS]
+    key = key_text(g.iloc[[0]])[0] + "\x1e" + key_text(g.iloc[[len(T)]])[0]
     res = stats.bootstrap(
         (np.array(T), np.array(B)),
         lambda x, y, axis=-1: np.mean(x, axis=axis) / np.mean(y, axis=axis),
         n_resamples=10000,
         batch=2000,
         method="BCa",
-        rng=np.random.default_rng(20240611),
+        rng=np.random.default_rng(group_seed(20240611, key)),
     )
     r = basic.iloc[0]
     assert r["boot_method"] == "BCa"
     assert close(r["boot_ci_low"], res.confidence_interval.low)
     assert close(r["boot_ci_high"], res.confidence_interval.high)
-    again = compare(table(), CMP)
+    again = compare(table(), {**CMP, **BOOT})
     pd.testing.assert_frame_equal(basic, again)
+    crowd = compare(
+        tidy(*[rows(T, variant=v, **SIGNED) for v in ("a", "b", "z")]).pipe(
+            lambda d: pd.concat([d, table()], ignore_index=True)
+        ),
+        {**CMP, **BOOT},
+    )
+    c = one(crowd, treatment="cilium")
+    assert c["boot_ci_low"] == r["boot_ci_low"] and c["boot_ci_high"] == r["boot_ci_high"]
 
 
 def test_n1_on_one_side_ratio_but_no_interval_or_p():
@@ -278,23 +310,32 @@ def test_n2_each_side():
     (lo, hi), *_ = fieller_by_roots(t, b)
     assert close(out["ci_low"], lo) and close(out["ci_high"], hi)
     assert close(out["p_value"], stats.ttest_ind(t, b, equal_var=False).pvalue)
-    assert np.isnan(out["boot_ci_low"]) and out["boot_note"] == "n < 3 on a side"
+    assert np.isnan(out["boot_ci_low"]) and out["boot_note"].startswith("n < 40 on a side")
 
 
 def test_zero_variance_both_sides():
-    out = compare(table(t=[2.0] * 4, b=[1.0] * 4), CMP).iloc[0]
+    out = compare(table(t=[2.0] * 4, b=[1.0] * 4), {**CMP, **BOOT}).iloc[0]
     assert out["ratio"] == 2.0 and out["ci_low"] == out["ci_high"] == 2.0
     assert "zero variance" in out["ci_note"] and np.isnan(out["p_value"])
     assert np.isnan(out["boot_ci_low"]) and "degenerate" in out["boot_note"]
 
 
 def test_zero_variance_one_side_uses_other_side_df():
-    t, b = [2.0, 2.2, 1.9, 2.1], [1.0, 1.0, 1.0]
+    t, b = [2.0, 2.2, 1.9, 2.1], [1.0, 1.0, 1.0, 1.0]
     out = compare(table(t=t, b=b), CMP).iloc[0]
     v11 = np.var(t, ddof=1) / 4
     tq = stats.t.ppf(0.975, 3)
     assert close(out["ci_low"], (np.mean(t) - tq * math.sqrt(v11)) / 1.0)
-    assert close(out["fieller_df"], 3.0)
+    assert close(out["df"], 3.0) and out["small_n_note"] == ""
+
+
+def test_small_unequal_n_uses_conservative_df():
+    # issue 9: Welch's type-I error reaches 10-12 % at n = 10 vs 2; Hsu's min(n) - 1 keeps it <= 5 %
+    t, b = [2.0, 2.2, 1.9, 2.1, 2.0, 2.3, 1.8, 2.2, 2.1, 1.9], [1.0, 1.02]
+    out = compare(table(t=t, b=b), CMP).iloc[0]
+    assert out["ci_method"] == "fieller-hsu" and out["df"] == 1.0 and "10 vs 2" in out["small_n_note"]
+    (lo, hi), *_ = fieller_by_roots(t, b)
+    assert out["ci_low"] < lo and out["ci_high"] > hi  # wider than Welch's
 
 
 def test_nan_values_dropped():
@@ -326,7 +367,8 @@ def test_matching_by_scenario_with_filters():
     assert len(out) == 1
     r = out.iloc[0]
     assert r["scenario"] == "pod-svc" and r["treatment"] == "pod-svc" and r["baseline"] == "pod-pod"
-    assert close(r["ratio"], np.mean([8.0, 8.5, 8.2]) / np.mean([10.0, 11.0, 10.5]))
+    assert r["estimand"] == "ratio of geometric means"
+    assert close(r["ratio"], stats.gmean([8.0, 8.5, 8.2]) / stats.gmean([10.0, 11.0, 10.5]))
 
 
 def test_missing_group_values_match_each_other():
@@ -344,15 +386,102 @@ def test_reference_rows_excluded():
     out = compare(df, CMP).iloc[0]
     assert out["n_baseline"] == 6 and close(out["mean_baseline"], np.mean(B))
     only_ref = tidy(rows(T, variant="cilium"), rows([1.0, 2.0], variant="host", source="reference"))
-    assert len(compare(only_ref, CMP)) == 0
+    with pytest.raises(ValueError, match="no measured rows"):  # a baseline of reference rows only
+        compare(only_ref, CMP)
 
 
 def test_empty_and_no_comparisons():
     assert list(compare(tidy(), CMP).columns) == RATIO_COLUMNS
     assert len(compare(table(), {})) == 0
-    assert len(compare(table(), {"comparisons": [{"by": "variant", "baseline": "nope"}]})) == 0
+    with pytest.raises(ValueError, match="no measured rows have variant 'nope'"):
+        compare(table(), {"comparisons": [{"by": "variant", "baseline": "nope"}]})
 
 
 def test_bad_comparison_rejected():
     with pytest.raises(ValueError):
         compare(table(), {"comparisons": [{"by": "tool", "baseline": "x"}]})
+
+
+# ---- issue 9: interval semantics ---------------------------------------------
+
+
+def test_positive_metric_ratio_of_geometric_means_against_welch_on_logs():
+    out = compare(table(metric="throughput", unit="bit/s"), CMP).iloc[0]
+    assert out["estimand"] == "ratio of geometric means" and out["ci_method"] == "log-welch"
+    lt, lb = np.log(T), np.log(B)
+    ref = stats.ttest_ind(lt, lb, equal_var=False)
+    ci = ref.confidence_interval(0.95)
+    assert close(out["ratio"], math.exp(lt.mean() - lb.mean()))
+    assert close(out["ci_low"], math.exp(ci.low)) and close(out["ci_high"], math.exp(ci.high))
+    assert close(out["p_value"], ref.pvalue)
+
+
+def test_overhead_sign_means_worse_for_every_metric():
+    thr = compare(table(t=[8.0, 8.1, 7.9], b=[10.0, 10.1, 9.9], metric="throughput", unit="bit/s"), CMP)
+    rtt = compare(table(t=[1.2e-3, 1.21e-3, 1.19e-3], b=[1e-3, 1.01e-3, 0.99e-3], metric="rtt_avg"), CMP)
+    thr, rtt = thr.iloc[0], rtt.iloc[0]
+    assert (
+        thr["better"] == "higher"
+        and thr["ratio"] < 1
+        and close(thr["overhead_pct"], (1 - thr["ratio"]) * 100)
+    )
+    assert (
+        rtt["better"] == "lower" and rtt["ratio"] > 1 and close(rtt["overhead_pct"], (rtt["ratio"] - 1) * 100)
+    )
+    assert thr["overhead_pct"] > 0 and rtt["overhead_pct"] > 0  # both worse than the baseline
+    assert thr["change_pct"] < 0 < rtt["change_pct"]
+
+
+def test_equal_per_repeat_ratios_give_no_paired_p_value():
+    # issue 9: a paired p of 7e-45 from rounding noise in the log differences
+    b = [1.23e9, 2.34e9, 3.45e9, 0.98e9, 1.11e9]
+    t = [x * 0.93 for x in b]
+    d = np.log(t) - np.log(b)
+    assert 0 < d.std(ddof=1) < 1e-14  # rounding noise only (sd 1.9e-15)
+    assert stats.ttest_rel(np.log(t), np.log(b)).pvalue < 1e-20  # what a naive paired t-test says
+    out = compare(table(t=t, b=b), CMP).iloc[0]
+    assert np.isnan(out["paired_p_value"]) and "equal" in out["paired_note"]
+    assert close(out["paired_ratio"], 0.93) and out["paired_ci_low"] == out["paired_ci_high"]
+
+
+def test_never_paired_across_launches():
+    t, b = [9.05e9, 8.91e9, 9.12e9], [9.41e9, 9.38e9, 9.52e9]
+    two = tidy(rows(t, variant="cilium", launch_id="L1"), rows(b, variant="host", launch_id="L2"))
+    out = compare(two, CMP).iloc[0]
+    assert np.isnan(out["paired_ci_low"]) and "different launches" in out["paired_note"]
+    # no launch ids: two variants are two launches, never paired
+    none = compare(tidy(rows(t, variant="cilium"), rows(b, variant="host")), CMP).iloc[0]
+    assert np.isnan(out["paired_ratio"]) and "separate launches" in none["paired_note"]
+    # scenarios of one variant without launch ids: one launch's interleaved rounds
+    sc = compare(
+        tidy(rows(t, scenario="pod-pod"), rows(b, scenario="host-host")),
+        {"comparisons": [{"by": "scenario", "baseline": "host-host"}]},
+    ).iloc[0]
+    assert sc["n_pairs"] == 3 and np.isfinite(sc["paired_ci_low"])
+
+
+def test_primary_metrics_default_to_the_tools_headline(monkeypatch):
+    from podnet.adapters import get
+
+    monkeypatch.setattr(type(get("iperf3")), "headline", ("throughput",))
+    t = tidy(
+        rows([9.0, 9.1, 8.9], scenario="pod-pod"),
+        rows([10.0, 10.1, 9.9], scenario="host-host"),
+        rows([1.0, 1.1, 0.9], scenario="pod-pod", metric="sender_throughput"),
+        rows([1.2, 1.1, 1.3], scenario="host-host", metric="sender_throughput"),
+        rows([5.0, 5.1, 4.9], scenario="pod-pod", test="udp"),
+        rows([5.2, 5.1, 5.3], scenario="host-host", test="udp"),
+    )
+    cmp = [{"by": "scenario", "baseline": "host-host"}]
+    prim = [{"by": "scenario", "baseline": "host-host", "treatments": ["pod-pod"], "tests": ["iperf3:tcp"]}]
+    out = compare(t, {"comparisons": cmp, "primary": prim})
+    role = dict(zip(zip(out["test"], out["metric"]), out["role"]))
+    assert role == {
+        ("tcp", "throughput"): "primary",
+        ("tcp", "sender_throughput"): "exploratory",
+        ("udp", "throughput"): "exploratory",
+    }
+    p = one(out, role="primary")
+    assert p["m"] == 1 and close(p["p_adjusted"], p["p_value"])
+    with pytest.raises(ValueError, match="not one of stats.comparisons"):
+        compare(t, {"comparisons": cmp, "primary": [{"by": "variant", "baseline": "host"}]})

@@ -17,11 +17,16 @@ import pytest
 from scipy import special, stats
 
 from podnet.stats import SUMMARY_COLUMNS, core, summarize
-from podnet.stats.testing import one, rows, tidy
+from podnet.stats._data import key_text
+from podnet.stats.bootstrap import group_seed
+from podnet.tidy import GROUP_COLUMNS
+from tests.stats_tables import one, rows, tidy
 
 REL = 1e-9
 X = [9.41e9, 9.38e9, 9.52e9, 9.11e9, 9.47e9, 9.60e9, 9.33e9, 9.45e9, 9.02e9, 9.50e9]
 SEED = 20240611
+BOOT = {"bootstrap": {"min_n": 3}}  # the bootstrap's own default starts at n = 40
+KEY = key_text(tidy(rows(X))[GROUP_COLUMNS].iloc[:1])[0]  # the group's random stream
 
 
 def close(a, b, rel=REL):
@@ -51,23 +56,63 @@ def test_descriptive_against_numpy(basic):
     assert close(r["se"], x.std(ddof=1) / math.sqrt(10))
 
 
-def test_t_interval_against_ttest_1samp(basic):
+def log_ci(x, conf=0.95):
+    """exp of scipy's t interval of the mean of ln x (an independent route to the log-t interval)."""
+    ci = stats.ttest_1samp(np.log(np.asarray(x)), 0.0).confidence_interval(conf)
+    return math.exp(ci.low), math.exp(ci.high)
+
+
+def test_positive_quantity_gets_log_t_interval_of_the_geometric_mean(basic):
     r = basic.iloc[0]
+    lo, hi = log_ci(X)
+    assert r["kind"] == "positive" and r["estimand"] == "geometric mean"
+    assert close(r["gmean"], stats.gmean(X)) and r["centre"] == r["gmean"]
+    assert close(r["ci_low"], lo) and close(r["ci_high"], hi)
+    assert r["ci_method"] == "log-t"
+    assert close(r["rel_half_width"], (hi - r["gmean"]) / r["gmean"])
+
+
+def test_positive_interval_never_reaches_zero():
+    # issue 9: a t interval on 3 noisy throughputs reached below 0
+    vals = [1.0e9, 0.1e9, 2.5e9]
+    t_low = stats.ttest_1samp(vals, 0.0).confidence_interval(0.95).low
+    assert t_low < 0  # the old interval
+    r = summarize(tidy(rows(vals))).iloc[0]
+    assert r["ci_low"] > 0 and close(r["ci_low"], log_ci(vals)[0])
+
+
+def test_signed_quantity_gets_t_interval():
+    s = summarize(tidy(rows(X, metric="clock_offset", unit="s"))).iloc[0]
     ci = stats.ttest_1samp(np.array(X), 0.0).confidence_interval(0.95)
-    assert close(r["ci_low"], ci.low) and close(r["ci_high"], ci.high)
-    assert r["ci_method"] == "t"
-    assert close(r["rel_half_width"], (ci.high - ci.low) / 2 / np.mean(X))
+    assert s["kind"] == "signed" and s["ci_method"] == "t" and s["estimand"] == "mean"
+    assert close(s["ci_low"], ci.low) and close(s["ci_high"], ci.high)
 
 
 def test_t_interval_other_confidence():
     s = summarize(tidy(rows(X)), {"confidence": 0.9}).iloc[0]
-    ci = stats.ttest_1samp(np.array(X), 0.0).confidence_interval(0.9)
-    assert close(s["ci_low"], ci.low) and close(s["ci_high"], ci.high)
+    lo, hi = log_ci(X, 0.9)
+    assert close(s["ci_low"], lo) and close(s["ci_high"], hi)
+
+
+def test_loss_fraction_gets_clopper_pearson_inside_0_1():
+    # issue 9: loss 0,0,1,0,0 got the t interval [-0.355, 0.755]
+    s = summarize(tidy(rows([0, 0, 1, 0, 0], metric="loss", unit="fraction"))).iloc[0]
+    assert s["kind"] == "proportion" and s["ci_method"] == "clopper-pearson"
+    ref = stats.binomtest(1, 5).proportion_ci(0.95, method="exact")
+    assert close(s["ci_low"], ref.low) and close(s["ci_high"], ref.high)
+    assert 0 <= s["ci_low"] < s["ci_high"] <= 1
+
+
+def test_count_interval_clipped_at_zero():
+    s = summarize(tidy(rows([0, 0, 9, 0], metric="retransmits", unit="count"))).iloc[0]
+    ci = stats.ttest_1samp([0, 0, 9, 0], 0.0).confidence_interval(0.95)
+    assert ci.low < 0 and s["ci_low"] == 0.0 and close(s["ci_high"], ci.high)
+    assert s["ci_method"] == "t, clipped at 0"
 
 
 def _hand_bca(x: np.ndarray, seed: int, resamples: int, batch: int, conf: float):
     """BCa from the textbook formulas, with the indices scipy draws (one integers() call per batch)."""
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(group_seed(seed, KEY))
     n = len(x)
     means = []
     for k in range(0, resamples, batch):
@@ -88,8 +133,8 @@ def _hand_bca(x: np.ndarray, seed: int, resamples: int, batch: int, conf: float)
     return out, pct
 
 
-def test_bootstrap_bca_against_hand_formula(basic):
-    r = basic.iloc[0]
+def test_bootstrap_bca_against_hand_formula():
+    r = summarize(tidy(rows(X)), BOOT).iloc[0]
     (lo, hi), _ = _hand_bca(np.array(X), SEED, 10000, 2000, 0.95)
     assert r["boot_method"] == "BCa" and r["boot_note"] == ""
     assert close(r["boot_ci_low"], lo) and close(r["boot_ci_high"], hi)
@@ -97,7 +142,7 @@ def test_bootstrap_bca_against_hand_formula(basic):
 
 def test_bootstrap_percentile_against_manual_resampling():
     s = summarize(
-        tidy(rows(X)), {"bootstrap": {"method": "percentile", "resamples": 3000, "batch": 1000}}
+        tidy(rows(X)), {"bootstrap": {"method": "percentile", "resamples": 3000, "batch": 1000, "min_n": 3}}
     ).iloc[0]
     _, (lo, hi) = _hand_bca(np.array(X), SEED, 3000, 1000, 0.95)
     assert s["boot_method"] == "percentile"
@@ -107,23 +152,28 @@ def test_bootstrap_percentile_against_manual_resampling():
 def test_bootstrap_deterministic_and_independent_of_other_groups():
     rng = np.random.default_rng(5)
     others = [rows(9e9 * (1 + 0.05 * rng.standard_normal(10)), scenario=f"s{i}") for i in range(7)]
-    alone = summarize(tidy(rows(X)))
-    again = summarize(tidy(rows(X)))
-    crowd = summarize(tidy(rows(X), *others))
+    alone = summarize(tidy(rows(X)), BOOT)
+    again = summarize(tidy(rows(X)), BOOT)
+    crowd = summarize(tidy(rows(X), *others), BOOT)
     pd.testing.assert_frame_equal(alone, again)
     r = one(crowd, scenario="pod-pod")
     assert r["boot_ci_low"] == alone["boot_ci_low"].iloc[0]
     assert r["boot_ci_high"] == alone["boot_ci_high"].iloc[0]
     # and a different seed gives different numbers (the seed is used)
-    other_seed = summarize(tidy(rows(X)), {"bootstrap": {"seed": 1}}).iloc[0]
+    other_seed = summarize(tidy(rows(X)), {"bootstrap": {"seed": 1, "min_n": 3}}).iloc[0]
     assert other_seed["boot_ci_low"] != alone["boot_ci_low"].iloc[0]
 
 
 def test_bootstrap_matches_scipy_single_call():
     res = stats.bootstrap(
-        (np.array(X),), np.mean, n_resamples=10000, batch=2000, method="BCa", rng=np.random.default_rng(SEED)
+        (np.array(X),),
+        np.mean,
+        n_resamples=10000,
+        batch=2000,
+        method="BCa",
+        rng=np.random.default_rng(group_seed(SEED, KEY)),
     )
-    r = summarize(tidy(rows(X))).iloc[0]
+    r = summarize(tidy(rows(X)), BOOT).iloc[0]
     assert close(r["boot_ci_low"], res.confidence_interval.low)
     assert close(r["boot_ci_high"], res.confidence_interval.high)
 
@@ -225,19 +275,19 @@ def test_n1_has_no_interval():
     assert r["n"] == 1 and r["mean"] == 5.0
     assert np.isnan(r["sd"]) and np.isnan(r["ci_low"]) and np.isnan(r["ci_high"])
     assert r["ci_method"] == "" and "n < 2" in r["ci_note"]
-    assert np.isnan(r["boot_ci_low"]) and r["boot_note"] == "n < 3"
+    assert np.isnan(r["boot_ci_low"]) and r["boot_note"].startswith("n < 40")
     assert pd.isna(r["n_needed"]) and bool(r["met_target"]) is False
 
 
 def test_n2_t_interval_uses_one_degree_of_freedom():
-    r = summarize(tidy(rows([10.0, 12.0]))).iloc[0]
+    r = summarize(tidy(rows([10.0, 12.0], metric="offset", unit="s"))).iloc[0]
     half = 12.706204736174703 * math.sqrt(2.0) / math.sqrt(2.0)  # t_{0.975,1} * sd / sqrt(n)
     assert close(r["ci_low"], 11.0 - half) and close(r["ci_high"], 11.0 + half)
-    assert np.isnan(r["boot_ci_low"]) and r["boot_note"] == "n < 3"
+    assert np.isnan(r["boot_ci_low"]) and r["boot_note"].startswith("n < 40")
 
 
 def test_zero_variance():
-    r = summarize(tidy(rows([0.1] * 6))).iloc[0]
+    r = summarize(tidy(rows([0.1] * 6)), BOOT).iloc[0]
     assert r["sd"] == 0.0 and r["mean"] == 0.1
     assert r["ci_low"] == r["ci_high"] == 0.1
     assert "zero variance" in r["ci_note"]
@@ -251,8 +301,7 @@ def test_nan_values_dropped_and_counted():
     r = summarize(tidy(rows(vals))).iloc[0]
     assert r["n"] == 6 and r["n_nan"] == 2
     assert close(r["mean"], np.mean(X[:6]))
-    ci = stats.ttest_1samp(np.array(X[:6]), 0.0).confidence_interval(0.95)
-    assert close(r["ci_low"], ci.low)
+    assert close(r["ci_low"], log_ci(X[:6])[0])
 
 
 def test_all_nan_group():

@@ -15,8 +15,8 @@ import pytest
 from scipy import stats
 
 from podnet.stats import RATIO_COLUMNS, SUMMARY_COLUMNS, WITHIN_COLUMNS, run, within_run
-from podnet.stats.testing import one, rows, tidy
 from podnet.tidy import INTERVAL_COLUMNS
+from tests.stats_tables import one, rows, tidy
 
 
 def series(values, run_id="r1", omitted=0, t0=0.0, dt=1.0, **over):
@@ -131,7 +131,9 @@ def test_run_writes_tables(tmp_path, tidy_table):
     assert list(s.columns) == SUMMARY_COLUMNS and len(s) == 3
     r = pd.read_csv(paths["ratios"])
     assert list(r.columns) == RATIO_COLUMNS and len(r) == 1
-    assert math.isclose(r["ratio"].iloc[0], 9.05e9 / 9.4875e9, rel_tol=1e-9)
+    assert r["estimand"].iloc[0] == "ratio of geometric means"
+    gm = stats.gmean([9.1e9, 9.0e9, 9.2e9, 8.9e9]) / stats.gmean([9.5e9, 9.4e9, 9.6e9, 9.45e9])
+    assert math.isclose(r["ratio"].iloc[0], gm, rel_tol=1e-9)
     w = pd.read_csv(paths["within_run"])
     assert w["variant"].iloc[0] == "cilium" and w["repeat"].iloc[0] == 1
     saved = json.loads(paths["settings"].read_text())
@@ -156,12 +158,13 @@ def test_run_missing_intervals_file_is_skipped(tmp_path, tidy_table):
     assert "within_run" not in paths
 
 
-def test_run_empty_tidy(tmp_path):
+def test_run_empty_tidy_is_an_error(tmp_path):
+    # issue 9: a header-only table gave empty or NaN tables and exit 0
     tp = tmp_path / "tidy.parquet"
     tidy().to_parquet(tp)
-    paths = run(tp, tmp_path / "o")
-    assert list(pd.read_csv(paths["summary"]).columns) == SUMMARY_COLUMNS
-    assert list(pd.read_csv(paths["ratios"]).columns) == RATIO_COLUMNS
+    with pytest.raises(ValueError, match="no rows"):
+        run(tp, tmp_path / "o")
+    assert not (tmp_path / "o").exists()
 
 
 def test_outliers_file_lists_flagged_runs(tmp_path):

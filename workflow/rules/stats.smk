@@ -1,4 +1,5 @@
-# Statistics: tidy table -> summary.csv (per group) and ratios.csv (against baselines).
+# Statistics: tidy table -> summary.csv (per group) and ratios.csv (against baselines);
+# with stats.thresholds in the config, the gate (podnet check) -> check.csv as the last step.
 
 
 rule stats:
@@ -11,6 +12,8 @@ rule stats:
         planning=f"{OUT}/planning.csv",
         outliers=f"{OUT}/outliers.csv",
         within_run=f"{OUT}/within_run.csv",
+        settings=f"{OUT}/stats_settings.json",
+        methods=f"{OUT}/METHODS.md",
     log:
         f"{OUT}/logs/stats.log",
     conda:
@@ -20,3 +23,23 @@ rule stats:
         settings=STATS,
     script:
         "../scripts/stats.py"
+
+
+rule check:
+    input:
+        ratios=f"{OUT}/ratios.csv",
+    output:
+        verdicts=f"{OUT}/check.csv",
+    log:
+        f"{OUT}/logs/check.log",
+    conda:
+        "../../envs/podnet.yaml"
+    params:
+        code=code_version("stats"),
+        thresholds=STATS.get("thresholds", []),
+    script:
+        "../scripts/check.py"
+
+
+# the gate's verdicts are a final output only when the config declares thresholds (rule all)
+CHECK_OUTPUTS = [f"{OUT}/check.csv"] if STATS.get("thresholds") else []

@@ -1,4 +1,7 @@
-"""Builders of small tidy tables, for tests of the stats stage and of code that calls it."""
+"""Builders of small tidy tables, for tests of the stats stage and of code that calls it.
+
+(A test double: it lives in tests/, not in the package.)
+"""
 
 from __future__ import annotations
 
@@ -39,8 +42,12 @@ def rows(values, repeats=None, **over) -> list[dict]:
 
 
 def tidy(*row_lists) -> pd.DataFrame:
+    """A tidy frame of the rows; a ``launch_id`` given to :func:`rows` is kept as a column."""
     allrows = [r for rl in row_lists for r in rl]
-    return frame(allrows)
+    out = frame(allrows)
+    if any("launch_id" in r for r in allrows):
+        out["launch_id"] = pd.array([r.get("launch_id") for r in allrows], dtype="string")
+    return out
 
 
 def one(df: pd.DataFrame, **match) -> pd.Series:

@@ -1,0 +1,147 @@
+"""The statistics stage at scale: full, no-op and one-added-run times and peak RSS (printed, not asserted).
+
+    .venv/bin/python benchmarks/bench_scale.py [--runs 10000] [--replicate 100000]
+
+Builds a scaled experiment from the real raw files in raw/seed-*: every raw
+file and its sidecar is copied ``runs / files`` times with new repeat numbers
+(the issue 12 recipe), parsed with podnet.parse into tidy.parquet. Then, each
+in a fresh process (so its peak RSS is its own):
+
+- ``full``: stats.run without a cache (every group computed);
+- ``full+cache``: the same, filling the per-group cache;
+- ``no-op``: again on the unchanged table (every group from the cache);
+- ``one added run``: the table plus one more run (a copy with a new repeat).
+
+``--replicate N`` also times a table of N runs made by replicating the parsed
+runs' tidy rows with new repeat numbers (parsing N files is the parse stage's
+benchmark, not this one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+SETTINGS = {"comparisons": [{"by": "scenario", "baseline": "same-edge"}]}
+
+
+def build_raw(dest: Path, runs: int) -> int:
+    """Copies of raw/seed-*/ (raw file + sidecar, repeat renumbered) until ``runs`` files exist."""
+    from podnet.raw import find_raw_files, read_sidecar, write_raw
+
+    sources = [(d, f) for d in sorted((REPO / "raw").glob("seed-*")) for f in find_raw_files(d)]
+    copies = -(-runs // len(sources))
+    n = 0
+    for c in range(copies):
+        for d, f in sources:
+            if n >= runs:
+                return n
+            meta = read_sidecar(f)
+            meta.pop("sha256", None)
+            meta.pop("podnet_sidecar", None)
+            meta["repeat"] = int(meta.get("repeat", 1)) + 1000 * (c + 1)
+            rel = f.relative_to(d)
+            target = dest / d.name / rel.parent / f"{rel.stem}-c{c:05d}{rel.suffix}"
+            write_raw(target, f.read_bytes(), meta)
+            n += 1
+    return n
+
+
+def one_more_run(tidy: pd.DataFrame) -> pd.DataFrame:
+    """The table plus a copy of its first run with a new repeat number and run id."""
+    first = tidy[tidy["run_id"] == tidy["run_id"].iloc[0]].copy()
+    first["repeat"] = int(pd.to_numeric(tidy["repeat"]).max()) + 1
+    first["run_id"] = first["run_id"] + "-added"
+    return pd.concat([tidy, first], ignore_index=True)
+
+
+def measure(mode: str, tidy_path: str, out: str) -> None:
+    """One timed stats.run in this process; prints a JSON line (seconds, peak RSS MiB, groups computed)."""
+    from podnet import stats
+    from podnet.stats import cache as cache_mod
+
+    computed = []
+    real = cache_mod.subset
+    cache_mod.subset = lambda g, idx: computed.append(len(idx)) or real(g, idx)  # count recomputed groups
+    path = Path(tidy_path)
+    if mode == "one added run":
+        path = path.with_name("tidy-plus-one.parquet")
+        one_more_run(pd.read_parquet(tidy_path)).to_parquet(path)
+    t0 = time.perf_counter()
+    stats.run(path, out, SETTINGS, cache=mode != "full")
+    dt = time.perf_counter() - t0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        json.dumps(
+            {"mode": mode, "seconds": round(dt, 2), "peak_rss_mib": round(rss), "recomputed": computed}
+        )
+    )
+
+
+def run_modes(tidy_path: Path, out: Path, label: str) -> None:
+    t = pd.read_parquet(tidy_path, columns=["run_id"])
+    print(f"\n{label}: {t['run_id'].nunique()} runs, {len(t)} tidy rows")
+    for mode in ("full", "full+cache", "no-op", "one added run"):
+        p = subprocess.run(
+            [sys.executable, __file__, "--measure", mode, str(tidy_path), str(out)],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+        )
+        if p.returncode != 0:
+            print(p.stderr[-2000:])
+            raise SystemExit(p.returncode)
+        r = json.loads(p.stdout.strip().splitlines()[-1])
+        groups = sum(r["recomputed"]) if r["recomputed"] else 0
+        print(
+            f"  {mode:<14} {r['seconds']:7.2f} s   peak RSS {r['peak_rss_mib']:5d} MiB   groups computed {groups}"
+        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=10000, help="raw files in the scaled experiment")
+    ap.add_argument("--replicate", type=int, default=0, help="also a tidy-level table of this many runs")
+    ap.add_argument("--measure", nargs=3, metavar=("MODE", "TIDY", "OUT"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.measure:
+        measure(*args.measure)
+        return
+    from podnet.parse import parse_experiment
+
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+        t0 = time.perf_counter()
+        n = build_raw(d / "raw", args.runs)
+        print(f"copied {n} raw files (+ sidecars) in {time.perf_counter() - t0:.1f} s")
+        t0 = time.perf_counter()
+        tidy = parse_experiment(d / "raw", "scale").tidy
+        print(f"parsed them in {time.perf_counter() - t0:.1f} s (podnet.parse, one process)")
+        tidy.to_parquet(d / "tidy.parquet")
+        run_modes(d / "tidy.parquet", d / "out", f"scaled from raw/seed-* ({n} files)")
+        if args.replicate:
+            runs = tidy["run_id"].nunique()
+            k = -(-args.replicate // runs)
+            big = pd.concat(
+                [
+                    tidy.assign(repeat=tidy["repeat"] + 100000 * (i + 1), run_id=tidy["run_id"] + f"-r{i}")
+                    for i in range(k)
+                ],
+                ignore_index=True,
+            )
+            big.to_parquet(d / "big.parquet")
+            del big
+            run_modes(d / "big.parquet", d / "out-big", f"replicated tidy rows (x{k})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""The gate: thresholds on ratios, judged by where the ratio's interval lies (``podnet check``).
+
+Each ``stats.thresholds`` entry names one comparison (by, baseline,
+treatment, tool or tool:test, metric) and a bound (``min`` and/or ``max``).
+Every ratios.csv row it matches (one per variant, direction, streams ...)
+gets a verdict from its primary interval [ci_low, ci_high]:
+
+- ``pass``: the interval lies wholly on the right side (ci_low >= min, ci_high <= max);
+- ``fail``: the interval lies wholly on the wrong side (ci_high < min or ci_low > max);
+- ``unresolved``: the interval straddles the bound, there is no interval (n < 2,
+  unbounded), or no ratio row matches the entry.
+
+Exit codes of ``podnet check`` (:data:`EXIT`): 0 every verdict pass, 1 some
+fail, 3 none fail but some unresolved, 2 the inputs could not be read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._data import read_table
+from .family import tests_match
+
+EXIT = {"pass": 0, "fail": 1, "error": 2, "unresolved": 3}
+
+CHECK_COLUMNS = [
+    "threshold",  # the entry's position in stats.thresholds
+    "by",
+    "baseline",
+    "treatment",
+    "test",
+    "metric",
+    "variant",
+    "direction",
+    "streams",
+    "role",
+    "bound",  # e.g. ">= 0.8"
+    "ratio",
+    "ci_low",
+    "ci_high",
+    "verdict",  # pass | fail | unresolved
+    "reason",
+]
+
+
+def _verdict(lo: float, hi: float, vmin: float | None, vmax: float | None) -> tuple[str, str]:
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "unresolved", "no interval (too few runs, or unbounded)"
+    fails, passes = [], []
+    if vmin is not None:
+        (fails if hi < vmin else passes if lo >= vmin else []).append(f">= {vmin:g}")
+    if vmax is not None:
+        (fails if lo > vmax else passes if hi <= vmax else []).append(f"<= {vmax:g}")
+    bounds = sum(b is not None for b in (vmin, vmax))
+    if fails:
+        return "fail", "interval wholly outside " + " and ".join(fails)
+    if len(passes) == bounds:
+        return "pass", "interval wholly inside the bound"
+    return "unresolved", "interval straddles the bound: more runs or less noise needed"
+
+
+def check(ratios: pd.DataFrame, thresholds: list[Mapping[str, Any]]) -> pd.DataFrame:
+    """One verdict row per (threshold, matching ratio row); see the module docstring."""
+    out: list[dict[str, Any]] = []
+    r = ratios.copy()
+    text = {
+        c: r[c].astype("string").fillna("") for c in ("by", "baseline", "treatment", "tool", "test", "metric")
+    }
+    for i, t in enumerate(thresholds):
+        by = str(t.get("by", "scenario"))
+        m = (
+            (text["by"] == by)
+            & (text["baseline"] == str(t["baseline"]))
+            & (text["treatment"] == str(t["treatment"]))
+            & (text["metric"] == str(t["metric"]))
+        ).to_numpy(dtype=bool)
+        if t.get("test"):
+            m &= tests_match(text["tool"], text["test"], [str(t["test"])])
+        vmin = float(t["min"]) if t.get("min") is not None else None
+        vmax = float(t["max"]) if t.get("max") is not None else None
+        bound = " and ".join(
+            b for b in (vmin is not None and f">= {vmin:g}", vmax is not None and f"<= {vmax:g}") if b
+        )
+        base = {
+            "threshold": i,
+            "by": by,
+            "baseline": t["baseline"],
+            "treatment": t["treatment"],
+            "test": t.get("test", ""),
+            "metric": t["metric"],
+            "bound": bound,
+        }
+        if not m.any():
+            out.append({**base, "verdict": "unresolved", "reason": "no ratio row matches this threshold"})
+            continue
+        for _, row in r.loc[m].iterrows():
+            lo = float(pd.to_numeric(row.get("ci_low"), errors="coerce"))
+            hi = float(pd.to_numeric(row.get("ci_high"), errors="coerce"))
+            verdict, reason = _verdict(lo, hi, vmin, vmax)
+            out.append(
+                {
+                    **base,
+                    "test": f"{row.get('tool', '')}:{row.get('test', '')}",
+                    "variant": row.get("variant"),
+                    "direction": row.get("direction"),
+                    "streams": row.get("streams"),
+                    "role": row.get("role"),
+                    "ratio": row.get("ratio"),
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    "verdict": verdict,
+                    "reason": reason,
+                }
+            )
+    return pd.DataFrame(out, columns=CHECK_COLUMNS)
+
+
+def exit_code(verdicts: pd.DataFrame) -> int:
+    """0 all pass, 1 some fail, 3 otherwise some unresolved (see :data:`EXIT`)."""
+    v = set(verdicts["verdict"])
+    if "fail" in v:
+        return EXIT["fail"]
+    if "unresolved" in v:
+        return EXIT["unresolved"]
+    return EXIT["pass"]
+
+
+def check_dir(processed: str | Path, thresholds: list[Mapping[str, Any]]) -> pd.DataFrame:
+    """Verdicts for ``processed/ratios.csv`` (FileNotFoundError when it is missing)."""
+    path = Path(processed) / "ratios.csv"
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file (run the statistics stage first)")
+    return check(read_table(path), thresholds)
