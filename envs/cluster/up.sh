@@ -181,7 +181,7 @@ write_info() {
 {
   "k8s_version": "$K8S_VERSION",
   "cni": "$CNI",
-  "variant": "$CNI/$PROXY",
+  "variant": "$CNI.$PROXY${LINK_RATE:+.$LINK_RATE}",
   "cni_datapath": "$(cni_datapath)",
   "flannel_version": $(if cni_is_flannel; then json_str "$FLANNEL_VERSION"; else echo null; fi),
   "pod_mtu": $(pod_mtu),

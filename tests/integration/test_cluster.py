@@ -76,7 +76,8 @@ def test_info_json(cluster_info, image):
     assert cluster_info["cni"] in ("bridge", "flannel-vxlan", "flannel-host-gw")
     assert cluster_info["k8s_version"].startswith("v1.33.")
     assert cluster_info["kube_proxy_mode"] in ("iptables", "nftables")
-    assert cluster_info["variant"] == f"{cluster_info['cni']}/{cluster_info['kube_proxy_mode']}"
+    rate = f".{cluster_info['link_rate']}" if cluster_info["link_rate"] else ""
+    assert cluster_info["variant"] == f"{cluster_info['cni']}.{cluster_info['kube_proxy_mode']}{rate}"
     assert image.startswith("localhost/podnet-tools:")
     assert cluster_info["image"] == image
     assert len(cluster_info["nodes"]) >= 2
