@@ -7,6 +7,7 @@ mode, link rate, node count) or real clusters (one kubeconfig per variant)::
     campaign: cni                       # experiment name of the comparison: raw/cni/<variant>/...
     experiment: config/config.yaml      # the experiment run under every variant
     launch: {repeats: 3}                # optional: keys replacing the experiment's launch keys
+    interleave: false                   # true: round r launches repeat r of every variant in turn
     nodes: 3
     variants:                           # the first is the baseline of the variant ratios
       - {cni: bridge}
@@ -18,7 +19,10 @@ mode, link rate, node count) or real clusters (one kubeconfig per variant)::
 For an embedded variant it takes the cluster lock, brings the cluster up in that variant, launches
 the experiment with ``launch.variant`` set to the variant's name, and always takes the cluster
 down again. A variant whose runs are all in ``raw/`` is skipped, and the launcher itself runs only
-the missing repeats, so an interrupted campaign resumes where it stopped. Then the normal pipeline
+the missing repeats, so an interrupted campaign resumes where it stopped. With ``interleave: true``
+the campaign goes round by round instead (A B A B ...): round r brings each variant up and launches
+its repeat r only, so slow drifts of the machine spread over all variants alike (a cluster
+bring-up per variant and round: for small measured comparisons, not for big experiments). Then the normal pipeline
 (parse, stats, report) publishes one comparison: the experiment's own comparisons plus ratios of
 every variant against the baseline variant. Variants are launched one after the other, never
 interleaved, so their ratios are between independent launches (the stats stage never pairs runs
@@ -91,6 +95,12 @@ class Campaign:
     experiment: dict[str, Any]
     variants: tuple[Variant, ...]
     source: Path
+    interleave: bool = False
+
+    @property
+    def repeats(self) -> int:
+        """The experiment's fixed repeats per case (what ``interleave`` goes round by)."""
+        return int(self.experiment["launch"].get("repeats", 1))
 
     @property
     def baseline(self) -> str:
@@ -132,7 +142,15 @@ def load(path: str | Path) -> Campaign:
     """Read a campaign config and the experiment config it names."""
     path = Path(path)
     doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    unknown = set(doc) - {"campaign", "description", "experiment", "launch", "nodes", "variants"}
+    unknown = set(doc) - {
+        "campaign",
+        "description",
+        "experiment",
+        "launch",
+        "nodes",
+        "variants",
+        "interleave",
+    }
     if unknown:
         raise CampaignError(f"{path}: unknown keys {sorted(unknown)}")
     for key in ("campaign", "experiment", "variants"):
@@ -155,14 +173,17 @@ def load(path: str | Path) -> Campaign:
     names = [v.name for v in variants]
     if len(set(names)) != len(names):
         raise CampaignError(f"{path}: variant names repeat: {names}")
-    return Campaign(name, exp, variants, path)
+    return Campaign(name, exp, variants, path, bool(doc.get("interleave", False)))
 
 
-def variant_config(c: Campaign, v: Variant) -> dict[str, Any]:
-    """The experiment config launched under variant ``v`` (variant name fixed, its kubeconfig)."""
+def variant_config(c: Campaign, v: Variant, repeats: int | None = None) -> dict[str, Any]:
+    """The experiment config launched under variant ``v`` (variant name fixed, its kubeconfig;
+    ``repeats``: launch only up to this repeat, for interleaved rounds)."""
     cfg = copy.deepcopy(c.experiment)
     launch = cfg["launch"]
     launch["variant"] = v.name
+    if repeats is not None:
+        launch["repeats"] = repeats
     if v.embedded:
         launch["kubeconfig"] = ".cluster/kubeconfig"
         launch["cluster_info"] = ".cluster/info.json"
@@ -185,13 +206,13 @@ def publish_config(c: Campaign) -> dict[str, Any]:
     return cfg
 
 
-def write_configs(c: Campaign) -> dict[str, Path]:
+def write_configs(c: Campaign, repeats: int | None = None) -> dict[str, Path]:
     """Write the derived configs under ``.campaign/<name>/``; returns them by variant (and "publish")."""
     c.workdir.mkdir(parents=True, exist_ok=True)
     out: dict[str, Path] = {}
     for v in c.variants:
         p = c.workdir / f"{v.name}.yaml"
-        p.write_text(yaml.safe_dump(variant_config(c, v), sort_keys=False), encoding="utf-8")
+        p.write_text(yaml.safe_dump(variant_config(c, v, repeats), sort_keys=False), encoding="utf-8")
         out[v.name] = p
     p = c.workdir / "publish.yaml"
     p.write_text(yaml.safe_dump(publish_config(c), sort_keys=False), encoding="utf-8")
@@ -199,12 +220,12 @@ def write_configs(c: Campaign) -> dict[str, Path]:
     return out
 
 
-def missing_runs(c: Campaign, v: Variant) -> int:
+def missing_runs(c: Campaign, v: Variant, repeats: int | None = None) -> int:
     """How many fixed-round runs of variant ``v`` raw/ still lacks (0: the variant is done)."""
     from podnet.launch.config import from_mapping
     from podnet.launch.runner import pending_runs
 
-    cfg = from_mapping(variant_config(c, v))
+    cfg = from_mapping(variant_config(c, v, repeats))
     return sum(len(r) for r in pending_runs(cfg, v.name).values())
 
 
@@ -265,14 +286,21 @@ def run(path: str | Path, *, python: str = sys.executable, cores: int = 2, publi
     c = load(path)
     files = write_configs(c)
     failed: list[str] = []
-    for v in c.variants:
-        missing = missing_runs(c, v)
-        if not missing:
-            _say(f"{v.name}: all runs in raw/{c.name}/{v.name}; skipped")
-            continue
-        _say(f"{v.name}: {missing} run(s) missing; " + ("embedded cluster" if v.embedded else v.kubeconfig))
-        if run_variant(c, v, files[v.name], python):
-            failed.append(v.name)
+    rounds: list[int | None] = list(range(1, c.repeats + 1)) if c.interleave else [None]
+    for r in rounds:
+        if r is not None:
+            _say(f"round {r} of {c.repeats}")
+            files = write_configs(c, r)
+        for v in c.variants:
+            missing = missing_runs(c, v, r)
+            if not missing:
+                _say(f"{v.name}: all runs in raw/{c.name}/{v.name}; skipped")
+                continue
+            where = "embedded cluster" if v.embedded else str(v.kubeconfig)
+            _say(f"{v.name}: {missing} run(s) missing; {where}")
+            if run_variant(c, v, files[v.name], python) and v.name not in failed:
+                failed.append(v.name)
+    files = write_configs(c)
     if failed:
         _say(f"variants with failures: {', '.join(failed)} (re-run to resume)")
     if not publish:

@@ -126,7 +126,9 @@ def test_run_resumes_and_always_takes_the_cluster_down(in_repo, tmp_path, monkey
     failed launch), one after the other; then the publish step runs once."""
     monkeypatch.setenv("PODNET_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("PODNET_CLUSTER_LOCKED", raising=False)
-    monkeypatch.setattr(campaign, "missing_runs", lambda c, v: 0 if v.name == "bridge.iptables" else 3)
+    monkeypatch.setattr(
+        campaign, "missing_runs", lambda c, v, r=None: 0 if v.name == "bridge.iptables" else 3
+    )
     monkeypatch.setattr(campaign.Campaign, "workdir", property(lambda self: tmp_path / "work"))
     calls: list[tuple[str, str, str]] = []
 
@@ -149,3 +151,32 @@ def test_run_resumes_and_always_takes_the_cluster_down(in_repo, tmp_path, monkey
         ("flannel-host-gw", "iptables"),
         ("flannel-vxlan", "nftables"),
     ]
+
+
+def test_interleaved_rounds_launch_one_repeat_of_each_variant_in_turn(in_repo, tmp_path, monkeypatch):
+    monkeypatch.setenv("PODNET_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("PODNET_CLUSTER_LOCKED", raising=False)
+    monkeypatch.setattr(campaign.Campaign, "workdir", property(lambda self: tmp_path / "work"))
+    c = campaign.load(REPO / "config/campaigns/vxlan-vs-bridge.yaml")
+    assert c.interleave and c.repeats == 6
+    done: dict[str, int] = {}  # variant -> repeats in raw/
+
+    def fake_missing(c, v, r=None):
+        return max(0, (r or c.repeats) - done.get(v.name, 0))
+
+    order: list[tuple[str, int]] = []
+
+    def fake_variant(c, v, config, python):
+        r = yaml.safe_load(Path(config).read_text())["launch"]["repeats"]
+        order.append((v.name, r))
+        done[v.name] = r
+        return 0
+
+    monkeypatch.setattr(campaign, "missing_runs", fake_missing)
+    monkeypatch.setattr(campaign, "run_variant", fake_variant)
+    assert campaign.run(c.source, publish=False) == 0
+    assert order == [(v, r) for r in range(1, 7) for v in ("bridge.iptables", "flannel-vxlan.iptables")]
+    # resumed after all rounds: nothing left to launch
+    order.clear()
+    assert campaign.run(c.source, publish=False) == 0
+    assert order == []
