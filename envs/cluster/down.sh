@@ -13,7 +13,7 @@ cluster_lock
 set +o errexit # teardown goes on past individual failures
 
 BASE="$LIB_DIR/baseline"
-OUR_PATHS_RE="(/run/podnet-cluster|/var/lib/podnet-cluster|$CACHE_DIR/k8s/[^/]+/bin/)"
+OUR_PATHS_RE="(/run/podnet-cluster|/var/lib/podnet-cluster|$CACHE_DIR/(k8s|flannel)/[^/]+/bin/)"
 
 # ---- processes ---------------------------------------------------------------------------------
 # stop_pids SIGNAL_GRACE_S PID... : TERM, wait, then KILL what is left
