@@ -61,5 +61,5 @@ compare:
 # the published comparison and that the cluster is gone
 compare-ci:
 	$(CLUSTER_PYTHON) -m podnet.campaign run config/campaigns/cni-ci.yaml --cores $(or $(CORES),2)
-	$(CLUSTER_PYTHON) -m pytest -q -p no:cacheprovider tests/integration/test_campaign.py
+	PODNET_REQUIRE_CLUSTER=1 $(CLUSTER_PYTHON) -m pytest -q -p no:cacheprovider tests/integration/test_campaign.py
 	bash envs/cluster/check-clean.sh

@@ -13,7 +13,7 @@
 # render TEMPLATE OUT VAR=value... : envsubst templates/TEMPLATE into OUT; only the ${VARS} the
 # template names are substituted, each must be given (or set in the environment), none may be empty.
 render() {
-    local tpl="$CLUSTER_DIR/templates/$1" out=$2 kv v
+    local name=$1 tpl="$CLUSTER_DIR/templates/$1" out=$2 kv v
     shift 2
     [[ -f $tpl ]] || die "template $tpl missing"
     local vars
@@ -21,7 +21,7 @@ render() {
     (
         for kv in "$@"; do export "${kv?}"; done
         for v in $vars; do
-            [[ -n ${!v:-} ]] || die "render $1: \${$v} is not set"
+            [[ -n ${!v:-} ]] || die "render $name: \${$v} is not set"
             export "${v?}"
         done
         envsubst "$(printf '${%s} ' $vars)" <"$tpl" >"$out.tmp"
