@@ -47,8 +47,9 @@ cluster-check-clean:
 # CI: up, integration tests, down (always) and check-clean, for each CNI:NODES[:PROXY] in CLUSTER_CI_MATRIX
 CLUSTER_CI_MATRIX ?= bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3
 CLUSTER_CI_TESTS ?= tests/integration
+CLUSTER_CI_MORE_TESTS ?= tests/integration/test_cluster.py
 cluster-ci:
-	@CLUSTER_CI_MATRIX='$(CLUSTER_CI_MATRIX)' CLUSTER_CI_TESTS='$(CLUSTER_CI_TESTS)' CLUSTER_PYTHON='$(CLUSTER_PYTHON)' LINK_RATE='$(LINK_RATE)' ZONES='$(ZONES)' POOLS='$(POOLS)' K8S_VERSION='$(K8S_VERSION)' FLANNEL_VERSION='$(FLANNEL_VERSION)' bash envs/cluster/ci.sh
+	@CLUSTER_CI_MATRIX='$(CLUSTER_CI_MATRIX)' CLUSTER_CI_TESTS='$(CLUSTER_CI_TESTS)' CLUSTER_CI_MORE_TESTS='$(CLUSTER_CI_MORE_TESTS)' CLUSTER_PYTHON='$(CLUSTER_PYTHON)' LINK_RATE='$(LINK_RATE)' ZONES='$(ZONES)' POOLS='$(POOLS)' K8S_VERSION='$(K8S_VERSION)' FLANNEL_VERSION='$(FLANNEL_VERSION)' bash envs/cluster/ci.sh
 
 # A comparison campaign: the campaign's experiment under each variant (cluster up, launch, down,
 # under the cluster lock), then one comparison through the pipeline. Resumes what is missing.
