@@ -68,8 +68,9 @@ nbval: setup examples
 	  $(foreach ex,$(EXAMPLES),processed/$(ex)/notebooks/*.ipynb)
 
 # embedded cluster: up, integration tests (cluster datapath, launcher, quick experiment), down
-# (always) and a check that nothing was left behind, per CNI:NODES in CLUSTER_CI_MATRIX
-integration: setup cluster-ci
+# (always) and a check that nothing was left behind, per CNI:NODES[:PROXY] in CLUSTER_CI_MATRIX;
+# then the CI-sized CNI comparison campaign (config/campaigns/cni-ci.yaml)
+integration: setup cluster-ci compare-ci
 
 lint: setup
 	@for ex in $(EXAMPLES); do .venv/bin/snakemake --lint --configfile config/examples/$$ex.yaml >/dev/null || { .venv/bin/snakemake --lint --configfile config/examples/$$ex.yaml; exit 1; }; done

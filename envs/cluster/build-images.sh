@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the OCI images the cluster imports (no registry is reachable here):
-#   localhost/podnet-tools:<hash>  Debian bookworm minbase + the tools in images/tools.packages,
+#   localhost/podnet-tools:<hash>  Debian bookworm minbase (main + non-free) + the tools in images/tools.packages,
 #                                  entrypoint `sleep infinity`
 #   localhost/podnet-pause:<hash>  a static Go program (go/pause) used as the pod sandbox image
 # Each is cached as an OCI-layout tarball in $CACHE_DIR/images keyed by a hash of its recipe,
@@ -8,12 +8,14 @@
 #   TOOLS_REF= TOOLS_TAR= PAUSE_REF= PAUSE_TAR=
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+ensure_packages # debootstrap, umoci (also when run alone: make cluster-build)
 IMG_CACHE="$CACHE_DIR/images"
 mkdir -p "$IMG_CACHE"
 # Bump when the way an image is built changes (the cache key is a hash of the recipe:
 # this version, the package list / pause source, the suite and the entrypoint).
 RECIPE_VERSION=3
 SUITE=bookworm
+COMPONENTS=main,non-free # netperf is in non-free
 
 mirror() {
     local m
@@ -63,7 +65,7 @@ else
 fi
 
 # ---- tools image ----
-tools_hash=$({ echo "recipe=$RECIPE_VERSION suite=$SUITE variant=minbase entrypoint=sleep infinity"; packages; } | sha256sum | cut -c1-12)
+tools_hash=$({ echo "recipe=$RECIPE_VERSION suite=$SUITE components=$COMPONENTS variant=minbase entrypoint=sleep infinity"; packages; } | sha256sum | cut -c1-12)
 TOOLS_REF="localhost/podnet-tools:$tools_hash"
 TOOLS_TAR="$IMG_CACHE/podnet-tools-$tools_hash.tar"
 if [[ ! -s $TOOLS_TAR ]]; then
@@ -77,7 +79,7 @@ if [[ ! -s $TOOLS_TAR ]]; then
     }
     trap cleanup_tools EXIT
     log "building pod test image $TOOLS_REF (debootstrap minbase bookworm + $(packages)); ~2-3 min; log: $IMG_CACHE/debootstrap.log"
-    debootstrap --variant=minbase --include="$(packages)" "$SUITE" "$w/rootfs" "$(mirror)" >"$IMG_CACHE/debootstrap.log" 2>&1 || {
+    debootstrap --variant=minbase --components="$COMPONENTS" --include="$(packages)" "$SUITE" "$w/rootfs" "$(mirror)" >"$IMG_CACHE/debootstrap.log" 2>&1 || {
         tail -20 "$IMG_CACHE/debootstrap.log" >&2
         die "debootstrap failed (see $IMG_CACHE/debootstrap.log)"
     }

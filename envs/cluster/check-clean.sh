@@ -14,7 +14,7 @@ for p in /proc/[0-9]*; do
     pid=${p#/proc/}
     [[ $pid == "$$" || $pid == "$BASHPID" ]] && continue
     cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
-    if [[ $cmd =~ (/run/podnet-cluster|/var/lib/podnet-cluster|/k8s/v[0-9.]+/bin/) ]] && [[ ! $cmd =~ check-clean ]]; then
+    if [[ $cmd =~ (/run/podnet-cluster|/var/lib/podnet-cluster|/(k8s|flannel)/v[0-9.]+/bin/) ]] && [[ ! $cmd =~ check-clean ]]; then
         bad "process $pid: ${cmd:0:160}"
     elif grep -q ':/podnet/' "$p/cgroup" 2>/dev/null; then
         bad "process $pid in a podnet cgroup: ${cmd:0:160}"
@@ -23,6 +23,11 @@ done
 # network namespaces and links
 for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^${NAME_PREFIX}-"); do bad "network namespace $ns"; done
 ip link show podnet0 >/dev/null 2>&1 && bad "link podnet0 in the root namespace"
+for l in flannel.1 cni0; do ip link show "$l" >/dev/null 2>&1 && bad "link $l in the root namespace"; done
+# routes to the pod network, flannel's vxlan FDB and ARP entries (only in node namespaces)
+ip -4 route show | grep -qE "^(${POD_CIDR_ALL%.0.0/16}\.|${SERVICE_CIDR%.0.0/16}\.)" && bad "routes to the pod/service network in the root namespace: $(ip -4 route show | grep -E "^(${POD_CIDR_ALL%.0.0/16}\.|${SERVICE_CIDR%.0.0/16}\.)" | tr '\n' ';')"
+bridge fdb show 2>/dev/null | grep -q "dev flannel" && bad "FDB entries of a flannel device in the root namespace"
+ip -4 neigh show 2>/dev/null | grep -qE "^${POD_CIDR_ALL%.0.0/16}\." && bad "ARP entries for the pod network in the root namespace"
 # mounts
 while read -r _ mp fstype _; do
     case $mp in
@@ -38,9 +43,14 @@ for h in /sys/fs/cgroup/*/podnet; do [[ -e $h ]] && bad "cgroup $h"; done
 # iptables chains in the root namespace
 for t in iptables ip6tables iptables-legacy ip6tables-legacy; do
     command -v "$t-save" >/dev/null || continue
-    chains=$("$t-save" 2>/dev/null | grep -oE '^:(KUBE-|CNI-)[^ ]*' | tr '\n' ' ')
+    chains=$("$t-save" 2>/dev/null | grep -oE '^:(KUBE-|CNI-|FLANNEL-)[^ ]*' | tr '\n' ' ')
     [[ -n $chains ]] && bad "$t chains: $chains"
 done
+# nftables tables of kube-proxy's nftables mode (or flannel's) in the root namespace
+if command -v nft >/dev/null; then
+    tabs=$(nft list tables 2>/dev/null | awk '$3 ~ /^(kube-proxy|flannel|podnet-probe)$/ {print $2 " " $3}' | tr '\n' ';')
+    [[ -n $tabs ]] && bad "nft tables: $tabs"
+fi
 # state directories and files the runtimes write to global places
 for d in "$RUN_DIR" "$LIB_DIR"; do [[ -e $d ]] && bad "directory $d"; done
 if [[ -f $STATE_DIR/baseline.paths ]]; then
@@ -62,4 +72,4 @@ if ((${#problems[@]})); then
     printf '  - %s\n' "${problems[@]}"
     exit 1
 fi
-echo "check-clean: OK (no process, netns, link, mount, cgroup, KUBE-*/CNI-* chain, state dir or changed sysctl left)"
+echo "check-clean: OK (no process, netns, link (podnet0, flannel.1, cni0), pod/service route, flannel FDB/ARP entry, mount, cgroup, KUBE-*/CNI-*/FLANNEL-* chain, nft table, state dir, /run/flannel or changed sysctl left)"

@@ -2,13 +2,18 @@
 # CI for the embedded cluster: for each configuration bring the cluster up, run the integration
 # tests (pytest -m cluster tests/integration) against it; always take it down at the end, even
 # when a test or a bring-up fails, and verify that nothing was left behind (check-clean.sh).
-#   CLUSTER_CI_MATRIX="bridge:2 vxlan:3"  (CNI:NODES pairs; default)
-#   CLUSTER_CI_TESTS="tests/integration"  (pytest paths; default)
+#   CLUSTER_CI_MATRIX="bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3"
+#                                         (CNI:NODES[:PROXY]; default)
+#   CLUSTER_CI_TESTS="tests/integration"  (pytest paths of the first entry; default)
+#   CLUSTER_CI_MORE_TESTS="tests/integration/test_cluster.py"  (pytest paths of the other entries:
+#       the datapath tests; the launcher's tests do not depend on the CNI, and the CNI campaign
+#       (make compare-ci) runs the launcher under every CNI anyway)
 # Exit status: non-zero if any bring-up, test, teardown or cleanliness check failed.
 set -o nounset -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-MATRIX=${CLUSTER_CI_MATRIX:-bridge:2 vxlan:3}
+MATRIX=${CLUSTER_CI_MATRIX:-bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3}
 read -r -a TESTS <<<"${CLUSTER_CI_TESTS:-tests/integration}"
+read -r -a MORE_TESTS <<<"${CLUSTER_CI_MORE_TESTS:-tests/integration/test_cluster.py}"
 PY=${CLUSTER_PYTHON:-.venv/bin/python}
 [[ -x $PY ]] || PY=python3
 rc=0
@@ -29,13 +34,24 @@ trap 'rc=130; exit' INT TERM
     rc=1
     exit
 }
+times=()
+first=1
 for cfg in $MATRIX; do
-    cni=${cfg%%:*} nodes=${cfg##*:}
-    echo "== cluster-ci: cluster-up CNI=$cni NODES=$nodes"
-    if ! CNI=$cni NODES=$nodes bash envs/cluster/up.sh; then
+    IFS=: read -r cni nodes proxy <<<"$cfg"
+    proxy=${proxy:-iptables}
+    t0=$(date +%s)
+    echo "== cluster-ci: cluster-up CNI=$cni NODES=$nodes PROXY=$proxy"
+    if ! CNI=$cni NODES=$nodes PROXY=$proxy bash envs/cluster/up.sh; then
         rc=1
+        times+=("$cfg: bring-up FAILED after $(($(date +%s) - t0)) s")
         continue
     fi
-    echo "== cluster-ci: integration tests CNI=$cni NODES=$nodes"
-    PODNET_REQUIRE_CLUSTER=1 "$PY" -m pytest -p no:cacheprovider -m cluster "${TESTS[@]}" -v || rc=1
+    t1=$(date +%s)
+    echo "== cluster-ci: integration tests CNI=$cni NODES=$nodes PROXY=$proxy"
+    if ((first)); then tests=("${TESTS[@]}"); else tests=("${MORE_TESTS[@]}"); fi
+    first=0
+    PODNET_REQUIRE_CLUSTER=1 "$PY" -m pytest -p no:cacheprovider -m cluster "${tests[@]}" -v || rc=1
+    times+=("$cfg: up $((t1 - t0)) s, tests $(($(date +%s) - t1)) s")
 done
+echo "== cluster-ci: leg times (up includes tearing down the previous leg's cluster)"
+printf '   %s\n' "${times[@]}"

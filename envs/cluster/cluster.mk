@@ -1,22 +1,26 @@
 # Embedded multi-node Kubernetes cluster (see envs/cluster/README.md).
 # Included from the top-level Makefile; paths are relative to the repo root.
-#   make cluster-up [NODES=2] [CNI=bridge|vxlan] [LINK_RATE=1gbit] [ZONES=zone-a,zone-a,zone-b] [POOLS=...]
+#   make cluster-up [NODES=2] [CNI=bridge|flannel-vxlan|flannel-host-gw] [PROXY=iptables|nftables]
+#                   [LINK_RATE=1gbit] [ZONES=zone-a,zone-a,zone-b] [POOLS=...]
 #   make cluster-status
 #   make cluster-down
 #   make cluster-test          (pytest -m cluster tests/integration against the running cluster)
 #   make cluster-check-clean   (after cluster-down: verify nothing is left behind)
+#   make compare [CAMPAIGN=config/campaigns/cni.yaml]   (the experiment under each variant, one comparison)
 
 NODES ?= 2
 CNI ?= bridge
+PROXY ?= iptables
 LINK_RATE ?=
 ZONES ?= zone-a,zone-a,zone-b
 POOLS ?= pool-a,pool-a,pool-b
 K8S_VERSION ?= v1.33.13
+FLANNEL_VERSION ?= v0.28.10
 CLUSTER_PYTHON ?= .venv/bin/python
 
-CLUSTER_ENV = NODES='$(NODES)' CNI='$(CNI)' LINK_RATE='$(LINK_RATE)' ZONES='$(ZONES)' POOLS='$(POOLS)' K8S_VERSION='$(K8S_VERSION)'
+CLUSTER_ENV = NODES='$(NODES)' CNI='$(CNI)' PROXY='$(PROXY)' LINK_RATE='$(LINK_RATE)' ZONES='$(ZONES)' POOLS='$(POOLS)' K8S_VERSION='$(K8S_VERSION)' FLANNEL_VERSION='$(FLANNEL_VERSION)'
 
-.PHONY: cluster-up cluster-down cluster-status cluster-test cluster-check-clean cluster-build cluster-ci
+.PHONY: cluster-up cluster-down cluster-status cluster-test cluster-check-clean cluster-build cluster-ci compare compare-ci
 
 cluster-up:
 	@$(CLUSTER_ENV) bash envs/cluster/up.sh
@@ -30,6 +34,7 @@ cluster-status:
 # build and cache the Kubernetes binaries and images only (no cluster)
 cluster-build:
 	@$(CLUSTER_ENV) bash envs/cluster/build-k8s.sh
+	@$(CLUSTER_ENV) bash envs/cluster/build-flannel.sh
 	@$(CLUSTER_ENV) bash envs/cluster/build-images.sh >/dev/null
 
 cluster-test:
@@ -39,8 +44,23 @@ cluster-test:
 cluster-check-clean:
 	@bash envs/cluster/check-clean.sh
 
-# CI: up, integration tests, down (always) and check-clean, for each CNI:NODES in CLUSTER_CI_MATRIX
-CLUSTER_CI_MATRIX ?= bridge:2 vxlan:3
+# CI: up, integration tests, down (always) and check-clean, for each CNI:NODES[:PROXY] in CLUSTER_CI_MATRIX
+CLUSTER_CI_MATRIX ?= bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3
 CLUSTER_CI_TESTS ?= tests/integration
+CLUSTER_CI_MORE_TESTS ?= tests/integration/test_cluster.py
 cluster-ci:
-	@CLUSTER_CI_MATRIX='$(CLUSTER_CI_MATRIX)' CLUSTER_CI_TESTS='$(CLUSTER_CI_TESTS)' CLUSTER_PYTHON='$(CLUSTER_PYTHON)' LINK_RATE='$(LINK_RATE)' ZONES='$(ZONES)' POOLS='$(POOLS)' K8S_VERSION='$(K8S_VERSION)' bash envs/cluster/ci.sh
+	@CLUSTER_CI_MATRIX='$(CLUSTER_CI_MATRIX)' CLUSTER_CI_TESTS='$(CLUSTER_CI_TESTS)' CLUSTER_CI_MORE_TESTS='$(CLUSTER_CI_MORE_TESTS)' CLUSTER_PYTHON='$(CLUSTER_PYTHON)' LINK_RATE='$(LINK_RATE)' ZONES='$(ZONES)' POOLS='$(POOLS)' K8S_VERSION='$(K8S_VERSION)' FLANNEL_VERSION='$(FLANNEL_VERSION)' bash envs/cluster/ci.sh
+
+# A comparison campaign: the campaign's experiment under each variant (cluster up, launch, down,
+# under the cluster lock), then one comparison through the pipeline. Resumes what is missing.
+CAMPAIGN ?= config/campaigns/cni.yaml
+compare:
+	$(CLUSTER_PYTHON) -m podnet.campaign run $(CAMPAIGN) --cores $(or $(CORES),2)
+
+# CI-sized campaign (quick experiment cut down; bridge, flannel-vxlan, flannel-host-gw, one nftables
+# variant); like every campaign it resumes (a fresh checkout launches everything), then checks
+# the published comparison and that the cluster is gone
+compare-ci:
+	$(CLUSTER_PYTHON) -m podnet.campaign run config/campaigns/cni-ci.yaml --cores $(or $(CORES),2)
+	PODNET_REQUIRE_CLUSTER=1 $(CLUSTER_PYTHON) -m pytest -q -p no:cacheprovider tests/integration/test_campaign.py
+	bash envs/cluster/check-clean.sh

@@ -13,7 +13,7 @@ cluster_lock
 set +o errexit # teardown goes on past individual failures
 
 BASE="$LIB_DIR/baseline"
-OUR_PATHS_RE="(/run/podnet-cluster|/var/lib/podnet-cluster|$CACHE_DIR/k8s/[^/]+/bin/)"
+OUR_PATHS_RE="(/run/podnet-cluster|/var/lib/podnet-cluster|$CACHE_DIR/(k8s|flannel)/[^/]+/bin/)"
 
 # ---- processes ---------------------------------------------------------------------------------
 # stop_pids SIGNAL_GRACE_S PID... : TERM, wait, then KILL what is left
@@ -74,7 +74,7 @@ shim_pids() {
 
 log "cluster-down: stopping processes"
 # shellcheck disable=SC2046
-stop_pids 10 $(recorded 'kubelet-*') $(recorded 'kube-proxy-*')
+stop_pids 10 $(recorded 'kubelet-*') $(recorded 'kube-proxy-*') $(recorded 'flanneld-*')
 for _ in 1 2 3 4 5 6 7 8 9 10; do
     mapfile -t cp < <(cgroup_pids)
     ((${#cp[@]})) || break
@@ -120,19 +120,30 @@ for h in /sys/fs/cgroup/*/podnet; do
     [[ -d $h ]] && warn "cgroup $h could not be removed"
 done
 
-# ---- iptables in the root namespace ----------------------------------------------------------
-# The cluster's kubelets and kube-proxies run inside the node namespaces, so their KUBE-* chains
-# vanish with them; this only removes chains some earlier, differently set-up run left behind.
+# ---- iptables / nftables in the root namespace ------------------------------------------------
+# The cluster's kubelets, kube-proxies and flanneds run inside the node namespaces, so their
+# KUBE-*/FLANNEL-* chains, nft tables, flannel.1 links, routes and ARP/FDB entries vanish with
+# them; this only removes what some earlier, differently set-up run left behind.
 for t in iptables ip6tables; do
     command -v "$t-save" >/dev/null || continue
     for table in filter nat mangle raw; do
-        if "$t-save" -t "$table" 2>/dev/null | grep -qE '^:(KUBE-|CNI-)'; then
-            log "removing leftover KUBE-*/CNI-* chains from $t table $table"
-            "$t-save" -t "$table" | grep -vE '(^:(KUBE-|CNI-)|-j (KUBE-|CNI-)|^-A (KUBE-|CNI-))' | "$t-restore" -T "$table" 2>/dev/null ||
+        if "$t-save" -t "$table" 2>/dev/null | grep -qE '^:(KUBE-|CNI-|FLANNEL-)'; then
+            log "removing leftover KUBE-*/CNI-*/FLANNEL-* chains from $t table $table"
+            "$t-save" -t "$table" | grep -vE '(^:(KUBE-|CNI-|FLANNEL-)|-j (KUBE-|CNI-|FLANNEL-)|^-A (KUBE-|CNI-|FLANNEL-))' | "$t-restore" -T "$table" 2>/dev/null ||
                 warn "could not clean $t $table"
         fi
     done
 done
+
+if command -v nft >/dev/null; then
+    nft list tables 2>/dev/null | while read -r _ fam tab; do
+        case $tab in kube-proxy | flannel | podnet-probe)
+            log "removing leftover nft table $fam $tab"
+            nft delete table "$fam" "$tab" || warn "could not delete nft table $fam $tab"
+            ;;
+        esac
+    done
+fi
 
 # ---- sysctls -----------------------------------------------------------------------------------
 if [[ -f $BASE/sysctl ]]; then
@@ -156,6 +167,7 @@ if [[ -f $BASE/complete ]]; then
             grep -qx "$(basename "$s")" "$BASE/shim-sockets" || rm -f "$s"
         done
     fi
+    had /run/flannel || rm -rf /run/flannel
     for d in /var/lib/cni /var/lib/kubelet /var/lib/kubelet/device-plugins /var/log/containers /var/log/pods; do
         had "$d" || rm -rf "$d"
     done

@@ -10,7 +10,8 @@ REPO_ROOT="$(cd "$CLUSTER_DIR/../.." && pwd)"
 # ---- settings (overridable from the environment / make command line) ----
 K8S_VERSION="${K8S_VERSION:-v1.33.13}"
 NODES="${NODES:-2}"
-CNI="${CNI:-bridge}"                     # bridge (routed, host-gw style) | vxlan (overlay)
+CNI="${CNI:-bridge}"                     # bridge (routed, no overlay) | flannel-vxlan | flannel-host-gw
+PROXY="${PROXY:-iptables}"               # kube-proxy mode: iptables | nftables
 LINK_RATE="${LINK_RATE:-}"               # empty = unshaped; e.g. 1gbit, 500mbit (tc rate syntax)
 ZONES="${ZONES:-zone-a,zone-a,zone-b}"   # per node, comma separated; last entry repeats
 POOLS="${POOLS:-pool-a,pool-a,pool-b}"   # per node, comma separated; last entry repeats
@@ -26,6 +27,8 @@ DATA_DIR="$LIB_DIR/data"                      # tmpfs: etcd data, node roots, pk
 PKI_DIR="$DATA_DIR/pki"
 LOG_DIR="$STATE_DIR/logs"
 K8S_BIN="$CACHE_DIR/k8s/$K8S_VERSION/bin"
+FLANNEL_VERSION="${FLANNEL_VERSION:-v0.28.10}"
+FLANNEL_BIN="$CACHE_DIR/flannel/$FLANNEL_VERSION/bin"
 
 # Addressing. The fabric is a bridge inside its own network namespace; the root
 # namespace joins it with a single veth (podnet0, 10.210.0.1) so kubectl and tests
@@ -39,14 +42,11 @@ CP_IP="$FABRIC_NET.2"
 POD_CIDR_ALL="10.244.0.0/16"
 SERVICE_CIDR="10.96.0.0/16"
 API_SERVICE_IP="10.96.0.1"
-VXLAN_ID=1
-VXLAN_PORT=8472
-VXLAN_MTU=1450
 
 # Global paths the runtimes write to whatever their configuration (containerd 1.6 shim sockets,
 # libcni's cache, kubelet's device-plugin socket and container log links). cluster-up records which
 # existed before; cluster-down removes the ones that did not.
-GLOBAL_PATHS=(/run/netns /run/containerd /run/containerd/s /var/lib/cni /var/lib/kubelet
+GLOBAL_PATHS=(/run/netns /run/containerd /run/containerd/s /run/flannel /var/lib/cni /var/lib/kubelet
     /var/lib/kubelet/device-plugins /var/log/containers /var/log/pods)
 
 node_name() { echo "${NAME_PREFIX}-node-$1"; }
@@ -54,7 +54,6 @@ node_ns() { node_name "$1"; }
 node_ip() { echo "$FABRIC_NET.$((10 + $1))"; }
 node_pod_cidr() { echo "10.244.$1.0/24"; }
 node_pod_gw() { echo "10.244.$1.1"; }
-node_vxlan_mac() { printf '0e:70:6e:00:00:%02x' "$1"; }
 node_dir() { echo "$DATA_DIR/nodes/$1"; }
 
 # nth_item "a,b,c" N -> item N (1-based); the last item repeats for larger N.
@@ -172,4 +171,29 @@ cluster_lock() {
         flock -w 3600 9 || die "timed out waiting for $CACHE_DIR/cluster.lock"
     fi
     export PODNET_CLUSTER_LOCKED=1
+}
+
+# ---- packages: install the missing Debian packages (cluster-up, cluster-build) ----
+ensure_packages() {
+    local -A need=(
+        [containerd]=containerd [ctr]=containerd [runc]=runc [etcd]=etcd-server
+        [iptables]=iptables [ip6tables]=iptables [conntrack]=conntrack [debootstrap]=debootstrap
+        [umoci]=umoci [openssl]=openssl [ip]=iproute2 [tc]=iproute2 [bridge]=iproute2
+        [nsenter]=util-linux [setsid]=util-linux [sysctl]=procps [curl]=curl
+        [envsubst]=gettext-base [nft]=nftables
+    )
+    local missing=() c
+    for c in "${!need[@]}"; do command -v "$c" >/dev/null 2>&1 || missing+=("${need[$c]}"); done
+    [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local && -x /usr/lib/cni/loopback && -x /usr/lib/cni/portmap ]] ||
+        missing+=(containernetworking-plugins)
+    if ((${#missing[@]})); then
+        mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+        command -v apt-get >/dev/null || die "missing packages (${missing[*]}) and no apt-get to install them"
+        log "installing Debian packages: ${missing[*]}"
+        mkdir -p "$CACHE_DIR"
+        apt-get update -qq >/dev/null || die "apt-get update failed"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$CACHE_DIR/apt.log" 2>&1 ||
+            die "apt-get install ${missing[*]} failed (see $CACHE_DIR/apt.log)"
+        # the packages' own services are not used; never leave a stray daemon (no systemd here anyway)
+    fi
 }

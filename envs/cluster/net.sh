@@ -9,10 +9,8 @@
 #     |-- podnet-node-2  eth0 10.210.0.12  ...                                   (10.244.2.0/24)
 #
 # CNI=bridge: per node the bridge CNI plugin (cni0, host-local IPAM) and a route per peer
-#             pod CIDR via the peer's node IP (host-gw style, no encapsulation).
-# CNI=vxlan:  the same bridge CNI for the local pods, plus a kernel vxlan device
-#             (VNI 1, UDP 8472, MTU 1450) with static routes/ARP/FDB entries per peer,
-#             the datapath flannel's vxlan backend programs.
+#             pod CIDR via the peer's node IP (host-gw style, no encapsulation), set here.
+# CNI=flannel-*: flanneld programs the node-to-node datapath itself (cni.sh); nothing here.
 
 # ---- kernel feature probe -------------------------------------------------------------
 # Sets NETEM_AVAILABLE=true|false. Dies with a clear message when something required is absent.
@@ -25,8 +23,17 @@ probe_kernel() {
     ip -n "$p" link set lo up
     ip -n "$p" link add pa type veth peer name pb 2>/dev/null || missing+=("veth (CONFIG_VETH)")
     ip -n "$p" link add pbr type bridge 2>/dev/null || missing+=("bridge (CONFIG_BRIDGE)")
-    if [[ $CNI == vxlan ]]; then
-        ip -n "$p" link add pvx type vxlan id 42 dstport 8472 local 127.0.0.1 2>/dev/null || missing+=("vxlan (CONFIG_VXLAN), needed for CNI=vxlan")
+    if [[ $CNI == flannel-vxlan ]]; then
+        ip -n "$p" link add pvx type vxlan id 42 dstport 8472 local 127.0.0.1 2>/dev/null || missing+=("vxlan (CONFIG_VXLAN), needed for CNI=flannel-vxlan")
+    fi
+    if cni_is_flannel; then
+        in_ns "$p" test -e /proc/sys/net/bridge/bridge-nf-call-iptables ||
+            missing+=("br_netfilter (flanneld refuses to start without /proc/sys/net/bridge/bridge-nf-call-iptables)")
+    fi
+    if [[ $PROXY == nftables ]]; then
+        { in_ns "$p" nft add table ip podnet-probe && in_ns "$p" nft add chain ip podnet-probe c '{ type nat hook prerouting priority -100 ; }' &&
+            in_ns "$p" nft add map ip podnet-probe m '{ type ipv4_addr . inet_proto . inet_service : verdict ; }'; } 2>/dev/null ||
+            missing+=("nf_tables with nat chains and verdict maps (CONFIG_NF_TABLES), needed for PROXY=nftables")
     fi
     in_ns "$p" iptables -t nat -S >/dev/null 2>&1 || missing+=("iptables nat table (CONFIG_IP_NF_NAT / nf_tables)")
     in_ns "$p" iptables -t filter -A INPUT -m comment --comment probe -m statistic --mode random --probability 0.5 -j ACCEPT 2>/dev/null ||
@@ -128,32 +135,15 @@ net_up() {
         ip -n "$CP_NS" route add "$(node_pod_cidr "$n")" via "$(node_ip "$n")" dev eth0
     done
 
-    # inter-node pod routes
+    # inter-node pod routes (bridge mode; flanneld programs its own)
+    cni_is_flannel && return 0
     for ((n = 1; n <= NODES; n++)); do
-        local ns
-        ns=$(node_ns "$n")
-        if [[ $CNI == vxlan ]]; then
-            ip -n "$ns" link add vxlan0 type vxlan id "$VXLAN_ID" local "$(node_ip "$n")" dev eth0 dstport "$VXLAN_PORT" nolearning
-            ip -n "$ns" link set vxlan0 address "$(node_vxlan_mac "$n")" mtu "$VXLAN_MTU"
-            in_ns "$ns" sysctl -qw net.ipv6.conf.vxlan0.disable_ipv6=1
-            ip -n "$ns" addr add "10.244.$n.0/32" dev vxlan0
-            ip -n "$ns" link set vxlan0 up
-        fi
         for ((m = 1; m <= NODES; m++)); do
             ((m == n)) && continue
-            if [[ $CNI == vxlan ]]; then
-                ip -n "$ns" route add "$(node_pod_cidr "$m")" via "10.244.$m.0" dev vxlan0 onlink
-                ip -n "$ns" neigh replace "10.244.$m.0" lladdr "$(node_vxlan_mac "$m")" dev vxlan0 nud permanent
-                bridge -n "$ns" fdb append "$(node_vxlan_mac "$m")" dev vxlan0 dst "$(node_ip "$m")"
-            else
-                ip -n "$ns" route add "$(node_pod_cidr "$m")" via "$(node_ip "$m")" dev eth0
-            fi
+            ip -n "$(node_ns "$n")" route add "$(node_pod_cidr "$m")" via "$(node_ip "$m")" dev eth0
         done
     done
 }
-
-# pod MTU for the CNI config
-pod_mtu() { if [[ $CNI == vxlan ]]; then echo "$VXLAN_MTU"; else echo 1500; fi; }
 
 # ---- teardown -----------------------------------------------------------------------------
 net_down() {

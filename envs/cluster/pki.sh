@@ -76,6 +76,7 @@ make_pki() {
     mkcert controller-manager system:kube-controller-manager
     mkcert scheduler system:kube-scheduler
     mkcert kube-proxy system:kube-proxy
+    mkcert flannel podnet-flannel
     local n
     for ((n = 1; n <= NODES; n++)); do
         mkcert "kubelet-$n" "system:node:$(node_name "$n")" system:nodes
@@ -89,6 +90,7 @@ make_pki() {
     mkkubeconfig "$PKI_DIR/controller-manager.kubeconfig" system:kube-controller-manager controller-manager "$local_api"
     mkkubeconfig "$PKI_DIR/scheduler.kubeconfig" system:kube-scheduler scheduler "$local_api"
     mkkubeconfig "$PKI_DIR/kube-proxy.kubeconfig" system:kube-proxy kube-proxy "$api"
+    mkkubeconfig "$PKI_DIR/flannel.kubeconfig" podnet-flannel flannel "$api"
     for ((n = 1; n <= NODES; n++)); do
         mkkubeconfig "$PKI_DIR/kubelet-$n.kubeconfig" "system:node:$(node_name "$n")" "kubelet-$n" "$api"
     done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make cluster-status: nodes, their IPs, CNI mode, versions.
+# make cluster-status: nodes, their IPs, CNI and kube-proxy modes, versions.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 if [[ ! -f $STATE_DIR/kubeconfig || ! -f $STATE_DIR/info.json ]]; then
@@ -14,6 +14,7 @@ print(f"cluster:     podnet embedded, {len(i['nodes'])} node(s), kubeconfig {sys
 print(f"api server:  {i['api_server']}")
 print(f"versions:    kubernetes {i['k8s_version']}, containerd {i['containerd_version']}, "
       f"runc {i['runc_version']}, etcd {i['etcd_version']}, kernel {i['kernel']}")
+print(f"variant:     {i.get('variant', i['cni'])}")
 print(f"cni:         {i['cni']}: {i['cni_datapath']}; pod MTU {i['pod_mtu']}")
 print(f"link rate:   {i['link_rate'] or 'unshaped'} ({i['link_shaping']}; "
       f"netem available: {str(i['netem_available']).lower()})")

@@ -69,12 +69,15 @@ def test_node_labels(core, cluster_info):
         assert labels["podnet.io/pool"] == info["pool"]
         assert labels["kubernetes.io/hostname"] == info["name"]
         assert labels["podnet.io/cni"] == cluster_info["cni"]
+        assert labels["podnet.io/proxy"] == cluster_info["kube_proxy_mode"]
 
 
 def test_info_json(cluster_info, image):
-    assert cluster_info["cni"] in ("bridge", "vxlan")
+    assert cluster_info["cni"] in ("bridge", "flannel-vxlan", "flannel-host-gw")
     assert cluster_info["k8s_version"].startswith("v1.33.")
-    assert cluster_info["kube_proxy_mode"] == "iptables"
+    assert cluster_info["kube_proxy_mode"] in ("iptables", "nftables")
+    rate = f".{cluster_info['link_rate']}" if cluster_info["link_rate"] else ""
+    assert cluster_info["variant"] == f"{cluster_info['cni']}.{cluster_info['kube_proxy_mode']}{rate}"
     assert image.startswith("localhost/podnet-tools:")
     assert cluster_info["image"] == image
     assert len(cluster_info["nodes"]) >= 2
@@ -95,7 +98,7 @@ def test_tools_in_image(kube, fleet):
         [
             "sh",
             "-c",
-            "for t in iperf3 iperf qperf ping ip ethtool ab nginx wrk sockperf curl ps; do "
+            "for t in iperf3 iperf qperf ping ip ethtool ab nginx wrk sockperf curl ps netperf netserver; do "
             "command -v $t >/dev/null || echo MISSING $t; done; echo done",
         ],
     )
@@ -114,22 +117,59 @@ def test_pod_to_pod_across_nodes(kube, fleet):
         kube.check(f"client-{a}", ["ping", "-c", "2", "-W", "2", ip])
         body = kube.check(f"client-{a}", ["curl", "-sS", "-m", "5", f"http://{ip}/"])
         assert "nginx" in body
-        # and the source address is the client pod's own IP (no NAT between pods)
-        src = kube.check(f"client-{a}", ["ip", "-4", "-o", "route", "get", ip])
-        assert fleet["pods"][f"client-{a}"].status.pod_ip in src
+        # and the server saw the client pod's own IP (no NAT between pods)
+        client_ip = fleet["pods"][f"client-{a}"].status.pod_ip
+        log = kube.check(f"web-{b}", ["cat", "/var/log/nginx/access.log"])
+        assert any(line.split(" ", 1)[0] == client_ip for line in log.splitlines()), (client_ip, log[-500:])
 
 
 def test_datapath_matches_cni_mode(kube, fleet, cluster_info):
-    """bridge: routed to the peer node's IP over eth0; vxlan: through the vxlan device."""
+    """bridge, flannel-host-gw: routed to the peer node's IP over eth0; flannel-vxlan: flannel.1."""
     for a, b in _pair_ids(fleet):
         ip = fleet["pods"][f"web-{b}"].status.pod_ip
         route = kube.check(f"host-{a}", ["ip", "-4", "-o", "route", "get", ip])
-        if cluster_info["cni"] == "vxlan":
-            assert "dev vxlan0" in route, route
+        if cluster_info["cni"] == "flannel-vxlan":
+            # flannel routes the peer's subnet via its VTEP address (the subnet's .0) on flannel.1
+            peer_net = cluster_info["nodes"][b - 1]["pod_cidr"].split("/")[0]
+            assert f"via {peer_net} dev flannel.1" in route, route
         else:
             assert f"via {cluster_info['nodes'][b - 1]['ip']} dev eth0" in route, route
-    mtu = kube.check("client-1", ["cat", "/sys/class/net/eth0/mtu"]).strip()
-    assert int(mtu) == cluster_info["pod_mtu"]
+    expected_mtu = 1450 if cluster_info["cni"] == "flannel-vxlan" else 1500
+    assert cluster_info["pod_mtu"] == expected_mtu
+    for i in range(1, fleet["n"] + 1):
+        mtu = kube.check(f"client-{i}", ["cat", "/sys/class/net/eth0/mtu"]).strip()
+        assert int(mtu) == expected_mtu
+
+
+def test_flannel_programs_the_datapath(kube, fleet, cluster_info):
+    """flannel modes: flannel.1 (vxlan VNI 1, UDP 8472) with an FDB entry per peer node, or
+    host-gw routes; the other nodes' pod subnets were learnt from the API (node annotations)."""
+    if not cluster_info["cni"].startswith("flannel-"):
+        pytest.skip("not a flannel mode")
+    nodes = cluster_info["nodes"]
+    for i in range(1, fleet["n"] + 1):
+        routes = kube.check(f"host-{i}", ["ip", "-4", "-o", "route", "show"])
+        links = kube.check(f"host-{i}", ["ip", "-d", "-o", "link", "show"])
+        peers = [n for j, n in enumerate(nodes, 1) if j != i]
+        if cluster_info["cni"] == "flannel-vxlan":
+            flannel = [line for line in links.splitlines() if " flannel.1:" in line]
+            assert flannel and "vxlan id 1 " in flannel[0] and "dstport 8472" in flannel[0], links
+            assert "mtu 1450" in flannel[0], flannel[0]
+            fdb = kube.check(f"host-{i}", ["bridge", "fdb", "show", "dev", "flannel.1"])
+            for p in peers:
+                assert f"dst {p['ip']} " in fdb, fdb
+        else:
+            assert " flannel.1:" not in links
+        for p in peers:
+            net = p["pod_cidr"]
+            assert any(r.startswith(net + " ") for r in routes.splitlines()), (net, routes)
+
+
+def test_kube_proxy_mode(kube, fleet, cluster_info):
+    """kube-proxy on every node runs in the recorded mode (its /proxyMode endpoint)."""
+    for i in range(1, fleet["n"] + 1):
+        mode = kube.check(f"host-{i}", ["curl", "-sS", "-m", "5", "http://127.0.0.1:10249/proxyMode"])
+        assert mode.strip() == cluster_info["kube_proxy_mode"]
 
 
 def _curl_retry(kube, pod, url, attempts=30):

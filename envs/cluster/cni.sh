@@ -1,0 +1,104 @@
+# shellcheck shell=bash
+# The CNI modes of the embedded cluster and the template renderer. Sourced by up.sh after lib.sh.
+#
+#   bridge           reference datapath, no overlay: Debian's bridge + host-local CNI plugins per
+#                    node, and a static route per peer pod CIDR via the peer's node IP (ours).
+#   flannel-vxlan    flanneld (built from the Go module proxy) per node, in the node's network
+#   flannel-host-gw  namespace, --kube-subnet-mgr against the embedded API server, backend vxlan
+#                    or host-gw: flannel programs flannel.1, the routes, ARP/FDB entries and its
+#                    iptables rules. flannel's CNI plugin is not served by any reachable registry,
+#                    so the node's CNI config is generated here from flannel's own subnet.env the
+#                    way that plugin does it (bridge delegate + host-local IPAM).
+
+# render TEMPLATE OUT VAR=value... : envsubst templates/TEMPLATE into OUT; only the ${VARS} the
+# template names are substituted, each must be given (or set in the environment), none may be empty.
+render() {
+    local name=$1 tpl="$CLUSTER_DIR/templates/$1" out=$2 kv v
+    shift 2
+    [[ -f $tpl ]] || die "template $tpl missing"
+    local vars
+    vars=$(grep -o '\${[A-Za-z_][A-Za-z0-9_]*}' "$tpl" | sort -u | tr -d '${}' | tr '\n' ' ')
+    (
+        for kv in "$@"; do export "${kv?}"; done
+        for v in $vars; do
+            [[ -n ${!v:-} ]] || die "render $name: \${$v} is not set"
+            export "${v?}"
+        done
+        envsubst "$(printf '${%s} ' $vars)" <"$tpl" >"$out.tmp"
+    ) || exit 1
+    mv -f "$out.tmp" "$out"
+}
+
+cni_is_flannel() { [[ $CNI == flannel-* ]]; }
+flannel_backend() { echo "${CNI#flannel-}"; }
+
+# the datapath in words (info.json, status)
+cni_datapath() {
+    case $CNI in
+        bridge) echo "bridge CNI + routed node-to-node (host-gw style, static routes set by podnet, no encapsulation)" ;;
+        flannel-vxlan) echo "flanneld $FLANNEL_VERSION vxlan backend (flannel.1, VNI 1, UDP 8472) + bridge CNI from flannel's subnet.env" ;;
+        flannel-host-gw) echo "flanneld $FLANNEL_VERSION host-gw backend (routes via node IPs, no encapsulation) + bridge CNI from flannel's subnet.env" ;;
+    esac
+}
+
+# node_cni_conf N: the bridge-mode CNI config (flannel modes write theirs from subnet.env)
+write_bridge_cni_conf() {
+    local n=$1
+    render cni-bridge.conflist "$(node_dir "$n")/net.d/10-podnet.conflist" \
+        NODE_DIR="$(node_dir "$n")" POD_SUBNET="$(node_pod_cidr "$n")" POD_GATEWAY="$(node_pod_gw "$n")" \
+        POD_MTU=1500 POD_ROUTE=0.0.0.0/0 DEFAULT_GATEWAY=false IP_MASQ=false
+}
+
+flannel_subnet_env() { echo "$RUN_DIR/nodes/$1/flannel/subnet.env"; }
+
+# start_flannel N: flanneld in node N's network namespace (after the node has its podCIDR)
+start_flannel() {
+    local n=$1 d
+    d=$(node_dir "$n")
+    render flannel-net-conf.json "$d/flannel-net-conf.json" POD_CIDR_ALL="$POD_CIDR_ALL" FLANNEL_BACKEND="$(flannel_backend)"
+    # --ip-masq: flanneld masquerades pod traffic leaving the cluster network (pod to pod is never
+    # NATed), so the CNI config turns the bridge plugin's own ipMasq off, as flannel's plugin does
+    start_daemon "flanneld-$n" "$(node_ns "$n")" env NODE_NAME="$(node_name "$n")" "$FLANNEL_BIN/flanneld" \
+        --kube-subnet-mgr --kubeconfig-file="$PKI_DIR/flannel.kubeconfig" \
+        --iface=eth0 --ip-masq --subnet-file="$(flannel_subnet_env "$n")" \
+        --net-config-path="$d/flannel-net-conf.json" --healthz-port=0 --v=1
+}
+
+# write_flannel_cni_conf N: the CNI config flannel's CNI plugin would delegate to the bridge
+# plugin, from flannel's subnet.env: FLANNEL_SUBNET (the node's pod subnet, first address =
+# gateway), FLANNEL_MTU, FLANNEL_NETWORK (route), isDefaultGateway, ipMasq = !FLANNEL_IPMASQ.
+write_flannel_cni_conf() {
+    local n=$1 env FLANNEL_NETWORK='' FLANNEL_SUBNET='' FLANNEL_MTU='' FLANNEL_IPMASQ=''
+    env=$(flannel_subnet_env "$n")
+    # shellcheck disable=SC1090
+    source "$env"
+    [[ -n $FLANNEL_SUBNET && -n $FLANNEL_MTU && -n $FLANNEL_NETWORK ]] || die "$env lacks FLANNEL_SUBNET/MTU/NETWORK"
+    local gw=${FLANNEL_SUBNET%/*} len=${FLANNEL_SUBNET#*/} masq=true
+    [[ $FLANNEL_IPMASQ == true ]] && masq=false
+    [[ "${gw%.*}.0/$len" == "$(node_pod_cidr "$n")" ]] ||
+        die "flannel gave $(node_name "$n") subnet $FLANNEL_SUBNET, not its podCIDR $(node_pod_cidr "$n")"
+    render cni-bridge.conflist "$(node_dir "$n")/net.d/10-podnet.conflist" \
+        NODE_DIR="$(node_dir "$n")" POD_SUBNET="${gw%.*}.0/$len" POD_GATEWAY="$gw" \
+        POD_MTU="$FLANNEL_MTU" POD_ROUTE="$FLANNEL_NETWORK" DEFAULT_GATEWAY=true IP_MASQ="$masq"
+    echo "$FLANNEL_MTU" >"$RUN_DIR/pod_mtu"
+}
+
+# after the nodes registered with their podCIDRs: flanneld per node, then their CNI configs
+cni_start() {
+    local n
+    cni_is_flannel || return 0
+    render flannel-rbac.yaml "$RUN_DIR/flannel-rbac.yaml" FLANNEL_USER=podnet-flannel
+    kubectl_admin apply -f "$RUN_DIR/flannel-rbac.yaml" >/dev/null || die "could not create flannel's RBAC"
+    log "starting flanneld $FLANNEL_VERSION ($(flannel_backend) backend) on each node"
+    for ((n = 1; n <= NODES; n++)); do start_flannel "$n"; done
+    for ((n = 1; n <= NODES; n++)); do
+        wait_for "flannel subnet.env on $(node_name "$n")" 60 test -s "$(flannel_subnet_env "$n")" ||
+            die "flanneld on $(node_name "$n") wrote no subnet.env (see $LOG_DIR/flanneld-$n.log)"
+        write_flannel_cni_conf "$n"
+    done
+}
+
+# pod MTU (flannel: what flannel chose, recorded from subnet.env)
+pod_mtu() {
+    if cni_is_flannel; then cat "$RUN_DIR/pod_mtu"; else echo 1500; fi
+}

@@ -1,0 +1,338 @@
+"""A comparison campaign: the same experiment under each cluster variant, one published comparison.
+
+A campaign config (``config/campaigns/*.yaml``) names an experiment config, optional overrides of
+its ``launch`` section, and the variants to compare: embedded-cluster settings (CNI mode, kube-proxy
+mode, link rate, node count) or real clusters (one kubeconfig per variant)::
+
+    campaign: cni                       # experiment name of the comparison: raw/cni/<variant>/...
+    experiment: config/config.yaml      # the experiment run under every variant
+    launch: {repeats: 3}                # optional: keys replacing the experiment's launch keys
+    interleave: false                   # true: round r launches repeat r of every variant in turn
+    nodes: 3
+    variants:                           # the first is the baseline of the variant ratios
+      - {cni: bridge}
+      - {cni: flannel-vxlan}
+      - {cni: flannel-vxlan, proxy: nftables}
+      - {name: calico, kubeconfig: ~/.kube/calico.yaml}   # a real cluster
+
+``python -m podnet.campaign run CONFIG`` (``make compare``) goes through the variants in order.
+For an embedded variant it takes the cluster lock, brings the cluster up in that variant, launches
+the experiment with ``launch.variant`` set to the variant's name, and always takes the cluster
+down again. A variant whose runs are all in ``raw/`` is skipped, and the launcher itself runs only
+the missing repeats, so an interrupted campaign resumes where it stopped. With ``interleave: true``
+the campaign goes round by round instead (A B A B ...): round r brings each variant up and launches
+its repeat r only, so slow drifts of the machine spread over all variants alike (a cluster
+bring-up per variant and round: for small measured comparisons, not for big experiments). Then the normal pipeline
+(parse, stats, report) publishes one comparison: the experiment's own comparisons plus ratios of
+every variant against the baseline variant. Variants are launched one after the other, never
+interleaved, so their ratios are between independent launches (the stats stage never pairs runs
+of different launches).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import fcntl
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CNI_MODES = ("bridge", "flannel-vxlan", "flannel-host-gw")
+PROXY_MODES = ("iptables", "nftables")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class CampaignError(ValueError):
+    """A campaign config that cannot be run."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One cluster set-up to run the experiment under."""
+
+    name: str
+    cni: str | None = None
+    proxy: str = "iptables"
+    link_rate: str | None = None
+    nodes: int = 2
+    kubeconfig: str | None = None
+
+    @property
+    def embedded(self) -> bool:
+        """Whether this variant is the embedded cluster (brought up and down by the campaign)."""
+        return self.kubeconfig is None
+
+    def cluster_env(self) -> dict[str, str]:
+        """make cluster-up/cluster-down settings of an embedded variant."""
+        return {
+            "CNI": str(self.cni),
+            "PROXY": self.proxy,
+            "NODES": str(self.nodes),
+            "LINK_RATE": self.link_rate or "",
+        }
+
+
+def variant_name(cni: str, proxy: str = "iptables", link_rate: str | None = None) -> str:
+    """The name of an embedded variant: ``<cni>.<proxy>[.<link rate>]``, e.g. ``flannel-vxlan.nftables``
+    (the same name ``envs/cluster/up.sh`` records as ``variant`` in ``.cluster/info.json``)."""
+    return ".".join([cni, proxy] + ([link_rate] if link_rate else []))
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """A parsed campaign config."""
+
+    name: str
+    experiment: dict[str, Any]
+    variants: tuple[Variant, ...]
+    source: Path
+    interleave: bool = False
+
+    @property
+    def repeats(self) -> int:
+        """The experiment's fixed repeats per case (what ``interleave`` goes round by)."""
+        return int(self.experiment["launch"].get("repeats", 1))
+
+    @property
+    def baseline(self) -> str:
+        """The variant every other one is compared with (the first)."""
+        return self.variants[0].name
+
+    @property
+    def workdir(self) -> Path:
+        """Where the derived experiment configs are written."""
+        return Path(".campaign") / self.name
+
+
+def _variant(entry: Mapping[str, Any], nodes: int) -> Variant:
+    unknown = set(entry) - {"name", "cni", "proxy", "link_rate", "nodes", "kubeconfig"}
+    if unknown:
+        raise CampaignError(f"variant {dict(entry)}: unknown keys {sorted(unknown)}")
+    if entry.get("kubeconfig"):
+        if not entry.get("name"):
+            raise CampaignError(f"variant {dict(entry)}: a real cluster (kubeconfig) needs a name")
+        if entry.get("cni") or entry.get("proxy") or entry.get("link_rate"):
+            raise CampaignError(f"variant {entry['name']}: cni/proxy/link_rate are for the embedded cluster")
+        v = Variant(name=str(entry["name"]), kubeconfig=os.path.expanduser(str(entry["kubeconfig"])))
+    else:
+        cni = str(entry.get("cni", "bridge"))
+        proxy = str(entry.get("proxy", "iptables"))
+        rate = entry.get("link_rate")
+        if cni not in CNI_MODES:
+            raise CampaignError(f"variant {dict(entry)}: cni must be one of {', '.join(CNI_MODES)}")
+        if proxy not in PROXY_MODES:
+            raise CampaignError(f"variant {dict(entry)}: proxy must be one of {', '.join(PROXY_MODES)}")
+        name = str(entry.get("name") or variant_name(cni, proxy, str(rate) if rate else None))
+        v = Variant(name, cni, proxy, str(rate) if rate else None, int(entry.get("nodes", nodes)))
+    if not _NAME.match(v.name):
+        raise CampaignError(f"variant name {v.name!r}: use letters, digits, '.', '_' and '-'")
+    return v
+
+
+def load(path: str | Path) -> Campaign:
+    """Read a campaign config and the experiment config it names."""
+    path = Path(path)
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    unknown = set(doc) - {
+        "campaign",
+        "description",
+        "experiment",
+        "launch",
+        "nodes",
+        "variants",
+        "interleave",
+    }
+    if unknown:
+        raise CampaignError(f"{path}: unknown keys {sorted(unknown)}")
+    for key in ("campaign", "experiment", "variants"):
+        if not doc.get(key):
+            raise CampaignError(f"{path}: `{key}` is required")
+    name = str(doc["campaign"])
+    if not _NAME.match(name):
+        raise CampaignError(f"{path}: campaign name {name!r}: use letters, digits, '.', '_' and '-'")
+    exp = yaml.safe_load(Path(doc["experiment"]).read_text(encoding="utf-8"))
+    if "launch" not in exp:
+        raise CampaignError(f"{doc['experiment']}: the experiment has no `launch` section")
+    exp = copy.deepcopy(exp)
+    exp["launch"].update(copy.deepcopy(doc.get("launch") or {}))
+    exp["experiment"] = name
+    exp.pop("raw_dir", None)
+    exp.pop("processed_dir", None)
+    if doc.get("description"):
+        exp["description"] = str(doc["description"])
+    variants = tuple(_variant(v, int(doc.get("nodes", 2))) for v in doc["variants"])
+    names = [v.name for v in variants]
+    if len(set(names)) != len(names):
+        raise CampaignError(f"{path}: variant names repeat: {names}")
+    return Campaign(name, exp, variants, path, bool(doc.get("interleave", False)))
+
+
+def variant_config(c: Campaign, v: Variant, repeats: int | None = None) -> dict[str, Any]:
+    """The experiment config launched under variant ``v`` (variant name fixed, its kubeconfig;
+    ``repeats``: launch only up to this repeat, for interleaved rounds)."""
+    cfg = copy.deepcopy(c.experiment)
+    launch = cfg["launch"]
+    launch["variant"] = v.name
+    if repeats is not None:
+        launch["repeats"] = repeats
+    if v.embedded:
+        launch["kubeconfig"] = ".cluster/kubeconfig"
+        launch["cluster_info"] = ".cluster/info.json"
+    else:
+        launch["kubeconfig"] = v.kubeconfig
+        launch.pop("image_file", None)
+        launch.pop("cluster_info", None)
+    return cfg
+
+
+def publish_config(c: Campaign) -> dict[str, Any]:
+    """The config the pipeline publishes the comparison with: the experiment without its launch
+    section (raw/ holds every variant) and a comparison of each variant against the baseline."""
+    cfg = copy.deepcopy(c.experiment)
+    cfg.pop("launch", None)
+    stats = cfg.setdefault("stats", {})
+    comps = [x for x in stats.get("comparisons", []) if x.get("by") != "variant"]
+    comps.append({"by": "variant", "baseline": c.baseline})
+    stats["comparisons"] = comps
+    return cfg
+
+
+def write_configs(c: Campaign, repeats: int | None = None) -> dict[str, Path]:
+    """Write the derived configs under ``.campaign/<name>/``; returns them by variant (and "publish")."""
+    c.workdir.mkdir(parents=True, exist_ok=True)
+    out: dict[str, Path] = {}
+    for v in c.variants:
+        p = c.workdir / f"{v.name}.yaml"
+        p.write_text(yaml.safe_dump(variant_config(c, v, repeats), sort_keys=False), encoding="utf-8")
+        out[v.name] = p
+    p = c.workdir / "publish.yaml"
+    p.write_text(yaml.safe_dump(publish_config(c), sort_keys=False), encoding="utf-8")
+    out["publish"] = p
+    return out
+
+
+def missing_runs(c: Campaign, v: Variant, repeats: int | None = None) -> int:
+    """How many fixed-round runs of variant ``v`` raw/ still lacks (0: the variant is done)."""
+    from podnet.launch.config import from_mapping
+    from podnet.launch.runner import pending_runs
+
+    cfg = from_mapping(variant_config(c, v, repeats))
+    return sum(len(r) for r in pending_runs(cfg, v.name).values())
+
+
+def _cache_dir() -> Path:
+    if os.environ.get("PODNET_CACHE"):
+        return Path(os.environ["PODNET_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "podnet"
+
+
+@contextmanager
+def cluster_lock() -> Iterator[None]:
+    """The embedded cluster's lock (the one cluster-up/cluster-down take), held for a whole
+    up/launch/down; the scripts run inside see PODNET_CLUSTER_LOCKED=1 and do not take it again."""
+    if os.environ.get("PODNET_CLUSTER_LOCKED") == "1":
+        yield
+        return
+    d = _cache_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    with open(d / "cluster.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        os.environ["PODNET_CLUSTER_LOCKED"] = "1"
+        try:
+            yield
+        finally:
+            os.environ.pop("PODNET_CLUSTER_LOCKED", None)
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _say(msg: str) -> None:
+    print(f"[compare] {msg}", file=sys.stderr, flush=True)
+
+
+def _run(cmd: list[str], env: Mapping[str, str] | None = None) -> int:
+    _say("$ " + " ".join(cmd))
+    return subprocess.run(cmd, env={**os.environ, **(env or {})}, check=False).returncode
+
+
+def run_variant(c: Campaign, v: Variant, config: Path, python: str) -> int:
+    """Launch the experiment under one variant; an embedded cluster is brought up first and
+    always taken down again (also when the launch fails)."""
+    launch = [python, "-m", "podnet.cli", "launch", "--config", str(config)]
+    if not v.embedded:
+        return _run(launch)
+    env = v.cluster_env()
+    with cluster_lock():
+        rc = _run(["bash", "envs/cluster/up.sh"], env)
+        try:
+            if rc == 0:
+                rc = _run(launch)
+        finally:
+            down = _run(["bash", "envs/cluster/down.sh"], env)
+            rc = rc or down
+    return rc
+
+
+def run(path: str | Path, *, python: str = sys.executable, cores: int = 2, publish: bool = True) -> int:
+    """Run a campaign: each variant that lacks runs, then publish the comparison."""
+    c = load(path)
+    files = write_configs(c)
+    failed: list[str] = []
+    rounds: list[int | None] = list(range(1, c.repeats + 1)) if c.interleave else [None]
+    for r in rounds:
+        if r is not None:
+            _say(f"round {r} of {c.repeats}")
+            files = write_configs(c, r)
+        for v in c.variants:
+            missing = missing_runs(c, v, r)
+            if not missing:
+                _say(f"{v.name}: all runs in raw/{c.name}/{v.name}; skipped")
+                continue
+            where = "embedded cluster" if v.embedded else str(v.kubeconfig)
+            _say(f"{v.name}: {missing} run(s) missing; {where}")
+            if run_variant(c, v, files[v.name], python) and v.name not in failed:
+                failed.append(v.name)
+    files = write_configs(c)
+    if failed:
+        _say(f"variants with failures: {', '.join(failed)} (re-run to resume)")
+    if not publish:
+        return 1 if failed else 0
+    snakemake = str(Path(python).with_name("snakemake"))
+    rc = _run([snakemake, "--cores", str(cores), "--configfile", str(files["publish"]), "-q", "rules"])
+    if rc == 0:
+        _say(f"comparison published under processed/{c.name}/ (baseline variant {c.baseline})")
+    return rc or (1 if failed else 0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m podnet.campaign", description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="run every variant that lacks runs, then publish the comparison")
+    r.add_argument("config", help="campaign config (config/campaigns/*.yaml)")
+    r.add_argument("--cores", type=int, default=2)
+    r.add_argument("--no-publish", action="store_true", help="launch only")
+    s = sub.add_parser("status", help="missing runs per variant")
+    s.add_argument("config")
+    args = ap.parse_args(argv)
+    try:
+        if args.cmd == "status":
+            c = load(args.config)
+            for v in c.variants:
+                print(f"{v.name}\t{missing_runs(c, v)} missing")
+            return 0
+        return run(args.config, cores=args.cores, publish=not args.no_publish)
+    except CampaignError as exc:
+        print(f"podnet campaign: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,182 @@
+"""The comparison campaign (podnet.campaign): configs, derived experiments, resume and ordering."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from podnet import campaign
+from podnet.launch.config import from_mapping
+
+REPO = Path(__file__).resolve().parents[2]
+CI = REPO / "config" / "campaigns" / "cni-ci.yaml"
+FULL = REPO / "config" / "campaigns" / "cni.yaml"
+
+
+@pytest.fixture
+def in_repo(monkeypatch):
+    monkeypatch.chdir(REPO)
+
+
+def test_ci_campaign_variants(in_repo):
+    c = campaign.load(CI)
+    assert [v.name for v in c.variants] == [
+        "bridge.iptables",
+        "flannel-vxlan.iptables",
+        "flannel-host-gw.iptables",
+        "flannel-vxlan.nftables",
+    ]
+    assert c.baseline == "bridge.iptables"
+    assert all(v.embedded and v.nodes == 2 for v in c.variants)
+    assert c.variants[3].cluster_env() == {
+        "CNI": "flannel-vxlan",
+        "PROXY": "nftables",
+        "NODES": "2",
+        "LINK_RATE": "",
+    }
+
+
+@pytest.mark.parametrize("path", [CI, FULL])
+def test_variant_configs_are_valid_experiments(in_repo, path):
+    c = campaign.load(path)
+    for v in c.variants:
+        cfg = campaign.variant_config(c, v)
+        assert cfg["experiment"] == c.name
+        lc = from_mapping(cfg)  # schema-valid launch config
+        assert lc.variant == v.name
+        assert str(lc.raw_dir) == f"raw/{c.name}"
+
+
+def test_launch_overrides_replace_the_experiment_keys(in_repo):
+    c = campaign.load(CI)
+    launch = c.experiment["launch"]
+    assert launch["repeats"] == 2
+    assert set(launch["tools"]) == {"iperf3", "netperf"}
+    assert [s["name"] for s in launch["scenarios"]] == [
+        "host-host",
+        "pod-pod-cross-node",
+        "pod-svc-cross-node",
+    ]
+    # keys not overridden come from the experiment (quick.yaml)
+    quick = yaml.safe_load((REPO / "config/examples/quick.yaml").read_text())
+    assert launch["defaults"] == quick["launch"]["defaults"]
+
+
+def test_publish_config_compares_variants_without_launching(in_repo):
+    c = campaign.load(FULL)
+    pub = campaign.publish_config(c)
+    assert "launch" not in pub
+    comps = pub["stats"]["comparisons"]
+    assert {"by": "variant", "baseline": "bridge.iptables"} in comps
+    assert {"by": "scenario", "baseline": "host-host"} in comps
+
+
+def test_missing_runs_counts_every_case_repeat(in_repo, tmp_path, monkeypatch):
+    c = campaign.load(CI)
+    monkeypatch.chdir(tmp_path)  # an empty raw/
+    # 3 scenarios x (iperf3 tcp + netperf TCP_RR) x 2 repeats
+    assert campaign.missing_runs(c, c.variants[0]) == 12
+
+
+def test_variant_names(in_repo):
+    assert campaign.variant_name("flannel-vxlan", "nftables") == "flannel-vxlan.nftables"
+    assert campaign.variant_name("bridge", "iptables", "1gbit") == "bridge.iptables.1gbit"
+
+
+@pytest.mark.parametrize(
+    "entry, msg",
+    [
+        ({"cni": "vxlan"}, "cni must be"),
+        ({"cni": "bridge", "proxy": "ipvs"}, "proxy must be"),
+        ({"kubeconfig": "/x"}, "needs a name"),
+        ({"name": "c", "kubeconfig": "/x", "cni": "bridge"}, "embedded cluster"),
+        ({"cni": "bridge", "color": "red"}, "unknown keys"),
+        ({"name": "a/b", "cni": "bridge"}, "variant name"),
+    ],
+)
+def test_bad_variants(entry, msg):
+    with pytest.raises(campaign.CampaignError, match=msg):
+        campaign._variant(entry, 2)
+
+
+def test_real_cluster_variant(in_repo, tmp_path):
+    p = tmp_path / "real.yaml"
+    p.write_text(
+        yaml.safe_dump(
+            {
+                "campaign": "real",
+                "experiment": str(REPO / "config/examples/quick.yaml"),
+                "variants": [
+                    {"name": "calico", "kubeconfig": "/k/calico"},
+                    {"name": "cilium", "kubeconfig": "/k/cilium"},
+                ],
+            }
+        )
+    )
+    c = campaign.load(p)
+    cfg = campaign.variant_config(c, c.variants[1])
+    assert cfg["launch"]["kubeconfig"] == "/k/cilium"
+    assert "image_file" not in cfg["launch"] and cfg["launch"]["variant"] == "cilium"
+
+
+def test_run_resumes_and_always_takes_the_cluster_down(in_repo, tmp_path, monkeypatch):
+    """Complete variants are skipped; each other one is up -> launch -> down (down also after a
+    failed launch), one after the other; then the publish step runs once."""
+    monkeypatch.setenv("PODNET_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("PODNET_CLUSTER_LOCKED", raising=False)
+    monkeypatch.setattr(
+        campaign, "missing_runs", lambda c, v, r=None: 0 if v.name == "bridge.iptables" else 3
+    )
+    monkeypatch.setattr(campaign.Campaign, "workdir", property(lambda self: tmp_path / "work"))
+    calls: list[tuple[str, str, str]] = []
+
+    def fake_run(cmd, env=None):
+        step = "launch" if "launch" in cmd else Path(cmd[1]).name if cmd[0] == "bash" else "publish"
+        calls.append((step, (env or {}).get("CNI", ""), (env or {}).get("PROXY", "")))
+        if step == "launch":
+            import os
+
+            assert os.environ.get("PODNET_CLUSTER_LOCKED") == "1"  # under the cluster lock
+        return 1 if step == "launch" and len(calls) == 2 else 0
+
+    monkeypatch.setattr(campaign, "_run", fake_run)
+    rc = campaign.run(CI, python=str(REPO / ".venv/bin/python"))
+    assert rc == 1  # one launch failed
+    steps = [s for s, _, _ in calls]
+    assert steps == ["up.sh", "launch", "down.sh"] * 3 + ["publish"]
+    assert [(cni, proxy) for s, cni, proxy in calls if s == "up.sh"] == [
+        ("flannel-vxlan", "iptables"),
+        ("flannel-host-gw", "iptables"),
+        ("flannel-vxlan", "nftables"),
+    ]
+
+
+def test_interleaved_rounds_launch_one_repeat_of_each_variant_in_turn(in_repo, tmp_path, monkeypatch):
+    monkeypatch.setenv("PODNET_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("PODNET_CLUSTER_LOCKED", raising=False)
+    monkeypatch.setattr(campaign.Campaign, "workdir", property(lambda self: tmp_path / "work"))
+    c = campaign.load(REPO / "config/campaigns/vxlan-vs-bridge.yaml")
+    assert c.interleave and c.repeats == 6
+    done: dict[str, int] = {}  # variant -> repeats in raw/
+
+    def fake_missing(c, v, r=None):
+        return max(0, (r or c.repeats) - done.get(v.name, 0))
+
+    order: list[tuple[str, int]] = []
+
+    def fake_variant(c, v, config, python):
+        r = yaml.safe_load(Path(config).read_text())["launch"]["repeats"]
+        order.append((v.name, r))
+        done[v.name] = r
+        return 0
+
+    monkeypatch.setattr(campaign, "missing_runs", fake_missing)
+    monkeypatch.setattr(campaign, "run_variant", fake_variant)
+    assert campaign.run(c.source, publish=False) == 0
+    assert order == [(v, r) for r in range(1, 7) for v in ("bridge.iptables", "flannel-vxlan.iptables")]
+    # resumed after all rounds: nothing left to launch
+    order.clear()
+    assert campaign.run(c.source, publish=False) == 0
+    assert order == []
