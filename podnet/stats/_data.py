@@ -93,8 +93,9 @@ def as_tidy(tidy: pd.DataFrame | None) -> pd.DataFrame:
 
 def split_sources(tidy: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(measured, reference) rows. Anything whose source is not ``reference`` counts as measured."""
-    is_ref = (tidy["source"].astype("string").str.strip().str.lower() == "reference").fillna(False)
-    is_ref = is_ref.to_numpy(dtype=bool)
+    codes, uniq = pd.factorize(tidy["source"])  # few distinct values: compare those, not every row
+    ref_u = np.array([str(u).strip().lower() == "reference" for u in uniq] + [False], dtype=bool)
+    is_ref = ref_u[codes]  # code -1 (missing) picks the trailing False
     return tidy.loc[~is_ref].reset_index(drop=True), tidy.loc[is_ref].reset_index(drop=True)
 
 

@@ -173,7 +173,7 @@ def describe(g: Groups, s: Mapping[str, Any], inferential: bool = True) -> pd.Da
     bnote = np.full(k, "", dtype=object)
     bnote[g.n < bmin] = f"n < {bmin}: bootstrap intervals under-cover below this (METHODS.md)"
     bnote[zero_var] = "zero variance: bootstrap distribution degenerate"
-    todo = np.nonzero((g.n >= bmin) & ~zero_var)[0]
+    todo = np.nonzero((g.n >= bmin) & ~zero_var & inferential)[0]  # reference rows: blanked below
     if len(todo):
         keys = key_text(g.keys.iloc[todo])
         l_, h_, m_ = bootstrap.mean_intervals(
@@ -213,7 +213,7 @@ def describe(g: Groups, s: Mapping[str, Any], inferential: bool = True) -> pd.Da
             mad[idx] = np.median(absdev[pos], axis=1)
         flo, fhi = core.mad_fences(med, mad, kf)
         rule = f"mad k={kf:g}"
-    judged = g.n >= int(o["min_n"])
+    judged = (g.n >= int(o["min_n"])) & inferential
     flo = np.where(judged, flo, np.nan)
     fhi = np.where(judged, fhi, np.nan)
     codes = g.codes
@@ -235,7 +235,7 @@ def describe(g: Groups, s: Mapping[str, Any], inferential: bool = True) -> pd.Da
         h = n // 2
         with np.errstate(invalid="ignore", divide="ignore"):
             change[idx] = (x[:, n - h :].mean(axis=1) - x[:, :h].mean(axis=1)) / np.abs(mean[idx])
-        if n >= int(d["min_n"]):
+        if n >= int(d["min_n"]) and inferential:
             tau[idx], pval[idx] = core.kendall_trend(x)
     out["drift_tau"], out["drift_p"], out["drift_rel_change"] = tau, pval, change
     drift = pd.array(pval < float(d["alpha"]), dtype="boolean")
