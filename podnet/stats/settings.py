@@ -1,7 +1,7 @@
 """Settings of the statistics stage: the schema's defaults with a config's ``stats`` mapping merged over them.
 
 The defaults have one source: the ``default:`` values of the ``stats`` property
-of ``config/config.schema.yaml``. :data:`DEFAULTS` is read from there. A
+of ``podnet/config.schema.yaml``. :data:`DEFAULTS` is read from there. A
 config's ``stats`` mapping is merged over it key by key (nested mappings are
 merged, lists and scalars replaced). Unknown keys are an error so that a typo
 does not silently fall back to a default.
@@ -12,16 +12,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-try:  # the schema as package data (podnet/config.schema.yaml), where the package ships it
-    from podnet.schema import SCHEMA_PATH
-except ImportError:  # the schema beside the package in the repository
-    #: the experiment config schema (the stats defaults are its `default:` values)
-    SCHEMA_PATH = Path(__file__).resolve().parents[2] / "config" / "config.schema.yaml"
+from podnet.schema import SCHEMA_PATH  # the config schema, package data (podnet/config.schema.yaml)
 
 
 def _defaults_of(node: Mapping[str, Any], path: str) -> dict[str, Any]:
