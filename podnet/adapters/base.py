@@ -21,6 +21,18 @@ class ParseError(ValueError):
     """The output cannot be parsed; the message says what was expected."""
 
 
+class Incomplete(ParseError):
+    """The output stops before the tool's complete report; the message names what is missing.
+
+    ``partial`` holds what the part that is there says, for outputs pasted as an
+    excerpt on purpose (a sidecar with ``excerpt: true``); it is never used otherwise.
+    """
+
+    def __init__(self, message: str, partial: ParseResult | None = None) -> None:
+        super().__init__(message)
+        self.partial = partial
+
+
 class UnsupportedTest(ValueError):
     """The adapter cannot build a command for the requested test parameters."""
 

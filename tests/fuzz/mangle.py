@@ -1,0 +1,197 @@
+"""Mangled copies of real tool outputs and the oracle that judges what podnet made of them.
+
+Corpus: every fixture under ``tests/fixtures/<tool>/`` and every raw file of
+``raw/seed-*``. A mangled copy must give either exactly the values of the
+untouched file or a rejection with a reason; anything else is WRONG (a silent
+wrong number). Used by the hypothesis tests (``tests/fuzz/``) and by
+``benchmarks/fuzz_parsers.py`` (exhaustive cuts, more examples).
+
+Mutations: cut at any byte (at every line end and inside lines), a byte with
+its high bit flipped (corruption: never valid text), a NUL in the text, a
+UTF-8 BOM, UTF-16/32 with and without BOM as Windows redirects write them,
+CRLF, a NUL-padded tail, a duplicated line, a dropped line, and for JSON a
+value replaced by one of the wrong type.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from podnet.adapters.base import ParseError
+from podnet.decode import DecodeError, decode
+from podnet.parse import parse_text
+from podnet.raw import SidecarError, find_raw_files, read_sidecar
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One real output: its bytes, the tool to force (None: detect) and its excerpt flag."""
+
+    name: str
+    data: bytes
+    tool: str | None
+    excerpt: bool = False
+
+
+def fixture_files() -> list[Path]:
+    """Every fixture output (not SOURCES.md, not the golden expected-values files)."""
+    return sorted(
+        p
+        for p in FIXTURES.rglob("*")
+        if p.is_file() and p.suffix != ".md" and not p.name.endswith(".expected.json")
+    )
+
+
+def corpus() -> list[Sample]:
+    """Fixtures (tool detected) and the seeds' raw files (tool and excerpt from their sidecars)."""
+    out = [Sample(p.relative_to(FIXTURES).as_posix(), p.read_bytes(), None) for p in fixture_files()]
+    for d in sorted(REPO.glob("raw/seed-*")):
+        for f in find_raw_files(d):
+            try:
+                meta = read_sidecar(f)
+            except SidecarError:
+                continue
+            out.append(
+                Sample(f.relative_to(REPO).as_posix(), f.read_bytes(), meta.get("tool"), bool(meta.get("excerpt")))
+            )
+    return out
+
+
+def _num(v: float) -> object:
+    return "nan" if isinstance(v, float) and math.isnan(v) else v
+
+
+def outcome(data: bytes, tool: str | None, excerpt: bool = False) -> tuple[str, object]:
+    """("rejected", reason) or ("values", a comparable signature of everything the parse produced)."""
+    try:
+        text = decode(data)
+        adapter, result = parse_text(text, tool, excerpt=excerpt)
+        if not result.measurements:
+            raise ParseError("no measurement")
+    except (ParseError, DecodeError, SidecarError, KeyError) as exc:
+        return "rejected", str(exc) or type(exc).__name__
+    except Exception as exc:  # noqa: BLE001 (a parser bug: the pipeline records it, the fuzz counts it)
+        return "crash", f"{type(exc).__name__}: {exc}"
+    sig = (
+        adapter.name,
+        result.test,
+        result.protocol,
+        result.direction,
+        result.streams,
+        bool(result.info.get("excerpt")),
+        tuple(
+            sorted(
+                (m.metric, _num(m.value), m.unit, m.direction, m.protocol, m.test, m.streams, m.variant, m.scenario)
+                for m in result.measurements
+            )
+        ),
+    )
+    return "values", sig
+
+
+def judge(sample: Sample, mutated: bytes, baseline: tuple[str, object] | None = None) -> str:
+    """'same', 'rejected', 'crash' (a parser exception: still a per-file failure) or 'WRONG'."""
+    base = baseline or outcome(sample.data, sample.tool, sample.excerpt)
+    kind, got = outcome(mutated, sample.tool, sample.excerpt)
+    if kind in ("rejected", "crash"):
+        return kind
+    if base[0] == "values" and got == base[1]:
+        return "same"
+    return "WRONG"
+
+
+# ---- mutations (bytes -> bytes) ------------------------------------------------------------
+
+
+def cut(data: bytes, n: int) -> bytes:
+    return data[:n]
+
+
+def line_ends(data: bytes) -> list[int]:
+    """Offsets just after each newline, plus the offsets of the last characters of each line."""
+    return [i + 1 for i, b in enumerate(data) if b == 0x0A]
+
+
+def flip(data: bytes, i: int) -> bytes:
+    return data[:i] + bytes([data[i] ^ 0x80]) + data[i + 1 :]
+
+
+def nul_at(data: bytes, i: int) -> bytes:
+    return data[:i] + b"\0" + data[i + 1 :]
+
+
+def recode(data: bytes, how: str) -> bytes:
+    """The same text as another encoding / line end would store it."""
+    text = data.decode("utf-8")
+    if how == "bom":
+        return codecs.BOM_UTF8 + data
+    if how == "crlf":
+        return text.replace("\n", "\r\n").encode("utf-8")
+    if how == "utf-16":  # PowerShell `>` (Windows PowerShell 5): UTF-16 LE with BOM, CRLF
+        return codecs.BOM_UTF16_LE + text.replace("\n", "\r\n").encode("utf-16-le")
+    if how in ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"):
+        return text.encode(how)
+    if how == "utf-32":
+        return codecs.BOM_UTF32_LE + text.encode("utf-32-le")
+    if how == "nul-tail":
+        return data + b"\0" * 37
+    raise ValueError(how)
+
+
+RECODINGS = ["bom", "crlf", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be", "nul-tail"]
+
+
+def lines_of(data: bytes) -> list[bytes]:
+    return data.splitlines(keepends=True)
+
+
+def dup_line(data: bytes, i: int) -> bytes:
+    ls = lines_of(data)
+    return b"".join(ls[: i + 1] + ls[i:])
+
+
+def drop_line(data: bytes, i: int) -> bytes:
+    ls = lines_of(data)
+    return b"".join(ls[:i] + ls[i + 1 :])
+
+
+WRONG_VALUES: list[object] = ["x", None, [], {}, True, "12", -1]
+
+
+def json_paths(doc: object, prefix: tuple = ()) -> list[tuple]:
+    """Every path to a value in a JSON document."""
+    out = [prefix] if prefix else []
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out += json_paths(v, prefix + (k,))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            out += json_paths(v, prefix + (i,))
+    return out
+
+
+def json_retype(data: bytes, path: tuple, value: object) -> bytes | None:
+    """The JSON document with the value at ``path`` replaced (None when that is no change)."""
+    doc = json.loads(data)
+    node = doc
+    for k in path[:-1]:
+        node = node[k]
+    if node[path[-1]] == value and type(node[path[-1]]) is type(value):
+        return None
+    node[path[-1]] = value
+    return json.dumps(doc, indent=2).encode()
+
+
+def is_json(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return True
