@@ -70,7 +70,7 @@ def main() -> int:
     t0 = time.perf_counter()
     samples = [s for s in mangle.corpus() if args.only in s.name]
     for s in samples:
-        base = mangle.outcome(s.data, s.tool, s.excerpt)
+        base = mangle.outcome(s.data, s.tool, s.excerpt, s.command)
         for label, data in mutations(s, args.max_bytes):
             if args.kinds and label.split("@")[0].split(" ")[0] not in args.kinds.split(","):
                 continue
@@ -78,18 +78,18 @@ def main() -> int:
             counts[verdict] += 1
             by_kind[label.split("@")[0].split(" ")[0]][verdict] += 1
             if verdict in ("WRONG", "crash"):
-                wrong.append((s.name, label, mangle.outcome(data, s.tool, s.excerpt)))
+                wrong.append((s.name, label, mangle.outcome(data, s.tool, s.excerpt, s.command)))
                 per_sample[s.name] += 1
     dt = time.perf_counter() - t0
     print(f"{len(samples)} real outputs, {sum(counts.values())} mangled copies in {dt:.1f} s")
     for kind, c in sorted(by_kind.items()):
         print(
             f"  {kind:10s} rejected {c['rejected']:7d}  same-values {c['same']:7d}  "
-            f"crash {c['crash']:5d}  WRONG {c['WRONG']}"
+            f"crash {c['crash']:5d}  subset {c['subset']:5d}  WRONG {c['WRONG']}"
         )
     print(
         f"TOTAL      rejected {counts['rejected']:7d}  same-values {counts['same']:7d}  "
-        f"crash {counts['crash']:5d}  WRONG {counts['WRONG']}"
+        f"crash {counts['crash']:5d}  subset {counts['subset']:5d}  WRONG {counts['WRONG']}"
     )
     if args.by_sample:
         for name, c in per_sample.most_common():

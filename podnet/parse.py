@@ -81,7 +81,9 @@ def complete_lines(text: str) -> tuple[str, str]:
     return (head + "\n" if head else ""), last[-40:]
 
 
-def parse_text(text: str, tool: str | None = None, *, excerpt: bool = False) -> tuple[Adapter, ParseResult]:
+def parse_text(
+    text: str, tool: str | None = None, *, excerpt: bool = False, command: str | None = None
+) -> tuple[Adapter, ParseResult]:
     """Parse one output with the named adapter, or the detected one.
 
     An :class:`~podnet.adapters.base.Incomplete` output is an error unless ``excerpt``
@@ -92,7 +94,10 @@ def parse_text(text: str, tool: str | None = None, *, excerpt: bool = False) -> 
     text, cut = complete_lines(text)
     where = f" (the output ends inside a line, {cut!r}: cut off?)" if cut else ""
     try:
-        return adapter, adapter.parse(text)
+        result = adapter.parse(text)
+        if command:
+            adapter.complete_for(result, _command_text(command))
+        return adapter, result
     except Incomplete as exc:
         if excerpt and exc.partial is not None:
             return adapter, _mark_excerpt(exc.partial, str(exc))
@@ -101,25 +106,31 @@ def parse_text(text: str, tool: str | None = None, *, excerpt: bool = False) -> 
         raise ParseError(f"{exc}{where}") from None
 
 
+def _command_text(command: Any) -> str:
+    return " ".join(map(str, command)) if isinstance(command, list) else str(command)
+
+
 def _mark_excerpt(partial: ParseResult, reason: str) -> ParseResult:
     partial.info["excerpt"] = True
     partial.info["excerpt_reason"] = reason
     return partial
 
 
-def parse_path(path: Path | str, tool: str | None = None, *, excerpt: bool = False) -> tuple[Adapter, ParseResult]:
+def parse_path(
+    path: Path | str, tool: str | None = None, *, excerpt: bool = False, command: str | None = None
+) -> tuple[Adapter, ParseResult]:
     """Read and parse one raw file; big files stream when the adapter can, in bounded memory."""
     path = Path(path)
     try:
         size = path.stat().st_size
         if size <= STREAM_BYTES:
-            return parse_text(read_text(path), tool, excerpt=excerpt)
+            return parse_text(read_text(path), tool, excerpt=excerpt, command=command)
         adapter = choose_adapter(read_head(path), tool)
     except DecodeError as exc:
         raise ParseError(str(exc)) from None
     lines = getattr(adapter, "parse_lines", None)
     if lines is None:
-        return parse_text(read_text(path), adapter.name, excerpt=excerpt)
+        return parse_text(read_text(path), adapter.name, excerpt=excerpt, command=command)
     try:
         return adapter, lines(iter_text(path))
     except DecodeError as exc:
@@ -213,7 +224,9 @@ def parse_file(
 ) -> tuple[list[dict], list[dict]]:
     """Check, read, parse (``tool`` or the sidecar's, else detected) and tabulate one raw file."""
     check_run(path, meta)
-    adapter, result = parse_path(path, tool or meta.get("tool"), excerpt=bool(meta.get("excerpt")))
+    adapter, result = parse_path(
+        path, tool or meta.get("tool"), excerpt=bool(meta.get("excerpt")), command=meta.get("command")
+    )
     if not result.measurements:
         raise ParseError(f"{adapter.name} output held no measurement")
     return result_rows(adapter, result, meta, experiment=experiment, run=run, raw_path=display_path(path))

@@ -36,7 +36,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError, UnsupportedTest
+from podnet.adapters.base import (
+    Adapter,
+    Incomplete,
+    Invocation,
+    MetricInfo,
+    ParseError,
+    UnsupportedTest,
+    check_duration_streams,
+    command_option,
+)
 from podnet.tidy import IntervalPoint, Measurement, ParseResult
 from podnet.units import prefix_factor
 
@@ -192,6 +201,7 @@ class Iperf2Adapter(Adapter):
                 "no iperf 2 report row ('[ ID] 0.0-10.0 sec  1.10 GBytes  942 Mbits/sec') found: "
                 + self._why(text)
             )
+        st.info["_no_ack"] = bool(re.search(r"did not receive ack|Server Report.*\bno\b|read failed", text))
         return self._build(st)
 
     @staticmethod
@@ -346,7 +356,7 @@ class Iperf2Adapter(Adapter):
     def _build(self, st: _State) -> ParseResult:
         self._directions(st)
         res = ParseResult(test=st.proto, protocol=st.proto)
-        res.info.update(st.info)
+        res.info.update({k: v for k, v in st.info.items() if not k.startswith("_")})
         res.info["role"] = st.role
         udp = st.proto == "udp"
         directions = []
@@ -366,7 +376,9 @@ class Iperf2Adapter(Adapter):
             streams = len(flows) or None
             if d in ("forward", "bidir-forward") or res.streams is None:
                 res.streams = res.streams or streams
-            main = _summary(sender_rows, flows)
+            main = _summary(
+                sender_rows, flows, need_sum=not udp or any(r.sid.startswith("SUM") for r in rows)
+            )
             ms = res.measurements
             dd = None if single else d
 
@@ -388,6 +400,11 @@ class Iperf2Adapter(Adapter):
                     add("duration", receiver.t1, "s")
                     self._udp_receiver(receiver, st, add)
                 elif sender is not None:
+                    if st.role == "client" and not st.info.get("_no_ack"):
+                        raise Incomplete(
+                            "iperf2 UDP client output is incomplete (cut off?): no 'Server Report' after the "
+                            "summary, and no 'did not receive ack of last datagram' warning saying why"
+                        )
                     res.info.setdefault("warnings", []).append(
                         "no server report: receiver-side throughput, loss and jitter are unknown"
                     )
@@ -680,6 +697,25 @@ class Iperf2Adapter(Adapter):
         return res
 
     # ------------------------------------------------------------------ launching
+    def complete_for(self, result: ParseResult, command: str) -> None:
+        """With the sidecar's command: the summary spans ``-t`` and counts ``-P`` streams."""
+        i = command_option(command, "-i", "--interval")
+        if i and not result.intervals:
+            raise Incomplete(
+                f"iperf2 output is incomplete (cut off?): the command asked for -i {i} reports but the output "
+                "has no interval row besides the one taken as its summary"
+            )
+        if " -s" in f" {command}" or "--server" in command:
+            return  # a server's output: the client's options are not on its command line
+        check_duration_streams(result, command, self.name)
+        args = command.split()
+        if {"-r", "--tradeoff", "-d", "--dualtest", "--full-duplex"} & set(args):
+            dirs = {m.direction for m in result.measurements if m.metric == "throughput"}
+            if len(dirs) < 2:
+                raise Incomplete(
+                    "iperf2 output is incomplete (cut off?): the command asked for both directions"
+                )
+
     def invocation(self, params: dict[str, Any], target: str) -> Invocation:
         """Human-readable enhanced output (``-e -i``): unlike ``-y C`` in iperf 2.1 it keeps the
         UDP server report (receiver throughput, loss, jitter) in the client's output."""
@@ -745,7 +781,7 @@ def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
-def _summary(rows: list[_Row], flows: list[str]) -> _Row | None:
+def _summary(rows: list[_Row], flows: list[str], need_sum: bool = False) -> _Row | None:
     """The summary row: the SUM total when present, else the single flow's last 0-based row.
 
     Several flows without a SUM line (e.g. per-stream UDP server reports) are
@@ -770,7 +806,11 @@ def _summary(rows: list[_Row], flows: list[str]) -> _Row | None:
             or s.t1 >= max((r.t1 for r in rows if not r.sid.startswith("SUM")), default=0) * 0.5
         ):
             return s
+    if need_sum and len(flows) > 1:
+        return None  # -P N > 1: iperf 2 prints a [SUM] total; without it the output was cut
     per = [last_total([r for r in rows if r.sid == f]) for f in flows]
+    if None in per and len(flows) > 1:
+        return None  # a stream without its summary row: cut before it
     per = [p for p in per if p is not None]
     if not per:
         return None

@@ -15,7 +15,14 @@ import json
 import re
 from typing import Any
 
-from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError
+from podnet.adapters.base import (
+    Adapter,
+    Incomplete,
+    Invocation,
+    MetricInfo,
+    ParseError,
+    check_duration_streams,
+)
 from podnet.tidy import IntervalPoint, Measurement, ParseResult
 from podnet.units import rate_to_bps
 
@@ -227,6 +234,7 @@ class Iperf3Adapter(Adapter):
         if v:
             result.info["version"] = f"iperf {v.group(1)}"
         use_sum = any(x["id"] == "SUM" for x in summaries)
+        self._text_complete(summaries, result.direction)
         legs: dict[str, dict[str, list]] = {}
         for x in summaries:
             if use_sum and x["id"] != "SUM":
@@ -277,6 +285,29 @@ class Iperf3Adapter(Adapter):
             )
         self._text_intervals(lines, summaries, use_sum, result)
         return result
+
+    def _text_complete(self, summaries: list, default: str | None) -> None:
+        """Every stream has its sender and receiver line; with several streams, so has [SUM]."""
+        seen: dict[str, dict[str, set[str]]] = {}
+        for x in summaries:
+            tag = "sender" if x["rest"].rstrip().endswith("sender") else "receiver"
+            d = str(self._text_direction(x["role"], default))
+            seen.setdefault(d, {}).setdefault(x["id"], set()).add(tag)
+        for d, ids in seen.items():
+            for sid, tags in ids.items():
+                if tags != {"sender", "receiver"}:
+                    lack = ({"sender", "receiver"} - tags).pop()
+                    raise Incomplete(
+                        f"iperf3 output is incomplete (cut off?): stream [{sid}] has no '{lack}' summary line"
+                    )
+            if len([i for i in ids if i != "SUM"]) > 1 and "SUM" not in ids:
+                raise Incomplete(
+                    "iperf3 output is incomplete (cut off?): several streams (-P) but no [SUM] summary lines"
+                )
+
+    def complete_for(self, result: ParseResult, command: str) -> None:
+        """With the sidecar's command: as many streams as ``-P`` asked for."""
+        check_duration_streams(result, command, self.name)
 
     @staticmethod
     def _text_direction(role: str | None, default: str | None) -> str | None:

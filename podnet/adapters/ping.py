@@ -19,7 +19,7 @@ from typing import Any
 
 import pingparsing
 
-from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError
+from podnet.adapters.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError
 from podnet.tidy import Measurement, ParseResult
 
 _REPLY = re.compile(
@@ -142,6 +142,9 @@ class PingAdapter(Adapter):
             raise ParseError("replies were received but no 'rtt min/avg/max/mdev' line was found")
 
     def _parse_replies(self, text: str, result: ParseResult) -> None:
+        """No statistics block: the output was cut (or piped through head/gawk). Never a run's
+        figures, except as an excerpt the sidecar declares (``excerpt: true``).
+        """
         rtts = [float(m["time"]) * _SCALE[m["unit"]] for m in _REPLY.finditer(text)]
         averages = list(_AVERAGE_ONLY.finditer(text))
         if not rtts and len(averages) == 1 and re.search(r"\bping\b.*\|", text):
@@ -151,12 +154,26 @@ class PingAdapter(Adapter):
                 "number of replies, loss and spread unknown"
             )
             result.measurements.append(Measurement("rtt_avg", float(m["value"]) * _SCALE[m["unit"]], "s"))
-            return
+            raise Incomplete(
+                "ping output is only a mean RTT printed by a pipeline (ping | head | gawk): not the run's "
+                "statistics (allowed with `excerpt: true` in the sidecar)",
+                result,
+            )
         if not rtts:
             raise ParseError(
                 "expected ping reply lines ('64 bytes from ...: icmp_seq=1 ttl=64 time=0.2 ms') "
                 "or a '--- ... ping statistics ---' block"
             )
+        self._from_replies(rtts, result)
+        raise Incomplete(
+            f"ping output has {len(rtts)} reply lines but no '--- ... ping statistics ---' block: cut off "
+            "(statistics over the replies that happen to be there are not the run's; "
+            "allowed with `excerpt: true` in the sidecar)",
+            result,
+        )
+
+    @staticmethod
+    def _from_replies(rtts: list[float], result: ParseResult) -> None:
         result.info["summary"] = "computed from reply lines (no statistics block in the output)"
         mean = statistics.fmean(rtts)
         mdev = math.sqrt(max(statistics.fmean(x * x for x in rtts) - mean * mean, 0.0))
