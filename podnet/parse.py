@@ -75,8 +75,8 @@ def complete_lines(text: str) -> tuple[str, str]:
     Tools end every line they print with a newline; an output that stops inside a
     line was cut, and its last figure may have lost digits (``27685.76`` -> ``2``).
     """
-    if text.endswith("\n"):
-        return text, ""
+    if text.endswith("\n") or text.lstrip().startswith(("{", "[")):
+        return text, ""  # JSON is self-delimiting: a cut document does not load
     head, _, last = text.rpartition("\n")
     return (head + "\n" if head else ""), last[-40:]
 
