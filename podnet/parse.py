@@ -92,6 +92,7 @@ def parse_text(
     """
     adapter = choose_adapter(text[:HEAD_BYTES], tool)
     text, cut = complete_lines(text)
+    _no_repeated_lines(text)
     where = f" (the output ends inside a line, {cut!r}: cut off?)" if cut else ""
     try:
         result = adapter.parse(text)
@@ -104,6 +105,18 @@ def parse_text(
         raise Incomplete(f"{exc}{where}", exc.partial) from None
     except ParseError as exc:
         raise ParseError(f"{exc}{where}") from None
+
+
+def _no_repeated_lines(text: str) -> None:
+    """A result line printed twice in a row is a spliced or corrupted file: tools never do that."""
+    prev = None
+    for n, line in enumerate(text.split("\n"), start=1):
+        if line == prev and any(c.isdigit() for c in line):
+            raise ParseError(
+                f"line {n} repeats the line before it ({line.strip()[:60]!r}): a tool never prints the same "
+                "result line twice in a row; the file was corrupted or spliced"
+            )
+        prev = line
 
 
 def _command_text(command: Any) -> str:

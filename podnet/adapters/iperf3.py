@@ -44,6 +44,102 @@ _UDP_TAIL = re.compile(
 _RETR_TAIL = re.compile(r"^\s*(?P<retr>\d+)\b")
 
 
+_NONNEG = {"type": "number", "minimum": 0}
+_COUNT = {"type": "integer", "minimum": 0}
+_FLAG = {"type": ["integer", "boolean"]}
+_SUM = {
+    "type": "object",
+    "required": ["start", "end", "seconds", "bytes", "bits_per_second"],
+    "properties": {
+        "start": _NONNEG,
+        "end": _NONNEG,
+        "seconds": _NONNEG,
+        "bytes": _NONNEG,
+        "bits_per_second": _NONNEG,
+        "retransmits": _COUNT,
+        "jitter_ms": _NONNEG,
+        "lost_packets": _COUNT,
+        "packets": _COUNT,
+        "lost_percent": _NONNEG,
+        "omitted": {"type": "boolean"},
+        "sender": {"type": "boolean"},
+    },
+}
+#: the parts of iperf3's -J document podnet reads, with the types iperf3 writes them in:
+#: a value of another type is a corrupted or hand-edited file, never coerced into a number
+IPERF3_JSON_SCHEMA = {
+    "type": "object",
+    "required": ["start", "end"],
+    "properties": {
+        "start": {
+            "type": "object",
+            "required": ["test_start"],
+            "properties": {
+                "test_start": {
+                    "type": "object",
+                    "required": ["protocol", "num_streams", "reverse"],
+                    "properties": {
+                        "protocol": {"enum": ["TCP", "UDP", "SCTP"]},
+                        "num_streams": {"type": "integer", "minimum": 1},
+                        "reverse": _FLAG,
+                        "bidir": _FLAG,
+                        "duration": _NONNEG,
+                        "omit": _NONNEG,
+                        "blksize": _NONNEG,
+                    },
+                },
+                "version": {"type": "string"},
+                "connected": {"type": "array"},
+            },
+        },
+        "intervals": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["sum"],
+                "properties": {"sum": _SUM, "sum_bidir_reverse": _SUM, "streams": {"type": "array"}},
+            },
+        },
+        "end": {
+            "type": "object",
+            "anyOf": [{"required": ["sum_received"]}, {"required": ["sum"]}],
+            "properties": {
+                **{k: _SUM for k in ("sum_sent", "sum_received", "sum", "sum_sent_bidir_reverse")},
+                "sum_received_bidir_reverse": _SUM,
+                "sum_bidir_reverse": _SUM,
+                "cpu_utilization_percent": {
+                    "type": "object",
+                    "additionalProperties": _NONNEG,
+                },
+                "streams": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "anyOf": [{"required": ["sender"]}, {"required": ["udp"]}],
+                        "properties": {
+                            "sender": {
+                                "type": "object",
+                                "properties": {"mean_rtt": _NONNEG, "sender": {"type": "boolean"}},
+                            }
+                        },
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+def _check_json(doc: Any) -> None:
+    """``doc`` has iperf3's structure and types; :class:`ParseError` names the first place that has not."""
+    import jsonschema
+
+    err = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(IPERF3_JSON_SCHEMA).iter_errors(doc))
+    if err is not None:
+        where = "/".join(map(str, err.absolute_path)) or "(top level)"
+        raise ParseError(f"iperf3 JSON at {where}: {err.message} (a corrupted or edited file?)")
+
+
 def _is_json(text: str) -> bool:
     return text.lstrip().startswith("{")
 
@@ -109,9 +205,10 @@ class Iperf3Adapter(Adapter):
         if doc.get("error"):
             raise ParseError(f"iperf3 reported an error: {doc['error']}")
         start, end = doc.get("start") or {}, doc.get("end") or {}
-        ts = start.get("test_start") or {}
+        ts = start.get("test_start") or {} if isinstance(start, dict) else {}
         if not end or not ts:
             raise ParseError("iperf3 JSON has no 'end' summary or 'start.test_start': the run did not finish")
+        _check_json(doc)
         proto = str(ts.get("protocol", "TCP")).lower()
         streams = int(ts.get("num_streams") or 1)
         reverse = bool(ts.get("reverse"))

@@ -191,7 +191,8 @@ def drop_line(data: bytes, i: int) -> bytes:
     return b"".join(ls[:i] + ls[i + 1 :])
 
 
-WRONG_VALUES: list[object] = ["x", None, [], {}, True, "12", -1]
+#: values of the wrong JSON type (a number where a string is expected counts too)
+WRONG_VALUES: list[object] = ["x", None, [], {}, True, "12", 12.5]
 
 
 def json_paths(doc: object, prefix: tuple = ()) -> list[tuple]:
@@ -212,7 +213,10 @@ def json_retype(data: bytes, path: tuple, value: object) -> bytes | None:
     node = doc
     for k in path[:-1]:
         node = node[k]
-    if node[path[-1]] == value and type(node[path[-1]]) is type(value):
+    old = node[path[-1]]
+    if isinstance(old, (int, float)) and isinstance(value, (int, float)):
+        return None  # another number is another value of the right type, not a type error
+    if old == value and type(old) is type(value):
         return None
     node[path[-1]] = value
     return json.dumps(doc, indent=2).encode()
