@@ -110,7 +110,9 @@ def read_head(path: Path | str, limit: int = HEAD_BYTES) -> str:
 
 
 def iter_text(path: Path | str, chunk: int = 1 << 20) -> Iterator[str]:
-    """A raw file's lines (without ``\\n``) decoded as :func:`decode` does, in bounded memory."""
+    """A raw file's lines (each with its ``\\n``; a last line without one was cut) decoded as
+    :func:`decode` does, in bounded memory.
+    """
     with open(path, "rb") as fh:
         data = fh.read(chunk)
         enc, skip = sniff_encoding(data)
@@ -143,7 +145,7 @@ def iter_text(path: Path | str, chunk: int = 1 << 20) -> Iterator[str]:
             rest = lines.pop()
             for line in lines:
                 seen_text = seen_text or bool(line.strip())
-                yield line
+                yield line + "\n"
             carry = rest + carry
             if last:
                 break

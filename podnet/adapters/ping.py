@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 import re
 import statistics
+from collections import deque
+from collections.abc import Iterable
 from typing import Any
 
 import pingparsing
@@ -90,6 +92,57 @@ class PingAdapter(Adapter):
         if m:
             result.measurements.append(Measurement("elapsed", float(m.group(1)) * 1e-3, "s"))
         return result
+
+    def parse_lines(self, lines: Iterable[str], keep: int = 2000) -> ParseResult:
+        """:meth:`parse` for a huge output, line by line in bounded memory (same result).
+
+        Reply lines are only counted (the statistics block is what a complete output is
+        read from); the first and last ``keep`` other lines are kept and parsed as text.
+        """
+        _one = re.compile(_REPLY.pattern)
+        head: list[str] = []
+        tail: deque[str] = deque(maxlen=keep)
+        rtts_n, total, total2, lo, hi = 0, 0.0, 0.0, math.inf, 0.0
+        prev = None
+        cut = ""
+        for line in lines:
+            if not line.endswith("\n"):
+                cut = line  # the last line, without its newline: cut off
+                break
+            if line == prev and any(c.isdigit() for c in line):
+                raise ParseError(f"a line repeats the line before it ({line.strip()[:60]!r}): corrupted or spliced")
+            prev = line
+            m = _one.match(line)
+            if m:
+                x = float(m["time"]) * _SCALE[m["unit"]]
+                rtts_n, total, total2 = rtts_n + 1, total + x, total2 + x * x
+                lo, hi = min(lo, x), max(hi, x)
+                if len(head) < keep:
+                    head.append(line)  # a few replies: what dialect detection needs
+                continue
+            (head if len(head) < keep else tail).append(line)
+        text = "".join(head) + "".join(tail)
+        if _STATS_HEADER.search(text):
+            try:
+                return self.parse(text)
+            except ParseError as exc:
+                raise ParseError(f"{exc}{' (the output ends inside a line: cut off?)' if cut else ''}") from None
+        if not rtts_n:
+            return self.parse(text)  # raises with the reason
+        result = ParseResult(protocol="icmp", direction="roundtrip")
+        mean = total / rtts_n
+        result.info["summary"] = "computed from reply lines (no statistics block in the output)"
+        add = result.measurements.append
+        add(Measurement("packets_received", float(rtts_n), "count"))
+        add(Measurement("rtt_min", lo, "s"))
+        add(Measurement("rtt_avg", mean, "s"))
+        add(Measurement("rtt_max", hi, "s"))
+        add(Measurement("rtt_mdev", math.sqrt(max(total2 / rtts_n - mean * mean, 0.0)), "s"))
+        raise Incomplete(
+            f"ping output has {rtts_n} reply lines but no '--- ... ping statistics ---' block: cut off "
+            "(allowed with `excerpt: true` in the sidecar)",
+            result,
+        )
 
     def _parse_summary(self, text: str, result: ParseResult) -> None:
         m = _IPUTILS.search(text)

@@ -290,3 +290,39 @@ def test_cli_tool_forced_on_another_tools_output_is_an_error(tmp_path):
     f.write_bytes(fixture("iperf3/tcp-forward.txt"))
     r = podnet("parse", "--tool", "iperf2", f)
     assert r.returncode == 1 and "iperf3" in r.stderr and "iperf2" in r.stderr
+
+
+# ---- big files: bounded head for detection, ping streams --------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (FIXTURES / "ping").glob("*.txt")))
+def test_streamed_ping_parse_equals_the_whole_text_parse(name, monkeypatch, tmp_path):
+    path = FIXTURES / "ping" / name
+
+    def outcome():
+        try:
+            _, r = parse_mod.parse_path(path, excerpt=True)
+        except ParseError as exc:
+            return type(exc).__name__
+        return sorted((m.metric, round(m.value, 15)) for m in r.measurements), r.info.get("excerpt")
+
+    whole = outcome()
+    monkeypatch.setattr(parse_mod, "STREAM_BYTES", 0)
+    assert outcome() == whole
+
+
+def test_big_ping_log_detects_from_its_head_and_streams(monkeypatch, tmp_path):
+    text = fixture("ping/loopback-plain.txt").decode()
+    lines = text.splitlines(keepends=True)
+    replies = [ln for ln in lines if "bytes from" in ln]
+    body = lines[0] + "".join(replies * 3000) + "".join(ln for ln in lines[1:] if "bytes from" not in ln)
+    path = tmp_path / "big.txt"
+    path.write_text(body)
+    monkeypatch.setattr(parse_mod, "STREAM_BYTES", 1024)
+    monkeypatch.setattr(get("ping"), "parse_lines", get("ping").parse_lines)  # the streaming path is taken
+    calls = []
+    real = parse_mod.read_text
+    monkeypatch.setattr(parse_mod, "read_text", lambda p: calls.append(p) or real(p))
+    _, r = parse_mod.parse_path(path)
+    assert calls == []  # never read whole
+    assert {m.metric: m.value for m in r.measurements}["packets_transmitted"] == 3
