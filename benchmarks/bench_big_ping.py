@@ -66,9 +66,13 @@ def main(size_mb: float) -> None:
         n = build(log, size_mb)
         (raw / "big-ping.txt.meta.yaml").write_text("tool: ping\nvariant: v\nscenario: s\n")
         built = time.perf_counter() - t0
-        out = subprocess.run([sys.executable, "-c", CHILD, str(raw)], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", CHILD, str(raw)], capture_output=True, text=True, check=True
+        )
         dt, rss, rows, failed = out.stdout.split()
-        print(f"ping log                  {log.stat().st_size / 1e6:.0f} MB, {n} reply lines (built in {built:.1f} s)")
+        print(
+            f"ping log                  {log.stat().st_size / 1e6:.0f} MB, {n} reply lines (built in {built:.1f} s)"
+        )
         print(f"parse stage               {dt} s")
         print(f"peak RSS of the parse     {rss} MiB")
         print(f"tidy rows {rows}, failed {failed}")

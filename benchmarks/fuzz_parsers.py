@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "fuzz"))
 
-import mangle  # noqa: E402
+import mangle
 
 
 def mutations(s: mangle.Sample, max_bytes: int):

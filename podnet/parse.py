@@ -63,7 +63,9 @@ def choose_adapter(head: str, tool: str | None = None) -> Adapter:
         return adapters.detect(head)
     adapter = adapters.get(tool)
     mine = adapter.sniff(head)
-    best, other = max(((a.sniff(head), n) for n, a in adapters.all_adapters().items() if n != tool), default=(0, ""))
+    best, other = max(
+        ((a.sniff(head), n) for n, a in adapters.all_adapters().items() if n != tool), default=(0, "")
+    )
     if mine <= 0 and best >= 0.5:
         raise ParseError(f"tool {tool!r} was asked for, but this output is {other}'s (and not {tool}'s)")
     return adapter
@@ -319,7 +321,9 @@ def shard_of(path: Path | str, raw_dir: Path | str, shards: int) -> int:
 
 def shard_files(raw_dir: Path | str, shards: int, ignore: list[str] | None = None) -> dict[int, list[Path]]:
     """Readable raw files of an experiment grouped by shard (every shard present, maybe empty)."""
-    return {k: [f for f in v if isinstance(f, Path)] for k, v in shard_entries(raw_dir, shards, ignore).items()}
+    return {
+        k: [f for f in v if isinstance(f, Path)] for k, v in shard_entries(raw_dir, shards, ignore).items()
+    }
 
 
 def shard_entries(

@@ -390,7 +390,7 @@ class Iperf3Adapter(Adapter):
             tag = "sender" if x["rest"].rstrip().endswith("sender") else "receiver"
             d = str(self._text_direction(x["role"], default))
             seen.setdefault(d, {}).setdefault(x["id"], set()).add(tag)
-        for d, ids in seen.items():
+        for ids in seen.values():
             for sid, tags in ids.items():
                 if tags != {"sender", "receiver"}:
                     lack = ({"sender", "receiver"} - tags).pop()

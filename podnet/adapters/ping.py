@@ -110,7 +110,9 @@ class PingAdapter(Adapter):
                 cut = line  # the last line, without its newline: cut off
                 break
             if line == prev and any(c.isdigit() for c in line):
-                raise ParseError(f"a line repeats the line before it ({line.strip()[:60]!r}): corrupted or spliced")
+                raise ParseError(
+                    f"a line repeats the line before it ({line.strip()[:60]!r}): corrupted or spliced"
+                )
             prev = line
             m = _one.match(line)
             if m:
@@ -126,7 +128,9 @@ class PingAdapter(Adapter):
             try:
                 return self.parse(text)
             except ParseError as exc:
-                raise ParseError(f"{exc}{' (the output ends inside a line: cut off?)' if cut else ''}") from None
+                raise ParseError(
+                    f"{exc}{' (the output ends inside a line: cut off?)' if cut else ''}"
+                ) from None
         if not rtts_n:
             return self.parse(text)  # raises with the reason
         result = ParseResult(protocol="icmp", direction="roundtrip")

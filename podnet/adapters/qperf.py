@@ -221,6 +221,10 @@ class QperfAdapter(Adapter):
             line = raw.rstrip()
             h = _HEADER.match(line)
             if h:
+                if blocks and blocks[-1] == (h[1], []):
+                    raise ParseError(
+                        f"qperf output repeats the header '{h[1]}:' with no result between: corrupted"
+                    )
                 blocks.append((h[1], []))
                 continue
             it = _ITEM.match(line)

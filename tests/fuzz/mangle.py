@@ -61,7 +61,13 @@ def corpus() -> list[Sample]:
     """Fixtures (tool detected) and the seeds' raw files (tool and excerpt from their sidecars)."""
     commands = fixture_commands()
     out = [
-        Sample(p.relative_to(FIXTURES).as_posix(), p.read_bytes(), None, False, commands.get(p.relative_to(FIXTURES).as_posix()))
+        Sample(
+            p.relative_to(FIXTURES).as_posix(),
+            p.read_bytes(),
+            None,
+            False,
+            commands.get(p.relative_to(FIXTURES).as_posix()),
+        )
         for p in fixture_files()
     ]
     for d in sorted(REPO.glob("raw/seed-*")):
@@ -86,7 +92,9 @@ def _num(v: float) -> object:
     return "nan" if isinstance(v, float) and math.isnan(v) else v
 
 
-def outcome(data: bytes, tool: str | None, excerpt: bool = False, command: str | None = None) -> tuple[str, object]:
+def outcome(
+    data: bytes, tool: str | None, excerpt: bool = False, command: str | None = None
+) -> tuple[str, object]:
     """("rejected", reason) or ("values", a comparable signature of everything the parse produced)."""
     try:
         text = decode(data)
@@ -174,7 +182,17 @@ def recode(data: bytes, how: str) -> bytes:
     raise ValueError(how)
 
 
-RECODINGS = ["bom", "crlf", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be", "nul-tail"]
+RECODINGS = [
+    "bom",
+    "crlf",
+    "utf-16",
+    "utf-16-le",
+    "utf-16-be",
+    "utf-32",
+    "utf-32-le",
+    "utf-32-be",
+    "nul-tail",
+]
 
 
 def lines_of(data: bytes) -> list[bytes]:

@@ -16,11 +16,11 @@ import pytest
 from tests.conftest import FIXTURES, REPO
 
 sys.path.insert(0, str(REPO / "tests" / "fuzz"))
-import mangle  # noqa: E402
+import mangle
 
-from podnet.adapters.base import ParseError  # noqa: E402
-from podnet.decode import DecodeError, decode  # noqa: E402
-from podnet.parse import parse_text  # noqa: E402
+from podnet.adapters.base import ParseError
+from podnet.decode import DecodeError, decode
+from podnet.parse import parse_text
 
 COMMANDS = mangle.fixture_commands()
 FILES = mangle.fixture_files()

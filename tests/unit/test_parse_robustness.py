@@ -40,7 +40,13 @@ def test_wrk_cut_inside_its_last_line_is_rejected():
 
 @pytest.mark.parametrize(
     "rel",
-    ["wrk/basic.txt", "ab/basic.txt", "netperf/tcp-stream.txt", "qperf/verbose.txt", "sockperf/ping-pong-udp.txt"],
+    [
+        "wrk/basic.txt",
+        "ab/basic.txt",
+        "netperf/tcp-stream.txt",
+        "qperf/verbose.txt",
+        "sockperf/ping-pong-udp.txt",
+    ],
 )
 def test_every_cut_inside_the_last_result_line_is_rejected(rel):
     data = fixture(rel)
@@ -91,7 +97,8 @@ def test_qperf_command_asks_for_tests_the_output_lacks():
 
 @pytest.mark.parametrize("how", ["utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "crlf"])
 @pytest.mark.parametrize(
-    "rel", ["iperf2/tcp-csv-P2.txt", "qperf/verbose.txt", "iperf3/tcp-forward.json", "ping/loopback-plain.txt"]
+    "rel",
+    ["iperf2/tcp-csv-P2.txt", "qperf/verbose.txt", "iperf3/tcp-forward.json", "ping/loopback-plain.txt"],
 )
 def test_bom_utf16_utf32_and_crlf_give_the_same_values(rel, how):
     text = fixture(rel).decode()
@@ -149,7 +156,9 @@ def test_an_adapter_exception_is_a_failed_run_naming_file_adapter_and_type(raw, 
     monkeypatch.setattr(wrk, "parse", boom)
     parsed = parse_experiment(raw, "e")
     f = _failed(parsed)["boom.txt"]
-    assert f.tool == "wrk" and f.error == "IndexError" and "IndexError" in f.reason and "list index" in f.reason
+    assert (
+        f.tool == "wrk" and f.error == "IndexError" and "IndexError" in f.reason and "list index" in f.reason
+    )
     assert parsed.tidy["run_id"].unique().tolist() == ["good"]
 
 
