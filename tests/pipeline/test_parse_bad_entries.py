@@ -16,7 +16,7 @@ SNAKEMAKE = str(REPO / ".venv/bin/snakemake")
 
 def snakemake(configfile, target, *args):
     p = subprocess.run(
-        [SNAKEMAKE, "--cores", "2", "--configfile", str(configfile), str(target), *args],
+        [SNAKEMAKE, str(target), *args, "--cores", "2", "--configfile", str(configfile)],
         cwd=REPO,
         capture_output=True,
         text=True,
