@@ -30,7 +30,7 @@ import re
 from typing import Any
 
 from podnet.adapters._netperf_fields import HEADERS
-from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError, UnsupportedTest
+from podnet.adapters.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError, UnsupportedTest
 from podnet.tidy import IntervalPoint, Measurement, ParseResult
 
 _NUM = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
@@ -227,7 +227,10 @@ class NetperfAdapter(Adapter):
         keyval = {m.group(1): m.group(2) for m in (_KEYVAL.match(ln.strip()) for ln in body) if m}
         if keyval and "THROUGHPUT" in keyval or len(keyval) >= 2:
             info["format"] = "keyval"
+            info["keys"] = list(keyval)
             self._selectors(keyval, test, proto, res)
+            if "COMMAND_LINE" in keyval:  # the output names its own command: check it against that
+                self.complete_for(res, keyval["COMMAND_LINE"].strip('"'))
         else:
             sel = self._csv(body) or self._columns(body)
             if sel is not None:
@@ -258,6 +261,23 @@ class NetperfAdapter(Adapter):
                 "the run may have been cut off"
             )
         return res
+
+    def complete_for(self, result: ParseResult, command: str) -> None:
+        """With the sidecar's command: every ``-k`` selector asked for was printed (``-k all`` ends
+        with COMMAND_LINE), so an output cut between two KEY=value lines is not taken as complete.
+        """
+        keys = result.info.get("keys")
+        args = command.split()
+        if not isinstance(keys, list) or "-k" not in args or args.index("-k") + 1 >= len(args):
+            return
+        asked = args[args.index("-k") + 1]
+        want = ["COMMAND_LINE"] if asked.lower() == "all" else [k for k in asked.split(",") if k]
+        missing = [k for k in want if k not in keys]
+        if missing:
+            raise Incomplete(
+                f"netperf output is incomplete (cut off?): -k asked for {', '.join(missing[:5])}"
+                f"{' ...' if len(missing) > 5 else ''}, which it lacks"
+            )
 
     # -------------------------------------------------------------- omni selectors
     def _selectors(self, sel: dict[str, str], test: str, proto: str | None, res: ParseResult) -> None:
