@@ -439,7 +439,11 @@ class NetperfAdapter(Adapter):
                     else:
                         add(f"service_demand_{side}", v * 1e-6, "s")
 
+        if "Elapsed" not in header:
+            raise ParseError(f"netperf {test}: the column headers lack 'Elapsed Time': not a classic result block")
         if test.endswith(("_RR", "_CRR", "_CC")):
+            if not re.search(r"Trans\.?\s", header):
+                raise ParseError(f"netperf {test}: the column headers lack 'Trans. Rate': not a classic RR block")
             row = numeric[0]
             if len(row) < 6:
                 raise ParseError(f"netperf {test}: result row {' '.join(row)!r} has fewer than 6 columns")
@@ -454,6 +458,11 @@ class NetperfAdapter(Adapter):
                 f"netperf {test}: no throughput unit (10^6bits/sec, MBytes/sec) in the column headers"
             )
         if test == "UDP_STREAM" or (len(numeric) >= 2 and "Okay" in header):
+            if len(numeric) < 2:
+                raise Incomplete(
+                    f"netperf {test} output is incomplete (cut off?): the sender's row without the "
+                    "receiver's row under it"
+                )
             send = numeric[0]
             add("duration", send[2], "s")
             add("messages_sent", send[3], "count")
