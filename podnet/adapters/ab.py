@@ -184,7 +184,7 @@ class AbAdapter(Adapter):
     def _complete(text: str, info: dict[str, Any]) -> None:
         """ab's report ends with its percentile table (unless ``-d``): a cut output lacks its end."""
         missing = []
-        for label in ("Complete requests", "Failed requests", "Time taken for tests"):
+        for label in ("Concurrency Level", "Complete requests", "Failed requests", "Time taken for tests"):
             if _field(text, label) is None:
                 missing.append(f"'{label}:'")
         if not re.search(r"^\s*Total:\s+\d", text, re.M):

@@ -119,6 +119,8 @@ class WrkAdapter(Adapter):
             raise Incomplete(
                 "wrk output is incomplete: it lacks the totals line '83932 requests in 3.03s, 66.12MB read'"
             )
+        if not re.search(r"^\s*\d+ threads and \d+ connections", text, re.M):
+            raise Incomplete("wrk output lacks its '2 threads and 20 connections' line (every report has it)")
         res = ParseResult(test="http", protocol="http", direction="roundtrip")
         info: dict[str, Any] = res.info
         add = lambda metric, value, unit: res.measurements.append(Measurement(metric, float(value), unit))  # noqa: E731
