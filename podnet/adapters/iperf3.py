@@ -282,6 +282,18 @@ class Iperf3Adapter(Adapter):
             for s in end.get("streams", [])
             if isinstance(s.get("sender"), dict) and s["sender"].get("mean_rtt") and s["sender"].get("sender")
         ]
+        senders = [
+            s
+            for s in end.get("streams", [])
+            if isinstance(s.get("sender"), dict) and s["sender"].get("sender")
+        ]
+        if rtts and len(rtts) != len(senders):
+            raise ParseError(
+                "iperf3 JSON: some sending streams lack 'mean_rtt' (a corrupted or edited file?)"
+            )
+        n = result.streams or 0
+        if rtts and not suffix and direction == "forward" and len(senders) != n:
+            raise ParseError(f"iperf3 JSON: {len(senders)} sending streams in 'end.streams' for -P {n}")
         if rtts and not suffix and direction in ("forward", "bidir-forward"):
             add(Measurement("tcp_rtt_mean", sum(rtts) / len(rtts) * 1e-6, "s", direction=direction))
 

@@ -440,10 +440,14 @@ class NetperfAdapter(Adapter):
                         add(f"service_demand_{side}", v * 1e-6, "s")
 
         if "Elapsed" not in header:
-            raise ParseError(f"netperf {test}: the column headers lack 'Elapsed Time': not a classic result block")
+            raise ParseError(
+                f"netperf {test}: the column headers lack 'Elapsed Time': not a classic result block"
+            )
         if test.endswith(("_RR", "_CRR", "_CC")):
             if not re.search(r"Trans\.?\s", header):
-                raise ParseError(f"netperf {test}: the column headers lack 'Trans. Rate': not a classic RR block")
+                raise ParseError(
+                    f"netperf {test}: the column headers lack 'Trans. Rate': not a classic RR block"
+                )
             row = numeric[0]
             if len(row) < 6:
                 raise ParseError(f"netperf {test}: result row {' '.join(row)!r} has fewer than 6 columns")

@@ -25,29 +25,7 @@ import mangle
 SAMPLES = mangle.corpus()
 BASE = {s.name: mangle.outcome(s.data, s.tool, s.excerpt, s.command) for s in SAMPLES}
 
-#: cut at a line end of an output whose command is unknown (a server's, a pasted seed's) and whose
-#: remaining lines are a complete shorter run; a declared excerpt cut further; netperf -k/-O
-#: selector lists without the command; qperf -oo loop labels
-KNOWN_GAPS = {
-    ("netperf/omni-k-all.txt", "cut"),
-    ("netperf/tcp-rr-k-launcher.txt", "cut"),
-    ("netperf/tcp-crr-k-launcher.txt", "cut"),
-    ("raw/seed-cni-1gbe/physical/ping.txt", "cut"),
-    ("qperf/loop.txt", "cut"),
-    ("iperf2/udp-P2.txt", "cut"),
-    ("iperf2/udp-P2-server.txt", "cut"),
-    ("iperf2/tcp-P2-server.txt", "cut"),
-    ("iperf2/tcp-e-P2-server.txt", "cut"),
-    ("iperf2/tcp-csv-P2.txt", "cut"),
-    ("iperf2/tcp-csv-P2-server.txt", "cut"),
-    ("iperf2/seed001-tcp-i1.txt", "cut"),
-    ("iperf2/seed001-udp-10s.txt", "cut"),
-    ("iperf2/seed001-udp-glued.txt", "cut"),
-    ("raw/seed-cni-1gbe/physical/iperf2-udp.txt", "cut"),
-    ("raw/seed-cni-1gbe/physical/iperf2-udp-2.txt", "cut"),
-    ("raw/seed-cni-1gbe/calico/iperf2-udp.txt", "cut"),
-    ("iperf2/tcp-csv-P2.txt", "nul"),  # a NUL for the last newline: the same as a cut there
-}
+KNOWN_GAPS = mangle.KNOWN_GAPS
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
