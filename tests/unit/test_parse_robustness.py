@@ -246,7 +246,7 @@ def test_a_sidecar_with_a_wrong_type_is_a_failed_run(raw):
 def test_config_names_with_a_trailing_newline_are_refused():
     import jsonschema
 
-    schema = yaml.safe_load((REPO / "config/config.schema.yaml").read_text())
+    schema = yaml.safe_load((REPO / "podnet/config.schema.yaml").read_text())
     jsonschema.validate({"experiment": "ok-name"}, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"experiment": "ok-name\n"}, schema)
