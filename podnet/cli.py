@@ -9,6 +9,7 @@ library functions.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -17,30 +18,37 @@ import yaml
 
 from podnet.adapters import all_adapters
 from podnet.adapters.base import ParseError
-from podnet.parse import parse_file
-from podnet.raw import SidecarError, read_sidecar, sidecar_path
+from podnet.parse import failure, parse_file
+from podnet.raw import entry_problem, read_sidecar, sidecar_path
 from podnet.tidy import frame
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
+    """Each file through the pipeline's own path (sidecar checks included); bad ones on stderr."""
     rows: list[dict] = []
     status = 0
     for name in args.files:
         path = Path(name)
         try:
+            why = entry_problem(path) if (path.exists() or path.is_symlink()) else "no such file"
+            if why:
+                raise ParseError(why)
             meta: dict = {"variant": args.variant, "scenario": args.scenario}
-            if sidecar_path(path).exists():
+            if sidecar_path(path).exists() or sidecar_path(path).is_symlink():
                 meta = read_sidecar(path)
             r, _ = parse_file(path, meta, experiment=args.experiment, run=path.stem, tool=args.tool)
             rows.extend(r)
-        except FileNotFoundError:
-            print(f"podnet parse: {path}: no such file", file=sys.stderr)
+        except Exception as exc:  # noqa: BLE001 (one bad file never loses the others' rows)
+            row = failure(args.experiment, path, exc)
+            print(f"podnet parse: {row['raw_path']}: {row['reason']}", file=sys.stderr)
             status = 1
-        except (ParseError, SidecarError, KeyError) as exc:
-            reason = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-            print(f"podnet parse: {path}: {reason}", file=sys.stderr)
-            status = 1
-    frame(rows).to_csv(sys.stdout, index=False)
+    try:
+        frame(rows).to_csv(sys.stdout, index=False)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # the reader went away (`podnet parse ... | head`): not an error of ours
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
     return status
 
 

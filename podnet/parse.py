@@ -10,6 +10,8 @@ path picks the shard) so adding one file re-parses one shard.
 
 from __future__ import annotations
 
+import os
+import traceback
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -19,8 +21,18 @@ from typing import Any
 import pandas as pd
 
 from podnet import adapters
-from podnet.adapters.base import Adapter, ParseError
-from podnet.raw import SidecarError, find_raw_files, read_sidecar, run_id, sha256
+from podnet.adapters.base import Adapter, Incomplete, ParseError
+from podnet.decode import HEAD_BYTES, DecodeError, decode, iter_text, read_head
+from podnet.raw import (
+    BadEntry,
+    SidecarError,
+    display_path,
+    entry_problem,
+    read_sidecar,
+    run_id,
+    scan_raw_dir,
+    sha256,
+)
 from podnet.tidy import (
     FAILED_COLUMNS,
     INTERVAL_COLUMNS,
@@ -29,24 +41,119 @@ from podnet.tidy import (
     empty_tidy,
 )
 
+#: files bigger than this are parsed line by line when their adapter can (``parse_lines``)
+STREAM_BYTES = 32 * 1024 * 1024
+
 
 def read_text(path: Path | str) -> str:
-    """A raw file's text; :class:`ParseError` for empty, binary or non-UTF-8 files."""
-    data = Path(path).read_bytes()
-    if not data.strip():
-        raise ParseError("empty file: the tool printed nothing (did it run?)")
-    if b"\x00" in data[:65536]:
-        raise ParseError("binary file (NUL bytes): expected a tool's text or JSON output")
+    """A raw file's text (:func:`podnet.decode.decode`); :class:`ParseError` for empty or binary files."""
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ParseError(f"not UTF-8 text (byte {exc.start}): expected a tool's text or JSON output") from exc
+        return decode(Path(path).read_bytes())
+    except DecodeError as exc:
+        raise ParseError(str(exc)) from None
 
 
-def parse_text(text: str, tool: str | None = None) -> tuple[Adapter, ParseResult]:
-    """Parse one output with the named adapter, or the detected one."""
-    adapter = adapters.get(tool) if tool else adapters.detect(text)
-    return adapter, adapter.parse(text)
+def choose_adapter(head: str, tool: str | None = None) -> Adapter:
+    """The adapter for an output whose first bytes are ``head``: ``tool`` if given, else detected.
+
+    A forced ``tool`` on output that is plainly another tool's (that tool recognises it,
+    the forced one does not) is a :class:`ParseError`, not a relabelled run.
+    """
+    if not tool:
+        return adapters.detect(head)
+    adapter = adapters.get(tool)
+    mine = adapter.sniff(head)
+    best, other = max(
+        ((a.sniff(head), n) for n, a in adapters.all_adapters().items() if n != tool), default=(0, "")
+    )
+    if mine <= 0 and best >= 0.5:
+        raise ParseError(f"tool {tool!r} was asked for, but this output is {other}'s (and not {tool}'s)")
+    return adapter
+
+
+def complete_lines(text: str) -> tuple[str, str]:
+    """``text`` without a last line that has no newline (it may be cut inside a number), and that line.
+
+    Tools end every line they print with a newline; an output that stops inside a
+    line was cut, and its last figure may have lost digits (``27685.76`` -> ``2``).
+    """
+    if text.endswith("\n") or text.lstrip().startswith(("{", "[")):
+        return text, ""  # JSON is self-delimiting: a cut document does not load
+    head, _, last = text.rpartition("\n")
+    return (head + "\n" if head else ""), last[-40:]
+
+
+def parse_text(
+    text: str, tool: str | None = None, *, excerpt: bool = False, command: str | None = None
+) -> tuple[Adapter, ParseResult]:
+    """Parse one output with the named adapter, or the detected one.
+
+    An :class:`~podnet.adapters.base.Incomplete` output is an error unless ``excerpt``
+    (the sidecar says it was pasted as an excerpt on purpose); then its partial
+    result is returned with ``info["excerpt"] = True``.
+    """
+    adapter = choose_adapter(text[:HEAD_BYTES], tool)
+    text, cut = complete_lines(text)
+    _no_repeated_lines(text)
+    where = f" (the output ends inside a line, {cut!r}: cut off?)" if cut else ""
+    try:
+        result = adapter.parse(text)
+        if command:
+            adapter.complete_for(result, _command_text(command))
+        return adapter, result
+    except Incomplete as exc:
+        if excerpt and exc.partial is not None:
+            return adapter, _mark_excerpt(exc.partial, str(exc))
+        raise Incomplete(f"{exc}{where}", exc.partial) from None
+    except ParseError as exc:
+        raise ParseError(f"{exc}{where}") from None
+
+
+def _no_repeated_lines(text: str) -> None:
+    """A result line printed twice in a row is a spliced or corrupted file: tools never do that."""
+    prev = None
+    for n, line in enumerate(text.split("\n"), start=1):
+        if line == prev and any(c.isdigit() for c in line):
+            raise ParseError(
+                f"line {n} repeats the line before it ({line.strip()[:60]!r}): a tool never prints the same "
+                "result line twice in a row; the file was corrupted or spliced"
+            )
+        prev = line
+
+
+def _command_text(command: Any) -> str:
+    return " ".join(map(str, command)) if isinstance(command, list) else str(command)
+
+
+def _mark_excerpt(partial: ParseResult, reason: str) -> ParseResult:
+    partial.info["excerpt"] = True
+    partial.info["excerpt_reason"] = reason
+    return partial
+
+
+def parse_path(
+    path: Path | str, tool: str | None = None, *, excerpt: bool = False, command: str | None = None
+) -> tuple[Adapter, ParseResult]:
+    """Read and parse one raw file; big files stream when the adapter can, in bounded memory."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size <= STREAM_BYTES:
+            return parse_text(read_text(path), tool, excerpt=excerpt, command=command)
+        adapter = choose_adapter(read_head(path), tool)
+    except DecodeError as exc:
+        raise ParseError(str(exc)) from None
+    lines = getattr(adapter, "parse_lines", None)
+    if lines is None:
+        return parse_text(read_text(path), adapter.name, excerpt=excerpt, command=command)
+    try:
+        return adapter, lines(iter_text(path))
+    except DecodeError as exc:
+        raise ParseError(str(exc)) from None
+    except Incomplete as exc:
+        if not excerpt or exc.partial is None:
+            raise
+        return adapter, _mark_excerpt(exc.partial, str(exc))
 
 
 def _first(*values: Any) -> Any:
@@ -67,6 +174,7 @@ def result_rows(
 ) -> tuple[list[dict], list[dict]]:
     """Tidy rows and interval rows of one parsed run, filled from its sidecar."""
     source = "reference" if str(meta.get("kind", "measured")) == "reference" else "measured"
+    excerpt = bool(result.info.get("excerpt", False))
     rows = []
     for m in result.measurements:
         rows.append(
@@ -88,6 +196,7 @@ def result_rows(
                 "unit": m.unit,
                 "source": source,
                 "raw_path": raw_path,
+                "excerpt": excerpt,
             }
         )
     intervals = [
@@ -108,25 +217,63 @@ def result_rows(
     return rows, intervals
 
 
-def parse_run(raw: Path, raw_dir: Path, experiment: str) -> tuple[list[dict], list[dict]]:
-    """Parse one raw file with its sidecar. Raises ParseError/SidecarError with the reason."""
-    meta = read_sidecar(raw)
+def check_run(raw: Path, meta: dict[str, Any]) -> None:
+    """What the sidecar says about the run before its output is read: launch status and sha256."""
     if str(meta.get("status", "ok")) == "failed":
         raise ParseError(f"the run failed when it was launched: {meta.get('error') or 'no reason recorded'}")
-    recorded = meta.get("sha256")
-    if recorded and recorded != sha256(raw):
+    if "sha256" in meta and meta["sha256"] != sha256(raw):
         raise ParseError("raw file changed after it was recorded (sha256 differs from the sidecar's)")
+
+
+def parse_run(raw: Path, raw_dir: Path, experiment: str) -> tuple[list[dict], list[dict]]:
+    """Parse one raw file with its sidecar. Raises ParseError/SidecarError with the reason."""
+    why = entry_problem(raw)
+    if why:
+        raise ParseError(why)
+    meta = read_sidecar(raw)
     return parse_file(raw, meta, experiment=experiment, run=run_id(raw, raw_dir))
 
 
 def parse_file(
     path: Path, meta: dict[str, Any], *, experiment: str, run: str, tool: str | None = None
 ) -> tuple[list[dict], list[dict]]:
-    """Read, parse (``tool`` or the sidecar's, else detected) and tabulate one raw file."""
-    adapter, result = parse_text(read_text(path), tool or meta.get("tool"))
+    """Check, read, parse (``tool`` or the sidecar's, else detected) and tabulate one raw file."""
+    check_run(path, meta)
+    adapter, result = parse_path(
+        path, tool or meta.get("tool"), excerpt=bool(meta.get("excerpt")), command=meta.get("command")
+    )
     if not result.measurements:
         raise ParseError(f"{adapter.name} output held no measurement")
-    return result_rows(adapter, result, meta, experiment=experiment, run=run, raw_path=str(path))
+    return result_rows(adapter, result, meta, experiment=experiment, run=run, raw_path=display_path(path))
+
+
+def failure(experiment: str, path: Path | str, exc: BaseException, tool: str = "") -> dict[str, str]:
+    """A failed_runs.csv row: the file, the adapter, the exception type and a reason."""
+    if isinstance(exc, KeyError) and exc.args:
+        reason = str(exc.args[0])
+    elif isinstance(exc, (ParseError, SidecarError, DecodeError)):
+        reason = str(exc)
+    elif isinstance(exc, OSError):
+        reason = f"cannot read the file: {exc.strerror or exc}"
+    else:
+        # a parser bug: say where, so it can be fixed; the run is still only this file's failure
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+        reason = f"parser error {type(exc).__name__}{where}: {exc}"
+    return {
+        "experiment": experiment,
+        "raw_path": display_path(path),
+        "tool": tool,
+        "error": type(exc).__name__,
+        "reason": reason,
+    }
+
+
+def _tool_of(path: Path) -> str:
+    try:
+        return str(read_sidecar(path).get("tool") or "")
+    except Exception:  # noqa: BLE001 (only a label for the failure row)
+        return ""
 
 
 @dataclass
@@ -138,23 +285,21 @@ class Parsed:
     failed: pd.DataFrame
 
 
-def parse_files(files: Iterable[Path | str], raw_dir: Path | str, experiment: str) -> Parsed:
-    """Parse many raw files; failures are collected, never raised."""
+def parse_files(files: Iterable[Path | str | BadEntry], raw_dir: Path | str, experiment: str) -> Parsed:
+    """Parse many raw files; failures (and :class:`BadEntry` items) are collected, never raised."""
     raw_dir = Path(raw_dir)
     rows: list[dict] = []
     intervals: list[dict] = []
     failed: list[dict] = []
-    for f in map(Path, files):
+    for f in files:
+        if isinstance(f, BadEntry):
+            failed.append({**failure(experiment, f.path, ParseError(f.reason)), "error": "BadEntry"})
+            continue
+        f = Path(f)
         try:
             r, i = parse_run(f, raw_dir, experiment)
-        except (ParseError, SidecarError, KeyError, OSError) as exc:
-            tool = ""
-            try:
-                tool = str(read_sidecar(f).get("tool") or "")
-            except SidecarError:
-                pass
-            reason = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-            failed.append({"experiment": experiment, "raw_path": str(f), "tool": tool, "reason": reason})
+        except Exception as exc:  # noqa: BLE001 (every failure is this file's, never the stage's)
+            failed.append(failure(experiment, f, exc, _tool_of(f)))
             continue
         rows.extend(r)
         intervals.extend(i)
@@ -171,14 +316,26 @@ def parse_files(files: Iterable[Path | str], raw_dir: Path | str, experiment: st
 def shard_of(path: Path | str, raw_dir: Path | str, shards: int) -> int:
     """The shard a raw file is parsed in: a stable hash of its path below raw_dir."""
     rel = Path(path).relative_to(raw_dir).as_posix()
-    return zlib.crc32(rel.encode("utf-8")) % shards
+    return zlib.crc32(os.fsencode(rel)) % shards
 
 
 def shard_files(raw_dir: Path | str, shards: int, ignore: list[str] | None = None) -> dict[int, list[Path]]:
-    """Raw files of an experiment grouped by shard (every shard present, maybe empty)."""
-    out: dict[int, list[Path]] = {k: [] for k in range(shards)}
-    for f in find_raw_files(raw_dir, ignore):
+    """Readable raw files of an experiment grouped by shard (every shard present, maybe empty)."""
+    return {
+        k: [f for f in v if isinstance(f, Path)] for k, v in shard_entries(raw_dir, shards, ignore).items()
+    }
+
+
+def shard_entries(
+    raw_dir: Path | str, shards: int, ignore: list[str] | None = None
+) -> dict[int, list[Path | BadEntry]]:
+    """Raw files and unreadable entries (:class:`BadEntry`) of an experiment, by shard."""
+    out: dict[int, list[Path | BadEntry]] = {k: [] for k in range(shards)}
+    good, bad = scan_raw_dir(raw_dir, ignore)
+    for f in good:
         out[shard_of(f, raw_dir, shards)].append(f)
+    for b in bad:
+        out[shard_of(b.path, raw_dir, shards) if b.path != Path(raw_dir) else 0].append(b)
     return out
 
 
@@ -216,4 +373,5 @@ def combine(tidy_parts: list, interval_parts: list, failed_parts: list) -> Parse
 
 def parse_experiment(raw_dir: Path | str, experiment: str, ignore: list[str] | None = None) -> Parsed:
     """Parse every raw file of an experiment in one go (no shards): for tests and small sets."""
-    return parse_files(find_raw_files(raw_dir, ignore), raw_dir, experiment)
+    good, bad = scan_raw_dir(raw_dir, ignore)
+    return parse_files([*good, *bad], raw_dir, experiment)

@@ -12,6 +12,8 @@ Sidecar keys (all optional but ``variant`` and ``scenario``):
 ``protocol``, ``direction``, ``streams``, ``command``, ``client``/``server``
 (node, pod, ip, ...), ``started``/``ended`` (ISO 8601), ``exit_code``,
 ``status`` (``ok`` or ``failed``) and ``error``, ``sha256`` of the raw file,
+``excerpt`` (true: the output was pasted as an excerpt on purpose, e.g. without ping's
+statistics block; its rows are marked), the types checked against :data:`SIDECAR_SCHEMA`,
 ``cluster`` (versions, CNI, nodes), ``source`` and ``notes``.
 """
 
@@ -20,6 +22,8 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import os
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +41,71 @@ DEFAULT_IGNORE = ["README*", "*.md", "_*", ".*", "*/_*/*", "*/.*/*", "published/
 
 
 class SidecarError(ValueError):
-    """A sidecar is missing, unreadable or lacks a required key."""
+    """A sidecar is missing, unreadable, lacks a required key or has a key of the wrong type."""
+
+
+#: JSON schema of the sidecar keys the parse stage reads (others are provenance, kept as they are)
+SIDECAR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["variant", "scenario"],
+    "properties": {
+        "podnet_sidecar": {"type": "integer"},
+        "tool": {"type": "string", "pattern": "^[a-z0-9_-]+$"},
+        "variant": {"type": ["string", "integer"], "minLength": 1, "not": {"type": "boolean"}},
+        "scenario": {"type": ["string", "integer"], "minLength": 1, "not": {"type": "boolean"}},
+        "repeat": {"type": "integer", "minimum": 1, "not": {"type": "boolean"}},
+        "streams": {"type": "integer", "minimum": 1, "not": {"type": "boolean"}},
+        "kind": {"enum": ["measured", "reference"]},
+        "status": {"enum": ["ok", "failed"]},
+        "test": {"type": ["string", "integer"], "not": {"type": "boolean"}},
+        "protocol": {"type": "string"},
+        "direction": {"type": "string"},
+        "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+        "excerpt": {"type": "boolean"},
+        "error": {"type": ["string", "null"]},
+        "command": {"type": ["string", "array", "null"]},
+    },
+}
+
+
+@lru_cache(maxsize=1)
+def _sidecar_validator() -> Any:
+    import jsonschema
+
+    return jsonschema.Draft7Validator(SIDECAR_SCHEMA)
+
+
+def validate_sidecar(meta: Any, where: str = "sidecar") -> dict[str, Any]:
+    """``meta`` checked against :data:`SIDECAR_SCHEMA`; :class:`SidecarError` lists every problem."""
+    if not isinstance(meta, dict):
+        raise SidecarError(f"{where} must be a mapping of keys to values")
+    errors = sorted(_sidecar_validator().iter_errors(meta), key=lambda e: list(map(str, e.path)))
+    if errors:
+        parts = []
+        for e in errors:
+            key = ".".join(map(str, e.path)) or "(top level)"
+            value = e.instance if e.path else ""
+            if e.validator == "required":
+                parts.append(e.message)
+            else:
+                shown = f" = {value!r}" if e.path else ""
+                parts.append(f"{key}{shown}: {_schema_hint(e.path)}")
+        raise SidecarError(f"{where}: " + "; ".join(parts))
+    return meta
+
+
+def _schema_hint(path: Any) -> str:
+    key = str(list(path)[0]) if list(path) else ""
+    spec = SIDECAR_SCHEMA["properties"].get(key, {})
+    if "enum" in spec:
+        return "expected one of " + ", ".join(spec["enum"])
+    if key == "sha256":
+        return "expected the 64 hex digits of the raw file's sha256"
+    t = spec.get("type")
+    t = " or ".join(t) if isinstance(t, list) else t
+    extra = f" >= {spec['minimum']}" if "minimum" in spec else ""
+    extra += " (not empty)" if "minLength" in spec else ""
+    return f"expected {t}{extra}"
 
 
 def sidecar_path(raw: Path | str) -> Path:
@@ -55,38 +123,121 @@ def sha256(path: Path | str) -> str:
     return h.hexdigest()
 
 
-def find_raw_files(raw_dir: Path | str, ignore: list[str] | None = None) -> list[Path]:
-    """Every raw output below ``raw_dir`` (sidecars and ignored names excluded), sorted."""
+@dataclass(frozen=True)
+class BadEntry:
+    """Something under a raw directory that is not a readable raw file, and why."""
+
+    path: Path
+    reason: str
+
+    def display(self) -> str:
+        """The path as text that any writer accepts (undecodable bytes shown as \\xNN)."""
+        return display_path(self.path)
+
+
+def display_path(path: Path | str) -> str:
+    """``path`` as valid UTF-8 text: bytes of a name that is not UTF-8 are shown as ``\\xNN``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def entry_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be read as a raw file (unreadable, a directory, a broken link...), or None."""
+    why = _problem(path)
+    if why is None and path.is_dir():
+        if not os.access(path, os.R_OK | os.X_OK):
+            return "unreadable directory (permission denied): its runs cannot be parsed"
+        return "a directory, not a raw file"
+    return why
+
+
+def _problem(path: Path) -> str | None:
+    """Why ``path`` (a non-directory entry of a raw dir) cannot be read as a raw file, or None."""
+    name = os.fsencode(path)
+    try:
+        name.decode("utf-8")
+    except UnicodeDecodeError:
+        return "file name is not valid UTF-8: rename it (podnet keeps paths as text in its tables)"
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        if path.is_symlink():
+            kind = "symlink loop" if getattr(exc, "errno", None) == 40 else "broken symlink"
+            return f"{kind}: {os.readlink(path)!s} cannot be followed ({exc.strerror})"
+        return f"cannot stat the file: {exc.strerror}"
+    import stat as _stat
+
+    if _stat.S_ISDIR(st.st_mode):
+        return None
+    if not _stat.S_ISREG(st.st_mode):
+        return "not a regular file (a FIFO, socket or device): expected a saved tool output"
+    if not os.access(path, os.R_OK):
+        return "unreadable file (permission denied)"
+    return None
+
+
+def scan_raw_dir(raw_dir: Path | str, ignore: list[str] | None = None) -> tuple[list[Path], list[BadEntry]]:
+    """Raw outputs below ``raw_dir`` and the entries that cannot be read as one (with reasons).
+
+    Nothing is skipped silently: an unreadable directory, a broken symlink, a symlink loop,
+    a file that cannot be read and a name that is not UTF-8 each come back as a :class:`BadEntry`.
+    """
     raw_dir = Path(raw_dir)
     patterns = DEFAULT_IGNORE if ignore is None else ignore
-    found = []
-    for root, dirs, files in os.walk(raw_dir):
-        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+    found: list[Path] = []
+    bad: list[BadEntry] = []
+
+    def onerror(exc: OSError) -> None:
+        where = Path(exc.filename) if exc.filename else raw_dir
+        bad.append(BadEntry(where, f"unreadable directory ({exc.strerror}): its runs cannot be parsed"))
+
+    for root, dirs, files in os.walk(raw_dir, onerror=onerror):
+        keep = []
+        for d in sorted(dirs):
+            if d.startswith((".", "_")):
+                continue
+            full = Path(root) / d
+            if full.is_symlink():
+                files.append(d)  # a symlinked directory is not followed: reported below
+                continue
+            keep.append(d)
+        dirs[:] = keep
         for name in files:
             if name.endswith(SIDECAR_SUFFIX):
                 continue
-            rel = (Path(root) / name).relative_to(raw_dir).as_posix()
+            path = Path(root) / name
+            rel = path.relative_to(raw_dir).as_posix()
             if any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(name, p) for p in patterns):
                 continue
-            found.append(Path(root) / name)
-    return sorted(found)
+            why = _problem(path)
+            if why is None and path.is_dir():
+                why = "symlink to a directory: not followed (copy the files, or link each file)"
+            if why is None:
+                found.append(path)
+            else:
+                bad.append(BadEntry(path, why))
+    return sorted(found), sorted(bad, key=lambda b: os.fsencode(b.path))
+
+
+def find_raw_files(raw_dir: Path | str, ignore: list[str] | None = None) -> list[Path]:
+    """Every readable raw output below ``raw_dir`` (sidecars and ignored names excluded), sorted.
+
+    Entries that cannot be read are left out here; :func:`scan_raw_dir` returns them with reasons.
+    """
+    return scan_raw_dir(raw_dir, ignore)[0]
 
 
 def read_sidecar(raw: Path | str) -> dict[str, Any]:
     """The sidecar mapping of raw file ``raw``; :class:`SidecarError` names the problem."""
     path = sidecar_path(raw)
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise SidecarError(f"no sidecar {path.name} beside the raw file (what ran, variant, scenario)")
     try:
         meta = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
+    except OSError as exc:
+        raise SidecarError(f"sidecar {display_path(path)} cannot be read: {exc.strerror or exc}") from exc
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise SidecarError(f"sidecar {path} is not valid YAML: {exc}") from exc
-    if not isinstance(meta, dict):
-        raise SidecarError(f"sidecar {path} must be a mapping of keys to values")
-    missing = [k for k in ("variant", "scenario") if not meta.get(k)]
-    if missing:
-        raise SidecarError(f"sidecar {path} lacks {', '.join(missing)}")
-    return meta
+        raise SidecarError(f"sidecar {display_path(path)} is not valid YAML: {exc}") from exc
+    return validate_sidecar(meta, f"sidecar {display_path(path)}")
 
 
 def write_raw(raw: Path | str, content: bytes | str, meta: dict[str, Any]) -> Path:

@@ -46,7 +46,11 @@ TIDY_COLUMNS = [
     "unit",
     "source",  # measured | reference (published values imported as-is)
     "raw_path",  # path of the raw file, relative to the repo/working dir
+    "excerpt",  # True: values of an output pasted as an excerpt on purpose (sidecar `excerpt: true`)
 ]
+
+#: Columns a tidy table may lack (older tables, hand-made frames), with the value they mean.
+OPTIONAL_COLUMNS = {"excerpt": False}
 
 #: Columns that identify a group of repeats for the statistics stage.
 GROUP_COLUMNS = [
@@ -63,7 +67,7 @@ GROUP_COLUMNS = [
 ]
 
 #: Columns of failed_runs.csv.
-FAILED_COLUMNS = ["experiment", "raw_path", "tool", "reason"]
+FAILED_COLUMNS = ["experiment", "raw_path", "tool", "error", "reason"]
 
 #: Columns of intervals.parquet (within-run time series, e.g. iperf3 -i 1).
 INTERVAL_COLUMNS = [
@@ -141,12 +145,15 @@ def empty_tidy() -> pd.DataFrame:
 
 def coerce(df: pd.DataFrame) -> pd.DataFrame:
     """Order columns and fix dtypes of a tidy frame (missing columns are an error)."""
-    missing = [c for c in TIDY_COLUMNS if c not in df.columns]
+    missing = [c for c in TIDY_COLUMNS if c not in df.columns and c not in OPTIONAL_COLUMNS]
     if missing:
         raise ValueError(f"tidy table lacks columns: {', '.join(missing)}")
+    df = df.assign(**{c: v for c, v in OPTIONAL_COLUMNS.items() if c not in df.columns})
     out = df[TIDY_COLUMNS].copy()
     for col in TIDY_COLUMNS:
-        if col in ("value",):
+        if col == "excerpt":
+            out[col] = out[col].fillna(False).astype("bool")
+        elif col in ("value",):
             out[col] = pd.to_numeric(out[col], errors="coerce").astype("float64")
         elif col in ("streams", "repeat"):
             out[col] = pd.to_numeric(out[col], errors="coerce").astype("Int64")

@@ -16,3 +16,12 @@ def fixture_text():
         return (FIXTURES / rel).read_text(encoding="utf-8")
 
     return read
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite tests/fixtures/**/<name>.expected.json from the parsers (review the diff)",
+    )

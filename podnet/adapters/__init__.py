@@ -11,11 +11,20 @@ import importlib
 import pkgutil
 from functools import lru_cache
 
-from podnet.adapters.base import COMMON_METRICS, Adapter, Invocation, MetricInfo, ParseError, UnsupportedTest
+from podnet.adapters.base import (
+    COMMON_METRICS,
+    Adapter,
+    Incomplete,
+    Invocation,
+    MetricInfo,
+    ParseError,
+    UnsupportedTest,
+)
 
 __all__ = [
     "COMMON_METRICS",
     "Adapter",
+    "Incomplete",
     "Invocation",
     "MetricInfo",
     "ParseError",
@@ -23,6 +32,7 @@ __all__ = [
     "all_adapters",
     "get",
     "detect",
+    "scores",
     "metric_info",
     "headline_metrics",
 ]
@@ -51,9 +61,21 @@ def get(name: str) -> Adapter:
         raise KeyError(f"unknown tool {name!r}; known tools: {', '.join(sorted(adapters))}") from None
 
 
+def scores(text: str) -> list[tuple[float, str]]:
+    """Every adapter's confidence that ``text`` is its tool's output, best first."""
+    return sorted(((a.sniff(text), name) for name, a in all_adapters().items()), reverse=True)
+
+
 def detect(text: str) -> Adapter:
-    """The adapter that recognises ``text``; :class:`ParseError` if none or several do."""
-    scores = sorted(((a.sniff(text), name) for name, a in all_adapters().items()), reverse=True)
+    """The adapter that recognises ``text``; :class:`ParseError` if none or several do.
+
+    Pass a bounded head of a big file: sniffing looks at the start of an output.
+    """
+    scores_ = scores(text)
+    return _pick(scores_)
+
+
+def _pick(scores: list[tuple[float, str]]) -> Adapter:
     if not scores or scores[0][0] <= 0:
         raise ParseError(
             "could not recognise the tool that wrote this output "

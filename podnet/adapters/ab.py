@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError, UnsupportedTest
+from podnet.adapters.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError, UnsupportedTest
 from podnet.tidy import Measurement, ParseResult
 
 _NUM = r"-?\d+(?:\.\d+)?"
@@ -177,7 +177,23 @@ class AbAdapter(Adapter):
                 add(metric, v, "bytes")
         self._connection_times(text, add)
         self._percentiles(text, add, has_total=bool(re.search(r"^\s*Total:\s", text, re.M)))
+        self._complete(text, info)
         return res
+
+    @staticmethod
+    def _complete(text: str, info: dict[str, Any]) -> None:
+        """ab's report ends with its percentile table (unless ``-d``): a cut output lacks its end."""
+        missing = []
+        for label in ("Concurrency Level", "Complete requests", "Failed requests", "Time taken for tests"):
+            if _field(text, label) is None:
+                missing.append(f"'{label}:'")
+        if not re.search(r"^\s*Total:\s+\d", text, re.M):
+            missing.append("the 'Total:' row of 'Connection Times'")
+        no_table = re.search(r"(?:^|\s)-\w*d\b", str(info.get("command", "")))
+        if not no_table and not re.search(r"^\s*100%\s+\d+\s*\(longest request\)\s*$", text, re.M):
+            missing.append("the percentile table's last line '100%  N (longest request)'")
+        if missing:
+            raise Incomplete("ab output is incomplete (cut off?): it lacks " + ", ".join(missing))
 
     @staticmethod
     def _connection_times(text: str, add) -> None:

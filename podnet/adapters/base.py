@@ -21,6 +21,18 @@ class ParseError(ValueError):
     """The output cannot be parsed; the message says what was expected."""
 
 
+class Incomplete(ParseError):
+    """The output stops before the tool's complete report; the message names what is missing.
+
+    ``partial`` holds what the part that is there says, for outputs pasted as an
+    excerpt on purpose (a sidecar with ``excerpt: true``); it is never used otherwise.
+    """
+
+    def __init__(self, message: str, partial: ParseResult | None = None) -> None:
+        super().__init__(message)
+        self.partial = partial
+
+
 class UnsupportedTest(ValueError):
     """The adapter cannot build a command for the requested test parameters."""
 
@@ -109,6 +121,47 @@ _STATISTIC = re.compile(r"^(?P<family>[a-z_]+?)_(?P<stat>mean|min|max|stddev|med
 _STAT_LABEL = {"mean": "mean", "min": "min", "max": "max", "stddev": "sd", "median": "median"}
 
 
+def command_option(command: str, *names: str) -> str | None:
+    """The value of the first of ``names`` (``-t``, ``--time``...) in a command line, or None."""
+    args = str(command).split()
+    for i, a in enumerate(args):
+        for n in names:
+            if a == n and i + 1 < len(args):
+                return args[i + 1]
+            if n.startswith("--") and a.startswith(n + "="):
+                return a.split("=", 1)[1]
+            if not n.startswith("--") and a.startswith(n) and len(a) > len(n) and a[len(n)].isdigit():
+                return a[len(n) :]
+    return None
+
+
+def check_duration_streams(result: ParseResult, command: str, tool: str) -> None:
+    """For iperf-like commands: the summary spans ``-t`` seconds and counts ``-P`` streams.
+
+    A cut output whose last line is an interval row looks like a shorter run; with the
+    command at hand it is not one.
+    """
+    t = command_option(command, "-t", "--time")
+    bytes_mode = command_option(command, "-n", "--num", "-k", "--blockcount", "--bytes", "--blocks")
+    if t and not bytes_mode:
+        try:
+            want = float(t)
+        except ValueError:
+            want = 0.0
+        spans = [m.value for m in result.measurements if m.metric == "duration"]
+        if want > 0 and spans and any(abs(v - want) > max(0.5, 0.05 * want) for v in spans):
+            raise Incomplete(
+                f"{tool} output is incomplete (cut off?): the command ran -t {t} but the summary spans "
+                f"{', '.join(f'{v:g}' for v in spans)} s (an interval row, not the run's summary)"
+            )
+    p = command_option(command, "-P", "--parallel")
+    if p and p.isdigit() and result.streams is not None and int(p) != result.streams:
+        raise Incomplete(
+            f"{tool} output is incomplete (cut off?): the command ran -P {p} but the output summarises "
+            f"{result.streams} stream(s)"
+        )
+
+
 class Adapter:
     """Base class of tool adapters. Subclasses set ``name`` and implement the methods.
 
@@ -162,6 +215,9 @@ class Adapter:
     def parse(self, text: str) -> ParseResult:
         """Parse one raw output. Raises :class:`ParseError` naming what was expected."""
         raise NotImplementedError
+
+    def complete_for(self, result: ParseResult, command: str) -> None:
+        """Raise :class:`Incomplete` when ``result`` lacks what ``command`` (the sidecar's) asked for."""
 
     def invocation(self, params: dict[str, Any], target: str) -> Invocation:
         """The command lines for one test with ``params`` against address ``target``."""

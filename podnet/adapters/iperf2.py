@@ -33,104 +33,36 @@ Enhanced (``-e``) columns become ``writes``, ``write_errors``, ``retransmits``,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
-from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError, UnsupportedTest
+from podnet.adapters._iperf2_lines import (
+    _CSV,
+    _LAT4,
+    _PPS,
+    _READS,
+    _ROW,
+    _SHAPES,
+    _TCP_SEND_E,
+    _TRAIL_NUM,
+    _UDP_RECV,
+    _UDP_SEND_E,
+    _UDP_SUM_RECV,
+    _Row,
+    _Scan,
+    _State,
+)
+from podnet.adapters.base import (
+    Adapter,
+    Incomplete,
+    Invocation,
+    MetricInfo,
+    ParseError,
+    UnsupportedTest,
+    check_duration_streams,
+    command_option,
+)
 from podnet.tidy import IntervalPoint, Measurement, ParseResult
 from podnet.units import prefix_factor
-
-_NUM = r"\d+(?:\.\d+)?"
-_ROW = re.compile(
-    r"^\[\s*(?P<id>SUM(?:-\d+)?|\*?\s*\d+)\s*\]\s*"
-    rf"(?P<t0>{_NUM})\s*-\s*(?P<t1>{_NUM})\s*sec\s+"
-    rf"(?P<xfer>{_NUM})\s*(?P<xunit>[KMGT]?Bytes|[KMGT]?bits)\s*"
-    rf"(?P<rate>{_NUM})\s*(?P<runit>[KMGTkmgt]?(?:bits|Bytes)/sec)"
-    r"(?P<rest>.*)$"
-)
-_OOO = re.compile(
-    rf"^\[\s*(?P<id>SUM(?:-\d+)?|\*?\s*\d+)\s*\]\s*{_NUM}\s*-\s*{_NUM}\s*sec\s+(?P<n>\d+)\s+datagrams received out-of-order"
-)
-_SENT = re.compile(r"^\[\s*(?P<id>SUM(?:-\d+)?|\*?\s*\d+)\s*\]\s*Sent\s+(?P<n>\d+)\s+datagrams")
-_SERVER_REPORT = re.compile(r"^\[\s*(?P<id>\*?\s*\d+|SUM(?:-\d+)?)\s*\]\s*Server Report:")
-_CONN = re.compile(
-    r"^\[\s*(?P<id>\*?\s*\d+)\s*\]\s*local\s*(?P<local>\S+?)\s+port\s+(?P<lport>\d+)\s+connected\s+with\s+"
-    r"(?P<remote>\S+)\s+port\s+(?P<rport>\d+)(?P<rest>.*)$"
-)
-_CLIENT_HDR = re.compile(r"^Client connecting to (?P<host>\S+?),\s*(?P<proto>TCP|UDP) port (?P<port>\d+)")
-_SERVER_HDR = re.compile(r"^Server listening on (?P<proto>TCP|UDP) port (?P<port>\d+)")
-_CSV = re.compile(r"^\d{14}(?:\.\d+)?,[^,]*,\d+,[^,]*,\d+,-?\d+,\d+(?:\.\d+)?-\d+(?:\.\d+)?,-?\d+,-?\d+")
-
-# extra columns after the rate
-_UDP_RECV = re.compile(
-    rf"^\s*(?P<jitter>-?{_NUM})\s*ms\s+(?P<lost>-?\d+)\s*/\s*(?P<total>\d+)\s*\(\s*(?P<pct>-?[\d.]+(?:e[-+]?\d+)?)\s*%\s*\)"
-    r"(?P<rest>.*)$"
-)
-_UDP_SUM_RECV = re.compile(
-    r"^\s*(?P<lost>-?\d+)\s*/\s*(?P<total>\d+)\s*\(\s*(?P<pct>-?[\d.]+)\s*%\s*\)(?P<rest>.*)$"
-)
-_LAT4 = re.compile(
-    rf"(?P<avg>-?{_NUM})\s*/\s*(?P<min>-?{_NUM})\s*/\s*(?P<max>-?{_NUM})\s*/\s*(?P<std>-?{_NUM})\s*ms"
-)
-_PPS = re.compile(r"(?P<pps>\d+)\s*pps")
-_TCP_SEND_E = re.compile(
-    r"^\s*(?P<writes>\d+)\s*/\s*(?P<werr>\d+)\s+(?P<retry>\d+)"
-    r"(?:\s+(?P<cwnd>\d+)(?P<cu>[KMG]?)\s*/\s*(?P<rtt>\d+(?:\.\d+)?)(?:\s*\((?P<rttvar>\d+(?:\.\d+)?)\))?\s*us"
-    rf"(?:\s+(?P<netpwr>{_NUM}))?)?"
-)
-_UDP_SEND_E = re.compile(r"^\s*(?P<writes>\d+)\s*/\s*(?P<werr>\d+)\s+(?P<pps>\d+)\s*pps")
-_READS = re.compile(r"^\s*(?P<reads>\d+)\s*=\s*[\d:]+")
-_TRAIL_NUM = re.compile(rf"\s({_NUM})\s*$")
-
-
-def _bytes(value: float, unit: str) -> float:
-    """Transfer column: binary prefixes ('MBytes' = 2**20 bytes); 'Mbits' = 2**20 bits."""
-    prefix = unit[0] if unit[0] in "KMGT" else ""
-    factor = prefix_factor(prefix, binary=True)
-    return value * factor / 8 if unit.endswith("bits") else value * factor
-
-
-def _rate(value: float, unit: str) -> float:
-    """Rate column in bit/s: 'Mbits/sec' decimal, 'MBytes/sec' binary (iperf 2's rules)."""
-    base = unit.split("/")[0]
-    prefix = base[0] if base[0] in "KMGTkmgt" else ""
-    if base.endswith("bits"):
-        return value * prefix_factor(prefix.upper())
-    return value * prefix_factor(prefix.upper(), binary=True) * 8
-
-
-@dataclass
-class _Row:
-    sid: str  # "1", "*1", "SUM"
-    t0: float
-    t1: float
-    nbytes: float
-    bps: float
-    rest: str
-    report: bool = False  # a client's "Server Report" row (receiver side)
-    order: int = 0
-    direction: str = "forward"
-
-
-@dataclass
-class _Conn:
-    sid: str
-    accepted: bool  # this process accepted the connection (local port is a listening port)
-    flags: str
-    order: int
-    ct_ms: float | None = None
-
-
-@dataclass
-class _State:
-    role: str | None = None  # 'client' or 'server' (of the whole invocation)
-    proto: str | None = None
-    listen_ports: set[str] = field(default_factory=set)
-    conns: dict[str, _Conn] = field(default_factory=dict)
-    rows: list[_Row] = field(default_factory=list)
-    sent: dict[str, int] = field(default_factory=dict)
-    ooo: dict[str, int] = field(default_factory=dict)
-    info: dict[str, Any] = field(default_factory=dict)
 
 
 class Iperf2Adapter(Adapter):
@@ -192,6 +124,7 @@ class Iperf2Adapter(Adapter):
                 "no iperf 2 report row ('[ ID] 0.0-10.0 sec  1.10 GBytes  942 Mbits/sec') found: "
                 + self._why(text)
             )
+        st.info["_no_ack"] = bool(re.search(r"did not receive ack|Server Report.*\bno\b|read failed", text))
         return self._build(st)
 
     @staticmethod
@@ -205,102 +138,23 @@ class Iperf2Adapter(Adapter):
         return "the run may have been cut off or this is not iperf 2 output"
 
     def _scan(self, lines: list[str]) -> _State:
-        st = _State()
-        warnings: list[str] = []
-        report_ids: set[str] = set()
-        order = 0
+        """Each line goes to the first line shape (:data:`_SHAPES`) whose regex matches it."""
+        sc = _Scan(_State())
         for raw in lines:
             line = raw.strip()
             if not line:
                 continue
-            order += 1
-            m = re.search(r"(?:^|[#$>]\s*)(iperf\s+-.*)$", line)
-            if m and "command" not in st.info:
-                st.info["command"] = m[1].strip()
-                continue
-            m = _CLIENT_HDR.match(line)
-            if m:
-                st.proto = st.proto or m["proto"].lower()
-                st.info.setdefault("target", m["host"])
-                st.info.setdefault("port", int(m["port"]))
-                continue
-            m = _SERVER_HDR.match(line)
-            if m:
-                st.proto = st.proto or m["proto"].lower()
-                st.listen_ports.add(m["port"])
-                st.info.setdefault("listen_port", int(m["port"]))
-                continue
-            m = re.match(
-                r"^(TCP window size|UDP buffer size|Write buffer size|Read buffer size):\s*(.+)$", line
-            )
-            if m:
-                st.info.setdefault(m[1].lower().replace(" ", "_"), m[2].strip())
-                continue
-            m = re.match(r"^Sending (\d+) byte datagrams", line)
-            if m:
-                st.info.setdefault("datagram_size", int(m[1]))
-                st.proto = st.proto or "udp"
-                continue
-            m = _CONN.match(line)
-            if m:
-                sid = _sid(m["id"])
-                accepted = m["lport"] in st.listen_ports
-                if st.role is None:
-                    st.role = "server" if accepted else "client"
-                    st.info.setdefault("local", m["local"].split("%")[0])
-                    st.info.setdefault("remote", m["remote"])
-                ct = re.search(r"\(ct=([\d.]+) ms\)", m["rest"])
-                peer = re.search(r"\(peer ([\d.]+\S*)\)", m["rest"])
-                if peer:
-                    st.info.setdefault("peer_version", peer[1])
-                mss = re.search(r"icwnd/mss/irtt=(\d+)/(\d+)/(\d+)", m["rest"])
-                if mss:
-                    st.info.setdefault("mss", int(mss[2]))
-                st.conns[sid.lstrip("*")] = _Conn(
-                    sid, accepted, m["rest"], order, float(ct[1]) if ct else None
-                )
-                continue
-            m = _SERVER_REPORT.match(line)
-            if m:
-                report_ids.add(_sid(m["id"]))
-                continue
-            m = _SENT.match(line)
-            if m:
-                st.sent[_sid(m["id"])] = int(m["n"])
-                continue
-            m = _OOO.match(line)
-            if m:
-                st.ooo[_sid(m["id"])] = int(m["n"])
-                continue
-            m = _ROW.match(line)
-            if m:
-                sid = _sid(m["id"])
-                row = _Row(
-                    sid=sid,
-                    t0=float(m["t0"]),
-                    t1=float(m["t1"]),
-                    nbytes=_bytes(float(m["xfer"]), m["xunit"]),
-                    bps=_rate(float(m["rate"]), m["runit"]),
-                    rest=m["rest"],
-                    report=sid in report_ids,
-                    order=order,
-                )
-                if row.report:
-                    report_ids.discard(sid)
-                st.rows.append(row)
-                if st.proto is None and _UDP_RECV.match(m["rest"]):
-                    st.proto = "udp"
-                continue
-            if "WARNING" in line or "failed" in line.lower() or "error" in line.lower():
-                warnings.append(line)
-            m = re.match(
-                r"^\[ CT\] final connect times \(min/avg/max/stdev\) = ([\d.]+)/([\d.]+)/([\d.]+)/[\d.]+ ms",
-                line,
-            )
-            if m:
-                st.info["connect_times_ms"] = {"min": float(m[1]), "avg": float(m[2]), "max": float(m[3])}
-        if warnings:
-            st.info["warnings"] = list(dict.fromkeys(warnings))  # repeated lines once
+            sc.order += 1
+            for find, handle in _SHAPES:
+                m = find(line)
+                if m is not None and handle(sc, m) is not False:
+                    break
+            else:
+                if "WARNING" in line or "failed" in line.lower() or "error" in line.lower():
+                    sc.warnings.append(line)
+        st = sc.st
+        if sc.warnings:
+            st.info["warnings"] = list(dict.fromkeys(sc.warnings))  # repeated lines once
         if st.role is None:
             st.role = "server" if st.listen_ports and "target" not in st.info else "client"
         st.proto = st.proto or "tcp"
@@ -346,7 +200,7 @@ class Iperf2Adapter(Adapter):
     def _build(self, st: _State) -> ParseResult:
         self._directions(st)
         res = ParseResult(test=st.proto, protocol=st.proto)
-        res.info.update(st.info)
+        res.info.update({k: v for k, v in st.info.items() if not k.startswith("_")})
         res.info["role"] = st.role
         udp = st.proto == "udp"
         directions = []
@@ -366,7 +220,9 @@ class Iperf2Adapter(Adapter):
             streams = len(flows) or None
             if d in ("forward", "bidir-forward") or res.streams is None:
                 res.streams = res.streams or streams
-            main = _summary(sender_rows, flows)
+            main = _summary(
+                sender_rows, flows, need_sum=not udp or any(r.sid.startswith("SUM") for r in rows)
+            )
             ms = res.measurements
             dd = None if single else d
 
@@ -388,6 +244,11 @@ class Iperf2Adapter(Adapter):
                     add("duration", receiver.t1, "s")
                     self._udp_receiver(receiver, st, add)
                 elif sender is not None:
+                    if st.role == "client" and not st.info.get("_no_ack"):
+                        raise Incomplete(
+                            "iperf2 UDP client output is incomplete (cut off?): no 'Server Report' after the "
+                            "summary, and no 'did not receive ack of last datagram' warning saying why"
+                        )
                     res.info.setdefault("warnings", []).append(
                         "no server report: receiver-side throughput, loss and jitter are unknown"
                     )
@@ -680,6 +541,25 @@ class Iperf2Adapter(Adapter):
         return res
 
     # ------------------------------------------------------------------ launching
+    def complete_for(self, result: ParseResult, command: str) -> None:
+        """With the sidecar's command: the summary spans ``-t`` and counts ``-P`` streams."""
+        i = command_option(command, "-i", "--interval")
+        if i and not result.intervals:
+            raise Incomplete(
+                f"iperf2 output is incomplete (cut off?): the command asked for -i {i} reports but the output "
+                "has no interval row besides the one taken as its summary"
+            )
+        if " -s" in f" {command}" or "--server" in command:
+            return  # a server's output: the client's options are not on its command line
+        check_duration_streams(result, command, self.name)
+        args = command.split()
+        if {"-r", "--tradeoff", "-d", "--dualtest", "--full-duplex"} & set(args):
+            dirs = {m.direction for m in result.measurements if m.metric == "throughput"}
+            if len(dirs) < 2:
+                raise Incomplete(
+                    "iperf2 output is incomplete (cut off?): the command asked for both directions"
+                )
+
     def invocation(self, params: dict[str, Any], target: str) -> Invocation:
         """Human-readable enhanced output (``-e -i``): unlike ``-y C`` in iperf 2.1 it keeps the
         UDP server report (receiver throughput, loss, jitter) in the client's output."""
@@ -737,15 +617,11 @@ class Iperf2Adapter(Adapter):
         )
 
 
-def _sid(raw: str) -> str:
-    return raw.replace(" ", "")
-
-
 def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
-def _summary(rows: list[_Row], flows: list[str]) -> _Row | None:
+def _summary(rows: list[_Row], flows: list[str], need_sum: bool = False) -> _Row | None:
     """The summary row: the SUM total when present, else the single flow's last 0-based row.
 
     Several flows without a SUM line (e.g. per-stream UDP server reports) are
@@ -770,7 +646,11 @@ def _summary(rows: list[_Row], flows: list[str]) -> _Row | None:
             or s.t1 >= max((r.t1 for r in rows if not r.sid.startswith("SUM")), default=0) * 0.5
         ):
             return s
+    if need_sum and len(flows) > 1:
+        return None  # -P N > 1: iperf 2 prints a [SUM] total; without it the output was cut
     per = [last_total([r for r in rows if r.sid == f]) for f in flows]
+    if None in per and len(flows) > 1:
+        return None  # a stream without its summary row: cut before it
     per = [p for p in per if p is not None]
     if not per:
         return None

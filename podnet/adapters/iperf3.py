@@ -15,7 +15,14 @@ import json
 import re
 from typing import Any
 
-from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError
+from podnet.adapters.base import (
+    Adapter,
+    Incomplete,
+    Invocation,
+    MetricInfo,
+    ParseError,
+    check_duration_streams,
+)
 from podnet.tidy import IntervalPoint, Measurement, ParseResult
 from podnet.units import rate_to_bps
 
@@ -35,6 +42,102 @@ _UDP_TAIL = re.compile(
     r"^\s*(?P<jitter>[\d.]+)\s*ms\s+(?P<lost>-?\d+)\s*/\s*(?P<total>\d+)\s*\((?P<pct>[-\d.e+]+)%\)"
 )
 _RETR_TAIL = re.compile(r"^\s*(?P<retr>\d+)\b")
+
+
+_NONNEG = {"type": "number", "minimum": 0}
+_COUNT = {"type": "integer", "minimum": 0}
+_FLAG = {"type": ["integer", "boolean"]}
+_SUM = {
+    "type": "object",
+    "required": ["start", "end", "seconds", "bytes", "bits_per_second"],
+    "properties": {
+        "start": _NONNEG,
+        "end": _NONNEG,
+        "seconds": _NONNEG,
+        "bytes": _NONNEG,
+        "bits_per_second": _NONNEG,
+        "retransmits": _COUNT,
+        "jitter_ms": _NONNEG,
+        "lost_packets": _COUNT,
+        "packets": _COUNT,
+        "lost_percent": _NONNEG,
+        "omitted": {"type": "boolean"},
+        "sender": {"type": "boolean"},
+    },
+}
+#: the parts of iperf3's -J document podnet reads, with the types iperf3 writes them in:
+#: a value of another type is a corrupted or hand-edited file, never coerced into a number
+IPERF3_JSON_SCHEMA = {
+    "type": "object",
+    "required": ["start", "end"],
+    "properties": {
+        "start": {
+            "type": "object",
+            "required": ["test_start"],
+            "properties": {
+                "test_start": {
+                    "type": "object",
+                    "required": ["protocol", "num_streams", "reverse"],
+                    "properties": {
+                        "protocol": {"enum": ["TCP", "UDP", "SCTP"]},
+                        "num_streams": {"type": "integer", "minimum": 1},
+                        "reverse": _FLAG,
+                        "bidir": _FLAG,
+                        "duration": _NONNEG,
+                        "omit": _NONNEG,
+                        "blksize": _NONNEG,
+                    },
+                },
+                "version": {"type": "string"},
+                "connected": {"type": "array"},
+            },
+        },
+        "intervals": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["sum"],
+                "properties": {"sum": _SUM, "sum_bidir_reverse": _SUM, "streams": {"type": "array"}},
+            },
+        },
+        "end": {
+            "type": "object",
+            "anyOf": [{"required": ["sum_received"]}, {"required": ["sum"]}],
+            "properties": {
+                **{k: _SUM for k in ("sum_sent", "sum_received", "sum", "sum_sent_bidir_reverse")},
+                "sum_received_bidir_reverse": _SUM,
+                "sum_bidir_reverse": _SUM,
+                "cpu_utilization_percent": {
+                    "type": "object",
+                    "additionalProperties": _NONNEG,
+                },
+                "streams": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "anyOf": [{"required": ["sender"]}, {"required": ["udp"]}],
+                        "properties": {
+                            "sender": {
+                                "type": "object",
+                                "properties": {"mean_rtt": _NONNEG, "sender": {"type": "boolean"}},
+                            }
+                        },
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+def _check_json(doc: Any) -> None:
+    """``doc`` has iperf3's structure and types; :class:`ParseError` names the first place that has not."""
+    import jsonschema
+
+    err = jsonschema.exceptions.best_match(jsonschema.Draft7Validator(IPERF3_JSON_SCHEMA).iter_errors(doc))
+    if err is not None:
+        where = "/".join(map(str, err.absolute_path)) or "(top level)"
+        raise ParseError(f"iperf3 JSON at {where}: {err.message} (a corrupted or edited file?)")
 
 
 def _is_json(text: str) -> bool:
@@ -102,9 +205,10 @@ class Iperf3Adapter(Adapter):
         if doc.get("error"):
             raise ParseError(f"iperf3 reported an error: {doc['error']}")
         start, end = doc.get("start") or {}, doc.get("end") or {}
-        ts = start.get("test_start") or {}
+        ts = start.get("test_start") or {} if isinstance(start, dict) else {}
         if not end or not ts:
             raise ParseError("iperf3 JSON has no 'end' summary or 'start.test_start': the run did not finish")
+        _check_json(doc)
         proto = str(ts.get("protocol", "TCP")).lower()
         streams = int(ts.get("num_streams") or 1)
         reverse = bool(ts.get("reverse"))
@@ -178,6 +282,18 @@ class Iperf3Adapter(Adapter):
             for s in end.get("streams", [])
             if isinstance(s.get("sender"), dict) and s["sender"].get("mean_rtt") and s["sender"].get("sender")
         ]
+        senders = [
+            s
+            for s in end.get("streams", [])
+            if isinstance(s.get("sender"), dict) and s["sender"].get("sender")
+        ]
+        if rtts and len(rtts) != len(senders):
+            raise ParseError(
+                "iperf3 JSON: some sending streams lack 'mean_rtt' (a corrupted or edited file?)"
+            )
+        n = result.streams or 0
+        if rtts and not suffix and direction == "forward" and len(senders) != n:
+            raise ParseError(f"iperf3 JSON: {len(senders)} sending streams in 'end.streams' for -P {n}")
         if rtts and not suffix and direction in ("forward", "bidir-forward"):
             add(Measurement("tcp_rtt_mean", sum(rtts) / len(rtts) * 1e-6, "s", direction=direction))
 
@@ -227,6 +343,7 @@ class Iperf3Adapter(Adapter):
         if v:
             result.info["version"] = f"iperf {v.group(1)}"
         use_sum = any(x["id"] == "SUM" for x in summaries)
+        self._text_complete(summaries, result.direction)
         legs: dict[str, dict[str, list]] = {}
         for x in summaries:
             if use_sum and x["id"] != "SUM":
@@ -277,6 +394,29 @@ class Iperf3Adapter(Adapter):
             )
         self._text_intervals(lines, summaries, use_sum, result)
         return result
+
+    def _text_complete(self, summaries: list, default: str | None) -> None:
+        """Every stream has its sender and receiver line; with several streams, so has [SUM]."""
+        seen: dict[str, dict[str, set[str]]] = {}
+        for x in summaries:
+            tag = "sender" if x["rest"].rstrip().endswith("sender") else "receiver"
+            d = str(self._text_direction(x["role"], default))
+            seen.setdefault(d, {}).setdefault(x["id"], set()).add(tag)
+        for ids in seen.values():
+            for sid, tags in ids.items():
+                if tags != {"sender", "receiver"}:
+                    lack = ({"sender", "receiver"} - tags).pop()
+                    raise Incomplete(
+                        f"iperf3 output is incomplete (cut off?): stream [{sid}] has no '{lack}' summary line"
+                    )
+            if len([i for i in ids if i != "SUM"]) > 1 and "SUM" not in ids:
+                raise Incomplete(
+                    "iperf3 output is incomplete (cut off?): several streams (-P) but no [SUM] summary lines"
+                )
+
+    def complete_for(self, result: ParseResult, command: str) -> None:
+        """With the sidecar's command: as many streams as ``-P`` asked for."""
+        check_duration_streams(result, command, self.name)
 
     @staticmethod
     def _text_direction(role: str | None, default: str | None) -> str | None:

@@ -29,7 +29,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError, UnsupportedTest
+from podnet.adapters._netperf_fields import HEADERS
+from podnet.adapters.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError, UnsupportedTest
 from podnet.tidy import IntervalPoint, Measurement, ParseResult
 
 _NUM = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
@@ -226,7 +227,10 @@ class NetperfAdapter(Adapter):
         keyval = {m.group(1): m.group(2) for m in (_KEYVAL.match(ln.strip()) for ln in body) if m}
         if keyval and "THROUGHPUT" in keyval or len(keyval) >= 2:
             info["format"] = "keyval"
+            info["keys"] = list(keyval)
             self._selectors(keyval, test, proto, res)
+            if "COMMAND_LINE" in keyval:  # the output names its own command: check it against that
+                self.complete_for(res, keyval["COMMAND_LINE"].strip('"'))
         else:
             sel = self._csv(body) or self._columns(body)
             if sel is not None:
@@ -257,6 +261,23 @@ class NetperfAdapter(Adapter):
                 "the run may have been cut off"
             )
         return res
+
+    def complete_for(self, result: ParseResult, command: str) -> None:
+        """With the sidecar's command: every ``-k`` selector asked for was printed (``-k all`` ends
+        with COMMAND_LINE), so an output cut between two KEY=value lines is not taken as complete.
+        """
+        keys = result.info.get("keys")
+        args = command.split()
+        if not isinstance(keys, list) or "-k" not in args or args.index("-k") + 1 >= len(args):
+            return
+        asked = args[args.index("-k") + 1]
+        want = ["COMMAND_LINE"] if asked.lower() == "all" else [k for k in asked.split(",") if k]
+        missing = [k for k in want if k not in keys]
+        if missing:
+            raise Incomplete(
+                f"netperf output is incomplete (cut off?): -k asked for {', '.join(missing[:5])}"
+                f"{' ...' if len(missing) > 5 else ''}, which it lacks"
+            )
 
     # -------------------------------------------------------------- omni selectors
     def _selectors(self, sel: dict[str, str], test: str, proto: str | None, res: ParseResult) -> None:
@@ -418,7 +439,15 @@ class NetperfAdapter(Adapter):
                     else:
                         add(f"service_demand_{side}", v * 1e-6, "s")
 
+        if "Elapsed" not in header:
+            raise ParseError(
+                f"netperf {test}: the column headers lack 'Elapsed Time': not a classic result block"
+            )
         if test.endswith(("_RR", "_CRR", "_CC")):
+            if not re.search(r"Trans\.?\s", header):
+                raise ParseError(
+                    f"netperf {test}: the column headers lack 'Trans. Rate': not a classic RR block"
+                )
             row = numeric[0]
             if len(row) < 6:
                 raise ParseError(f"netperf {test}: result row {' '.join(row)!r} has fewer than 6 columns")
@@ -433,6 +462,11 @@ class NetperfAdapter(Adapter):
                 f"netperf {test}: no throughput unit (10^6bits/sec, MBytes/sec) in the column headers"
             )
         if test == "UDP_STREAM" or (len(numeric) >= 2 and "Okay" in header):
+            if len(numeric) < 2:
+                raise Incomplete(
+                    f"netperf {test} output is incomplete (cut off?): the sender's row without the "
+                    "receiver's row under it"
+                )
             send = numeric[0]
             add("duration", send[2], "s")
             add("messages_sent", send[3], "count")
@@ -528,183 +562,6 @@ def _split_csv(line: str) -> list[str]:
     import csv
 
     return next(csv.reader([line]))
-
-
-#: omni column header text (as -O/-o print it) -> selector name, from netperf's nettest_omni.c
-HEADERS: dict[str, str] = {
-    "Command Line": "COMMAND_LINE",
-    "Test UUID": "UUID",
-    "Result Tag": "RESULT_BRAND",
-    "Socket Type": "SOCKET_TYPE",
-    "Direction": "DIRECTION",
-    "Protocol": "PROTOCOL",
-    "Elapsed Time (sec)": "ELAPSED_TIME",
-    "Source Port": "SOURCE_PORT",
-    "Source Address": "SOURCE_ADDR",
-    "Source Family": "SOURCE_FAMILY",
-    "Destination Port": "DEST_PORT",
-    "Destination Address": "DEST_ADDR",
-    "Destination Family": "DEST_FAMILY",
-    "Throughput": "THROUGHPUT",
-    "Local Send Throughput": "LOCAL_SEND_THROUGHPUT",
-    "Local Recv Throughput": "LOCAL_RECV_THROUGHPUT",
-    "Remote Send Throughput": "REMOTE_SEND_THROUGHPUT",
-    "Remote Recv Throughput": "REMOTE_RECV_THROUGHPUT",
-    "Throughput Units": "THROUGHPUT_UNITS",
-    "Confidence Level Percent": "CONFIDENCE_LEVEL",
-    "Confidence Width Target": "CONFIDENCE_INTERVAL",
-    "Confidence Iterations Run": "CONFIDENCE_ITERATION",
-    "Throughput Confidence Width (%)": "THROUGHPUT_CONFID",
-    "Local CPU Confidence Width (%)": "LOCAL_CPU_CONFID",
-    "Remote CPU Confidence Width (%)": "REMOTE_CPU_CONFID",
-    "Round Trip Latency usec/tran": "RT_LATENCY",
-    "Transaction Rate Tran/s": "TRANSACTION_RATE",
-    "Transport MSS bytes": "TRANSPORT_MSS",
-    "Local Transport Retransmissions": "LOCAL_TRANSPORT_RETRANS",
-    "Remote Transport Retransmissions": "REMOTE_TRANSPORT_RETRANS",
-    "Request Size Bytes": "REQUEST_SIZE",
-    "Response Size Bytes": "RESPONSE_SIZE",
-    "Initial Burst Requests": "BURST_SIZE",
-    "Local Send Socket Size Requested": "LSS_SIZE_REQ",
-    "Local Send Socket Size Initial": "LSS_SIZE",
-    "Local Send Socket Size Final": "LSS_SIZE_END",
-    "Local Recv Socket Size Requested": "LSR_SIZE_REQ",
-    "Local Recv Socket Size Initial": "LSR_SIZE",
-    "Local Recv Socket Size Final": "LSR_SIZE_END",
-    "Local Send Size": "LOCAL_SEND_SIZE",
-    "Local Recv Size": "LOCAL_RECV_SIZE",
-    "Local Send Calls": "LOCAL_SEND_CALLS",
-    "Local Recv Calls": "LOCAL_RECV_CALLS",
-    "Local Bytes Per Recv": "LOCAL_BYTES_PER_RECV",
-    "Local Bytes Per Send": "LOCAL_BYTES_PER_SEND",
-    "Local Bytes Received": "LOCAL_BYTES_RECVD",
-    "Local Bytes Sent": "LOCAL_BYTES_SENT",
-    "Local Bytes Xferred": "LOCAL_BYTES_XFERD",
-    "Local Send Width": "LOCAL_SEND_WIDTH",
-    "Local Recv Width": "LOCAL_RECV_WIDTH",
-    "Local Send Offset": "LOCAL_SEND_OFFSET",
-    "Local Recv Offset": "LOCAL_RECV_OFFSET",
-    "Local Recv Alignment": "LOCAL_RECV_ALIGN",
-    "Local Send Alignment": "LOCAL_SEND_ALIGN",
-    "Local Send Dirty Count": "LOCAL_SEND_DIRTY_COUNT",
-    "Local Recv Dirty Count": "LOCAL_RECV_DIRTY_COUNT",
-    "Local Recv Clean Count": "LOCAL_RECV_CLEAN_COUNT",
-    "Local CPU Util %": "LOCAL_CPU_UTIL",
-    "Local CPU User %": "LOCAL_CPU_PERCENT_USER",
-    "Local CPU System %": "LOCAL_CPU_PERCENT_SYSTEM",
-    "Local CPU I/O %": "LOCAL_CPU_PERCENT_IOWAIT",
-    "Local CPU IRQ %": "LOCAL_CPU_PERCENT_IRQ",
-    "Local CPU swintr %": "LOCAL_CPU_PERCENT_SWINTR",
-    "Local Peak Per CPU Util %": "LOCAL_CPU_PEAK_UTIL",
-    "Local Peak Per CPU ID": "LOCAL_CPU_PEAK_ID",
-    "Local CPU Bind": "LOCAL_CPU_BIND",
-    "Local Service Demand": "LOCAL_SD",
-    "Service Demand Units": "SD_UNITS",
-    "Local CPU Util Method": "LOCAL_CPU_METHOD",
-    "Local CPU Count": "LOCAL_CPU_COUNT",
-    "Local NODELAY": "LOCAL_NODELAY",
-    "Local Cork": "LOCAL_CORK",
-    "Remote Send Socket Size Requested": "RSS_SIZE_REQ",
-    "Remote Send Socket Size Initial": "RSS_SIZE",
-    "Remote Send Socket Size Final": "RSS_SIZE_END",
-    "Remote Recv Socket Size Requested": "RSR_SIZE_REQ",
-    "Remote Recv Socket Size Initial": "RSR_SIZE",
-    "Remote Recv Socket Size Final": "RSR_SIZE_END",
-    "Remote Send Size": "REMOTE_SEND_SIZE",
-    "Remote Recv Size": "REMOTE_RECV_SIZE",
-    "Remote Send Calls": "REMOTE_SEND_CALLS",
-    "Remote Recv Calls": "REMOTE_RECV_CALLS",
-    "Remote Bytes Per Recv": "REMOTE_BYTES_PER_RECV",
-    "Remote Bytes Per Send": "REMOTE_BYTES_PER_SEND",
-    "Remote Bytes Received": "REMOTE_BYTES_RECVD",
-    "Remote Bytes Sent": "REMOTE_BYTES_SENT",
-    "Remote Bytes Xferred": "REMOTE_BYTES_XFERD",
-    "Remote Send Width": "REMOTE_SEND_WIDTH",
-    "Remote Recv Width": "REMOTE_RECV_WIDTH",
-    "Remote Send Offset": "REMOTE_SEND_OFFSET",
-    "Remote Recv Offset": "REMOTE_RECV_OFFSET",
-    "Remote Recv Alignment": "REMOTE_RECV_ALIGN",
-    "Remote Send Alignment": "REMOTE_SEND_ALIGN",
-    "Remote Send Dirty Count": "REMOTE_SEND_DIRTY_COUNT",
-    "Remote Recv Dirty Count": "REMOTE_RECV_DIRTY_COUNT",
-    "Remote Recv Clean Count": "REMOTE_RECV_CLEAN_COUNT",
-    "Remote CPU Util %": "REMOTE_CPU_UTIL",
-    "Remote CPU User %": "REMOTE_CPU_PERCENT_USER",
-    "Remote CPU System %": "REMOTE_CPU_PERCENT_SYSTEM",
-    "Remote CPU I/O %": "REMOTE_CPU_PERCENT_IOWAIT",
-    "Remote CPU IRQ %": "REMOTE_CPU_PERCENT_IRQ",
-    "Remote CPU swintr %": "REMOTE_CPU_PERCENT_SWINTR",
-    "Remote Peak Per CPU Util %": "REMOTE_CPU_PEAK_UTIL",
-    "Remote Peak Per CPU ID": "REMOTE_CPU_PEAK_ID",
-    "Remote CPU Bind": "REMOTE_CPU_BIND",
-    "Remote Service Demand": "REMOTE_SD",
-    "Remote CPU Util Method": "REMOTE_CPU_METHOD",
-    "Remote CPU Count": "REMOTE_CPU_COUNT",
-    "Remote NODELAY": "REMOTE_NODELAY",
-    "Remote Cork": "REMOTE_CORK",
-    "Local Driver Name": "LOCAL_DRIVER_NAME",
-    "Local Driver Version": "LOCAL_DRIVER_VERSION",
-    "Local Driver Firmware": "LOCAL_DRIVER_FIRMWARE",
-    "Local Driver Bus": "LOCAL_DRIVER_BUS",
-    "Remote Driver Name": "REMOTE_DRIVER_NAME",
-    "Remote Driver Version": "REMOTE_DRIVER_VERSION",
-    "Remote Driver Firmware": "REMOTE_DRIVER_FIRMWARE",
-    "Remote Driver Bus": "REMOTE_DRIVER_BUS",
-    "Local Interface Subdevice": "LOCAL_INTERFACE_SUBDEVICE",
-    "Local Interface Device": "LOCAL_INTERFACE_DEVICE",
-    "Local Interface Subvendor": "LOCAL_INTERFACE_SUBVENDOR",
-    "Local Interface Vendor": "LOCAL_INTERFACE_VENDOR",
-    "Remote Interface Subdevice": "REMOTE_INTERFACE_SUBDEVICE",
-    "Remote Interface Device": "REMOTE_INTERFACE_DEVICE",
-    "Remote Interface Subvendor": "REMOTE_INTERFACE_SUBVENDOR",
-    "Remote Interface Vendor": "REMOTE_INTERFACE_VENDOR",
-    "Local Interface Name": "LOCAL_INTERFACE_NAME",
-    "Remote Interface Name": "REMOTE_INTERFACE_NAME",
-    "Local Interface Slot": "LOCAL_INTERFACE_SLOT",
-    "Remote Interface Slot": "REMOTE_INTERFACE_SLOT",
-    "Remote Machine": "REMOTE_MACHINE",
-    "Remote Version": "REMOTE_VERSION",
-    "Remote Release": "REMOTE_RELEASE",
-    "Remote Sysname": "REMOTE_SYSNAME",
-    "Local Machine": "LOCAL_MACHINE",
-    "Local Version": "LOCAL_VERSION",
-    "Local Release": "LOCAL_RELEASE",
-    "Local Sysname": "LOCAL_SYSNAME",
-    "Remote Interval Usecs": "REMOTE_INTERVAL_USECS",
-    "Remote Interval Burst": "REMOTE_INTERVAL_BURST",
-    "Local OS Security Enabled": "LOCAL_SECURITY_ENABLED",
-    "Local OS Security Type": "LOCAL_SECURITY_TYPE",
-    "Local OS Security Specific": "LOCAL_SECURITY_SPECIFIC",
-    "Local OS Security Enabled Num": "LOCAL_SECURITY_ENABLED_NUM",
-    "Local OS Security Type ID": "LOCAL_SECURITY_TYPE_ID",
-    "Remote OS Security Enabled": "REMOTE_SECURITY_ENABLED",
-    "Remote OS Security Type": "REMOTE_SECURITY_TYPE",
-    "Remote OS Security Specific": "REMOTE_SECURITY_SPECIFIC",
-    "Local Interval Usecs": "LOCAL_INTERVAL_USECS",
-    "Local Interval Burst": "LOCAL_INTERVAL_BURST",
-    "Remote System Model": "REMOTE_SYSTEM_MODEL",
-    "Remote CPU Model": "REMOTE_CPU_MODEL",
-    "Remote CPU Frequency MHz": "REMOTE_CPU_FREQUENCY",
-    "Local System Model": "LOCAL_SYSTEM_MODEL",
-    "Local CPU Model": "LOCAL_CPU_MODEL",
-    "Local CPU Frequency MHz": "LOCAL_CPU_FREQUENCY",
-    "Minimum Latency Microseconds": "MIN_LATENCY",
-    "Maximum Latency Microseconds": "MAX_LATENCY",
-    "50th Percentile Latency Microseconds": "P50_LATENCY",
-    "90th Percentile Latency Microseconds": "P90_LATENCY",
-    "99th Percentile Latency Microseconds": "P99_LATENCY",
-    "Mean Latency Microseconds": "MEAN_LATENCY",
-    "Stddev Latency Microseconds": "STDDEV_LATENCY",
-    "Local Socket Priority": "LOCAL_SOCKET_PRIO",
-    "Remote Socket Priority": "REMOTE_SOCKET_PRIO",
-    "Local Socket TOS": "LOCAL_SOCKET_TOS",
-    "Remote Socket TOS": "REMOTE_SOCKET_TOS",
-    "Local Congestion Control Algorithm": "LOCAL_CONG_CONTROL",
-    "Remote Congestion Control Algorithm": "REMOTE_CONG_CONTROL",
-    "Local Fill File": "LOCAL_FILL_FILE",
-    "Remote Fill File": "REMOTE_FILL_FILE",
-    "This Is The End": "OUTPUT_END",
-}
 
 
 ADAPTER = NetperfAdapter()

@@ -15,11 +15,13 @@ from __future__ import annotations
 import math
 import re
 import statistics
+from collections import deque
+from collections.abc import Iterable
 from typing import Any
 
 import pingparsing
 
-from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError
+from podnet.adapters.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError
 from podnet.tidy import Measurement, ParseResult
 
 _REPLY = re.compile(
@@ -91,6 +93,61 @@ class PingAdapter(Adapter):
             result.measurements.append(Measurement("elapsed", float(m.group(1)) * 1e-3, "s"))
         return result
 
+    def parse_lines(self, lines: Iterable[str], keep: int = 2000) -> ParseResult:
+        """:meth:`parse` for a huge output, line by line in bounded memory (same result).
+
+        Reply lines are only counted (the statistics block is what a complete output is
+        read from); the first and last ``keep`` other lines are kept and parsed as text.
+        """
+        _one = re.compile(_REPLY.pattern)
+        head: list[str] = []
+        tail: deque[str] = deque(maxlen=keep)
+        rtts_n, total, total2, lo, hi = 0, 0.0, 0.0, math.inf, 0.0
+        prev = None
+        cut = ""
+        for line in lines:
+            if not line.endswith("\n"):
+                cut = line  # the last line, without its newline: cut off
+                break
+            if line == prev and any(c.isdigit() for c in line):
+                raise ParseError(
+                    f"a line repeats the line before it ({line.strip()[:60]!r}): corrupted or spliced"
+                )
+            prev = line
+            m = _one.match(line)
+            if m:
+                x = float(m["time"]) * _SCALE[m["unit"]]
+                rtts_n, total, total2 = rtts_n + 1, total + x, total2 + x * x
+                lo, hi = min(lo, x), max(hi, x)
+                if len(head) < keep:
+                    head.append(line)  # a few replies: what dialect detection needs
+                continue
+            (head if len(head) < keep else tail).append(line)
+        text = "".join(head) + "".join(tail)
+        if _STATS_HEADER.search(text):
+            try:
+                return self.parse(text)
+            except ParseError as exc:
+                raise ParseError(
+                    f"{exc}{' (the output ends inside a line: cut off?)' if cut else ''}"
+                ) from None
+        if not rtts_n:
+            return self.parse(text)  # raises with the reason
+        result = ParseResult(protocol="icmp", direction="roundtrip")
+        mean = total / rtts_n
+        result.info["summary"] = "computed from reply lines (no statistics block in the output)"
+        add = result.measurements.append
+        add(Measurement("packets_received", float(rtts_n), "count"))
+        add(Measurement("rtt_min", lo, "s"))
+        add(Measurement("rtt_avg", mean, "s"))
+        add(Measurement("rtt_max", hi, "s"))
+        add(Measurement("rtt_mdev", math.sqrt(max(total2 / rtts_n - mean * mean, 0.0)), "s"))
+        raise Incomplete(
+            f"ping output has {rtts_n} reply lines but no '--- ... ping statistics ---' block: cut off "
+            "(allowed with `excerpt: true` in the sidecar)",
+            result,
+        )
+
     def _parse_summary(self, text: str, result: ParseResult) -> None:
         m = _IPUTILS.search(text)
         if m is None:
@@ -142,6 +199,9 @@ class PingAdapter(Adapter):
             raise ParseError("replies were received but no 'rtt min/avg/max/mdev' line was found")
 
     def _parse_replies(self, text: str, result: ParseResult) -> None:
+        """No statistics block: the output was cut (or piped through head/gawk). Never a run's
+        figures, except as an excerpt the sidecar declares (``excerpt: true``).
+        """
         rtts = [float(m["time"]) * _SCALE[m["unit"]] for m in _REPLY.finditer(text)]
         averages = list(_AVERAGE_ONLY.finditer(text))
         if not rtts and len(averages) == 1 and re.search(r"\bping\b.*\|", text):
@@ -151,12 +211,26 @@ class PingAdapter(Adapter):
                 "number of replies, loss and spread unknown"
             )
             result.measurements.append(Measurement("rtt_avg", float(m["value"]) * _SCALE[m["unit"]], "s"))
-            return
+            raise Incomplete(
+                "ping output is only a mean RTT printed by a pipeline (ping | head | gawk): not the run's "
+                "statistics (allowed with `excerpt: true` in the sidecar)",
+                result,
+            )
         if not rtts:
             raise ParseError(
                 "expected ping reply lines ('64 bytes from ...: icmp_seq=1 ttl=64 time=0.2 ms') "
                 "or a '--- ... ping statistics ---' block"
             )
+        self._from_replies(rtts, result)
+        raise Incomplete(
+            f"ping output has {len(rtts)} reply lines but no '--- ... ping statistics ---' block: cut off "
+            "(statistics over the replies that happen to be there are not the run's; "
+            "allowed with `excerpt: true` in the sidecar)",
+            result,
+        )
+
+    @staticmethod
+    def _from_replies(rtts: list[float], result: ParseResult) -> None:
         result.info["summary"] = "computed from reply lines (no statistics block in the output)"
         mean = statistics.fmean(rtts)
         mdev = math.sqrt(max(statistics.fmean(x * x for x in rtts) - mean * mean, 0.0))

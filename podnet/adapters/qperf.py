@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError, UnsupportedTest
+from podnet.adapters.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError, UnsupportedTest
 from podnet.tidy import Measurement, ParseResult
 
 _HEADER = re.compile(r"^([a-z][a-z0-9_]*):\s*$")
@@ -120,6 +120,41 @@ def convert(name: str, text: str) -> tuple[float, str]:
     raise ParseError(f"qperf value {name} = {text!r}: unknown unit {unit!r}")
 
 
+def _block_complete(test: str, keys: list[str]) -> bool:
+    """Whether a result block ends where qperf ends one (qperf.c prints its items in a fixed order).
+
+    Plain output is the headline alone (``bw``; ``send_bw``+``recv_bw``; ``latency``); ``-vt``
+    adds ``time``; ``-v`` ends with the remote/receiver CPU line, ``-vv`` with the message counts.
+    """
+    if not keys:
+        return False
+    last = keys[-1]
+    lat = test.endswith("_lat")
+    if keys in (["latency"], ["bw"], ["send_bw", "recv_bw"]):
+        return True
+    if "loc_cpus_user" in keys or "send_cpus_user" in keys:  # -vv
+        return last == ("rem_recv_msgs" if lat else "recv_msgs")
+    if last == ("rem_cpus_used" if lat else "recv_cpus_used"):  # -v
+        return True
+    if (
+        last in ("recv_msgs", "rem_recv_msgs")
+        and "send_cpus_used" not in keys
+        and "loc_cpus_used" not in keys
+    ):
+        return True  # -vs: statistics without CPU use
+    # -vt (time only): the block is the headline then `time`
+    return last == "time" and "msg_rate" not in keys
+
+
+#: qperf test names a command line may ask for (the ones podnet parses)
+_TEST_ARG = re.compile(r"^(?:tcp|udp|sctp|sdp|rds)_(?:bw|lat)$|^conf$")
+
+
+def requested_tests(command: str) -> list[str]:
+    """The tests a qperf command line asks for, in order (``qperf -t 30 HOST -v tcp_bw tcp_lat conf``)."""
+    return [a for a in str(command).split() if _TEST_ARG.match(a)]
+
+
 class QperfAdapter(Adapter):
     """qperf client output: several tests per file, each measurement tagged with its test."""
 
@@ -186,6 +221,10 @@ class QperfAdapter(Adapter):
             line = raw.rstrip()
             h = _HEADER.match(line)
             if h:
+                if blocks and blocks[-1] == (h[1], []):
+                    raise ParseError(
+                        f"qperf output repeats the header '{h[1]}:' with no result between: corrupted"
+                    )
                 blocks.append((h[1], []))
                 continue
             it = _ITEM.match(line)
@@ -200,6 +239,7 @@ class QperfAdapter(Adapter):
                 r"^(qperf|server|client)?:?\s*.*(error|failed|unable|refused|timed out|cannot)", line, re.I
             ):
                 errors.append(line.strip())
+        self._complete(blocks, res_info.get("command"))
         res = ParseResult(streams=1, info=res_info)
         conf: dict[str, str] = {}
         tests_info: dict[str, Any] = {}
@@ -237,6 +277,7 @@ class QperfAdapter(Adapter):
                 )
             if params:
                 tests_info[label] = params
+        res.info["blocks"] = [t for t, _ in blocks]
         if conf:
             res.info["conf"] = conf
             if "loc_qperf" in conf:
@@ -265,6 +306,46 @@ class QperfAdapter(Adapter):
         if lat and len(lat) == len(tests):
             res.direction = "roundtrip"
         return res
+
+    @staticmethod
+    def _complete(blocks: list[tuple[str, list[tuple[str, str]]]], command: str | None) -> None:
+        """A cut output ends inside its last block, or lacks tests its command asked for."""
+        runs = [(t, [k for k, _ in items]) for t, items in blocks if t != "conf" and items]
+        if runs:
+            test, keys = runs[-1]
+            earlier = [k for t, k in runs[:-1] if t.endswith("_lat") == test.endswith("_lat")]
+            if keys not in earlier and not _block_complete(test, keys):
+                raise Incomplete(
+                    f"qperf output is incomplete (cut off?): its last block '{test}:' stops after "
+                    f"'{keys[-1]}', before the items qperf prints after it"
+                )
+        if blocks and blocks[-1][0] == "conf":
+            keys = [k for k, _ in blocks[-1][1]]
+            if not keys or keys[-1] != "rem_qperf":
+                raise Incomplete(
+                    "qperf output is incomplete (cut off?): its 'conf:' block stops before 'rem_qperf'"
+                )
+        if command:
+            QperfAdapter.check_requested(blocks, command)
+
+    @staticmethod
+    def check_requested(blocks: list[tuple[str, list]], command: str) -> None:
+        """Every test the command asked for has its block (in the order asked; ``-oo`` loops repeat one)."""
+        want = requested_tests(command)
+        got: list[str] = []
+        for t, _ in blocks:
+            if not got or got[-1] != t:
+                got.append(t)
+        if want and got != want:
+            missing = [t for t in want if t not in got]
+            what = f"no block for {', '.join(missing)}" if missing else f"blocks {got}"
+            raise Incomplete(f"qperf output is incomplete (cut off?): the command asked for {want}; {what}")
+
+    def complete_for(self, result: ParseResult, command: str) -> None:
+        """With the sidecar's command: every requested test has its block."""
+        blocks = result.info.get("blocks")
+        if isinstance(blocks, list):
+            self.check_requested([(t, []) for t in blocks], command)
 
     def invocation(self, params: dict[str, Any], target: str) -> Invocation:
         """Client ``qperf -v <target> -lp PORT -ip DATAPORT -t D <tests...> conf``; server ``qperf -lp PORT``.

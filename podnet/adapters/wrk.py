@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError, UnsupportedTest
+from podnet.adapters.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError, UnsupportedTest
 from podnet.tidy import Measurement, ParseResult
 
 _NUM = r"\d+(?:\.\d+)?"
@@ -110,6 +110,17 @@ class WrkAdapter(Adapter):
             err = re.search(r"^(unable to connect.*|.*[Ee]rror.*)$", text, re.M)
             hint = f" wrk said: {err.group(1).strip()!r}" if err else " the run may have been cut off"
             raise ParseError("no 'Requests/sec:  27685.76' line found: wrk did not finish its report." + hint)
+        # wrk's report ends with Transfer/sec, after the totals line: a cut output lacks them
+        if not re.search(r"^Transfer/sec:\s*\d+(?:\.\d+)?[KMGTP]?B\s*$", text, re.M):
+            raise Incomplete(
+                "wrk output is incomplete (cut off?): it lacks its last line 'Transfer/sec:  21.81MB'"
+            )
+        if not re.search(r"^\s*\d+ requests in \S+, \S+ read\s*$", text, re.M):
+            raise Incomplete(
+                "wrk output is incomplete: it lacks the totals line '83932 requests in 3.03s, 66.12MB read'"
+            )
+        if not re.search(r"^\s*\d+ threads and \d+ connections", text, re.M):
+            raise Incomplete("wrk output lacks its '2 threads and 20 connections' line (every report has it)")
         res = ParseResult(test="http", protocol="http", direction="roundtrip")
         info: dict[str, Any] = res.info
         add = lambda metric, value, unit: res.measurements.append(Measurement(metric, float(value), unit))  # noqa: E731

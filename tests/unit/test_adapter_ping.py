@@ -2,14 +2,19 @@
 
 import pytest
 
-from podnet.adapters import ParseError, detect, get
+from podnet.adapters import Incomplete, ParseError, detect, get
+from podnet.parse import parse_text
 from tests.conftest import FIXTURES
 
 ping = get("ping")
 
 
 def metrics(text):
-    return {m.metric: m.value for m in ping.parse(text).measurements}
+    return metrics_of(ping.parse(text))
+
+
+def metrics_of(result):
+    return {m.metric: m.value for m in result.measurements}
 
 
 def test_flood_summary_with_ipg_ewma():
@@ -35,8 +40,14 @@ def test_full_loss_is_a_measurement_not_a_failure():
     assert not any(k.startswith("rtt_") for k in m)
 
 
-def test_replies_only_output_is_summarised_from_replies():
-    m = metrics((FIXTURES / "ping/seed001-replies-only.txt").read_text())
+def test_replies_only_output_is_cut_unless_its_sidecar_declares_an_excerpt():
+    # issue 10: ping cut before its statistics block gave RTT statistics as if they were the run's
+    text = (FIXTURES / "ping/seed001-replies-only.txt").read_text()
+    with pytest.raises(Incomplete, match="no '--- ... ping statistics ---' block"):
+        ping.parse(text)
+    _, result = parse_text(text, "ping", excerpt=True)
+    assert result.info["excerpt"] is True
+    m = {x.metric: x.value for x in result.measurements}
     rtts = [0.247e-3, 0.221e-3, 0.200e-3]
     mean = sum(rtts) / 3
     assert m["rtt_avg"] == pytest.approx(mean, rel=1e-12)
@@ -67,6 +78,9 @@ def test_invocation():
 
 def test_mean_printed_by_a_pipeline_after_ping():
     text = (FIXTURES.parent.parent / "raw/seed-cni-1gbe/neutron/ping-avg.txt").read_text()
-    assert metrics(text) == {"rtt_avg": pytest.approx(0.747789e-3, rel=1e-12)}
+    with pytest.raises(Incomplete, match="excerpt"):
+        ping.parse(text)
+    _, result = parse_text(text, "ping", excerpt=True)
+    assert metrics_of(result) == {"rtt_avg": pytest.approx(0.747789e-3, rel=1e-12)}
     with pytest.raises(ParseError):  # a bare number without the ping pipeline is not ping output
         ping.parse("0.747789ms\n")

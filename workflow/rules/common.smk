@@ -1,10 +1,11 @@
 # Settings derived from the validated config; helpers shared by the rules.
 import os
 from functools import lru_cache
+from pathlib import Path
 
 from snakemake.utils import validate
 
-from podnet.parse import shard_files
+from podnet.parse import shard_entries
 from podnet.raw import sidecar_path
 
 validate(config, "../../podnet/config.schema.yaml")
@@ -55,7 +56,7 @@ def code_version(*packages):
 
 @lru_cache(maxsize=4)
 def _listing(stamp):
-    return shard_files(RAW, SHARDS)
+    return shard_entries(RAW, SHARDS)
 
 
 def _shards():
@@ -69,9 +70,17 @@ def _shards():
 
 def shard_input(wildcards):
     """Raw files of one parse shard, with their sidecars (a changed sidecar re-parses)."""
-    files = _shards()[int(wildcards.shard)]
-    side = [str(sidecar_path(f)) for f in files if sidecar_path(f).exists()]
+    files = [f for f in _shards()[int(wildcards.shard)] if isinstance(f, Path)]
+    side = [str(sidecar_path(f)) for f in files if sidecar_path(f).is_file()]
     return [str(f) for f in files] + side
+
+
+def shard_bad(wildcards):
+    """Entries of one shard that cannot be read (unreadable dir, broken link, bad name), with
+    reasons: a param, so a new one re-runs the shard and lands in failed_runs.csv.
+    """
+    entries = _shards()[int(wildcards.shard)]
+    return [[b.display(), b.reason] for b in entries if not isinstance(b, Path)]
 
 
 def final_outputs():

@@ -19,6 +19,7 @@ rule parse_shard:
         code=code_version("adapters", "parse.py", "raw.py", "tidy.py", "units.py"),
         raw_dir=RAW,
         experiment=EXP,
+        bad=shard_bad,
     script:
         "../scripts/parse_shard.py"
 

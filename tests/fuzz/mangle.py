@@ -1,0 +1,272 @@
+"""Mangled copies of real tool outputs and the oracle that judges what podnet made of them.
+
+Corpus: every fixture under ``tests/fixtures/<tool>/`` and every raw file of
+``raw/seed-*``. A mangled copy must give either exactly the values of the
+untouched file or a rejection with a reason; anything else is WRONG (a silent
+wrong number). Used by the hypothesis tests (``tests/fuzz/``) and by
+``benchmarks/fuzz_parsers.py`` (exhaustive cuts, more examples).
+
+Mutations: cut at any byte (at every line end and inside lines), a byte with
+its high bit flipped (corruption: never valid text), a NUL in the text, a
+UTF-8 BOM, UTF-16/32 with and without BOM as Windows redirects write them,
+CRLF, a NUL-padded tail, a duplicated line, a dropped line, and for JSON a
+value replaced by one of the wrong type.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from podnet.adapters.base import ParseError
+from podnet.decode import DecodeError, decode
+from podnet.parse import parse_text
+from podnet.raw import SidecarError, find_raw_files, read_sidecar
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures"
+
+
+#: cut at a line end of an output whose command is unknown (a server's, a pasted seed's) and whose
+#: remaining lines are a complete shorter run; a declared excerpt cut further; netperf -k/-O
+#: selector lists without the command; qperf -oo loop labels
+KNOWN_GAPS = {
+    ("netperf/tcp-rr-k-launcher.txt", "cut"),
+    ("netperf/tcp-crr-k-launcher.txt", "cut"),
+    ("raw/seed-cni-1gbe/physical/ping.txt", "cut"),
+    ("qperf/loop.txt", "cut"),
+    ("iperf2/udp-P2.txt", "cut"),
+    ("iperf2/udp-P2-server.txt", "cut"),
+    ("iperf2/tcp-P2-server.txt", "cut"),
+    ("iperf2/tcp-e-P2-server.txt", "cut"),
+    ("iperf2/tcp-csv-P2.txt", "cut"),
+    ("iperf2/tcp-csv-P2-server.txt", "cut"),
+    ("iperf2/seed001-tcp-i1.txt", "cut"),
+    ("iperf2/seed001-udp-10s.txt", "cut"),
+    ("iperf2/seed001-udp-glued.txt", "cut"),
+    ("raw/seed-cni-1gbe/physical/iperf2-udp.txt", "cut"),
+    ("raw/seed-cni-1gbe/physical/iperf2-udp-2.txt", "cut"),
+    ("raw/seed-cni-1gbe/calico/iperf2-udp.txt", "cut"),
+    ("iperf2/tcp-csv-P2.txt", "nul"),  # a NUL for the last newline: the same as a cut there
+}
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One real output: its bytes, the tool to force (None: detect) and its excerpt flag."""
+
+    name: str
+    data: bytes
+    tool: str | None
+    excerpt: bool = False
+    command: str | None = None
+
+
+def fixture_files() -> list[Path]:
+    """Every fixture output (not SOURCES.md, not the golden expected-values files)."""
+    return sorted(
+        p
+        for p in FIXTURES.rglob("*")
+        if p.is_file() and p.suffix not in (".md", ".yaml") and not p.name.endswith(".expected.json")
+    )
+
+
+def fixture_commands() -> dict[str, str]:
+    """The command line of fixtures whose output does not say it (``tests/fixtures/commands.yaml``)."""
+    return yaml.safe_load((FIXTURES / "commands.yaml").read_text()) or {}
+
+
+def corpus() -> list[Sample]:
+    """Fixtures (tool detected) and the seeds' raw files (tool and excerpt from their sidecars)."""
+    commands = fixture_commands()
+    out = [
+        Sample(
+            p.relative_to(FIXTURES).as_posix(),
+            p.read_bytes(),
+            None,
+            False,
+            commands.get(p.relative_to(FIXTURES).as_posix()),
+        )
+        for p in fixture_files()
+    ]
+    for d in sorted(REPO.glob("raw/seed-*")):
+        for f in find_raw_files(d):
+            try:
+                meta = read_sidecar(f)
+            except SidecarError:
+                continue
+            out.append(
+                Sample(
+                    f.relative_to(REPO).as_posix(),
+                    f.read_bytes(),
+                    meta.get("tool"),
+                    bool(meta.get("excerpt")),
+                    meta.get("command"),
+                )
+            )
+    return out
+
+
+def _num(v: float) -> object:
+    return "nan" if isinstance(v, float) and math.isnan(v) else v
+
+
+def outcome(
+    data: bytes, tool: str | None, excerpt: bool = False, command: str | None = None
+) -> tuple[str, object]:
+    """("rejected", reason) or ("values", a comparable signature of everything the parse produced)."""
+    try:
+        text = decode(data)
+        adapter, result = parse_text(text, tool, excerpt=excerpt, command=command)
+        if not result.measurements:
+            raise ParseError("no measurement")
+    except (ParseError, DecodeError, SidecarError, KeyError) as exc:
+        return "rejected", str(exc) or type(exc).__name__
+    except Exception as exc:  # noqa: BLE001 (a parser bug: the pipeline records it, the fuzz counts it)
+        return "crash", f"{type(exc).__name__}: {exc}"
+    # what lands in the tidy table: a measurement's own labels, else the run's
+    sig = (
+        adapter.name,
+        bool(result.info.get("excerpt")),
+        tuple(
+            sorted(
+                (
+                    m.metric,
+                    _num(m.value),
+                    m.unit,
+                    m.direction or result.direction,
+                    m.protocol or result.protocol,
+                    m.test or result.test,
+                    m.streams or result.streams,
+                    m.variant,
+                    m.scenario,
+                )
+                for m in result.measurements
+            )
+        ),
+    )
+    return "values", sig
+
+
+def judge(sample: Sample, mutated: bytes, baseline: tuple[str, object] | None = None) -> str:
+    """'same', 'rejected', 'crash' (a parser exception: still a per-file failure), 'subset' or 'WRONG'."""
+    base = baseline or outcome(sample.data, sample.tool, sample.excerpt, sample.command)
+    kind, got = outcome(mutated, sample.tool, sample.excerpt, sample.command)
+    if kind in ("rejected", "crash"):
+        return kind
+    if base[0] == "values" and got == base[1]:
+        return "same"
+    if base[0] == "values" and got[:2] == base[1][:2] and set(got[2]) < set(base[1][2]):
+        # every number is the run's, some are missing: a shorter output that is complete as it
+        # stands (qperf's `tcp_bw` alone, a reference table's first rows); not a wrong number
+        return "subset"
+    return "WRONG"
+
+
+# ---- mutations (bytes -> bytes) ------------------------------------------------------------
+
+
+def cut(data: bytes, n: int) -> bytes:
+    return data[:n]
+
+
+def line_ends(data: bytes) -> list[int]:
+    """Offsets just after each newline, plus the offsets of the last characters of each line."""
+    return [i + 1 for i, b in enumerate(data) if b == 0x0A]
+
+
+def flip(data: bytes, i: int) -> bytes:
+    return data[:i] + bytes([data[i] ^ 0x80]) + data[i + 1 :]
+
+
+def nul_at(data: bytes, i: int) -> bytes:
+    return data[:i] + b"\0" + data[i + 1 :]
+
+
+def recode(data: bytes, how: str) -> bytes:
+    """The same text as another encoding / line end would store it."""
+    text = data.decode("utf-8")
+    if how == "bom":
+        return codecs.BOM_UTF8 + data
+    if how == "crlf":
+        return text.replace("\n", "\r\n").encode("utf-8")
+    if how == "utf-16":  # PowerShell `>` (Windows PowerShell 5): UTF-16 LE with BOM, CRLF
+        return codecs.BOM_UTF16_LE + text.replace("\n", "\r\n").encode("utf-16-le")
+    if how in ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"):
+        return text.encode(how)
+    if how == "utf-32":
+        return codecs.BOM_UTF32_LE + text.encode("utf-32-le")
+    if how == "nul-tail":
+        return data + b"\0" * 37
+    raise ValueError(how)
+
+
+RECODINGS = [
+    "bom",
+    "crlf",
+    "utf-16",
+    "utf-16-le",
+    "utf-16-be",
+    "utf-32",
+    "utf-32-le",
+    "utf-32-be",
+    "nul-tail",
+]
+
+
+def lines_of(data: bytes) -> list[bytes]:
+    return data.splitlines(keepends=True)
+
+
+def dup_line(data: bytes, i: int) -> bytes:
+    ls = lines_of(data)
+    return b"".join(ls[: i + 1] + ls[i:])
+
+
+def drop_line(data: bytes, i: int) -> bytes:
+    ls = lines_of(data)
+    return b"".join(ls[:i] + ls[i + 1 :])
+
+
+#: values of the wrong JSON type (a number where a string is expected counts too)
+WRONG_VALUES: list[object] = ["x", None, [], {}, True, "12", 12.5]
+
+
+def json_paths(doc: object, prefix: tuple = ()) -> list[tuple]:
+    """Every path to a value in a JSON document."""
+    out = [prefix] if prefix else []
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out += json_paths(v, prefix + (k,))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            out += json_paths(v, prefix + (i,))
+    return out
+
+
+def json_retype(data: bytes, path: tuple, value: object) -> bytes | None:
+    """The JSON document with the value at ``path`` replaced (None when that is no change)."""
+    doc = json.loads(data)
+    node = doc
+    for k in path[:-1]:
+        node = node[k]
+    old = node[path[-1]]
+    if isinstance(old, (int, float)) and isinstance(value, (int, float)):
+        return None  # another number is another value of the right type, not a type error
+    if old == value and type(old) is type(value):
+        return None
+    node[path[-1]] = value
+    return json.dumps(doc, indent=2).encode()
+
+
+def is_json(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return True
