@@ -37,18 +37,29 @@ def test_every_variant_ran_every_case(published):
     c, summary, _ = published
     for v in c.variants:
         assert campaign.missing_runs(c, v) == 0, v.name
-        sidecars = list((REPO / "raw" / c.name / v.name).rglob("*.json"))
+        sidecars = list((REPO / "raw" / c.name / v.name).rglob("*.meta.yaml"))
         assert sidecars, v.name
     assert set(summary["variant"]) == {v.name for v in c.variants}
 
 
 def test_sidecars_record_the_cluster_variant(published):
+    """Every run's sidecar names the variant, the CNI and the datapath it ran on (pod MTU 1450 and
+    the VXLAN encapsulation under flannel-vxlan), and kube-proxy's mode."""
+    import yaml
+
     c, _, _ = published
     for v in c.variants:
-        side = next(p for p in (REPO / "raw" / c.name / v.name).rglob("r*.json"))
-        doc = json.loads(side.read_text())
-        text = json.dumps(doc)
-        assert v.cni in text and v.name in text, side
+        for side in (REPO / "raw" / c.name / v.name / "pod-pod-cross-node").rglob("*.meta.yaml"):
+            doc = yaml.safe_load(side.read_text())
+            assert doc["variant"] == v.name, side
+            cluster = doc["cluster"]
+            assert cluster["cni"] == v.cni
+            emb = cluster["embedded"]
+            assert emb["kube_proxy_mode"] == v.proxy
+            vxlan = v.cni == "flannel-vxlan"
+            assert emb["pod_mtu"] == (1450 if vxlan else 1500)
+            assert ("vxlan backend (flannel.1, VNI 1, UDP 8472)" in emb["cni_datapath"]) == vxlan
+            assert json.dumps(doc).count('"mtu": 1450') == (2 if vxlan else 0), side  # client and server pods
 
 
 def test_variant_ratios_against_the_baseline(published):
@@ -57,9 +68,15 @@ def test_variant_ratios_against_the_baseline(published):
     assert set(by_variant["baseline"]) == {c.baseline}
     assert set(by_variant["treatment"]) == {v.name for v in c.variants[1:]}
     # every treatment has a throughput ratio for pod-pod across nodes, with an interval
-    tput = by_variant[(by_variant["scenario"] == "pod-pod-cross-node") & (by_variant["tool"] == "iperf3")]
+    tput = by_variant[
+        (by_variant["scenario"] == "pod-pod-cross-node")
+        & (by_variant["tool"] == "iperf3")
+        & (by_variant["metric"] == "throughput")
+    ]
     assert set(tput["treatment"]) == {v.name for v in c.variants[1:]}
     assert tput["ratio"].gt(0).all()
+    assert tput["ci_low"].notna().all() and tput["ci_high"].notna().all()
+    assert (tput["ci_low"] <= tput["ratio"]).all() and (tput["ratio"] <= tput["ci_high"]).all()
 
 
 def test_netperf_latency_percentiles_in_summary(published):
