@@ -175,6 +175,8 @@ def result_rows(
     """Tidy rows and interval rows of one parsed run, filled from its sidecar."""
     source = "reference" if str(meta.get("kind", "measured")) == "reference" else "measured"
     excerpt = bool(result.info.get("excerpt", False))
+    launch = meta.get("launch")
+    launch_id = str(launch.get("id") or "") if isinstance(launch, dict) else ""
     rows = []
     for m in result.measurements:
         rows.append(
@@ -197,6 +199,7 @@ def result_rows(
                 "source": source,
                 "raw_path": raw_path,
                 "excerpt": excerpt,
+                "launch_id": launch_id,
             }
         )
     intervals = [

@@ -12,7 +12,8 @@ Sidecar keys (all optional but ``variant`` and ``scenario``):
 ``protocol``, ``direction``, ``streams``, ``command``, ``client``/``server``
 (node, pod, ip, ...), ``started``/``ended`` (ISO 8601), ``exit_code``,
 ``status`` (``ok`` or ``failed``) and ``error``, ``sha256`` of the raw file,
-``excerpt`` (true: the output was pasted as an excerpt on purpose, e.g. without ping's
+``launch`` (the launcher's id, namespace, config hash: ``launch.id`` becomes the tidy ``launch_id``, which
+the statistics use to pair repeats only within one launch), ``excerpt`` (true: the output was pasted as an excerpt on purpose, e.g. without ping's
 statistics block; its rows are marked), the types checked against :data:`SIDECAR_SCHEMA`,
 ``cluster`` (versions, CNI, nodes), ``source`` and ``notes``.
 """

@@ -47,10 +47,11 @@ TIDY_COLUMNS = [
     "source",  # measured | reference (published values imported as-is)
     "raw_path",  # path of the raw file, relative to the repo/working dir
     "excerpt",  # True: values of an output pasted as an excerpt on purpose (sidecar `excerpt: true`)
+    "launch_id",  # the launch that ran it (sidecar `launch.id`); "" for imported outputs
 ]
 
 #: Columns a tidy table may lack (older tables, hand-made frames), with the value they mean.
-OPTIONAL_COLUMNS = {"excerpt": False}
+OPTIONAL_COLUMNS = {"excerpt": False, "launch_id": ""}
 
 #: Columns that identify a group of repeats for the statistics stage.
 GROUP_COLUMNS = [

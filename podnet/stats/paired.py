@@ -27,8 +27,9 @@ def paired(
 ) -> tuple[np.ndarray, ...]:
     """(n_pairs, ratio, low, high, p, note) of the paired log-ratio t interval of each pair.
 
-    With a ``launch_id`` column, repeat k of the two sides is a pair only when
-    both ran in the same (non-empty) launch. Without it, the launch is not
+    When the values carry launch ids (tidy ``launch_id``, from the sidecar's
+    ``launch.id``), repeat k of the two sides is a pair only when both ran in
+    the same launch. Without them (imported outputs), the launch is not
     known: the sides of a variant comparison come from separate launches (a
     launch runs one variant) and are never paired; sides that share
     experiment and variant are taken to be one launch's interleaved rounds.
@@ -42,7 +43,11 @@ def paired(
     sdd = np.full(k, np.nan)
     note = np.full(k, "", dtype=object)
     for i in range(k):
-        if launch is None and by[i] == "variant":
+        # the launch is unknown for a pair whose values carry no launch id (imported outputs)
+        known = launch is not None and any(
+            launch[g.starts[j] : g.starts[j] + g.n[j]].astype(bool).any() for j in (ti[i], bi[i])
+        )
+        if not known and by[i] == "variant":
             note[i] = "no launch_id: variants come from separate launches, not paired"
             continue
         rt, rb = g.repeats_of(ti[i]), g.repeats_of(bi[i])
@@ -57,7 +62,7 @@ def paired(
         if require_same and (len(common) != len(rt) or len(common) != len(rb)):
             note[i] = "repeats differ between the sides: not paired"
             continue
-        if launch is not None:
+        if known:
             lt = launch[g.starts[ti[i]] : g.starts[ti[i]] + g.n[ti[i]]][it]
             lb = launch[g.starts[bi[i]] : g.starts[bi[i]] + g.n[bi[i]]][ib]
             same = (lt == lb) & (lt != "")

@@ -458,6 +458,16 @@ def test_never_paired_across_launches():
         {"comparisons": [{"by": "scenario", "baseline": "host-host"}]},
     ).iloc[0]
     assert sc["n_pairs"] == 3 and np.isfinite(sc["paired_ci_low"])
+    # an empty launch_id (imported outputs; the tidy table always has the column) means unknown
+    sc_empty = compare(
+        tidy(rows(t, scenario="pod-pod", launch_id=""), rows(b, scenario="host-host", launch_id="")),
+        {"comparisons": [{"by": "scenario", "baseline": "host-host"}]},
+    ).iloc[0]
+    assert sc_empty["n_pairs"] == 3 and sc_empty["paired_ratio"] == sc["paired_ratio"]
+    none_empty = compare(
+        tidy(rows(t, variant="cilium", launch_id=""), rows(b, variant="host", launch_id="")), CMP
+    ).iloc[0]
+    assert np.isnan(none_empty["paired_ratio"]) and "separate launches" in none_empty["paired_note"]
 
 
 def test_primary_metrics_default_to_the_tools_headline(monkeypatch):
