@@ -24,7 +24,8 @@ from tests.integration.test_launch import REPO, leftovers, quick, small
 pytestmark = pytest.mark.cluster
 
 PIDS = Path("/run/podnet-cluster/pids")  # envs/cluster/lib.sh RUN_DIR: pid + start time of each daemon
-VICTIM = "podnet-node-2"  # quick.yaml: servers on the first node, cross-node clients on the second
+VICTIM_N = 2  # quick.yaml: servers on the first node, cross-node clients on the second
+VICTIM = f"podnet-node-{VICTIM_N}"  # envs/cluster/lib.sh node_name; its daemons' pid files are <daemon>-<N>
 #: seconds the failing launch may take beyond the healthy one (node-monitor-grace-period is 50 s:
 #: runs in that window fail at once at the exec; clean-up waits at most until the node is NotReady)
 BOUND = 45
@@ -62,6 +63,7 @@ def test_a_node_dies_mid_launch(core, tmp_path):
     assert total and all(read_sidecar(f)["status"] == "ok" for f in find_raw_files(raw)), out
 
     # the same launch; the victim's kubelet and containerd are killed once a few runs are done
+    print(f"healthy launch: {total} runs in {normal:.0f}s")
     t0 = time.monotonic()
     proc, raw, manifest = _launch(tmp_path, "it-node-failure")
     lines = []
@@ -71,7 +73,7 @@ def test_a_node_dies_mid_launch(core, tmp_path):
         if f"[{max(total // 20, 3)}/" in line:
             break
     killed_at = time.monotonic() - t0
-    for daemon in (f"kubelet-{VICTIM}", f"containerd-{VICTIM}"):
+    for daemon in (f"kubelet-{VICTIM_N}", f"containerd-{VICTIM_N}"):
         os.kill(_our_pid(daemon), signal.SIGKILL)
     rest, _ = proc.communicate(timeout=900)
     took = time.monotonic() - t0
