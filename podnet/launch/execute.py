@@ -198,7 +198,8 @@ class Executor:
             )
         else:
             log.error("%s: failed: %s", tag, verdict.error)
-            self.w.restart_server(cp)
+            if r.rc is not None or r.timed_out:  # the client ran: its server may be stuck
+                self.w.restart_server(cp)
         return verdict.status
 
     def record_failure(self, cp: CasePlan, slot: Slot, reason: str) -> None:

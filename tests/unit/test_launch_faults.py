@@ -71,6 +71,8 @@ def test_a_node_that_dies_mid_launch_fails_its_cases_at_once_without_retries(tmp
     assert len(r3) == 2 and all(s["error"] == "node n2 NotReady since 2026-11-22T21:00:00+00:00" for s in r3)
     r2 = [s for p, s in cross.items() if "/r002." in p]
     assert all(s["status"] == "failed" and "failed to start" in s["error"] for s in r2)
+    # an exec that never reached the client says nothing about the server: no restart (CrashLoop backoff)
+    assert not any(a[:1] == ["kill"] for _, a in k.execs)
     # never retried on the dead node (a later launch retries: one attempt of two is used)
     assert not [p for p in side if ".a2." in p]
     assert (res.launched, res.ok, res.failed) == (12, 8, 4)
