@@ -242,7 +242,7 @@ class FakeKube:
                 rc=None,
                 stdout="",
                 stderr="",
-                error=f"exec in {pod} failed to start: dial tcp {node}:10250: refused",
+                error=f"exec in {pod} failed to start: dial tcp {node}:10250: connect: connection refused",
             )
         if argv[:2] == ["sh", "-c"] and argv[3:4] == ["podnet-probe"]:
             return ExecResult(

@@ -152,6 +152,8 @@ class Executor:
         )
         elapsed = time.monotonic() - t0
         ended = now_iso()
+        if r.rc is None and r.error:
+            self.w.exec_failed(cp.client_pod, r.error)
         restarted = {
             k: v - before[k] for k, v in self.w.restarts(cp).items() if k in before and v > before[k]
         }

@@ -253,7 +253,7 @@ class Launcher:
             self.met_targets()
         except Exception as exc:  # noqa: BLE001 - a statistics problem must not hide the launch result
             log.warning("could not judge targets: %s", exc)
-        result.node_failures.update(self.workload.nodes.seen)
+        result.node_failures.update({**self.workload.unreachable, **self.workload.nodes.seen})
         self.tally.finish(cfg.cases)
         return result
 

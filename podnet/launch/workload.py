@@ -10,6 +10,7 @@ bounded wait, force-deleting pods left on NotReady nodes.
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -33,6 +34,10 @@ MANAGED_SELECTOR = ",".join(f"{k}={v}" for k, v in manifests.MANAGED_BY.items())
 NGINX_CONFIGMAP = "podnet-nginx"
 #: node conditions are re-read from the API at most this often (seconds)
 NODE_RECHECK_S = 2.0
+#: how an exec fails when the API server cannot reach the node's kubelet (before the node is NotReady)
+KUBELET_UNREACHABLE = re.compile(
+    r"dial tcp \S+:\d+: (connect: connection refused|i/o timeout|connect: no route to host)"
+)
 
 
 @dataclass
@@ -113,6 +118,8 @@ class Workload:
         self.tool_versions: dict[str, str] = {}
         self.pod_failures: dict[str, str] = {}
         self.nodes = NodeWatch(kube)
+        #: nodes whose kubelet the API server could not reach for an exec -> why, since when
+        self.unreachable: dict[str, str] = {}
         self._prefix = "" if cfg.namespace_create else f"r{launch_id[-4:]}-"
 
     def pod_name(self, name: str) -> str:
@@ -274,13 +281,26 @@ class Workload:
 
     # -- can a case run now? ------------------------------------------------------------------------
     def node_problem(self, cp: CasePlan) -> str | None:
-        """``node X NotReady since T`` when the case's client or server runs on a node that is not Ready."""
+        """``node X NotReady since T`` (or ``... kubelet unreachable since T``) for the case's nodes."""
         for name in (cp.client_pod, cp.server_pod):
             ep = self.endpoints.get(name or "")
-            why = self.nodes.why(ep.node) if ep is not None else None
+            if ep is None or not ep.node:
+                continue
+            why = self.nodes.why(ep.node) or self.unreachable.get(ep.node)
             if why:
                 return why
         return None
+
+    def exec_failed(self, pod: str | None, error: str) -> None:
+        """An exec into ``pod`` did not start: when its kubelet is unreachable, no case runs on that node again
+        in this launch (the node controller marks it NotReady only after its grace period)."""
+        ep = self.endpoints.get(pod or "")
+        m = KUBELET_UNREACHABLE.search(error or "")
+        if ep is None or not ep.node or not m or ep.node in self.unreachable:
+            return
+        why = f"node {ep.node} kubelet unreachable since {now_iso()} ({m.group(0)})"
+        self.unreachable[ep.node] = why
+        log.error("%s: its cases fail at once and are not retried in this launch", why)
 
     def blocked(self, cp: CasePlan) -> str | None:
         """Why a case cannot run now (plan error, a failed pod, a NotReady node), else None."""

@@ -89,7 +89,10 @@ def test_a_node_dies_mid_launch(core, tmp_path):
         assert s.get("error"), p  # every failure carries its reason
         nodes = {(s.get("client") or {}).get("node"), (s.get("server") or {}).get("node")}
         assert VICTIM in nodes, f"{p} failed on healthy nodes: {s['error']}"
-    assert any(f"node {VICTIM} NotReady since" in s["error"] for s in failed.values()), text
+    # before the node controller marks the node NotReady (50 s), the first exec that cannot reach its
+    # kubelet marks it: its other cases fail at once with that reason, afterwards with the NotReady one
+    fast = (f"node {VICTIM} NotReady since", f"node {VICTIM} kubelet unreachable since")
+    assert any(s["error"].startswith(fast) for s in failed.values()), text
     # runs not involving the victim are all done
     ok_elsewhere = [
         s for s in side.values() if VICTIM not in {s["client"].get("node"), s["server"].get("node")}
