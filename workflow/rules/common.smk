@@ -122,7 +122,10 @@ NOTEBOOK_EXTRA = {
         "intervals": f"{OUT}/intervals.parquet",
         "outliers": f"{OUT}/outliers.csv",
     },
-    "compare": {"others": [f"{d}/tidy.parquet" for d in COMPARE_WITH]},
+    "compare": {
+        "others": [f"{d}/tidy.parquet" for d in COMPARE_WITH],
+        "variants": f"{OUT}/figures/variants.png",
+    },
     "planning": {"planning": f"{OUT}/planning.csv"},
     "seed_discrepancies": {
         "discrepancies": f"{OUT}/seed_discrepancies.csv",

@@ -63,7 +63,7 @@ rule notebook:
         processed_dir=OUT,
         extra=lambda w: NOTEBOOK_PARAMS.get(w.name, {}),
     script:
-        "../scripts/notebook.py"
+        "../scripts/run_notebook.py"
 
 
 rule notebook_html:
