@@ -59,7 +59,10 @@ def sentence(r: pd.Series, a: float = 0.05, confidence: float = 0.95) -> str:
     if not (np.isfinite(lo) and np.isfinite(hi)):
         why = str(r.get("ci_note") or "too few runs for an interval")
         return f"{head} ({n}; {why}): not resolved."
-    ci = f"{conf} {fmt_ratio(lo)}-{fmt_ratio(hi)}"
+    if lo > 0:
+        ci = f"{conf} {fmt_ratio(lo)}-{fmt_ratio(hi)}"
+    else:  # a ratio of positive quantities: an interval reaching 0 bounds nothing below
+        ci = f"{conf} up to {fmt_ratio(hi)}, no positive lower bound"
     if not np.isfinite(p):
         return f"{head} ({ci}, {n}; no test): not resolved."
     adj = f"Holm-adjusted {fmt_p(p)}"
@@ -119,6 +122,12 @@ def headline_table(t: data.Tables) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def _ratio_ci(lo: float, hi: float) -> str:
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "–"
+    return f"{fmt_ratio(lo)}–{fmt_ratio(hi)}" if lo > 0 else f"≤ {fmt_ratio(hi)}"
+
+
 def ratio_table(t: data.Tables) -> pd.DataFrame:
     """Primary comparisons: ratio, 95 % CI, n and adjusted p, rounded for reading."""
     f = findings(t)
@@ -130,7 +139,7 @@ def ratio_table(t: data.Tables) -> pd.DataFrame:
             "treatment": f["treatment"],
             "baseline": f["baseline"],
             "ratio": [fmt_ratio(x) for x in f["ratio"]],
-            "95 % CI": [f"{fmt_ratio(a)}–{fmt_ratio(b)}" if np.isfinite(a) else "–" for a, b in zip(f["ci_low"], f["ci_high"])],
+            "95 % CI": [_ratio_ci(a, b) for a, b in zip(f["ci_low"].astype(float), f["ci_high"].astype(float))],
             "n": [_n(a, b).removeprefix("n = ") for a, b in zip(f["n_treatment"], f["n_baseline"])],
             "Holm p": [fmt_p(p).removeprefix("p = ") if np.isfinite(p) else "–" for p in f["p_adjusted"].astype(float)],
             "resolved": f["resolved"].map({True: "yes", False: "no"}),

@@ -145,7 +145,9 @@ def _panel(fig, ax, p: Panel, ypos, offsets, colors) -> None:
         y = ypos[r["y"]] + offsets[r["hue"]]
         c = colors[r["hue"]]
         a, b = float(r["lo"]), float(r["hi"])
-        if np.isfinite(a) or np.isfinite(b):
+        if bool(r.get("unbounded", False)) and not (np.isfinite(a) and np.isfinite(b)):
+            a, b = -np.inf, np.inf  # the statistics say the interval has no finite bound
+        if np.isfinite(a) or np.isfinite(b) or (a == -np.inf and b == np.inf):
             open_lo = not np.isfinite(a) or a < floor or (log and a <= 0)
             open_hi = not np.isfinite(b) or b > hi
             a_d = floor if open_lo else a

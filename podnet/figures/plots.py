@@ -116,6 +116,7 @@ def _ratio_panels(r: pd.DataFrame, y: str, hue: str, a: float) -> list[grid.Pane
                         "lo": sub["ci_low"].astype(float),
                         "hi": sub["ci_high"].astype(float),
                         "sig": [bool(v < a) if np.isfinite(v) else None for v in p],
+                        "unbounded": sub.get("ci_note", pd.Series("", sub.index)).astype(str).str.contains("unbounded"),
                     }
                 ),
                 positive=True,
@@ -141,7 +142,7 @@ def ratios(t: data.Tables) -> plt.Figure:
     else:
         panels = _ratio_panels(r, "treatment", "variant", a)
         hues = data.variant_order(t)
-    note = "no line: too few runs for an interval"
+    note = "no line: too few runs for an interval; arrows: interval open at that end"
     return grid.draw(panels, [p for p in paths if p in set(r["treatment"]) | set(r["scenario"])], hues, title, note)
 
 
@@ -172,6 +173,6 @@ def variants(t: data.Tables) -> plt.Figure:
         return empty(title, f"one variant ({', '.join(names) or 'none'}): nothing to compare")
     a = alpha(t.settings)
     panels = _ratio_panels(r, "scenario", "treatment", a)
-    note = "no line: too few runs for an interval"
+    note = "no line: too few runs for an interval; arrows: interval open at that end"
     paths = [p for p in data.path_order(t) if p in set(r["scenario"].astype(str))]
     return grid.draw(panels, paths, data.variant_order(t), title, note)
