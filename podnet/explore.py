@@ -18,7 +18,7 @@ from podnet.figures import data, style
 from podnet.raw import read_sidecar
 
 
-def slice(df: pd.DataFrame, **where: Any) -> pd.DataFrame:  # noqa: A001 (the notebooks' verb)
+def slice(df: pd.DataFrame, **where: Any) -> pd.DataFrame:
     """Rows of ``df`` matching every ``column=value``; a value may be a list (any of) or a
     predicate, e.g. ``slice(t.tidy, tool="iperf3", scenario=["host-host", "pod-pod"], value=lambda v: v > 0)``.
     """
@@ -40,7 +40,9 @@ def runs(t: data.Tables, **where: Any) -> pd.DataFrame:
     tidy = slice(t.tidy, **where) if where else t.tidy
     if tidy.empty:
         return tidy
-    head = data.headline_rows(tidy.rename(columns={"value": "mean"}), None, t.settings).rename(columns={"mean": "value"})
+    head = data.headline_rows(tidy.rename(columns={"value": "mean"}), None, t.settings).rename(
+        columns={"mean": "value"}
+    )
     keys = ["run_id", "variant", "scenario", "tool", "test", "repeat"]
     out = []
     for metric, sub in head.groupby("metric"):
@@ -68,7 +70,9 @@ def with_sidecars(df: pd.DataFrame, columns: list[str] | None = None) -> pd.Data
     """``df`` (with a raw_path column) joined with its runs' sidecar fields (default: where and when)."""
     side = sidecars(df["raw_path"].astype(str))
     wanted = columns or [
-        c for c in side.columns if c.split(".")[-1] in ("node", "attempt", "round", "started", "finished", "status")
+        c
+        for c in side.columns
+        if c.split(".")[-1] in ("node", "attempt", "round", "started", "finished", "status")
     ]
     return df.merge(side[["raw_path"] + [c for c in wanted if c in side.columns]], on="raw_path", how="left")
 
@@ -85,7 +89,18 @@ def drift(t: data.Tables) -> pd.DataFrame:
     s = t.summary
     if s.empty or "drift" not in s.columns:
         return pd.DataFrame()
-    cols = ["variant", "scenario", "tool", "test", "direction", "metric", "n", "drift_tau", "drift_p", "drift_rel_change"]
+    cols = [
+        "variant",
+        "scenario",
+        "tool",
+        "test",
+        "direction",
+        "metric",
+        "n",
+        "drift_tau",
+        "drift_p",
+        "drift_rel_change",
+    ]
     d = s[s["drift"].fillna(False).astype(bool)]
     return d[[c for c in cols if c in d.columns]].reset_index(drop=True)
 
@@ -98,7 +113,10 @@ def provenance(t: data.Tables) -> pd.DataFrame:
     keep = [
         c
         for c in side.columns
-        if any(k in c for k in ("kernel", "cni", "version", "image", "kubelet", "runtime", "os", "cluster", "node"))
+        if any(
+            k in c
+            for k in ("kernel", "cni", "version", "image", "kubelet", "runtime", "os", "cluster", "node")
+        )
         and not c.endswith(("ip", "internal_ip"))
     ]
     rows = []
@@ -113,20 +131,27 @@ def distributions(t: data.Tables, **where: Any) -> plt.Figure:
     """Every run's headline value per path (box + dots), one panel per test; ``where`` slices."""
     style.apply()
     r = runs(t, **where)
-    value_cols = [c for c in r.columns if c not in ("run_id", "variant", "scenario", "tool", "test", "repeat")]
+    value_cols = [
+        c for c in r.columns if c not in ("run_id", "variant", "scenario", "tool", "test", "repeat")
+    ]
     if r.empty or not value_cols:
         fig = plt.figure(figsize=(style.COLUMN, 1))
         fig.text(0.5, 0.5, "no runs in this slice", ha="center")
         return fig
-    long = r.melt(id_vars=["variant", "scenario", "tool", "test"], value_vars=value_cols).dropna(subset=["value"])
+    long = r.melt(id_vars=["variant", "scenario", "tool", "test"], value_vars=value_cols).dropna(
+        subset=["value"]
+    )
     long["panel"] = long["tool"] + " " + long["test"] + " · " + long["variable"]
     panels = sorted(long["panel"].unique())
     ncols = 1 if len(panels) == 1 else 2
     nrows = int(np.ceil(len(panels) / ncols))
     n_paths = long["scenario"].nunique()
     fig, axes = plt.subplots(
-        nrows, ncols, figsize=(style.PAGE if ncols > 1 else style.COLUMN, nrows * (0.6 + 0.2 * n_paths) + 0.5),
-        squeeze=False, layout="constrained",
+        nrows,
+        ncols,
+        figsize=(style.PAGE if ncols > 1 else style.COLUMN, nrows * (0.6 + 0.2 * n_paths) + 0.5),
+        squeeze=False,
+        layout="constrained",
     )
     order = [p for p in data.path_order(t) if p in set(long["scenario"])]
     for ax, panel in zip(axes.flat, panels):
@@ -199,5 +224,3 @@ def budget(planning: pd.DataFrame, seconds_per_run: float, budget_seconds: float
     out["repeats_affordable"] = per_group
     out["rel_half_width_then"] = t_q * out["cv"] / np.sqrt(per_group)
     return out.reset_index(drop=True)
-
-

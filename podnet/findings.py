@@ -41,14 +41,16 @@ def _n(nt: float, nb: float) -> str:
     return f"n = {nt} each" if nt == nb else f"n = {nt} and {nb}"
 
 
-def sentence(r: pd.Series, a: float = 0.05, confidence: float = 0.95) -> str:
-    """The finding of one ratios.csv row."""
+def sentence(r: pd.Series, a: float = 0.05, confidence: float = 0.95, with_variant: bool = False) -> str:
+    """The finding of one ratios.csv row (``with_variant``: name the variant, when there are several)."""
     info = metric_info(str(r["metric"]), str(r["tool"]))
     label = info.label if info.label[1:2].isupper() else info.label[0].lower() + info.label[1:]
     what = f"{data.measure_label(r)} {label}"
     treat = r["scenario"] if r["by"] == "scenario" else r["treatment"]
     if r["by"] != "scenario":
         treat = f"{r['treatment']} ({r['scenario']})"
+    elif with_variant:
+        treat = f"{treat} on {r['variant']}"
     ratio = float(r["ratio"])
     verb = "reaches" if info.better == "higher" else "has"
     head = f"{treat} {verb} {fmt_ratio(ratio)}x the {what} of {r['baseline']}"
@@ -79,7 +81,8 @@ def findings(t: data.Tables) -> pd.DataFrame:
     a = alpha(t.settings)
     conf = 1 - a
     out = r.copy()
-    out["sentence"] = [sentence(row, a, conf) for _, row in r.iterrows()]
+    several = r["by"].eq("scenario").any() and r["variant"].nunique() > 1
+    out["sentence"] = [sentence(row, a, conf, several) for _, row in r.iterrows()]
     out["resolved"] = ~out["sentence"].str.endswith("not resolved.")
     return out
 
@@ -139,9 +142,14 @@ def ratio_table(t: data.Tables) -> pd.DataFrame:
             "treatment": f["treatment"],
             "baseline": f["baseline"],
             "ratio": [fmt_ratio(x) for x in f["ratio"]],
-            "95 % CI": [_ratio_ci(a, b) for a, b in zip(f["ci_low"].astype(float), f["ci_high"].astype(float))],
+            "95 % CI": [
+                _ratio_ci(a, b) for a, b in zip(f["ci_low"].astype(float), f["ci_high"].astype(float))
+            ],
             "n": [_n(a, b).removeprefix("n = ") for a, b in zip(f["n_treatment"], f["n_baseline"])],
-            "Holm p": [fmt_p(p).removeprefix("p = ") if np.isfinite(p) else "–" for p in f["p_adjusted"].astype(float)],
+            "Holm p": [
+                fmt_p(p).removeprefix("p = ") if np.isfinite(p) else "–"
+                for p in f["p_adjusted"].astype(float)
+            ],
             "resolved": f["resolved"].map({True: "yes", False: "no"}),
         }
     )

@@ -40,7 +40,9 @@ def example(name: str, root: Path) -> Path:
 def _write(raw: Path, variant: str, scenario: str, tool: str, test: str, repeat: int, fixture: str) -> None:
     src = FIXTURES / tool / fixture
     meta = {"tool": tool, "variant": variant, "scenario": scenario, "test": test, "repeat": repeat}
-    write_raw(raw / variant / scenario / f"{tool}-{test}" / f"r{repeat:03d}{src.suffix}", src.read_bytes(), meta)
+    write_raw(
+        raw / variant / scenario / f"{tool}-{test}" / f"r{repeat:03d}{src.suffix}", src.read_bytes(), meta
+    )
 
 
 def with_repeats(root: Path) -> Path:

@@ -80,7 +80,7 @@ def headline_for(tool: str, settings: dict[str, Any] | None = None) -> list[str]
 
 
 def quantity(metric: str, tool: str | None = None) -> str:
-    """"rate" (a per-second quantity, higher better), "time" (seconds) or "other"."""
+    """ "rate" (a per-second quantity, higher better), "time" (seconds) or "other"."""
     info = metric_info(metric, tool)
     if info.unit == "s":
         return "time"
@@ -151,7 +151,12 @@ def measure_label(row: pd.Series | dict[str, Any], with_metric: bool = False) ->
     if direction not in ("", "nan", "roundtrip", "forward") and direction not in str(row["test"]):
         parts.append(direction)
     streams = row.get("streams")
-    if streams is not None and not pd.isna(streams) and int(streams) > 1 and f"{int(streams)}" not in str(row["test"]):
+    if (
+        streams is not None
+        and not pd.isna(streams)
+        and int(streams) > 1
+        and f"{int(streams)}" not in str(row["test"])
+    ):
         parts.append(f"{'c' if row.get('protocol') == 'http' else 'P'}{int(streams)}")
     if with_metric:
         parts.append("·")
@@ -188,7 +193,7 @@ def display_unit(values: pd.Series | np.ndarray | list[float], unit: str) -> tup
 
 
 def axis_label(metric: str, tool: str | None, unit: str) -> str:
-    """"Throughput (Gbit/s)": the metric's label with the display unit."""
+    """ "Throughput (Gbit/s)": the metric's label with the display unit."""
     label = metric_info(metric, tool).label
     if not unit or unit == "count":
         return label

@@ -62,7 +62,9 @@ def _limits(values: np.ndarray, log: bool, positive: bool) -> tuple[float, float
     return lo, hi
 
 
-def draw(panels: list[Panel], y_order: list[str], hue_order: list[str], title: str, note: str = "") -> plt.Figure:
+def draw(
+    panels: list[Panel], y_order: list[str], hue_order: list[str], title: str, note: str = ""
+) -> plt.Figure:
     """Draw ``panels`` sharing the row order ``y_order`` and the colours of ``hue_order``."""
     style.apply()
     colors = style.variant_colors(hue_order)

@@ -116,7 +116,9 @@ def _ratio_panels(r: pd.DataFrame, y: str, hue: str, a: float) -> list[grid.Pane
                         "lo": sub["ci_low"].astype(float),
                         "hi": sub["ci_high"].astype(float),
                         "sig": [bool(v < a) if np.isfinite(v) else None for v in p],
-                        "unbounded": sub.get("ci_note", pd.Series("", sub.index)).astype(str).str.contains("unbounded"),
+                        "unbounded": sub.get("ci_note", pd.Series("", sub.index))
+                        .astype(str)
+                        .str.contains("unbounded"),
                     }
                 ),
                 positive=True,
@@ -143,7 +145,9 @@ def ratios(t: data.Tables) -> plt.Figure:
         panels = _ratio_panels(r, "treatment", "variant", a)
         hues = data.variant_order(t)
     note = "no line: too few runs for an interval; arrows: interval open at that end"
-    return grid.draw(panels, [p for p in paths if p in set(r["treatment"]) | set(r["scenario"])], hues, title, note)
+    return grid.draw(
+        panels, [p for p in paths if p in set(r["treatment"]) | set(r["scenario"])], hues, title, note
+    )
 
 
 def variant_ratios(t: data.Tables) -> pd.DataFrame:

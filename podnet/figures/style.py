@@ -12,10 +12,10 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import seaborn as sns  # noqa: E402
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import seaborn as sns
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
 COLUMN = 3.5  # inches
 PAGE = 7.0
@@ -87,7 +87,35 @@ def plain_axis(ax: plt.Axes, axis: str = "x") -> None:
     a.set_major_formatter(FuncFormatter(plain))
 
 
-RATIO_TICKS = [0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 0.8, 1, 1.25, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000]
+RATIO_TICKS = [
+    0.0001,
+    0.0002,
+    0.0005,
+    0.001,
+    0.002,
+    0.005,
+    0.01,
+    0.02,
+    0.05,
+    0.1,
+    0.2,
+    0.5,
+    0.8,
+    1,
+    1.25,
+    2,
+    5,
+    10,
+    20,
+    50,
+    100,
+    200,
+    500,
+    1000,
+    2000,
+    5000,
+    10000,
+]
 
 
 def ratio_label(x: float, _pos: int | None = None) -> str:

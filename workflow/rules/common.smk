@@ -34,6 +34,7 @@ wildcard_constraints:
     figure="|".join(FIGURES),
     name="|".join(NOTEBOOKS) or "report",
 
+
 def _force_rerun(rule_name):
     """Ask Snakemake to re-run ``rule_name`` in this invocation (nothing is written or removed)."""
     settings = getattr(workflow, "dag_settings", None)
@@ -114,7 +115,9 @@ TABLES = {
     "failed": f"{OUT}/failed_runs.csv",
     "settings": f"{OUT}/stats_settings.json",
 }
-FIGURE_FILES = [f"{OUT}/figures/{fig}.{ext}" for fig in FIGURES for ext in ("png", "svg", "pdf")]
+FIGURE_FILES = [
+    f"{OUT}/figures/{fig}.{ext}" for fig in FIGURES for ext in ("png", "svg", "pdf")
+]
 # what each notebook reads beyond TABLES
 NOTEBOOK_EXTRA = {
     "report": {"figures": FIGURE_FILES, "methods": f"{OUT}/METHODS.md"},
@@ -153,8 +156,12 @@ def final_outputs():
         f"{OUT}/METHODS.md",
         f"{OUT}/planning.csv",
     ]
-    notebooks = [f"{OUT}/notebooks/{nb}.{ext}" for nb in NOTEBOOKS for ext in ("ipynb", "html")]
-    seeds = [f"{OUT}/seed_discrepancies.csv"] if "seed_discrepancies" in NOTEBOOKS else []
+    notebooks = [
+        f"{OUT}/notebooks/{nb}.{ext}" for nb in NOTEBOOKS for ext in ("ipynb", "html")
+    ]
+    seeds = (
+        [f"{OUT}/seed_discrepancies.csv"] if "seed_discrepancies" in NOTEBOOKS else []
+    )
     # with a launch section, its manifest too: a stale manifest then re-runs the launch
     launch = [LAUNCH_MANIFEST] if "launch" in config else []
     return tables + FIGURE_FILES + seeds + notebooks + launch
