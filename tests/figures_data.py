@@ -65,8 +65,8 @@ def with_repeats(root: Path) -> Path:
     return process(raw, root / "repeats", "repeats", settings)
 
 
-def at_scale(root: Path, paths: int = 20, tests: int = 6) -> Path:
-    """The main experiment's shape: many paths x tests, 3 repeats, ratios against host-host."""
+def at_scale(root: Path, paths: int = 20, tests: int = 12) -> Path:
+    """The main experiment's shape (about 20 paths x 12 tests), 3 repeats, ratios against host-host."""
     raw = root / "raw-scale"
     names = ["host-host"] + [f"path-{i:02d}" for i in range(1, paths)]
     for i, scen in enumerate(names):

@@ -30,8 +30,10 @@ class Panel:
     ratio: bool = False
 
 
-def _layout(n: int, n_rows: int, n_hue: int) -> tuple[int, float, float]:
-    """Columns, figure width and per-panel height that keep the grid within a page."""
+def _layout(n: int, n_rows: int, n_hue: int) -> tuple[int, float, float, float]:
+    """Columns, figure width, per-panel height and the height around the panels (titles,
+    legend) that keep the grid within a page."""
+    extra = 0.8 + (0.15 if n_hue > 1 else 0.0)
     row_h = 0.16 * max(1.0, 0.55 * n_hue)
     start = 2 if n >= 2 and n_rows * max(1, n_hue // 2) <= 10 else 1
     for ncols in range(start, 5):
@@ -39,13 +41,13 @@ def _layout(n: int, n_rows: int, n_hue: int) -> tuple[int, float, float]:
             ncols = 1
         nrow = int(np.ceil(n / ncols))
         h = 0.55 + row_h * n_rows
-        if nrow * h + 0.7 <= style.PAGE_HEIGHT or ncols >= min(n, 4):
+        if nrow * h + extra <= style.PAGE_HEIGHT or ncols >= min(n, 4):
             break
-    if nrow * h + 0.7 > style.PAGE_HEIGHT:  # still too tall: tighter rows
-        row_h = max(0.09, (style.PAGE_HEIGHT - 0.7 - 0.55 * nrow) / (nrow * n_rows))
+    if nrow * h + extra > style.PAGE_HEIGHT:  # still too tall: tighter rows
+        row_h = max(0.09, (style.PAGE_HEIGHT - extra - 0.55 * nrow) / (nrow * n_rows))
         h = 0.55 + row_h * n_rows
     width = style.COLUMN if ncols == 1 and n == 1 and n_hue <= 3 else style.PAGE
-    return ncols, width, h
+    return ncols, width, h, extra
 
 
 def _limits(values: np.ndarray, log: bool, positive: bool) -> tuple[float, float]:
@@ -69,12 +71,12 @@ def draw(
     style.apply()
     colors = style.variant_colors(hue_order)
     n_hue = len(hue_order)
-    ncols, width, ph = _layout(len(panels), len(y_order), n_hue)
+    ncols, width, ph, extra = _layout(len(panels), len(y_order), n_hue)
     nrows = int(np.ceil(len(panels) / ncols))
     fig, axes = plt.subplots(
         nrows,
         ncols,
-        figsize=(width, nrows * ph + 0.75 + (0.15 if n_hue > 1 else 0)),
+        figsize=(width, nrows * ph + extra),
         squeeze=False,
         sharey=True,
         layout="constrained",
@@ -83,7 +85,7 @@ def draw(
     offsets = {h: (i - (n_hue - 1) / 2) * min(0.7 / max(n_hue, 1), 0.3) for i, h in enumerate(hue_order)}
     ypos = {y: i for i, y in enumerate(y_order)}
     for ax, p in zip(axes.flat, panels):
-        _panel(fig, ax, p, ypos, offsets, colors)
+        _panel(fig, ax, p, ypos, offsets, colors, narrow=width / ncols < 2.0)
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_axis_off()
     for ax in axes.flat:
@@ -119,7 +121,7 @@ def _key(panels: list[Panel]) -> list[Line2D]:
     return key
 
 
-def _panel(fig, ax, p: Panel, ypos, offsets, colors) -> None:
+def _panel(fig, ax, p: Panel, ypos, offsets, colors, narrow: bool = False) -> None:
     rows = p.rows
     vals = np.concatenate(
         [
@@ -129,7 +131,7 @@ def _panel(fig, ax, p: Panel, ypos, offsets, colors) -> None:
     )
     if p.ratio:
         lo, hi = _limits(vals, True, True)
-        style.ratio_axis(ax, lo, hi)
+        style.ratio_axis(ax, lo, hi, narrow=narrow)
         lo, hi = ax.get_xlim()
         log = True
     else:

@@ -123,14 +123,15 @@ def ratio_label(x: float, _pos: int | None = None) -> str:
     return f"{plain(x)}x"
 
 
-def ratio_axis(ax: plt.Axes, lo: float, hi: float) -> None:
-    """A logarithmic ratio axis from ``lo`` to ``hi`` with plain ticks (0.5x, 0.8x, 1x, 1.25x, 2x)."""
+def ratio_axis(ax: plt.Axes, lo: float, hi: float, narrow: bool = False) -> None:
+    """A logarithmic ratio axis from ``lo`` to ``hi`` with plain ticks (0.5x, 0.8x, 1x, 1.25x, 2x);
+    ``narrow`` (a panel under 2 in): 0.8x and 1.25x only on a very short range."""
     lo, hi = min(lo, 0.8), max(hi, 1.25)
     ax.set_xscale("log")
     ax.set_xlim(lo, hi)
     decades = np.log10(hi / lo)
     cand = [t for t in RATIO_TICKS if lo <= t <= hi]
-    if decades > 1.2:
+    if decades > (0.35 if narrow else 1.2):
         cand = [t for t in cand if t not in (0.8, 1.25)]
     if decades > 3:
         cand = [t for t in cand if np.isclose(np.log10(t) % 1, 0) or np.isclose(np.log10(t) % 1, 1)]

@@ -58,7 +58,15 @@ def experiment(tmp_path_factory):
 CASES = {
     "figures/ratios.svg": {"figures/ratios.png", "figures/ratios.svg", "figures/ratios.pdf"},
     "seed_discrepancies.csv": {"seed_discrepancies.csv"},
-    "stats_settings.json": {"summary.csv", "ratios.csv", "planning.csv", "stats_settings.json", "METHODS.md"},
+    "stats_settings.json": {
+        "summary.csv",
+        "ratios.csv",
+        "planning.csv",
+        "outliers.csv",
+        "within_run.csv",
+        "stats_settings.json",
+        "METHODS.md",
+    },
     "notebooks/report.html": {"notebooks/report.html"},
 }
 DEPENDENTS = {
