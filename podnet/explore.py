@@ -52,12 +52,27 @@ def runs(t: data.Tables, **where: Any) -> pd.DataFrame:
     return pd.concat(out, axis=1).reset_index().sort_values(keys).reset_index(drop=True)
 
 
-def sidecars(raw_paths: Iterable[str]) -> pd.DataFrame:
-    """The sidecars of ``raw_paths``, flattened (``client.node``, ``attempt``, ``launch.id``...)."""
+def resolve(raw_path: str, raw_dir: str | Path | None = None) -> Path:
+    """Where a tidy ``raw_path`` (relative to the directory the pipeline ran in) is from here:
+    as it is, or under the directory in which ``raw_dir`` (absolute) ends with its first parts."""
+    p = Path(raw_path)
+    if p.is_absolute() or p.exists() or raw_dir is None:
+        return p
+    base = Path(raw_dir).resolve()
+    for k in range(len(base.parts), 0, -1):
+        tail = base.parts[-k:]
+        if p.parts[:k] == tail:
+            return base.parents[k - 1] / p
+    return p
+
+
+def sidecars(raw_paths: Iterable[str], raw_dir: str | Path | None = None) -> pd.DataFrame:
+    """The sidecars of ``raw_paths``, flattened (``client.node``, ``attempt``, ``launch.id``...);
+    ``raw_dir`` (absolute) locates relative paths when the notebook runs elsewhere."""
     rows = []
     for p in dict.fromkeys(raw_paths):
         try:
-            meta = read_sidecar(p)
+            meta = read_sidecar(resolve(p, raw_dir))
         except (OSError, ValueError):
             meta = {}
         rows.append({"raw_path": p, **meta})
@@ -66,9 +81,11 @@ def sidecars(raw_paths: Iterable[str]) -> pd.DataFrame:
     return pd.json_normalize(rows)
 
 
-def with_sidecars(df: pd.DataFrame, columns: list[str] | None = None) -> pd.DataFrame:
+def with_sidecars(
+    df: pd.DataFrame, columns: list[str] | None = None, raw_dir: str | Path | None = None
+) -> pd.DataFrame:
     """``df`` (with a raw_path column) joined with its runs' sidecar fields (default: where and when)."""
-    side = sidecars(df["raw_path"].astype(str))
+    side = sidecars(df["raw_path"].astype(str), raw_dir)
     wanted = columns or [
         c
         for c in side.columns
@@ -77,11 +94,11 @@ def with_sidecars(df: pd.DataFrame, columns: list[str] | None = None) -> pd.Data
     return df.merge(side[["raw_path"] + [c for c in wanted if c in side.columns]], on="raw_path", how="left")
 
 
-def outliers(t: data.Tables) -> pd.DataFrame:
+def outliers(t: data.Tables, raw_dir: str | Path | None = None) -> pd.DataFrame:
     """outliers.csv with each run's node, time and attempt from its sidecar."""
     if t.outliers.empty:
         return t.outliers
-    return with_sidecars(t.outliers)
+    return with_sidecars(t.outliers, raw_dir=raw_dir)
 
 
 def drift(t: data.Tables) -> pd.DataFrame:
@@ -105,11 +122,11 @@ def drift(t: data.Tables) -> pd.DataFrame:
     return d[[c for c in cols if c in d.columns]].reset_index(drop=True)
 
 
-def provenance(t: data.Tables) -> pd.DataFrame:
+def provenance(t: data.Tables, raw_dir: str | Path | None = None) -> pd.DataFrame:
     """Every distinct cluster/node/tool fact the runs' sidecars record (kernel, CNI, versions, image)."""
     if t.tidy.empty:
         return pd.DataFrame(columns=["fact", "values"])
-    side = sidecars(t.tidy["raw_path"].astype(str).unique())
+    side = sidecars(t.tidy["raw_path"].astype(str).unique(), raw_dir)
     keep = [
         c
         for c in side.columns
