@@ -42,7 +42,7 @@ rule seed_discrepancies:
         "../../envs/podnet.yaml"
     params:
         code=code_version("seed_reports.py", "parse.py"),
-        raw_dir=RAW,
+        raw_dir=lambda w: RAW,
     script:
         "../scripts/seed_discrepancies.py"
 
@@ -60,7 +60,7 @@ rule notebook:
         code=code_version("figures", "findings.py", "explore.py", "seed_reports.py"),
         experiment=EXP,
         raw_dir=RAW,
-        processed_dir=OUT,
+        processed_dir=lambda w, input: os.path.dirname(input.tidy),
         extra=lambda w: NOTEBOOK_PARAMS.get(w.name, {}),
     script:
         "../scripts/run_notebook.py"
