@@ -65,6 +65,10 @@ def sentence(r: pd.Series, a: float = 0.05, confidence: float = 0.95, with_varia
         ci = f"{conf} {fmt_ratio(lo)}-{fmt_ratio(hi)}"
     else:  # a ratio of positive quantities: an interval reaching 0 bounds nothing below
         ci = f"{conf} up to {fmt_ratio(hi)}, no positive lower bound"
+    if str(r.get("role", "")) == "exploratory":
+        raw_p = float(r.get("p_value", np.nan))
+        pv = f"unadjusted {fmt_p(raw_p)}; " if np.isfinite(raw_p) else ""
+        return f"{head} ({ci}, {n}; {pv}exploratory: not a declared primary comparison)."
     if not np.isfinite(p):
         return f"{head} ({ci}, {n}; no test): not resolved."
     adj = f"Holm-adjusted {fmt_p(p)}"
@@ -83,7 +87,7 @@ def findings(t: data.Tables) -> pd.DataFrame:
     out = r.copy()
     several = r["by"].eq("scenario").any() and r["variant"].nunique() > 1
     out["sentence"] = [sentence(row, a, conf, several) for _, row in r.iterrows()]
-    out["resolved"] = ~out["sentence"].str.endswith("not resolved.")
+    out["resolved"] = ~out["sentence"].str.endswith(("not resolved.", "primary comparison)."))
     return out
 
 
@@ -93,7 +97,13 @@ def markdown(t: data.Tables) -> str:
     if f.empty:
         return "No comparison is configured or computable, so there are no findings to state."
     n_res = int(f["resolved"].sum())
-    lead = f"{len(f)} primary comparisons; {n_res} resolved at the {(1 - alpha(t.settings)) * 100:g} % level.\n\n"
+    if "role" in f.columns and (f["role"] == "exploratory").all():
+        lead = (
+            f"No primary comparison is declared (`stats.primary`): {len(f)} exploratory comparisons of the "
+            "headline metrics, without adjustment for multiple testing.\n\n"
+        )
+    else:
+        lead = f"{len(f)} primary comparisons; {n_res} resolved at the {(1 - alpha(t.settings)) * 100:g} % level.\n\n"
     return lead + "\n".join(f"- {s}" for s in f["sentence"])
 
 

@@ -61,6 +61,7 @@ def with_repeats(root: Path) -> Path:
     settings = {
         "comparisons": [{"by": "scenario", "baseline": "host-host"}],
         "multiple_comparisons": {"family": ["experiment", "metric"]},
+        "primary": [{"by": "scenario", "baseline": "host-host", "tests": ["iperf3:tcp", "ping:plain"]}],
     }
     return process(raw, root / "repeats", "repeats", settings)
 

@@ -8,6 +8,7 @@ at the axis edge (log axis) and get an open-end mark when the statistics gave no
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 
 import matplotlib.pyplot as plt
@@ -86,6 +87,8 @@ def draw(
     ypos = {y: i for i, y in enumerate(y_order)}
     for ax, p in zip(axes.flat, panels):
         _panel(fig, ax, p, ypos, offsets, colors, narrow=width / ncols < 2.0)
+        # titles wrap to the panel's width (about 15 characters per inch at 7.5 pt)
+        ax.set_title(textwrap.fill(p.title, max(12, int(15 * width / ncols))))
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_axis_off()
     for ax in axes.flat:

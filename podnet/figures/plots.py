@@ -145,6 +145,8 @@ def ratios(t: data.Tables) -> plt.Figure:
         panels = _ratio_panels(r, "treatment", "variant", a)
         hues = data.variant_order(t)
     note = "no line: too few runs for an interval; arrows: interval open at that end"
+    if "role" in r.columns and not (r["role"] == "primary").any():
+        note = "exploratory (no stats.primary declared): no adjusted p, none marked resolved\n" + note
     return grid.draw(
         panels, [p for p in paths if p in set(r["treatment"]) | set(r["scenario"])], hues, title, note
     )
