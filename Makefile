@@ -11,13 +11,19 @@ VENV_STAMP := .venv/.podnet-installed
 EXAMPLES := seed-raven seed-cni-1gbe seed-qperf seed-cni-report
 CORES ?= 2
 
-.PHONY: setup run main examples test unit pipeline-test nbval integration lint fmt clean-processed cleanup floor floor-tools
+.PHONY: browser setup run main examples test unit pipeline-test nbval integration lint fmt clean-processed cleanup floor floor-tools
 RUN_NODES ?= 3
 
 include envs/cluster/cluster.mk
 
 # ---- set-up --------------------------------------------------------------------------
-setup: $(VENV_STAMP)
+setup: $(VENV_STAMP) browser
+
+# headless Chromium (Debian package) for the test that opens the HTML report; idempotent
+browser:
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
+	  else echo "chromium missing: run 'make browser' as root (apt-get install chromium)"; fi; }
 
 $(VENV_STAMP): envs/requirements.lock pyproject.toml
 	@test -x $(PY) || python3 -m venv .venv
@@ -61,8 +67,8 @@ unit: setup floor-tools
 pipeline-test: setup
 	.venv/bin/pytest -q tests/pipeline
 
-# nbval re-executes the published report notebooks and compares them with what the
-# pipeline wrote (examples are regenerated first by pipeline-test)
+# nbval re-executes every published notebook (report, explore, compare, planning,
+# seed_discrepancies) and compares it with what the pipeline wrote (examples regenerated first)
 nbval: setup examples
 	.venv/bin/pytest -q --nbval --nbval-sanitize-with tests/nbval-sanitize.cfg -p no:cacheprovider \
 	  $(foreach ex,$(EXAMPLES),processed/$(ex)/notebooks/*.ipynb)

@@ -1,12 +1,12 @@
-# podnet: launch -> raw -> parse -> tidy -> stats -> notebooks -> figures
+# podnet: launch -> raw -> parse -> tidy -> stats -> report (figures, notebooks)
 #
 #   snakemake --cores 2 --configfile config/examples/seed-raven.yaml
 #
 # One config file is one experiment. Stages, each in workflow/rules/:
 #   launch.smk  pod tests on a Kubernetes cluster -> raw/<experiment>/ (only when the config has `launch`)
 #   parse.smk   raw outputs + sidecars -> processed/<experiment>/tidy.parquet, failed_runs.csv
-#   stats.smk   tidy -> summary.csv, ratios.csv
-#   report.smk  papermill notebooks -> processed/<experiment>/notebooks/, figures/
+#   stats.smk   tidy -> summary.csv, ratios.csv, planning.csv, stats_settings.json, METHODS.md, ...
+#   report.smk  figures/<figure>.png|svg|pdf, notebooks/<name>.ipynb + .html, seed_discrepancies.csv
 from snakemake.utils import min_version
 
 min_version("8.0")

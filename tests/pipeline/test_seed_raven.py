@@ -42,8 +42,8 @@ def test_every_output_is_published(seed_raven):
         "notebooks/report.ipynb",
     ):
         assert (seed_raven / name).stat().st_size > 0, name
-    for fig in ("throughput", "latency", "ratios"):
-        for ext in ("png", "svg"):
+    for fig in ("throughput", "latency", "ratios", "variants"):
+        for ext in ("png", "svg", "pdf"):
             assert (seed_raven / "figures" / f"{fig}.{ext}").stat().st_size > 1000
 
 
@@ -86,9 +86,9 @@ def test_ratios_against_same_edge_come_from_the_raw_numbers(seed_raven):
 
 
 def test_figures_are_byte_stable(seed_raven, tmp_path):
-    from podnet import report
+    from podnet import figures
 
-    again = report.publish_standard_figures(seed_raven, tmp_path)
+    again = figures.publish(seed_raven, tmp_path)
     for p in again:
         assert p.read_bytes() == (seed_raven / "figures" / p.name).read_bytes(), p.name
 

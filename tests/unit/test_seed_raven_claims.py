@@ -1,9 +1,9 @@
-"""Seed 000's own tables and ratio sentences against its raw output (podnet.seeds)."""
+"""Seed 000's own tables and ratio sentences against its raw output (podnet.seed_reports)."""
 
 import pandas as pd
 import pytest
 
-from podnet import seeds
+from podnet import seed_reports as seeds
 from podnet.parse import parse_experiment
 from tests.conftest import REPO
 

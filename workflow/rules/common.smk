@@ -5,6 +5,7 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
+from podnet.figures import FIGURES
 from podnet.parse import shard_entries
 from podnet.raw import sidecar_path
 
@@ -14,7 +15,9 @@ EXP = config["experiment"]
 RAW = config.get("raw_dir") or f"raw/{EXP}"
 OUT = config.get("processed_dir") or f"processed/{EXP}"
 SHARDS = int(config.get("parse", {}).get("shards", 8))
-NOTEBOOKS = config.get("report", {}).get("notebooks", ["report"])
+REPORT = config.get("report", {})
+NOTEBOOKS = REPORT.get("notebooks", ["report", "explore", "compare", "planning"])
+COMPARE_WITH = REPORT.get("compare_with", [])
 STATS = config.get("stats", {})
 
 
@@ -26,13 +29,32 @@ LAUNCH_CONFIG = {
 
 LAUNCH_MANIFEST = f"{OUT}/launch/manifest.json"
 
+
+wildcard_constraints:
+    shard=r"\d+",
+    figure="|".join(FIGURES),
+    name="|".join(NOTEBOOKS) or "report",
+
+
+def _force_rerun(rule_name):
+    """Ask Snakemake to re-run ``rule_name`` in this invocation (nothing is written or removed)."""
+    settings = getattr(workflow, "dag_settings", None)
+    if settings is not None:
+        settings.forcerun = frozenset(settings.forcerun) | {rule_name}
+
+
 if "launch" in config:
     # the launch checkpoint's manifest means "raw/ is complete": when runs are missing (never run,
-    # deleted, failed and retryable) it is stale, and removing it makes Snakemake launch them
+    # deleted, failed and retryable) it is stale, and the launch re-runs to launch them. Read-only
+    # here: nothing on disk changes while the Snakefile is parsed (also under -n and --lint).
     from podnet.launch.config import from_mapping as _launch_config
-    from podnet.launch.runner import invalidate_stale_manifest
+    from podnet.launch.runner import launch_complete
 
-    invalidate_stale_manifest(_launch_config(LAUNCH_CONFIG), LAUNCH_MANIFEST)
+    if (
+        os.path.exists(LAUNCH_MANIFEST)
+        and launch_complete(_launch_config(LAUNCH_CONFIG)) is False
+    ):
+        _force_rerun("launch")
 
 
 def code_version(*packages):
@@ -83,15 +105,72 @@ def shard_bad(wildcards):
     return [[b.display(), b.reason] for b in entries if not isinstance(b, Path)]
 
 
+def raw_files(wildcards):
+    """Every raw file of the experiment (after the launch, when there is one)."""
+    return [str(f) for files in _shards().values() for f in files if isinstance(f, Path)]
+
+
+def published_tables():
+    """raw/<experiment>/published/*.csv: a seed report's own tables (read by its seed checks)."""
+    from pathlib import Path
+
+    return sorted(str(p) for p in Path(RAW, "published").glob("*.csv"))
+
+
+TABLES = {
+    "tidy": f"{OUT}/tidy.parquet",
+    "summary": f"{OUT}/summary.csv",
+    "ratios": f"{OUT}/ratios.csv",
+    "failed": f"{OUT}/failed_runs.csv",
+    "settings": f"{OUT}/stats_settings.json",
+}
+FIGURE_FILES = [
+    f"{OUT}/figures/{fig}.{ext}" for fig in FIGURES for ext in ("png", "svg", "pdf")
+]
+# what each notebook reads beyond TABLES
+NOTEBOOK_EXTRA = {
+    "report": {"figures": FIGURE_FILES, "methods": f"{OUT}/METHODS.md"},
+    "explore": {
+        "intervals": f"{OUT}/intervals.parquet",
+        "outliers": f"{OUT}/outliers.csv",
+    },
+    "compare": {
+        "others": [f"{d}/tidy.parquet" for d in COMPARE_WITH],
+        "variants": f"{OUT}/figures/variants.png",
+    },
+    "planning": {"planning": f"{OUT}/planning.csv"},
+    "seed_discrepancies": {
+        "discrepancies": f"{OUT}/seed_discrepancies.csv",
+        "published": published_tables(),
+    },
+}
+NOTEBOOK_PARAMS = {
+    "compare": {"compare_with": [os.path.abspath(d) for d in COMPARE_WITH]},
+}
+
+
+def notebook_inputs(wildcards):
+    """The notebook file, the experiment's tables and what this notebook reads besides."""
+    return {
+        "notebook": f"notebooks/{wildcards.name}.ipynb",
+        **TABLES,
+        **NOTEBOOK_EXTRA.get(wildcards.name, {}),
+    }
+
+
 def final_outputs():
     """Everything the experiment publishes."""
-    tables = [
-        f"{OUT}/tidy.parquet",
+    tables = list(TABLES.values()) + [
         f"{OUT}/tidy.csv",
-        f"{OUT}/failed_runs.csv",
-        f"{OUT}/summary.csv",
-        f"{OUT}/ratios.csv",
+        f"{OUT}/METHODS.md",
+        f"{OUT}/planning.csv",
     ]
-    # with a launch section, its manifest too: a removed (stale) manifest then re-runs the launch
+    notebooks = [
+        f"{OUT}/notebooks/{nb}.{ext}" for nb in NOTEBOOKS for ext in ("ipynb", "html")
+    ]
+    seeds = (
+        [f"{OUT}/seed_discrepancies.csv"] if "seed_discrepancies" in NOTEBOOKS else []
+    )
+    # with a launch section, its manifest too: a stale manifest then re-runs the launch
     launch = [LAUNCH_MANIFEST] if "launch" in config else []
-    return tables + [f"{OUT}/notebooks/{nb}.ipynb" for nb in NOTEBOOKS] + launch
+    return tables + FIGURE_FILES + seeds + notebooks + launch

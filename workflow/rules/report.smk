@@ -1,14 +1,55 @@
-# Report: papermill executes notebooks/<name>.ipynb with the experiment's paths;
-# the executed copy goes to processed/<experiment>/notebooks/, figures to figures/.
+# Report: figures, seed checks and notebooks of one experiment -> processed/<experiment>/
+#   figures/<figure>.{png,svg,pdf}   one job per figure (podnet.figures), in the Snakemake report
+#   seed_discrepancies.csv           a seed report's claims vs its raw outputs (podnet.seed_reports)
+#   notebooks/<name>.ipynb + .html   papermill-executed notebooks, rendered to HTML beside them
+
+
+rule figure:
+    input:
+        tidy=f"{OUT}/tidy.parquet",
+        summary=f"{OUT}/summary.csv",
+        ratios=f"{OUT}/ratios.csv",
+        settings=f"{OUT}/stats_settings.json",
+    output:
+        png=report(
+            f"{OUT}/figures/{{figure}}.png",
+            caption="../report/figure.rst",
+            category="Figures",
+            labels={"figure": "{figure}"},
+        ),
+        svg=f"{OUT}/figures/{{figure}}.svg",
+        pdf=f"{OUT}/figures/{{figure}}.pdf",
+    log:
+        f"{OUT}/logs/figure-{{figure}}.log",
+    conda:
+        "../../envs/podnet.yaml"
+    params:
+        code=code_version("figures", "adapters"),
+    script:
+        "../scripts/figure.py"
+
+
+rule seed_discrepancies:
+    input:
+        tidy=f"{OUT}/tidy.parquet",
+        published=published_tables(),
+        raw=raw_files,
+    output:
+        csv=f"{OUT}/seed_discrepancies.csv",
+    log:
+        f"{OUT}/logs/seed_discrepancies.log",
+    conda:
+        "../../envs/podnet.yaml"
+    params:
+        code=code_version("seed_reports.py", "parse.py"),
+        raw_dir=lambda w: RAW,
+    script:
+        "../scripts/seed_discrepancies.py"
 
 
 rule notebook:
     input:
-        notebook="notebooks/{name}.ipynb",
-        tidy=f"{OUT}/tidy.parquet",
-        summary=f"{OUT}/summary.csv",
-        ratios=f"{OUT}/ratios.csv",
-        failed=f"{OUT}/failed_runs.csv",
+        unpack(notebook_inputs),
     output:
         notebook=f"{OUT}/notebooks/{{name}}.ipynb",
     log:
@@ -16,12 +57,28 @@ rule notebook:
     conda:
         "../../envs/podnet.yaml"
     params:
-        code=code_version("report.py", "seeds.py"),
+        code=code_version("figures", "findings.py", "explore.py", "seed_reports.py"),
         experiment=EXP,
         raw_dir=RAW,
         processed_dir=lambda w, input: os.path.dirname(input.tidy),
-        figures_dir=lambda w, input: os.path.join(
-            os.path.dirname(input.tidy), "figures"
-        ),
+        extra=lambda w: NOTEBOOK_PARAMS.get(w.name, {}),
     script:
-        "../scripts/notebook.py"
+        "../scripts/run_notebook.py"
+
+
+rule notebook_html:
+    input:
+        notebook=f"{OUT}/notebooks/{{name}}.ipynb",
+    output:
+        html=report(
+            f"{OUT}/notebooks/{{name}}.html",
+            caption="../report/notebook.rst",
+            category="Notebooks",
+            labels={"notebook": "{name}"},
+        ),
+    log:
+        f"{OUT}/logs/notebook-{{name}}-html.log",
+    conda:
+        "../../envs/podnet.yaml"
+    script:
+        "../scripts/notebook_html.py"

@@ -1,4 +1,4 @@
-"""Snakemake script: execute a report notebook with papermill."""
+"""Snakemake script: execute a notebook with papermill (parameters: the experiment's paths)."""
 
 import logging
 import os
@@ -7,7 +7,6 @@ import papermill
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)
-os.makedirs(sm.params.figures_dir, exist_ok=True)
 papermill.execute_notebook(
     sm.input.notebook,
     sm.output.notebook,
@@ -15,8 +14,8 @@ papermill.execute_notebook(
         "experiment": sm.params.experiment,
         # absolute, so the notebook also runs where nbval or JupyterLab start it
         "processed_dir": os.path.abspath(sm.params.processed_dir),
-        "figures_dir": os.path.abspath(sm.params.figures_dir),
         "raw_dir": os.path.abspath(sm.params.raw_dir),
+        **dict(sm.params.extra),
     },
     kernel_name="python3",
     cwd=os.getcwd(),

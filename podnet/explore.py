@@ -1,0 +1,243 @@
+"""Helpers of the explore, compare and planning notebooks: slices of the tidy table, per-run
+values with their sidecars, distributions, iperf3 per-interval series, drift, provenance,
+experiments side by side, and what a time budget can resolve.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from podnet.figures import data, style
+from podnet.raw import read_sidecar
+
+
+def slice(df: pd.DataFrame, **where: Any) -> pd.DataFrame:
+    """Rows of ``df`` matching every ``column=value``; a value may be a list (any of) or a
+    predicate, e.g. ``slice(t.tidy, tool="iperf3", scenario=["host-host", "pod-pod"], value=lambda v: v > 0)``.
+    """
+    mask = pd.Series(True, index=df.index)
+    for col, want in where.items():
+        if col not in df.columns:
+            raise KeyError(f"no column {col!r}; columns: {', '.join(df.columns)}")
+        if callable(want):
+            mask &= df[col].map(want).astype(bool)
+        elif isinstance(want, (list, tuple, set)):
+            mask &= df[col].isin(list(want))
+        else:
+            mask &= df[col] == want
+    return df[mask]
+
+
+def runs(t: data.Tables, **where: Any) -> pd.DataFrame:
+    """One row per run of the (sliced) tidy table, headline metrics as columns in display units."""
+    tidy = slice(t.tidy, **where) if where else t.tidy
+    if tidy.empty:
+        return tidy
+    head = data.headline_rows(tidy.rename(columns={"value": "mean"}), None, t.settings).rename(
+        columns={"mean": "value"}
+    )
+    keys = ["run_id", "variant", "scenario", "tool", "test", "repeat"]
+    out = []
+    for metric, sub in head.groupby("metric"):
+        factor, unit = data.display_unit(sub["value"], str(sub["unit"].iloc[0]))
+        col = data.axis_label(str(metric), str(sub["tool"].iloc[0]), unit)
+        out.append(sub[keys].assign(**{col: sub["value"] / factor}).set_index(keys))
+    return pd.concat(out, axis=1).reset_index().sort_values(keys).reset_index(drop=True)
+
+
+def resolve(raw_path: str, raw_dir: str | Path | None = None) -> Path:
+    """Where a tidy ``raw_path`` (relative to the directory the pipeline ran in) is from here:
+    as it is, or under the directory in which ``raw_dir`` (absolute) ends with its first parts."""
+    p = Path(raw_path)
+    if p.is_absolute() or p.exists() or raw_dir is None:
+        return p
+    base = Path(raw_dir).resolve()
+    for k in range(len(base.parts), 0, -1):
+        tail = base.parts[-k:]
+        if p.parts[:k] == tail:
+            return base.parents[k - 1] / p
+    return p
+
+
+def sidecars(raw_paths: Iterable[str], raw_dir: str | Path | None = None) -> pd.DataFrame:
+    """The sidecars of ``raw_paths``, flattened (``client.node``, ``attempt``, ``launch.id``...);
+    ``raw_dir`` (absolute) locates relative paths when the notebook runs elsewhere."""
+    rows = []
+    for p in dict.fromkeys(raw_paths):
+        try:
+            meta = read_sidecar(resolve(p, raw_dir))
+        except (OSError, ValueError):
+            meta = {}
+        rows.append({"raw_path": p, **meta})
+    if not rows:
+        return pd.DataFrame(columns=["raw_path"])
+    return pd.json_normalize(rows)
+
+
+def with_sidecars(
+    df: pd.DataFrame, columns: list[str] | None = None, raw_dir: str | Path | None = None
+) -> pd.DataFrame:
+    """``df`` (with a raw_path column) joined with its runs' sidecar fields (default: where and when)."""
+    side = sidecars(df["raw_path"].astype(str), raw_dir)
+    wanted = columns or [
+        c
+        for c in side.columns
+        if c.split(".")[-1] in ("node", "attempt", "round", "started", "finished", "status")
+    ]
+    return df.merge(side[["raw_path"] + [c for c in wanted if c in side.columns]], on="raw_path", how="left")
+
+
+def outliers(t: data.Tables, raw_dir: str | Path | None = None) -> pd.DataFrame:
+    """outliers.csv with each run's node, time and attempt from its sidecar."""
+    if t.outliers.empty:
+        return t.outliers
+    return with_sidecars(t.outliers, raw_dir=raw_dir)
+
+
+def drift(t: data.Tables) -> pd.DataFrame:
+    """Groups whose values trend across rounds (Kendall's tau on value vs repeat, from summary.csv)."""
+    s = t.summary
+    if s.empty or "drift" not in s.columns:
+        return pd.DataFrame()
+    cols = [
+        "variant",
+        "scenario",
+        "tool",
+        "test",
+        "direction",
+        "metric",
+        "n",
+        "drift_tau",
+        "drift_p",
+        "drift_rel_change",
+    ]
+    d = s[s["drift"].fillna(False).astype(bool)]
+    return d[[c for c in cols if c in d.columns]].reset_index(drop=True)
+
+
+def provenance(t: data.Tables, raw_dir: str | Path | None = None) -> pd.DataFrame:
+    """Every distinct cluster/node/tool fact the runs' sidecars record (kernel, CNI, versions, image)."""
+    if t.tidy.empty:
+        return pd.DataFrame(columns=["fact", "values"])
+    side = sidecars(t.tidy["raw_path"].astype(str).unique(), raw_dir)
+    keep = [
+        c
+        for c in side.columns
+        if any(
+            k in c
+            for k in ("kernel", "cni", "version", "image", "kubelet", "runtime", "os", "cluster", "node")
+        )
+        and not c.endswith(("ip", "internal_ip"))
+    ]
+    rows = []
+    for c in sorted(keep):
+        vals = sorted({str(v) for v in side[c].dropna()})
+        if vals:
+            rows.append({"fact": c, "values": ", ".join(vals[:8]) + (" ..." if len(vals) > 8 else "")})
+    return pd.DataFrame(rows, columns=["fact", "values"])
+
+
+def distributions(t: data.Tables, **where: Any) -> plt.Figure:
+    """Every run's headline value per path (box + dots), one panel per test; ``where`` slices."""
+    style.apply()
+    r = runs(t, **where)
+    value_cols = [
+        c for c in r.columns if c not in ("run_id", "variant", "scenario", "tool", "test", "repeat")
+    ]
+    if r.empty or not value_cols:
+        fig = plt.figure(figsize=(style.COLUMN, 1))
+        fig.text(0.5, 0.5, "no runs in this slice", ha="center")
+        return fig
+    long = r.melt(id_vars=["variant", "scenario", "tool", "test"], value_vars=value_cols).dropna(
+        subset=["value"]
+    )
+    long["panel"] = long["tool"] + " " + long["test"] + " · " + long["variable"]
+    panels = sorted(long["panel"].unique())
+    ncols = 1 if len(panels) == 1 else 2
+    nrows = int(np.ceil(len(panels) / ncols))
+    n_paths = long["scenario"].nunique()
+    fig, axes = plt.subplots(
+        nrows,
+        ncols,
+        figsize=(style.PAGE if ncols > 1 else style.COLUMN, nrows * (0.6 + 0.2 * n_paths) + 0.5),
+        squeeze=False,
+        layout="constrained",
+    )
+    order = [p for p in data.path_order(t) if p in set(long["scenario"])]
+    for ax, panel in zip(axes.flat, panels):
+        sub = long[long["panel"] == panel]
+        sns.boxplot(sub, x="value", y="scenario", order=order, ax=ax, color="0.9", fliersize=0, linewidth=0.6)
+        sns.stripplot(sub, x="value", y="scenario", hue="variant", order=order, ax=ax, size=2.5, legend=False)
+        ax.set_title(panel)
+        ax.set_xlabel(panel.split(" · ")[-1])
+        ax.set_ylabel("")
+        style.plain_axis(ax, "x")
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_axis_off()
+    return fig
+
+
+def interval_series(t: data.Tables, metric: str = "throughput", **where: Any) -> plt.Figure:
+    """iperf3's per-interval values over time, one line per run of the slice (intervals.parquet)."""
+    style.apply()
+    iv = t.intervals
+    fig, ax = plt.subplots(figsize=(style.PAGE, 2.6), layout="constrained")
+    if iv.empty:
+        ax.text(0.5, 0.5, "no per-interval data (iperf3 runs only)", ha="center", transform=ax.transAxes)
+        ax.set_axis_off()
+        return fig
+    ids = set(slice(t.tidy, **where)["run_id"]) if where else set(iv["run_id"])
+    sub = iv[(iv["metric"] == metric) & iv["run_id"].isin(ids)]
+    if "stream" in sub.columns:
+        sub = sub.groupby(["run_id", "t_start", "t_end"], as_index=False)["value"].sum()
+    factor, unit = data.display_unit(sub["value"], "bit/s" if metric == "throughput" else "")
+    for rid, g in sub.groupby("run_id"):
+        ax.plot((g["t_start"] + g["t_end"]) / 2, g["value"] / factor, lw=0.7, alpha=0.7, label=rid)
+    ax.set_xlabel("Time into the run (s)")
+    ax.set_ylabel(data.axis_label(metric, "iperf3", unit))
+    style.plain_axis(ax, "y")
+    if sub["run_id"].nunique() <= 8:
+        ax.legend(fontsize=5.5, frameon=False, loc="lower right")
+    return fig
+
+
+def side_by_side(
+    processed_dirs: list[str | Path], by: str = "experiment", baseline: str | None = None
+) -> pd.DataFrame:
+    """Ratios between experiments (``by="experiment"``) or variants of the given experiments,
+    with their intervals (podnet.stats.ratios.compare on the combined tidy tables)."""
+    from podnet.stats.ratios import compare
+
+    tidy = pd.concat([pd.read_parquet(Path(d) / "tidy.parquet") for d in processed_dirs], ignore_index=True)
+    if by != "experiment":
+        tidy = tidy.assign(experiment="+".join(dict.fromkeys(tidy["experiment"].astype(str))))
+    names = list(dict.fromkeys(tidy[by].astype(str)))
+    if len(names) < 2:
+        return pd.DataFrame()
+    base = baseline or names[0]
+    return compare(tidy, {"comparisons": [{"by": by, "baseline": base}]})
+
+
+def budget(planning: pd.DataFrame, seconds_per_run: float, budget_seconds: float) -> pd.DataFrame:
+    """What ``budget_seconds`` of measuring can resolve: repeats per headline group it affords
+    (spread evenly) and the relative half-width of the 95 % interval that many repeats give."""
+    from scipy import stats
+
+    p = planning[planning.get("headline", True).astype(bool)] if "headline" in planning.columns else planning
+    p = p[p["cv"].notna()] if "cv" in p.columns else p.iloc[0:0]
+    if p.empty:
+        return pd.DataFrame()
+    per_group = max(2, int(budget_seconds // max(seconds_per_run, 1e-9) // len(p)))
+    t_q = stats.t.ppf(0.975, per_group - 1)
+    cols = ["variant", "scenario", "tool", "test", "metric", "n", "cv", "n_needed"]
+    out = p[[c for c in cols if c in p.columns]].copy()
+    out["repeats_affordable"] = per_group
+    out["rel_half_width_then"] = t_q * out["cv"] / np.sqrt(per_group)
+    return out.reset_index(drop=True)

@@ -1,0 +1,220 @@
+"""What the figures and reports read: an experiment's processed tables, its headline metrics,
+the shared order of paths and variants, and units scaled for display.
+
+Everything a figure needs to know about a metric (label, unit, which direction is better, what
+kind of quantity it is) comes from :func:`podnet.adapters.metric_info`; nothing here lists
+metric names.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from podnet.adapters import all_adapters, headline_metrics, metric_info
+
+#: the columns that identify one measured quantity (a "measure") apart from its path and variant
+MEASURE = ["tool", "test", "protocol", "direction", "streams", "metric"]
+GROUP = ["variant", "scenario"] + MEASURE
+
+
+@dataclass
+class Tables:
+    """An experiment's processed tables (empty frames for files that do not exist)."""
+
+    tidy: pd.DataFrame
+    summary: pd.DataFrame
+    ratios: pd.DataFrame
+    failed: pd.DataFrame
+    planning: pd.DataFrame = field(default_factory=pd.DataFrame)
+    outliers: pd.DataFrame = field(default_factory=pd.DataFrame)
+    intervals: pd.DataFrame = field(default_factory=pd.DataFrame)
+    settings: dict[str, Any] = field(default_factory=dict)
+    experiment: str = ""
+
+
+def _csv(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path) if path.exists() and path.stat().st_size else pd.DataFrame()
+
+
+def _parquet(path: Path) -> pd.DataFrame:
+    return pd.read_parquet(path) if path.exists() else pd.DataFrame()
+
+
+def load(processed_dir: str | Path) -> Tables:
+    """Read every table of one experiment's ``processed/<experiment>/``."""
+    d = Path(processed_dir)
+    settings_path = d / "stats_settings.json"
+    t = Tables(
+        tidy=_parquet(d / "tidy.parquet"),
+        summary=_csv(d / "summary.csv"),
+        ratios=_csv(d / "ratios.csv"),
+        failed=_csv(d / "failed_runs.csv"),
+        planning=_csv(d / "planning.csv"),
+        outliers=_csv(d / "outliers.csv"),
+        intervals=_parquet(d / "intervals.parquet"),
+        settings=json.loads(settings_path.read_text()) if settings_path.exists() else {},
+    )
+    for df in (t.tidy, t.summary):
+        if len(df) and "experiment" in df.columns:
+            t.experiment = str(df["experiment"].iloc[0])
+            break
+    return t
+
+
+# ---- metrics ------------------------------------------------------------------------
+
+
+def headline_for(tool: str, settings: dict[str, Any] | None = None) -> list[str]:
+    """The tool's headline metrics (its adapter's, else the statistics' planning list)."""
+    if tool in all_adapters():
+        own = headline_metrics(tool)
+        if own:
+            return own
+    return list((settings or {}).get("planning", {}).get("headline_metrics", []))
+
+
+def quantity(metric: str, tool: str | None = None) -> str:
+    """ "rate" (a per-second quantity, higher better), "time" (seconds) or "other"."""
+    info = metric_info(metric, tool)
+    if info.unit == "s":
+        return "time"
+    if info.unit.endswith("/s"):
+        return "rate"
+    return "other"
+
+
+def headline_rows(df: pd.DataFrame, kind: str | None, settings: dict[str, Any] | None = None) -> pd.DataFrame:
+    """Rows of ``df`` (summary or ratios) with each (tool, test)'s first headline metric of ``kind``.
+
+    ``kind`` is "rate", "time" or None (the first headline metric whatever its kind).
+    """
+    if df.empty:
+        return df
+    keep = []
+    for (tool, _test), grp in df.groupby(["tool", "test"], sort=True, dropna=False):
+        present = set(grp["metric"])
+        for metric in headline_for(str(tool), settings):
+            if metric in present and (kind is None or quantity(metric, str(tool)) == kind):
+                keep.append(grp[grp["metric"] == metric])
+                break
+    return pd.concat(keep, ignore_index=True) if keep else df.iloc[0:0]
+
+
+def is_positive(metric: str, tool: str | None = None) -> bool:
+    """True when the metric cannot be negative (rates, times, counts, proportions)."""
+    return metric_info(metric, tool).kind != "signed" or quantity(metric, tool) != "other"
+
+
+# ---- order and labels -------------------------------------------------------------------
+
+
+def path_order(t: Tables) -> list[str]:
+    """One order of paths (scenarios) for every figure: baselines first, then by name."""
+    scen: set[str] = set()
+    for df in (t.summary, t.tidy):
+        if "scenario" in df.columns:
+            scen |= set(df["scenario"].dropna().astype(str))
+    base: list[str] = []
+    if len(t.ratios) and "by" in t.ratios.columns:
+        base = list(dict.fromkeys(t.ratios.loc[t.ratios["by"] == "scenario", "baseline"].astype(str)))
+    return [s for s in base if s in scen] + sorted(scen - set(base))
+
+
+def variant_order(t: Tables) -> list[str]:
+    """One order of variants for every figure: a baseline variant first, then by name."""
+    var: set[str] = set()
+    for df in (t.summary, t.tidy):
+        if "variant" in df.columns:
+            var |= set(df["variant"].dropna().astype(str))
+    base: list[str] = []
+    if len(t.ratios) and "by" in t.ratios.columns:
+        base = list(dict.fromkeys(t.ratios.loc[t.ratios["by"] == "variant", "baseline"].astype(str)))
+    return [v for v in base if v in var] + sorted(var - set(base))
+
+
+def tool_name(tool: str) -> str:
+    """The tool's display name (its adapter's ``display_name``, else its name)."""
+    a = all_adapters().get(tool)
+    return (a.display_name or a.name) if a is not None else tool
+
+
+def measure_label(row: pd.Series | dict[str, Any], with_metric: bool = False) -> str:
+    """A short human label of one measure, e.g. "iperf3 tcp reverse P4"."""
+    parts = [tool_name(str(row["tool"])), str(row["test"])]
+    direction = str(row.get("direction", ""))
+    if direction not in ("", "nan", "roundtrip", "forward") and direction not in str(row["test"]):
+        parts.append(direction)
+    streams = row.get("streams")
+    if (
+        streams is not None
+        and not pd.isna(streams)
+        and int(streams) > 1
+        and f"{int(streams)}" not in str(row["test"])
+    ):
+        parts.append(f"{'c' if row.get('protocol') == 'http' else 'P'}{int(streams)}")
+    if with_metric:
+        parts.append("·")
+        parts.append(metric_info(str(row["metric"]), str(row["tool"])).label)
+    return " ".join(parts)
+
+
+_PREFIXES = [(1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
+_TIME = [(1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")]
+
+
+def display_unit(values: pd.Series | np.ndarray | list[float], unit: str) -> tuple[float, str]:
+    """A divisor and a readable unit for ``values`` in the SI ``unit`` (3.6e9 bit/s -> 1e9, "Gbit/s").
+
+    Chosen so that the largest value is at least 1 in the display unit.
+    """
+    vals = np.abs(np.asarray(values, dtype=float))
+    vals = vals[np.isfinite(vals) & (vals > 0)]
+    if not len(vals):
+        return 1.0, unit
+    ref = float(np.max(vals))
+    if unit == "s":
+        for factor, name in _TIME:
+            if ref >= factor:
+                return factor, name
+        return _TIME[-1]
+    if unit.endswith("/s"):
+        for factor, prefix in _PREFIXES:
+            if ref >= factor:
+                return factor, (prefix + unit if unit == "bit/s" or not prefix else f"{prefix} {unit}")
+    if unit == "fraction":
+        return 0.01, "%"
+    return 1.0, unit
+
+
+def axis_label(metric: str, tool: str | None, unit: str) -> str:
+    """ "Throughput (Gbit/s)": the metric's label with the display unit."""
+    label = metric_info(metric, tool).label
+    if not unit or unit == "count":
+        return label
+    if label.endswith(")"):  # "Latency (mean)" -> "Latency (mean, ms)"
+        return f"{label[:-1]}, {unit})"
+    return f"{label} ({unit})"
+
+
+def fmt_value(x: float, digits: int = 3) -> str:
+    """A number with ``digits`` significant digits, thousands separated, never in e-notation."""
+    if x is None or not np.isfinite(x):
+        return "–"
+    if x == 0:
+        return "0"
+    mag = int(np.floor(np.log10(abs(x))))
+    decimals = max(0, digits - 1 - mag)
+    return f"{x:,.{decimals}f}"
+
+
+def human(value: float, metric: str, tool: str | None = None, unit: str | None = None) -> str:
+    """One value with its display unit, e.g. "3.67 Gbit/s", "65.0 µs"."""
+    u = unit or metric_info(metric, tool).unit
+    factor, shown = display_unit([value], u)
+    return f"{fmt_value(value / factor)} {shown}".strip()

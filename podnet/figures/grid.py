@@ -1,0 +1,200 @@
+"""The one plot every podnet figure is made of: point-ranges on a grid of panels.
+
+A panel is one measure (e.g. iperf3 tcp throughput); its rows are paths (or variants), one
+colour per variant. The centre the statistics chose is a point, its interval a line, every
+repeat a small dot. Intervals of quantities that cannot be negative stop at 0 (linear axis) or
+at the axis edge (log axis) and get an open-end mark when the statistics gave no finite bound.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.lines import Line2D
+
+from . import style
+
+
+@dataclass
+class Panel:
+    """One panel: ``rows`` has y, hue, centre, lo, hi (+ sig for ratios); ``dots`` has y, hue, value."""
+
+    title: str
+    xlabel: str
+    rows: pd.DataFrame
+    dots: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["y", "hue", "value"]))
+    positive: bool = True
+    ratio: bool = False
+
+
+def _layout(n: int, n_rows: int, n_hue: int) -> tuple[int, float, float, float]:
+    """Columns, figure width, per-panel height and the height around the panels (titles,
+    legend) that keep the grid within a page."""
+    extra = 0.8 + (0.15 if n_hue > 1 else 0.0)
+    row_h = 0.16 * max(1.0, 0.55 * n_hue)
+    start = 2 if n >= 2 and n_rows * max(1, n_hue // 2) <= 10 else 1
+    for ncols in range(start, 5):
+        if n == 1 and n_rows <= 12:
+            ncols = 1
+        nrow = int(np.ceil(n / ncols))
+        h = 0.55 + row_h * n_rows
+        if nrow * h + extra <= style.PAGE_HEIGHT or ncols >= min(n, 4):
+            break
+    if nrow * h + extra > style.PAGE_HEIGHT:  # still too tall: tighter rows
+        row_h = max(0.09, (style.PAGE_HEIGHT - extra - 0.55 * nrow) / (nrow * n_rows))
+        h = 0.55 + row_h * n_rows
+    width = style.COLUMN if ncols == 1 and n == 1 and n_hue <= 3 else style.PAGE
+    return ncols, width, h, extra
+
+
+def _limits(values: np.ndarray, log: bool, positive: bool) -> tuple[float, float]:
+    v = values[np.isfinite(values)]
+    if log:
+        v = v[v > 0]
+        if not len(v):
+            return 0.5, 2.0
+        return float(v.min()) / 1.35, float(v.max()) * 1.35
+    if not len(v):
+        return 0.0, 1.0
+    hi = float(v.max()) * 1.08 if v.max() > 0 else 1.0
+    lo = 0.0 if positive else float(min(v.min() * 1.08, 0))
+    return lo, hi
+
+
+def draw(
+    panels: list[Panel], y_order: list[str], hue_order: list[str], title: str, note: str = ""
+) -> plt.Figure:
+    """Draw ``panels`` sharing the row order ``y_order`` and the colours of ``hue_order``."""
+    style.apply()
+    colors = style.variant_colors(hue_order)
+    n_hue = len(hue_order)
+    ncols, width, ph, extra = _layout(len(panels), len(y_order), n_hue)
+    nrows = int(np.ceil(len(panels) / ncols))
+    fig, axes = plt.subplots(
+        nrows,
+        ncols,
+        figsize=(width, nrows * ph + extra),
+        squeeze=False,
+        sharey=True,
+        layout="constrained",
+    )
+    fig.podnet_intervals = []  # (positive, lo drawn, hi drawn): the test reads these
+    offsets = {h: (i - (n_hue - 1) / 2) * min(0.7 / max(n_hue, 1), 0.3) for i, h in enumerate(hue_order)}
+    ypos = {y: i for i, y in enumerate(y_order)}
+    for ax, p in zip(axes.flat, panels):
+        _panel(fig, ax, p, ypos, offsets, colors, narrow=width / ncols < 2.0)
+        # titles wrap to the panel's width (about 15 characters per inch at 7.5 pt)
+        ax.set_title(textwrap.fill(p.title, max(12, int(15 * width / ncols))))
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_axis_off()
+    for ax in axes.flat:
+        ax.set_yticks(range(len(y_order)), y_order)
+        ax.set_ylim(len(y_order) - 0.5, -0.5)
+    handles = [
+        Line2D([], [], color=colors[h], marker="o", ls="-", ms=4, label=h) for h in hue_order if n_hue > 1
+    ]
+    handles += _key(panels)
+    if handles:
+        fig.legend(
+            handles=handles,
+            loc="outside lower center",
+            ncols=min(len(handles), 4),
+            frameon=False,
+            title=note or None,
+            title_fontsize=6,
+        )
+    fig.suptitle(title)
+    return fig
+
+
+def _key(panels: list[Panel]) -> list[Line2D]:
+    if any(p.ratio for p in panels):
+        return [
+            Line2D([], [], color="0.2", marker="o", ls="-", ms=4, label="Holm-adjusted p < α: resolved"),
+            Line2D([], [], color="0.2", marker="o", mfc="white", ls="-", ms=4, label="not resolved"),
+        ]
+    has_dots = any(len(p.dots) for p in panels)
+    key = [Line2D([], [], color="0.2", marker="o", ls="-", ms=4, label="mean, 95 % CI")]
+    if has_dots:
+        key.append(Line2D([], [], color="0.2", marker="o", ls="", ms=2, alpha=0.5, label="each repeat"))
+    return key
+
+
+def _panel(fig, ax, p: Panel, ypos, offsets, colors, narrow: bool = False) -> None:
+    rows = p.rows
+    vals = np.concatenate(
+        [
+            rows[["centre", "lo", "hi"]].to_numpy(dtype=float).ravel(),
+            p.dots["value"].to_numpy(dtype=float) if len(p.dots) else np.array([]),
+        ]
+    )
+    if p.ratio:
+        lo, hi = _limits(vals, True, True)
+        style.ratio_axis(ax, lo, hi, narrow=narrow)
+        lo, hi = ax.get_xlim()
+        log = True
+    else:
+        pos = vals[np.isfinite(vals) & (vals > 0)]
+        log = p.positive and len(pos) > 1 and pos.max() / pos.min() > 30
+        lo, hi = _limits(vals, log, p.positive)
+        if log:
+            ax.set_xscale("log")
+        ax.set_xlim(lo, hi)
+        style.plain_axis(ax, "x")
+    floor = lo if (log or p.positive) else -np.inf
+    for _, r in rows.iterrows():
+        if r["y"] not in ypos or r["hue"] not in offsets:
+            continue
+        y = ypos[r["y"]] + offsets[r["hue"]]
+        c = colors[r["hue"]]
+        a, b = float(r["lo"]), float(r["hi"])
+        if bool(r.get("unbounded", False)) and not (np.isfinite(a) and np.isfinite(b)):
+            a, b = -np.inf, np.inf  # the statistics say the interval has no finite bound
+        if np.isfinite(a) or np.isfinite(b) or (a == -np.inf and b == np.inf):
+            open_lo = not np.isfinite(a) or a < floor or (log and a <= 0)
+            open_hi = not np.isfinite(b) or b > hi
+            a_d = floor if open_lo else a
+            b_d = hi if open_hi else b
+            if p.positive or p.ratio:
+                a_d = max(a_d, 0.0)
+            ax.plot([a_d, b_d], [y, y], color=c, lw=1.1, solid_capstyle="butt", zorder=2)
+            fig.podnet_intervals.append((p.positive or p.ratio, a_d, b_d))
+            if open_lo:
+                ax.plot([a_d], [y], marker="<", color=c, ms=3.5, zorder=3, clip_on=False)
+            if open_hi:
+                ax.plot([b_d], [y], marker=">", color=c, ms=3.5, zorder=3, clip_on=False)
+        filled = not p.ratio or bool(r.get("sig") is True)
+        ax.plot(
+            [r["centre"]],
+            [y],
+            marker="o",
+            ms=4,
+            color=c,
+            mfc=c if filled else "white",
+            mec=c if p.ratio else "0.15",
+            mew=0.6 if not p.ratio else 1.0,
+            zorder=4,
+        )
+    if len(p.dots):
+        for (yv, hv), d in p.dots.groupby(["y", "hue"], sort=False):
+            if yv not in ypos or hv not in offsets:
+                continue
+            k = len(d)
+            jitter = np.linspace(-0.12, 0.12, k) if k > 1 else np.zeros(1)
+            ax.scatter(
+                d["value"],
+                ypos[yv] + offsets[hv] + jitter,
+                s=4,
+                color=colors[hv],
+                alpha=0.55,
+                linewidths=0,
+                zorder=3,
+            )
+    ax.set_title(p.title)
+    ax.set_xlabel(p.xlabel)
+    ax.grid(axis="x", lw=0.4, alpha=0.4)
+    ax.tick_params(axis="y", length=0)

@@ -1,0 +1,161 @@
+"""House style of every podnet figure: sizes, fonts, colours, plain tick labels, saving.
+
+Widths are a journal column (3.5 in) or a page (7 in); fonts are 7-8 pt so a figure printed at
+100 % is readable. Files are written without dates (PNG 300 dpi, SVG with a fixed hash salt, PDF
+without creation date), so a regenerated figure is byte-stable.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import seaborn as sns
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
+COLUMN = 3.5  # inches
+PAGE = 7.0
+PAGE_HEIGHT = 9.0  # the printable height of a page, inches
+DPI = 300
+FORMATS = ("png", "svg", "pdf")
+
+RC = {
+    "font.size": 7,
+    "axes.titlesize": 7.5,
+    "axes.labelsize": 7,
+    "xtick.labelsize": 6.5,
+    "ytick.labelsize": 6.5,
+    "legend.fontsize": 6.5,
+    "legend.title_fontsize": 7,
+    "figure.titlesize": 8.5,
+    "axes.linewidth": 0.6,
+    "lines.linewidth": 0.9,
+    "xtick.major.width": 0.6,
+    "ytick.major.width": 0.6,
+    "axes.formatter.useoffset": False,
+    "axes.formatter.limits": (-99, 99),
+    "svg.hashsalt": "podnet",
+    "svg.fonttype": "none",
+    "pdf.fonttype": 42,
+    "font.family": "DejaVu Sans",
+}
+
+
+def apply() -> None:
+    """Set the house style (seaborn ticks theme + podnet sizes)."""
+    sns.set_theme(style="ticks", context="paper", rc=RC)
+    plt.rcParams.update(RC)
+
+
+def variant_colors(variants: list[str]) -> dict[str, tuple[float, float, float]]:
+    """One colour per variant, the same in every figure (colour-blind safe palette)."""
+    pal = sns.color_palette("colorblind", max(len(variants), 1))
+    return {v: tuple(pal[i % len(pal)]) for i, v in enumerate(variants)}
+
+
+def plain(x: float, _pos: int | None = None) -> str:
+    """A tick label in plain notation: 0.001, 0.5, 12, 1,500 (never 1e3 or 10^3)."""
+    if x == 0:
+        return "0"
+    a = abs(x)
+    if a >= 1:
+        return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.{max(0, 2 - int(np.log10(a)))}f}".rstrip("0")
+    decimals = int(np.ceil(-np.log10(a))) + 1
+    return f"{x:.{decimals}f}".rstrip("0").rstrip(".")
+
+
+def plain_axis(ax: plt.Axes, axis: str = "x") -> None:
+    """Plain tick labels on a linear or log axis; on a log axis, ticks at 1-2-5 of each decade
+    when the range is narrow, at each decade (or every other) when it is wide."""
+    a = ax.xaxis if axis == "x" else ax.yaxis
+    lo, hi = ax.get_xlim() if axis == "x" else ax.get_ylim()
+    if a.get_scale() == "log":
+        decades = np.log10(hi) - np.log10(lo)
+        mult = [1, 2, 5] if decades < 2.5 else [1] if decades < 6 else None
+        exps = range(int(np.floor(np.log10(lo))) - 1, int(np.ceil(np.log10(hi))) + 1)
+        if mult is None:
+            ticks = [10.0**e for e in exps if e % 2 == 0]
+        else:
+            ticks = [m * 10.0**e for e in exps for m in mult]
+        a.set_major_locator(FixedLocator([t for t in ticks if lo <= t <= hi]))
+        a.set_minor_locator(NullLocator())
+        a.set_minor_formatter(NullFormatter())
+    a.set_major_formatter(FuncFormatter(plain))
+
+
+RATIO_TICKS = [
+    0.0001,
+    0.0002,
+    0.0005,
+    0.001,
+    0.002,
+    0.005,
+    0.01,
+    0.02,
+    0.05,
+    0.1,
+    0.2,
+    0.5,
+    0.8,
+    1,
+    1.25,
+    2,
+    5,
+    10,
+    20,
+    50,
+    100,
+    200,
+    500,
+    1000,
+    2000,
+    5000,
+    10000,
+]
+
+
+def ratio_label(x: float, _pos: int | None = None) -> str:
+    """A ratio tick: 0.5x, 1x, 1.25x."""
+    return f"{plain(x)}x"
+
+
+def ratio_axis(ax: plt.Axes, lo: float, hi: float, narrow: bool = False) -> None:
+    """A logarithmic ratio axis from ``lo`` to ``hi`` with plain ticks (0.5x, 0.8x, 1x, 1.25x, 2x);
+    ``narrow`` (a panel under 2 in): 0.8x and 1.25x only on a very short range."""
+    lo, hi = min(lo, 0.8), max(hi, 1.25)
+    ax.set_xscale("log")
+    ax.set_xlim(lo, hi)
+    decades = np.log10(hi / lo)
+    cand = [t for t in RATIO_TICKS if lo <= t <= hi]
+    if decades > (0.35 if narrow else 1.2):
+        cand = [t for t in cand if t not in (0.8, 1.25)]
+    if decades > 3:
+        cand = [t for t in cand if np.isclose(np.log10(t) % 1, 0) or np.isclose(np.log10(t) % 1, 1)]
+    if decades > 6:
+        cand = [t for t in cand if round(np.log10(t)) % 2 == 0]
+    ax.xaxis.set_major_locator(FixedLocator(cand))
+    ax.xaxis.set_major_formatter(FuncFormatter(ratio_label))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.axvline(1.0, color="0.35", lw=0.7, ls="--", zorder=0)
+
+
+def save(fig: plt.Figure, name: str, figures_dir: str | Path) -> list[Path]:
+    """Write ``name``.png (300 dpi), .svg and .pdf at the figure's own size; returns the paths."""
+    out = Path(figures_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    meta = {
+        "png": {"Software": None},
+        "svg": {"Date": None, "Creator": None},
+        "pdf": {"CreationDate": None, "Creator": None, "Producer": None},
+    }
+    for ext in FORMATS:
+        p = out / f"{name}.{ext}"
+        fig.savefig(p, dpi=DPI, metadata=meta[ext])
+        paths.append(p)
+    return paths

@@ -1,0 +1,165 @@
+"""Findings in words and tables in human units, generated from the statistics.
+
+One sentence per primary comparison, e.g. "pod-pod-cross-node reaches 0.84x host-host
+iperf3 tcp throughput (95 % CI 0.79-0.90, n = 10 each, Holm-adjusted p = 0.003)"; a difference
+the data do not resolve is said to be not resolved. Every number comes from ratios.csv /
+summary.csv and is only rounded here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from podnet.adapters import metric_info
+from podnet.figures import data
+from podnet.figures.plots import alpha, primary_ratios
+
+
+def fmt_ratio(x: float) -> str:
+    """A ratio with sensible precision: 0.84, 1.25, 12.3, 522."""
+    if x is None or not np.isfinite(x):
+        return "–"
+    if abs(x) < 0.1:
+        return f"{x:.2g}" if x else "0"
+    if abs(x) < 10:
+        return f"{x:.2f}"
+    if abs(x) < 100:
+        return f"{x:.1f}"
+    return f"{x:,.0f}"
+
+
+def fmt_p(p: float) -> str:
+    """A p-value: "p = 0.003", "p = 0.21", "p < 0.001"."""
+    if p < 0.001:
+        return "p < 0.001"
+    return f"p = {p:.2g}" if p < 0.01 else f"p = {p:.2f}"
+
+
+def _n(nt: float, nb: float) -> str:
+    nt, nb = int(nt), int(nb)
+    return f"n = {nt} each" if nt == nb else f"n = {nt} and {nb}"
+
+
+def sentence(r: pd.Series, a: float = 0.05, confidence: float = 0.95, with_variant: bool = False) -> str:
+    """The finding of one ratios.csv row (``with_variant``: name the variant, when there are several)."""
+    info = metric_info(str(r["metric"]), str(r["tool"]))
+    label = info.label if info.label[1:2].isupper() else info.label[0].lower() + info.label[1:]
+    what = f"{data.measure_label(r)} {label}"
+    treat = r["scenario"] if r["by"] == "scenario" else r["treatment"]
+    if r["by"] != "scenario":
+        treat = f"{r['treatment']} ({r['scenario']})"
+    elif with_variant:
+        treat = f"{treat} on {r['variant']}"
+    ratio = float(r["ratio"])
+    verb = "reaches" if info.better == "higher" else "has"
+    head = f"{treat} {verb} {fmt_ratio(ratio)}x the {what} of {r['baseline']}"
+    lo, hi = float(r["ci_low"]), float(r["ci_high"])
+    n = _n(r["n_treatment"], r["n_baseline"])
+    p = float(r.get("p_adjusted", np.nan))
+    conf = f"{confidence * 100:g} % CI"
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        why = str(r.get("ci_note") or "too few runs for an interval")
+        return f"{head} ({n}; {why}): not resolved."
+    if lo > 0:
+        ci = f"{conf} {fmt_ratio(lo)}-{fmt_ratio(hi)}"
+    else:  # a ratio of positive quantities: an interval reaching 0 bounds nothing below
+        ci = f"{conf} up to {fmt_ratio(hi)}, no positive lower bound"
+    if str(r.get("role", "")) == "exploratory":
+        raw_p = float(r.get("p_value", np.nan))
+        pv = f"unadjusted {fmt_p(raw_p)}; " if np.isfinite(raw_p) else ""
+        return f"{head} ({ci}, {n}; {pv}exploratory: not a declared primary comparison)."
+    if not np.isfinite(p):
+        return f"{head} ({ci}, {n}; no test): not resolved."
+    adj = f"Holm-adjusted {fmt_p(p)}"
+    if p < a and not (lo <= 1 <= hi):
+        return f"{head} ({ci}, {n}, {adj})."
+    return f"{head} ({ci}, {n}, {adj}): the difference is not resolved."
+
+
+def findings(t: data.Tables) -> pd.DataFrame:
+    """One row per primary comparison: the sentence and the numbers it states."""
+    r = primary_ratios(t.ratios, t.settings)
+    if r.empty:
+        return pd.DataFrame(columns=["sentence", "ratio", "ci_low", "ci_high", "p_adjusted", "resolved"])
+    a = alpha(t.settings)
+    conf = 1 - a
+    out = r.copy()
+    several = r["by"].eq("scenario").any() and r["variant"].nunique() > 1
+    out["sentence"] = [sentence(row, a, conf, several) for _, row in r.iterrows()]
+    out["resolved"] = ~out["sentence"].str.endswith(("not resolved.", "primary comparison)."))
+    return out
+
+
+def markdown(t: data.Tables) -> str:
+    """The findings as a Markdown list (or why there are none)."""
+    f = findings(t)
+    if f.empty:
+        return "No comparison is configured or computable, so there are no findings to state."
+    n_res = int(f["resolved"].sum())
+    if "role" in f.columns and (f["role"] == "exploratory").all():
+        lead = (
+            f"No primary comparison is declared (`stats.primary`): {len(f)} exploratory comparisons of the "
+            "headline metrics, without adjustment for multiple testing.\n\n"
+        )
+    else:
+        lead = f"{len(f)} primary comparisons; {n_res} resolved at the {(1 - alpha(t.settings)) * 100:g} % level.\n\n"
+    return lead + "\n".join(f"- {s}" for s in f["sentence"])
+
+
+def _ci(lo: float, hi: float, factor: float) -> str:
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "–"
+    return f"{data.fmt_value(lo / factor)}–{data.fmt_value(hi / factor)}"
+
+
+def headline_table(t: data.Tables) -> pd.DataFrame:
+    """Headline metrics per path and variant in display units (mean, 95 % CI, CV, n)."""
+    rows = data.headline_rows(t.summary, None, t.settings)
+    out = []
+    for _, r in rows.iterrows():
+        factor, unit = data.display_unit([r["mean"]], str(r["unit"]))
+        cv = float(r["cv"]) if "cv" in r and pd.notna(r["cv"]) else np.nan
+        out.append(
+            {
+                "test": data.measure_label(r),
+                "metric": data.axis_label(str(r["metric"]), str(r["tool"]), unit),
+                "path": r["scenario"],
+                "variant": r["variant"],
+                "n": int(r["n"]),
+                "mean": data.fmt_value(float(r["mean"]) / factor),
+                "95 % CI": _ci(float(r["ci_low"]), float(r["ci_high"]), factor),
+                "CV": f"{cv * 100:.1f} %" if np.isfinite(cv) else "–",
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def _ratio_ci(lo: float, hi: float) -> str:
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "–"
+    return f"{fmt_ratio(lo)}–{fmt_ratio(hi)}" if lo > 0 else f"≤ {fmt_ratio(hi)}"
+
+
+def ratio_table(t: data.Tables) -> pd.DataFrame:
+    """Primary comparisons: ratio, 95 % CI, n and adjusted p, rounded for reading."""
+    f = findings(t)
+    if f.empty:
+        return pd.DataFrame()
+    return pd.DataFrame(
+        {
+            "test": [data.measure_label(r, with_metric=True) for _, r in f.iterrows()],
+            "treatment": f["treatment"],
+            "baseline": f["baseline"],
+            "ratio": [fmt_ratio(x) for x in f["ratio"]],
+            "95 % CI": [
+                _ratio_ci(a, b) for a, b in zip(f["ci_low"].astype(float), f["ci_high"].astype(float))
+            ],
+            "n": [_n(a, b).removeprefix("n = ") for a, b in zip(f["n_treatment"], f["n_baseline"])],
+            "Holm p": [
+                fmt_p(p).removeprefix("p = ") if np.isfinite(p) else "–"
+                for p in f["p_adjusted"].astype(float)
+            ],
+            "resolved": f["resolved"].map({True: "yes", False: "no"}),
+        }
+    )

@@ -1,0 +1,77 @@
+"""The findings sentences state the numbers of ratios.csv (rounded as printed), say "not
+resolved" exactly when the statistics do not resolve a difference, and tables are in display units."""
+
+import re
+
+import numpy as np
+import pytest
+
+from podnet import figures, findings
+from tests import figures_data
+
+
+@pytest.fixture(scope="module")
+def dirs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("findings")
+    return {
+        "repeats": figures_data.with_repeats(root),
+        "seed-cni-1gbe": figures_data.example("seed-cni-1gbe", root),
+        "seed-raven": figures_data.example("seed-raven", root),
+    }
+
+
+def _close(printed: str, value: float) -> bool:
+    """``printed`` is ``value`` rounded to the decimals printed."""
+    digits = printed.replace(",", "")
+    decimals = len(digits.split(".")[1]) if "." in digits else 0
+    return abs(float(digits) - value) <= 0.5 * 10.0**-decimals + 1e-12
+
+
+@pytest.mark.parametrize("name", ["repeats", "seed-cni-1gbe", "seed-raven"])
+def test_sentence_numbers_equal_ratios_csv(dirs, name):
+    t = figures.load(dirs[name])
+    f = findings.findings(t)
+    assert len(f) > 0
+    for _, r in f.iterrows():
+        s = r["sentence"]
+        m = re.search(r" ([\d.,]+)x the ", s)
+        assert m and _close(m.group(1), r["ratio"]), s
+        ci = re.search(r"CI ([\d.,]+)-([\d.,]+)", s)
+        if np.isfinite(r["ci_low"]) and r["ci_low"] <= 0:
+            up = re.search(r"CI up to ([\d.,]+), no positive lower bound", s)
+            assert up and _close(up.group(1), r["ci_high"]), s
+        elif np.isfinite(r["ci_low"]):
+            assert ci and _close(ci.group(1), r["ci_low"]) and _close(ci.group(2), r["ci_high"]), s
+        else:
+            assert ci is None and s.endswith("not resolved."), s
+        n = re.search(r"n = (\d+)(?: each| and (\d+))", s)
+        assert int(n.group(1)) == r["n_treatment"] and int(n.group(2) or n.group(1)) == r["n_baseline"], s
+        p = re.search(r"Holm-adjusted p (=|<) ([\d.]+)", s)
+        if p and p.group(1) == "=":
+            assert float(p.group(2)) == pytest.approx(r["p_adjusted"], rel=0.05, abs=0.005), s
+        if r.get("role") == "exploratory" and np.isfinite(r["ci_low"]):
+            assert s.endswith("exploratory: not a declared primary comparison)."), s
+            continue
+        resolved = bool(
+            r.get("role") != "exploratory"
+            and r["p_adjusted"] < 0.05
+            and not (r["ci_low"] <= 1 <= r["ci_high"])
+        )
+        assert s.endswith("not resolved.") != resolved, s
+
+
+def test_repeats_resolve_the_clear_difference_and_not_the_unclear(dirs):
+    f = findings.findings(figures.load(dirs["repeats"]))
+    assert f["resolved"].any(), f["sentence"].tolist()
+    assert (~f["resolved"]).any(), f["sentence"].tolist()
+
+
+def test_tables_are_in_display_units(dirs):
+    t = figures.load(dirs["seed-raven"])
+    h = findings.headline_table(t)
+    assert {"Throughput (Mbit/s)", "Throughput (kbit/s)", "RTT (mean, ms)"} <= set(h["metric"]) or any(
+        "Gbit/s" in m for m in h["metric"]
+    )
+    assert not h["mean"].str.contains("e[+-]", regex=True).any()
+    raven = h[(h.path == "same-edge") & h.metric.str.contains("Gbit/s")]
+    assert set(raven["mean"]) <= {"3.67", "3.34"}

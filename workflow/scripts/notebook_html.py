@@ -1,0 +1,10 @@
+"""Snakemake script: an executed notebook as one self-contained HTML page (library: podnet.notebook_html)."""
+
+import logging
+
+from podnet.notebook_html import render
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)
+render(sm.input.notebook, sm.output.html)
+logging.info("rendered %s -> %s", sm.input.notebook, sm.output.html)

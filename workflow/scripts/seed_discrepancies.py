@@ -1,0 +1,14 @@
+"""Snakemake script: a seed report's published tables vs its raw outputs (library: podnet.seed_reports)."""
+
+import logging
+from pathlib import Path
+
+from podnet import seed_reports
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)
+found = seed_reports.discrepancies(
+    Path(sm.input.tidy).parent, Path(sm.params.raw_dir), [Path(p) for p in sm.input.published]
+)
+found.to_csv(sm.output.csv, index=False)
+logging.info("%d discrepancies -> %s", len(found), sm.output.csv)
