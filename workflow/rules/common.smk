@@ -107,7 +107,9 @@ def shard_bad(wildcards):
 
 def raw_files(wildcards):
     """Every raw file of the experiment (after the launch, when there is one)."""
-    return [str(f) for files in _shards().values() for f in files if isinstance(f, Path)]
+    return [
+        str(f) for files in _shards().values() for f in files if isinstance(f, Path)
+    ]
 
 
 def published_tables():
