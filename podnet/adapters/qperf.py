@@ -240,6 +240,7 @@ class QperfAdapter(Adapter):
             ):
                 errors.append(line.strip())
         self._complete(blocks, res_info.get("command"))
+        self._consistent(blocks)
         res = ParseResult(streams=1, info=res_info)
         conf: dict[str, str] = {}
         tests_info: dict[str, Any] = {}
@@ -327,6 +328,28 @@ class QperfAdapter(Adapter):
                 )
         if command:
             QperfAdapter.check_requested(blocks, command)
+
+    @staticmethod
+    def _consistent(blocks: list[tuple[str, list[tuple[str, str]]]]) -> None:
+        """A lost line must not merge two blocks or mislabel a loop: qperf prints each item once per
+        block, and the blocks of one test in a ``-oo`` loop all name the looped parameter."""
+        for test, items in blocks:
+            keys = [k for k, _ in items]
+            dup = sorted({k for k in keys if keys.count(k) > 1})
+            if dup:
+                raise Incomplete(
+                    f"qperf output is damaged: block '{test}:' has {', '.join(dup)} twice (a test's header "
+                    "line was lost?)"
+                )
+        for test in {t for t, _ in blocks if t != "conf"}:
+            mine = [dict(items) for t, items in blocks if t == test and items]
+            for param in _PARAMS:
+                has = [param in d for d in mine]
+                if len(mine) > 1 and any(has) and not all(has):
+                    raise Incomplete(
+                        f"qperf output is damaged: some '{test}:' blocks of a loop name {param}, others not "
+                        "(a line was lost?)"
+                    )
 
     @staticmethod
     def check_requested(blocks: list[tuple[str, list]], command: str) -> None:
