@@ -56,6 +56,57 @@ KNOWN_GAPS = {
 }
 
 
+_OOO = (
+    "iperf 2 prints '[ ID] 0.0-T sec N datagrams received out-of-order' only when N > 0 (Reporter: "
+    "'if (stats->cntOutofOrder > 0)'); without it the output is byte for byte a run with none"
+)
+_CSV_SERVER = (
+    "an iperf 2 server's -y C output is one self-contained line per connection, no header, no SUM, "
+    "no stream count; with one line gone it is byte for byte a server that served one connection"
+)
+_AB_NON2XX = (
+    "ab prints 'Non-2xx responses:' only when that count is non-zero (ab.c: 'if (err_response)'); "
+    "nothing else in its report counts them, so without the line it is a run where every answer was 2xx"
+)
+_WRK_NON2XX = (
+    "wrk prints 'Non-2xx or 3xx responses:' only when errors.status > 0; without it the output is "
+    "byte for byte a run where every answer was 2xx/3xx"
+)
+_WRK_SOCKET = (
+    "wrk prints 'Socket errors:' only when one of its four counts is non-zero; without it the output "
+    "is byte for byte a run without socket errors"
+)
+_NETPERF_TR = (
+    "without TRANSACTION_RATE= (and no COMMAND_LINE, no sidecar command) the output is byte for byte "
+    "a run whose -k list omitted it; the rate then comes from THROUGHPUT=, the same quantity that "
+    "netperf prints with 2 decimals (55614.01 for 55614.015): the run's number at the printed precision"
+)
+
+#: (sample, mutation) -> why the mangled copy is a valid output of another real run, one a line:
+#: counted apart ("indistinguishable") by the benchmark, never as same/subset
+INDISTINGUISHABLE = {
+    ("ab/non2xx.txt", "drop-line 29"): _AB_NON2XX,
+    ("wrk/non2xx.txt", "drop-line 11"): _WRK_NON2XX,
+    ("wrk/socket-errors.txt", "drop-line 11"): _WRK_SOCKET,
+    ("iperf2/seed001-udp-10s.txt", "drop-line 12"): _OOO,
+    ("iperf2/seed001-udp-glued.txt", "drop-line 12"): _OOO,
+    ("raw/seed-cni-1gbe/calico/iperf2-udp.txt", "drop-line 12"): _OOO,
+    ("raw/seed-cni-1gbe/physical/iperf2-udp.txt", "drop-line 12"): _OOO,
+    ("raw/seed-cni-1gbe/physical/iperf2-udp-2.txt", "drop-line 12"): _OOO,
+    ("iperf2/tcp-csv-P2-server.txt", "drop-line 0"): _CSV_SERVER,
+    ("iperf2/tcp-csv-P2-server.txt", "drop-line 1"): _CSV_SERVER,
+    ("netperf/tcp-rr-k-launcher.txt", "drop-line 3"): _NETPERF_TR,
+    ("netperf/tcp-crr-k-launcher.txt", "drop-line 3"): _NETPERF_TR,
+}
+
+
+def effective_kind(sample: Sample, kind: str, mutated: bytes) -> str:
+    """A dropped last line is the same bytes as a cut at a line end: judged as that cut."""
+    if kind == "drop-line" and mutated in {sample.data[:n] for n in line_ends(sample.data)}:
+        return "cut"
+    return kind
+
+
 @dataclass(frozen=True)
 class Sample:
     """One real output: its bytes, the tool to force (None: detect) and its excerpt flag."""
@@ -153,8 +204,11 @@ def outcome(
     return "values", sig
 
 
-def judge(sample: Sample, mutated: bytes, baseline: tuple[str, object] | None = None) -> str:
-    """'same', 'rejected', 'crash' (a parser exception: still a per-file failure), 'subset' or 'WRONG'."""
+def judge(
+    sample: Sample, mutated: bytes, baseline: tuple[str, object] | None = None, label: str | None = None
+) -> str:
+    """'same', 'rejected', 'crash' (a parser exception: still a per-file failure), 'subset', 'WRONG',
+    or 'indistinguishable' (a WRONG that :data:`INDISTINGUISHABLE` justifies for this ``label``)."""
     base = baseline or outcome(sample.data, sample.tool, sample.excerpt, sample.command)
     kind, got = outcome(mutated, sample.tool, sample.excerpt, sample.command)
     if kind in ("rejected", "crash"):
@@ -165,6 +219,8 @@ def judge(sample: Sample, mutated: bytes, baseline: tuple[str, object] | None = 
         # every number is the run's, some are missing: a shorter output that is complete as it
         # stands (qperf's `tcp_bw` alone, a reference table's first rows); not a wrong number
         return "subset"
+    if label is not None and (sample.name, label) in INDISTINGUISHABLE:
+        return "indistinguishable"
     return "WRONG"
 
 
