@@ -74,10 +74,10 @@ def main() -> int:
         for label, data in mutations(s, args.max_bytes):
             if args.kinds and label.split("@")[0].split(" ")[0] not in args.kinds.split(","):
                 continue
-            verdict = mangle.judge(s, data, base)
+            verdict = mangle.judge(s, data, base, label)
+            kind = mangle.effective_kind(s, label.split("@")[0].split(" ")[0], data)
             counts[verdict] += 1
-            by_kind[label.split("@")[0].split(" ")[0]][verdict] += 1
-            kind = label.split("@")[0].split(" ")[0]
+            by_kind[kind][verdict] += 1
             if verdict == "WRONG" and (s.name, kind) in mangle.KNOWN_GAPS:
                 verdict = "WRONG-known"
                 counts[verdict] += 1
@@ -92,14 +92,15 @@ def main() -> int:
     for kind, c in sorted(by_kind.items()):
         print(
             f"  {kind:10s} rejected {c['rejected']:7d}  same-values {c['same']:7d}  "
-            f"crash {c['crash']:5d}  subset {c['subset']:5d}  WRONG {c['WRONG']} "
-            f"(+ {c['WRONG-known']} in KNOWN_GAPS)"
+            f"crash {c['crash']:5d}  subset {c['subset']:5d}  WRONG {c['WRONG']}  "
+            f"indistinguishable {c['indistinguishable']}  (+ {c['WRONG-known']} in KNOWN_GAPS)"
         )
     print(
         f"TOTAL      rejected {counts['rejected']:7d}  same-values {counts['same']:7d}  "
-        f"crash {counts['crash']:5d}  subset {counts['subset']:5d}  WRONG {counts['WRONG']} "
-        f"(+ {counts['WRONG-known']} in KNOWN_GAPS)"
+        f"crash {counts['crash']:5d}  subset {counts['subset']:5d}  WRONG {counts['WRONG']}  "
+        f"indistinguishable {counts['indistinguishable']}  (+ {counts['WRONG-known']} in KNOWN_GAPS)"
     )
+    print("  indistinguishable: a valid output of another real run; why, per case: mangle.INDISTINGUISHABLE")
     if args.by_sample:
         for name, c in per_sample.most_common():
             print(f"  {c:6d}  {name}")

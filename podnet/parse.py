@@ -100,9 +100,14 @@ def parse_text(
         result = adapter.parse(text)
         if command:
             adapter.complete_for(result, _command_text(command))
+        if cut.strip():
+            # every tool ends its lines with a newline: a last line without one was cut, and what
+            # the cut took (an out-of-order count, a later stream) may change the numbers
+            # (not an Incomplete: an excerpt pasted on purpose ends its lines too)
+            raise ParseError(f"{adapter.name} output ends inside a line ({cut!r}): cut off")
         return adapter, result
     except Incomplete as exc:
-        if excerpt and exc.partial is not None:
+        if excerpt and exc.partial is not None and not cut.strip():
             return adapter, _mark_excerpt(exc.partial, str(exc))
         raise Incomplete(f"{exc}{where}", exc.partial) from None
     except ParseError as exc:

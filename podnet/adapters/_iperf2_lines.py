@@ -92,6 +92,8 @@ class _Conn:
     flags: str
     order: int
     ct_ms: float | None = None
+    lport: str = ""
+    rport: str = ""
 
 
 @dataclass
@@ -99,6 +101,7 @@ class _State:
     role: str | None = None  # 'client' or 'server' (of the whole invocation)
     proto: str | None = None
     listen_ports: set[str] = field(default_factory=set)
+    connect_ports: set[str] = field(default_factory=set)  # ports of 'Client connecting to' headers
     conns: dict[str, _Conn] = field(default_factory=dict)
     rows: list[_Row] = field(default_factory=list)
     sent: dict[str, int] = field(default_factory=dict)
@@ -131,6 +134,7 @@ def _on_client_header(sc: _Scan, m: re.Match[str]) -> None:
     st.proto = st.proto or m["proto"].lower()
     st.info.setdefault("target", m["host"])
     st.info.setdefault("port", int(m["port"]))
+    st.connect_ports.add(m["port"])
 
 
 def _on_server_header(sc: _Scan, m: re.Match[str]) -> None:
@@ -164,7 +168,9 @@ def _on_connection(sc: _Scan, m: re.Match[str]) -> None:
     mss = re.search(r"icwnd/mss/irtt=(\d+)/(\d+)/(\d+)", m["rest"])
     if mss:
         st.info.setdefault("mss", int(mss[2]))
-    st.conns[sid.lstrip("*")] = _Conn(sid, accepted, m["rest"], sc.order, float(ct[1]) if ct else None)
+    st.conns[sid.lstrip("*")] = _Conn(
+        sid, accepted, m["rest"], sc.order, float(ct[1]) if ct else None, m["lport"], m["rport"]
+    )
 
 
 def _on_server_report(sc: _Scan, m: re.Match[str]) -> None:

@@ -153,6 +153,7 @@ class Iperf2Adapter(Adapter):
                 if "WARNING" in line or "failed" in line.lower() or "error" in line.lower():
                     sc.warnings.append(line)
         st = sc.st
+        st.info["_pending_reports"] = sorted(sc.report_ids)
         if sc.warnings:
             st.info["warnings"] = list(dict.fromkeys(sc.warnings))  # repeated lines once
         if st.role is None:
@@ -198,6 +199,7 @@ class Iperf2Adapter(Adapter):
             group.add(d)
 
     def _build(self, st: _State) -> ParseResult:
+        _cross_check(st)
         self._directions(st)
         res = ParseResult(test=st.proto, protocol=st.proto)
         res.info.update({k: v for k, v in st.info.items() if not k.startswith("_")})
@@ -485,7 +487,9 @@ class Iperf2Adapter(Adapter):
         for i in keys:
             fr = final_rows(i)
             if not fr:
-                continue
+                raise Incomplete(
+                    f"iperf 2 CSV (-y C) output is damaged: stream {i} has no final row starting at 0.0"
+                )
             if not udp:
                 sender.append(fr[-1])
                 continue
@@ -615,6 +619,67 @@ class Iperf2Adapter(Adapter):
             streams=streams,
             version=["iperf", "-v"],
         )
+
+
+def _cross_check(st: _State) -> None:
+    """A dropped line must not change a number: every stream's lines agree with each other.
+
+    iperf 2 prints a 'connected with' line for every stream, each stream's rows, a summary row
+    per stream (its last row, starting at 0), and for a UDP client a 'Sent N datagrams' line and a
+    'Server Report' per stream. Anything missing on one side is a damaged output.
+    """
+    if st.info.get("_pending_reports"):
+        raise Incomplete(
+            "iperf2 output is damaged: a 'Server Report:' line is not followed by its report row "
+            f"(stream {', '.join(st.info['_pending_reports'])})"
+        )
+    header = bool(st.listen_ports or st.connect_ports)
+    if not st.conns:
+        if header and st.rows:
+            raise Incomplete(
+                "iperf2 output is damaged: report rows after a 'Client connecting to' / 'Server listening "
+                "on' header but no 'connected with' line (a line was lost?)"
+            )
+        return
+    if not header:
+        raise Incomplete(
+            "iperf2 output is damaged: 'connected with' lines but no 'Client connecting to' / "
+            "'Server listening on' header (a line was lost?)"
+        )
+    for c in st.conns.values():
+        ours = c.lport in st.listen_ports or c.rport in st.connect_ports
+        if not ours:
+            raise Incomplete(
+                f"iperf2 output is damaged: stream {c.sid} connects port {c.lport} with port {c.rport}, "
+                "neither of which a 'Client connecting to' / 'Server listening on' header names"
+            )
+    row_ids = {r.sid for r in st.rows if not r.sid.startswith("SUM")}
+    orphans = sorted(s for s in row_ids if s.lstrip("*") not in st.conns)
+    if orphans:
+        raise Incomplete(
+            f"iperf2 output is damaged: stream {', '.join(orphans)} has rows but no 'connected with' line"
+        )
+    for key, conn in st.conns.items():
+        sids = {r.sid for r in st.rows if r.sid.lstrip("*") == key} or {key}
+        if "full-duplex" in conn.flags:
+            sids |= {key, "*" + key}
+        for sid in sorted(sids):
+            own = [r for r in st.rows if r.sid == sid and not r.report]
+            if not own or own[-1].t0 != 0:
+                raise Incomplete(
+                    f"iperf2 output is damaged: stream {sid} has a 'connected with' line but no summary row "
+                    "(its last row starting at 0)"
+                )
+    if st.role == "client" and st.proto == "udp":
+        flows = {r.sid for r in st.rows if not r.sid.startswith("SUM") and not r.report}
+        reported = {r.sid for r in st.rows if r.report and not r.sid.startswith("SUM")}
+        sent = {s for s in st.sent if not s.startswith("SUM")}
+        for what, have in (("Server Report", reported), ("Sent N datagrams line", sent)):
+            if have and have != flows:
+                raise Incomplete(
+                    f"iperf2 UDP client output is damaged: streams {', '.join(sorted(flows - have))} have no "
+                    f"{what} while the others do"
+                )
 
 
 def _fmt(x: float) -> str:

@@ -333,6 +333,20 @@ class Iperf3Adapter(Adapter):
         )
         bidir = any(x["role"] for x in summaries)
         reverse = bool(re.search(r"^Reverse mode", text, re.M))
+        headers = re.findall(r"^\[ ID\] Interval.*$", text, re.M)
+        if (
+            proto == "tcp"
+            and not bidir
+            and not reverse
+            and re.search(r"^Connecting to host", text, re.M)
+            and len(headers) >= 2
+            and "Retr" not in headers[0]
+            and "Retr" in headers[-1]
+        ):
+            raise Incomplete(
+                "iperf3 client output is damaged: its interval rows have no Retr column (the client was "
+                "receiving) but there is no 'Reverse mode, remote host ... is sending' line"
+            )
         ids = {x["id"] for x in summaries if x["id"] != "SUM"}
         result = ParseResult(test=proto, protocol=proto, streams=max(len(ids) // (2 if bidir else 1), 1))
         if bidir:

@@ -228,6 +228,15 @@ class NetperfAdapter(Adapter):
         if keyval and "THROUGHPUT" in keyval or len(keyval) >= 2:
             info["format"] = "keyval"
             info["keys"] = list(keyval)
+            if not banner:
+                t = re.search(r"\s-t\s+(\S+)", keyval.get("COMMAND_LINE", ""))
+                if t is None or t[1].upper() == "OMNI":
+                    raise Incomplete(
+                        "netperf KEY=value output without its test banner ('MIGRATED TCP STREAM TEST from "
+                        "...'): netperf prints it unless -P 0, and without it (or a COMMAND_LINE naming -t) "
+                        "the test is unknown"
+                    )
+                test = t[1].upper()
             self._selectors(keyval, test, proto, res)
             if "COMMAND_LINE" in keyval:  # the output names its own command: check it against that
                 self.complete_for(res, keyval["COMMAND_LINE"].strip('"'))
@@ -271,7 +280,9 @@ class NetperfAdapter(Adapter):
         if not isinstance(keys, list) or "-k" not in args or args.index("-k") + 1 >= len(args):
             return
         asked = args[args.index("-k") + 1]
-        want = ["COMMAND_LINE"] if asked.lower() == "all" else [k for k in asked.split(",") if k]
+        # -k all prints every output selector; these are in every omni test's list
+        core = ["PROTOCOL", "DIRECTION", "THROUGHPUT", "THROUGHPUT_UNITS", "ELAPSED_TIME", "TRANSACTION_RATE"]
+        want = core + ["COMMAND_LINE"] if asked.lower() == "all" else [k for k in asked.split(",") if k]
         missing = [k for k in want if k not in keys]
         if missing:
             raise Incomplete(

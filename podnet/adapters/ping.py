@@ -221,6 +221,14 @@ class PingAdapter(Adapter):
                 "expected ping reply lines ('64 bytes from ...: icmp_seq=1 ttl=64 time=0.2 ms') "
                 "or a '--- ... ping statistics ---' block"
             )
+        seqs = [int(m["seq"]) for m in _REPLY.finditer(text)]
+        first = 1 if re.search(r"^PING \S+", text, re.M) else seqs[0]
+        if seqs != list(range(first, first + len(seqs))):
+            raise ParseError(
+                "ping reply lines without a statistics block skip or repeat an icmp_seq (expected "
+                f"{first}..{first + len(seqs) - 1}): lost replies and lost lines cannot be told apart "
+                "without the '--- ... ping statistics ---' block"
+            )
         self._from_replies(rtts, result)
         raise Incomplete(
             f"ping output has {len(rtts)} reply lines but no '--- ... ping statistics ---' block: cut off "

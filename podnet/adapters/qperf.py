@@ -155,6 +155,30 @@ def requested_tests(command: str) -> list[str]:
     return [a for a in str(command).split() if _TEST_ARG.match(a)]
 
 
+def _loop_count(command: str) -> int | None:
+    """How many values a ``-oo name:init:last:incr`` loop runs (``*k`` multiplies, ``+k``/``k`` adds)."""
+    args = str(command).split()
+    spec = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-oo", "--loop")), None)
+    m = re.fullmatch(r"[\w]+:(\w+):(\w+):([*+]?)(\w+)", spec or "")
+    if m is None:
+        return None
+
+    def num(x: str) -> float | None:
+        mm = re.fullmatch(r"(\d+)([KkMmGg]?)", x)
+        return (
+            None if mm is None else int(mm[1]) * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[mm[2].lower()]
+        )
+
+    v, last, step = num(m[1]), num(m[2]), num(m[4])
+    if v is None or last is None or not step or (m[3] == "*" and step < 2):
+        return None
+    n = 0
+    while v <= last and n < 10_000:
+        n += 1
+        v = v * step if m[3] == "*" else v + step
+    return n
+
+
 class QperfAdapter(Adapter):
     """qperf client output: several tests per file, each measurement tagged with its test."""
 
@@ -240,6 +264,7 @@ class QperfAdapter(Adapter):
             ):
                 errors.append(line.strip())
         self._complete(blocks, res_info.get("command"))
+        self._consistent(blocks)
         res = ParseResult(streams=1, info=res_info)
         conf: dict[str, str] = {}
         tests_info: dict[str, Any] = {}
@@ -329,6 +354,28 @@ class QperfAdapter(Adapter):
             QperfAdapter.check_requested(blocks, command)
 
     @staticmethod
+    def _consistent(blocks: list[tuple[str, list[tuple[str, str]]]]) -> None:
+        """A lost line must not merge two blocks or mislabel a loop: qperf prints each item once per
+        block, and the blocks of one test in a ``-oo`` loop all name the looped parameter."""
+        for test, items in blocks:
+            keys = [k for k, _ in items]
+            dup = sorted({k for k in keys if keys.count(k) > 1})
+            if dup:
+                raise Incomplete(
+                    f"qperf output is damaged: block '{test}:' has {', '.join(dup)} twice (a test's header "
+                    "line was lost?)"
+                )
+        for test in {t for t, _ in blocks if t != "conf"}:
+            mine = [dict(items) for t, items in blocks if t == test and items]
+            for param in _PARAMS:
+                has = [param in d for d in mine]
+                if len(mine) > 1 and any(has) and not all(has):
+                    raise Incomplete(
+                        f"qperf output is damaged: some '{test}:' blocks of a loop name {param}, others not "
+                        "(a line was lost?)"
+                    )
+
+    @staticmethod
     def check_requested(blocks: list[tuple[str, list]], command: str) -> None:
         """Every test the command asked for has its block (in the order asked; ``-oo`` loops repeat one)."""
         want = requested_tests(command)
@@ -340,6 +387,15 @@ class QperfAdapter(Adapter):
             missing = [t for t in want if t not in got]
             what = f"no block for {', '.join(missing)}" if missing else f"blocks {got}"
             raise Incomplete(f"qperf output is incomplete (cut off?): the command asked for {want}; {what}")
+        loop = _loop_count(command)
+        if loop:
+            for t in want:
+                n = sum(1 for b, _ in blocks if b == t)
+                if t != "conf" and n != loop:
+                    raise Incomplete(
+                        f"qperf output is incomplete (cut off?): the -oo loop runs {loop} values but '{t}:' "
+                        f"has {n} blocks"
+                    )
 
     def complete_for(self, result: ParseResult, command: str) -> None:
         """With the sidecar's command: every requested test has its block."""

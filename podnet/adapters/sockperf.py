@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError, UnsupportedTest
+from podnet.adapters.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError, UnsupportedTest
 from podnet.tidy import Measurement, ParseResult
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -89,6 +89,12 @@ class SockperfAdapter(Adapter):
         )
         if cmd:
             info["command"] = cmd.group(1).strip()
+        summary = re.search(r"Summary: (Message Rate|Latency|Round trip) is|====> avg-(lat|rtt)", text)
+        if summary and not proto:
+            raise Incomplete(
+                "sockperf output is damaged: a summary but no '[ 0] IP = ... PORT = ... # UDP|TCP' line "
+                "(the client prints it before every test; the protocol is unknown without it)"
+            )
         add = lambda metric, value, unit: res.measurements.append(Measurement(metric, float(value), unit))  # noqa: E731
 
         tp = re.search(rf"Summary: Message Rate is ({_NUM}) \[msg/sec\]", text)
@@ -132,6 +138,11 @@ class SockperfAdapter(Adapter):
         valid = re.search(
             rf"\[Valid Duration\] RunTime=({_NUM}) sec; SentMessages=(\d+); ReceivedMessages=(\d+)", text
         )
+        if valid is None:
+            raise Incomplete(
+                "sockperf output is damaged: a latency summary but no '[Valid Duration] RunTime=... "
+                "SentMessages=... ReceivedMessages=...' line (sockperf prints it with every summary)"
+            )
         if re.search(r"\b(under-load|ul)\b", info.get("command", "")):
             res.test = "under-load"
         elif (

@@ -30,8 +30,10 @@ KNOWN_GAPS = mangle.KNOWN_GAPS
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
 
-def check(sample, kind, data):
-    verdict = mangle.judge(sample, data, BASE[sample.name])
+def check(sample, kind, data, label=None):
+    verdict = mangle.judge(sample, data, BASE[sample.name], label)
+    if verdict == "indistinguishable":
+        return  # justified per case in mangle.INDISTINGUISHABLE
     if (sample.name, kind) in KNOWN_GAPS and verdict in ("WRONG", "subset"):
         return
     assert verdict in ("same", "rejected", "subset"), (sample.name, kind, mangle.outcome(data, sample.tool))
@@ -53,7 +55,8 @@ sample_st = st.sampled_from(SAMPLES)
 @FAST
 @given(s=sample_st, frac=st.floats(0, 1, exclude_max=True))
 def test_cut_anywhere_is_the_same_or_rejected(s, frac):
-    check(s, "cut", mangle.cut(s.data, int(frac * len(s.data))))
+    n = int(frac * len(s.data))
+    check(s, "cut", mangle.cut(s.data, n), f"cut@{n}")
 
 
 @FAST
@@ -61,7 +64,7 @@ def test_cut_anywhere_is_the_same_or_rejected(s, frac):
 def test_cut_at_every_line_end_is_the_same_or_rejected(s, data):
     ends = mangle.line_ends(s.data)[:-1] or [0]
     n = data.draw(st.sampled_from(ends))
-    check(s, "cut", s.data[:n])
+    check(s, "cut", s.data[:n], f"cut@{n}")
 
 
 @FAST
@@ -74,11 +77,48 @@ def test_a_corrupted_byte_is_rejected(s, frac):
 
 @FAST
 @given(s=sample_st, data=st.data())
-def test_a_duplicated_or_dropped_line_never_crashes_a_parser(s, data):
+def test_a_duplicated_or_dropped_line_is_the_same_or_rejected(s, data):
     n = len(mangle.lines_of(s.data))
     i = data.draw(st.integers(0, max(n - 1, 0)))
-    for mutated in (mangle.dup_line(s.data, i), mangle.drop_line(s.data, i)):
-        assert mangle.judge(s, mutated, BASE[s.name]) != "crash", (s.name, i)
+    for kind, mutated in (
+        ("dup-line", mangle.dup_line(s.data, i)),
+        ("drop-line", mangle.drop_line(s.data, i)),
+    ):
+        verdict = mangle.judge(s, mutated, BASE[s.name], f"{kind} {i}")
+        if mangle.effective_kind(s, kind, mutated) == "cut":
+            check(s, "cut", mutated, f"cut@{len(mutated)}")  # a dropped last line is that cut
+            continue
+        assert verdict in ("same", "rejected", "subset", "indistinguishable"), (s.name, kind, i)
+
+
+@pytest.mark.parametrize(
+    ("name", "label"), sorted(mangle.INDISTINGUISHABLE), ids=lambda x: str(x).replace("/", "_")
+)
+def test_each_indistinguishable_case_is_still_one(name, label):
+    """An entry that a stricter adapter now rejects must leave the list (no stale excuses)."""
+    s = next(x for x in SAMPLES if x.name == name)
+    if label.startswith("cut@"):
+        mutated = mangle.cut(s.data, int(label[4:]))
+        assert int(label[4:]) in mangle.line_ends(s.data)  # a cut inside a line is always rejected
+    else:
+        mutated = mangle.drop_line(s.data, int(label.split()[-1]))
+    assert mangle.judge(s, mutated, BASE[name], label) == "indistinguishable"
+
+
+def test_a_dropped_line_that_breaks_a_stream_cross_check_is_rejected():
+    """iperf2 -P 2: without one stream's 'connected with' line (or its summary row) the output is
+    damaged, not a one-stream run; qperf without a test header is not a merged block."""
+    cases = {
+        "iperf2/tcp-e-P2.txt": "connected with",
+        "iperf2/tcp-P2-server.txt": "0.0000-3.0059 sec",
+        "iperf2/udp-P2.txt": "Server Report:",
+        "qperf/seed004-host-host.txt": "tcp_lat:",
+    }
+    for name, needle in cases.items():
+        s = next(x for x in SAMPLES if x.name == name)
+        i = next(k for k, ln in enumerate(mangle.lines_of(s.data)) if needle.encode() in ln)
+        kind, reason = mangle.outcome(mangle.drop_line(s.data, i), s.tool, s.excerpt, s.command)
+        assert kind == "rejected" and "damaged" in reason, (name, reason)
 
 
 JSON = [s for s in SAMPLES if mangle.is_json(s.data)]
