@@ -20,8 +20,8 @@ def fmt_ratio(x: float) -> str:
     """A ratio with sensible precision: 0.84, 1.25, 12.3, 522."""
     if x is None or not np.isfinite(x):
         return "–"
-    if abs(x) < 0.1:
-        return f"{x:.2g}" if x else "0"
+    if abs(x) < 0.1:  # two significant digits in plain notation (never 5.2e-11)
+        return f"{x:.{int(-np.floor(np.log10(abs(x)))) + 1}f}" if x else "0"
     if abs(x) < 10:
         return f"{x:.2f}"
     if abs(x) < 100:

@@ -51,16 +51,36 @@ def _layout(n: int, n_rows: int, n_hue: int) -> tuple[int, float, float, float]:
     return ncols, width, h, extra
 
 
-def _limits(values: np.ndarray, log: bool, positive: bool) -> tuple[float, float]:
+#: how far beyond its data (centres and repeats) an axis stretches to show an interval:
+#: a factor on a log axis, a multiple of the data's largest value on a linear one; interval
+#: ends beyond are drawn to the edge with an arrow (an open end), not allowed to squash the data
+STRETCH_LOG, STRETCH_RATIO, STRETCH_LINEAR = 10.0, 4.0, 2.0
+
+
+def _limits(
+    values: np.ndarray,
+    log: bool,
+    positive: bool,
+    data: np.ndarray | None = None,
+    stretch: float = STRETCH_LOG,
+) -> tuple[float, float]:
     v = values[np.isfinite(values)]
+    d = v if data is None else data[np.isfinite(data)]
     if log:
-        v = v[v > 0]
+        v, d = v[v > 0], d[d > 0]
         if not len(v):
             return 0.5, 2.0
-        return float(v.min()) / 1.35, float(v.max()) * 1.35
+        lo, hi = float(v.min()) / 1.35, float(v.max()) * 1.35
+        if len(d):
+            lo = max(lo, float(d.min()) / stretch)
+            hi = min(hi, float(d.max()) * stretch)
+        return lo, hi
     if not len(v):
         return 0.0, 1.0
-    hi = float(v.max()) * 1.08 if v.max() > 0 else 1.0
+    top = float(v.max())
+    if len(d) and d.max() > 0:
+        top = min(top, float(d.max()) * STRETCH_LINEAR)
+    hi = top * 1.08 if top > 0 else 1.0
     lo = 0.0 if positive else float(min(v.min() * 1.08, 0))
     return lo, hi
 
@@ -132,15 +152,21 @@ def _panel(fig, ax, p: Panel, ypos, offsets, colors, narrow: bool = False) -> No
             p.dots["value"].to_numpy(dtype=float) if len(p.dots) else np.array([]),
         ]
     )
+    data = np.concatenate(
+        [
+            rows["centre"].to_numpy(dtype=float),
+            p.dots["value"].to_numpy(dtype=float) if len(p.dots) else np.array([]),
+        ]
+    )
     if p.ratio:
-        lo, hi = _limits(vals, True, True)
+        lo, hi = _limits(vals, True, True, data, STRETCH_RATIO)
         style.ratio_axis(ax, lo, hi, narrow=narrow)
         lo, hi = ax.get_xlim()
         log = True
     else:
         pos = vals[np.isfinite(vals) & (vals > 0)]
         log = p.positive and len(pos) > 1 and pos.max() / pos.min() > 30
-        lo, hi = _limits(vals, log, p.positive)
+        lo, hi = _limits(vals, log, p.positive, data)
         if log:
             ax.set_xscale("log")
         ax.set_xlim(lo, hi)

@@ -70,7 +70,7 @@ def plain(x: float, _pos: int | None = None) -> str:
 
 def plain_axis(ax: plt.Axes, axis: str = "x") -> None:
     """Plain tick labels on a linear or log axis; on a log axis, ticks at 1-2-5 of each decade
-    when the range is narrow, at each decade (or every other) when it is wide."""
+    when the range is narrow, at each decade (or every other, or every third) when it is wide."""
     a = ax.xaxis if axis == "x" else ax.yaxis
     lo, hi = ax.get_xlim() if axis == "x" else ax.get_ylim()
     if a.get_scale() == "log":
@@ -78,7 +78,8 @@ def plain_axis(ax: plt.Axes, axis: str = "x") -> None:
         mult = [1, 2, 5] if decades < 2.5 else [1] if decades < 6 else None
         exps = range(int(np.floor(np.log10(lo))) - 1, int(np.ceil(np.log10(hi))) + 1)
         if mult is None:
-            ticks = [10.0**e for e in exps if e % 2 == 0]
+            step = 2 if decades < 10 else 3
+            ticks = [10.0**e for e in exps if e % step == 0]
         else:
             ticks = [m * 10.0**e for e in exps for m in mult]
         a.set_major_locator(FixedLocator([t for t in ticks if lo <= t <= hi]))
@@ -133,7 +134,7 @@ def ratio_axis(ax: plt.Axes, lo: float, hi: float, narrow: bool = False) -> None
     cand = [t for t in RATIO_TICKS if lo <= t <= hi]
     if decades > (0.35 if narrow else 1.2):
         cand = [t for t in cand if t not in (0.8, 1.25)]
-    if decades > 3:
+    if decades > (1.2 if narrow else 3):
         cand = [t for t in cand if np.isclose(np.log10(t) % 1, 0) or np.isclose(np.log10(t) % 1, 1)]
     if decades > 6:
         cand = [t for t in cand if round(np.log10(t)) % 2 == 0]
