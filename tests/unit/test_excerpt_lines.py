@@ -53,3 +53,24 @@ def test_a_streamed_parse_checks_the_command_too(tmp_path, monkeypatch):
     whole.write_text((REPO / "tests" / "fixtures" / "ping" / "loopback-plain.txt").read_text())
     parse_path(whole, "ping", command="ping -c 5 127.0.0.1")
     assert called == ["ping -c 5 127.0.0.1"]
+
+
+def test_a_launcher_sidecar_command_rejects_a_cut_keyval_output(tmp_path):
+    """The launcher records its argv (a list) as the sidecar's command; parse_file checks -k with it."""
+    from podnet.adapters.netperf import LAUNCH_SELECTORS
+    from podnet.parse import parse_file
+
+    src = REPO / "tests" / "fixtures" / "netperf" / "tcp-rr-k-launcher.txt"
+    lines = src.read_text().splitlines(keepends=True)
+    keys = ",".join(line.split("=")[0] for line in lines[1:])
+    argv = ["netperf", "-H", "127.0.0.1", "-t", "TCP_RR", "-l", "2", "--", "-k", keys]
+    meta = {"variant": "v", "scenario": "s", "tool": "netperf", "command": argv}
+    whole = tmp_path / "whole.txt"
+    whole.write_text("".join(lines))
+    rows, _ = parse_file(whole, meta, experiment="e", run="r1")
+    assert rows
+    cut = tmp_path / "cut.txt"
+    cut.write_text("".join(lines[:3]))  # ends after THROUGHPUT_UNITS=: a shorter -k list
+    with pytest.raises(Incomplete, match="-k asked for"):
+        parse_file(cut, meta, experiment="e", run="r2")
+    assert "TRANSACTION_RATE" in LAUNCH_SELECTORS.split(",")
