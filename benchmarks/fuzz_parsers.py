@@ -70,7 +70,7 @@ def main() -> int:
     t0 = time.perf_counter()
     samples = [s for s in mangle.corpus() if args.only in s.name]
     for s in samples:
-        base = mangle.outcome(s.data, s.tool, s.excerpt, s.command)
+        base = mangle.outcome(s.data, s.tool, s.excerpt, s.command, s.excerpt_lines)
         for label, data in mutations(s, args.max_bytes):
             if args.kinds and label.split("@")[0].split(" ")[0] not in args.kinds.split(","):
                 continue
@@ -85,7 +85,9 @@ def main() -> int:
                 counts["WRONG"] -= 1
                 by_kind[kind]["WRONG"] -= 1
             if verdict in ("WRONG", "crash"):
-                wrong.append((s.name, label, mangle.outcome(data, s.tool, s.excerpt, s.command)))
+                wrong.append(
+                    (s.name, label, mangle.outcome(data, s.tool, s.excerpt, s.command, s.excerpt_lines))
+                )
                 per_sample[s.name] += 1
     dt = time.perf_counter() - t0
     print(f"{len(samples)} real outputs, {sum(counts.values())} mangled copies in {dt:.1f} s")

@@ -84,13 +84,19 @@ def complete_lines(text: str) -> tuple[str, str]:
 
 
 def parse_text(
-    text: str, tool: str | None = None, *, excerpt: bool = False, command: str | None = None
+    text: str,
+    tool: str | None = None,
+    *,
+    excerpt: bool = False,
+    command: str | None = None,
+    excerpt_lines: int | None = None,
 ) -> tuple[Adapter, ParseResult]:
     """Parse one output with the named adapter, or the detected one.
 
     An :class:`~podnet.adapters.base.Incomplete` output is an error unless ``excerpt``
     (the sidecar says it was pasted as an excerpt on purpose); then its partial
-    result is returned with ``info["excerpt"] = True``.
+    result is returned with ``info["excerpt"] = True``, provided it has the sidecar's
+    ``excerpt_lines`` result lines when the sidecar gives that count.
     """
     adapter = choose_adapter(text[:HEAD_BYTES], tool)
     text, cut = complete_lines(text)
@@ -108,7 +114,7 @@ def parse_text(
         return adapter, result
     except Incomplete as exc:
         if excerpt and exc.partial is not None and not cut.strip():
-            return adapter, _mark_excerpt(exc.partial, str(exc))
+            return adapter, _mark_excerpt(exc.partial, str(exc), excerpt_lines)
         raise Incomplete(f"{exc}{where}", exc.partial) from None
     except ParseError as exc:
         raise ParseError(f"{exc}{where}") from None
@@ -130,35 +136,57 @@ def _command_text(command: Any) -> str:
     return " ".join(map(str, command)) if isinstance(command, list) else str(command)
 
 
-def _mark_excerpt(partial: ParseResult, reason: str) -> ParseResult:
+def _mark_excerpt(partial: ParseResult, reason: str, lines: int | None = None) -> ParseResult:
+    if lines is not None:
+        seen = partial.info.get("excerpt_lines")
+        if seen is None:
+            raise ParseError(
+                f"the sidecar gives excerpt_lines: {lines}, but this excerpt's lines are not counted"
+            )
+        if seen != lines:
+            raise ParseError(
+                f"the excerpt has {seen} result lines, the sidecar says {lines} were pasted: cut off or spliced"
+            )
     partial.info["excerpt"] = True
     partial.info["excerpt_reason"] = reason
     return partial
 
 
 def parse_path(
-    path: Path | str, tool: str | None = None, *, excerpt: bool = False, command: str | None = None
+    path: Path | str,
+    tool: str | None = None,
+    *,
+    excerpt: bool = False,
+    command: str | None = None,
+    excerpt_lines: int | None = None,
 ) -> tuple[Adapter, ParseResult]:
     """Read and parse one raw file; big files stream when the adapter can, in bounded memory."""
     path = Path(path)
     try:
         size = path.stat().st_size
         if size <= STREAM_BYTES:
-            return parse_text(read_text(path), tool, excerpt=excerpt, command=command)
+            return parse_text(
+                read_text(path), tool, excerpt=excerpt, command=command, excerpt_lines=excerpt_lines
+            )
         adapter = choose_adapter(read_head(path), tool)
     except DecodeError as exc:
         raise ParseError(str(exc)) from None
     lines = getattr(adapter, "parse_lines", None)
     if lines is None:
-        return parse_text(read_text(path), adapter.name, excerpt=excerpt, command=command)
+        return parse_text(
+            read_text(path), adapter.name, excerpt=excerpt, command=command, excerpt_lines=excerpt_lines
+        )
     try:
-        return adapter, lines(iter_text(path))
+        result = lines(iter_text(path))
+        if command:
+            adapter.complete_for(result, _command_text(command))
+        return adapter, result
     except DecodeError as exc:
         raise ParseError(str(exc)) from None
     except Incomplete as exc:
         if not excerpt or exc.partial is None:
             raise
-        return adapter, _mark_excerpt(exc.partial, str(exc))
+        return adapter, _mark_excerpt(exc.partial, str(exc), excerpt_lines)
 
 
 def _first(*values: Any) -> Any:
@@ -248,7 +276,11 @@ def parse_file(
     """Check, read, parse (``tool`` or the sidecar's, else detected) and tabulate one raw file."""
     check_run(path, meta)
     adapter, result = parse_path(
-        path, tool or meta.get("tool"), excerpt=bool(meta.get("excerpt")), command=meta.get("command")
+        path,
+        tool or meta.get("tool"),
+        excerpt=bool(meta.get("excerpt")),
+        command=meta.get("command"),
+        excerpt_lines=meta.get("excerpt_lines"),
     )
     if not result.measurements:
         raise ParseError(f"{adapter.name} output held no measurement")

@@ -14,7 +14,8 @@ Sidecar keys (all optional but ``variant`` and ``scenario``):
 ``status`` (``ok`` or ``failed``) and ``error``, ``sha256`` of the raw file,
 ``launch`` (the launcher's id, namespace, config hash: ``launch.id`` becomes the tidy ``launch_id``, which
 the statistics use to pair repeats only within one launch), ``excerpt`` (true: the output was pasted as an excerpt on purpose, e.g. without ping's
-statistics block; its rows are marked), the types checked against :data:`SIDECAR_SCHEMA`,
+statistics block; its rows are marked) and ``excerpt_lines`` (how many result lines were pasted, e.g. ping
+reply lines: an excerpt with another count is rejected), the types checked against :data:`SIDECAR_SCHEMA`,
 ``cluster`` (versions, CNI, nodes), ``source`` and ``notes``.
 """
 
@@ -63,6 +64,7 @@ SIDECAR_SCHEMA: dict[str, Any] = {
         "direction": {"type": "string"},
         "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
         "excerpt": {"type": "boolean"},
+        "excerpt_lines": {"type": "integer", "minimum": 1, "not": {"type": "boolean"}},
         "error": {"type": ["string", "null"]},
         "command": {"type": ["string", "array", "null"]},
     },

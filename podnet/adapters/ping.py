@@ -136,6 +136,7 @@ class PingAdapter(Adapter):
         result = ParseResult(protocol="icmp", direction="roundtrip")
         mean = total / rtts_n
         result.info["summary"] = "computed from reply lines (no statistics block in the output)"
+        result.info["excerpt_lines"] = rtts_n  # checked against the sidecar's excerpt_lines
         add = result.measurements.append
         add(Measurement("packets_received", float(rtts_n), "count"))
         add(Measurement("rtt_min", lo, "s"))
@@ -230,6 +231,7 @@ class PingAdapter(Adapter):
                 "without the '--- ... ping statistics ---' block"
             )
         self._from_replies(rtts, result)
+        result.info["excerpt_lines"] = len(rtts)  # checked against the sidecar's excerpt_lines
         raise Incomplete(
             f"ping output has {len(rtts)} reply lines but no '--- ... ping statistics ---' block: cut off "
             "(statistics over the replies that happen to be there are not the run's; "

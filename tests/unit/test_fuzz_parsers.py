@@ -23,7 +23,7 @@ sys.path.insert(0, str(REPO / "tests" / "fuzz"))
 import mangle
 
 SAMPLES = mangle.corpus()
-BASE = {s.name: mangle.outcome(s.data, s.tool, s.excerpt, s.command) for s in SAMPLES}
+BASE = {s.name: mangle.outcome(s.data, s.tool, s.excerpt, s.command, s.excerpt_lines) for s in SAMPLES}
 
 KNOWN_GAPS = mangle.KNOWN_GAPS
 
@@ -42,7 +42,7 @@ def check(sample, kind, data, label=None):
 @pytest.mark.parametrize("how", mangle.RECODINGS)
 def test_every_output_reencoded_gives_the_same_values(how):
     for s in SAMPLES:
-        got = mangle.outcome(mangle.recode(s.data, how), s.tool, s.excerpt, s.command)
+        got = mangle.outcome(mangle.recode(s.data, how), s.tool, s.excerpt, s.command, s.excerpt_lines)
         if how.endswith(("-le", "-be")) and any(b > 127 for b in s.data):
             assert got[0] in ("rejected", "values") and (got[0] == "rejected" or got == BASE[s.name])
             continue  # without a BOM, non-ASCII text in UTF-16/32 is not recognised: rejected, not guessed
@@ -117,7 +117,9 @@ def test_a_dropped_line_that_breaks_a_stream_cross_check_is_rejected():
     for name, needle in cases.items():
         s = next(x for x in SAMPLES if x.name == name)
         i = next(k for k, ln in enumerate(mangle.lines_of(s.data)) if needle.encode() in ln)
-        kind, reason = mangle.outcome(mangle.drop_line(s.data, i), s.tool, s.excerpt, s.command)
+        kind, reason = mangle.outcome(
+            mangle.drop_line(s.data, i), s.tool, s.excerpt, s.command, s.excerpt_lines
+        )
         assert kind == "rejected" and "damaged" in reason, (name, reason)
 
 
