@@ -43,7 +43,12 @@ def runs(t: data.Tables, **where: Any) -> pd.DataFrame:
     head = data.headline_rows(tidy.rename(columns={"value": "mean"}), None, t.settings).rename(
         columns={"mean": "value"}
     )
-    keys = ["run_id", "variant", "scenario", "tool", "test", "repeat"]
+    # a run can report a metric per direction (iperf3 --bidir) or per stream count
+    keys = [
+        c
+        for c in ("run_id", "variant", "scenario", "tool", "test", "direction", "streams", "repeat")
+        if c in head
+    ]
     out = []
     for metric, sub in head.groupby("metric"):
         factor, unit = data.display_unit(sub["value"], str(sub["unit"].iloc[0]))
@@ -149,7 +154,9 @@ def distributions(t: data.Tables, **where: Any) -> plt.Figure:
     style.apply()
     r = runs(t, **where)
     value_cols = [
-        c for c in r.columns if c not in ("run_id", "variant", "scenario", "tool", "test", "repeat")
+        c
+        for c in r.columns
+        if c not in ("run_id", "variant", "scenario", "tool", "test", "direction", "streams", "repeat")
     ]
     if r.empty or not value_cols:
         fig = plt.figure(figsize=(style.COLUMN, 1))
