@@ -197,6 +197,9 @@ def axis_label(metric: str, tool: str | None, unit: str) -> str:
     label = metric_info(metric, tool).label
     if not unit or unit == "count":
         return label
+    prefix, _, noun = unit.partition(" ")
+    if noun.endswith("/s") and noun[:5].lower() in label.lower():
+        unit = f"{prefix}/s"  # "Transaction rate (k/s)", not "(k transactions/s)": fits a narrow panel
     if label.endswith(")"):  # "Latency (mean)" -> "Latency (mean, ms)"
         return f"{label[:-1]}, {unit})"
     return f"{label} ({unit})"
