@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from podnet.schema import SCHEMA_PATH  # the config schema, package data (podnet/config.schema.yaml)
+from podnet.tidy import GROUP_COLUMNS
 
 
 def _defaults_of(node: Mapping[str, Any], path: str) -> dict[str, Any]:
@@ -41,21 +42,7 @@ def schema_defaults() -> dict[str, Any]:
 
 DEFAULTS: dict[str, Any] = schema_defaults()
 
-_FAMILY_COLUMNS = {
-    "experiment",
-    "variant",
-    "scenario",
-    "tool",
-    "test",
-    "protocol",
-    "direction",
-    "streams",
-    "metric",
-    "unit",
-    "comparison",
-    "by",
-    "baseline",
-}
+_FAMILY_COLUMNS = {*GROUP_COLUMNS, "comparison", "by", "baseline"}
 
 
 def _merge(base: dict[str, Any], override: Mapping[str, Any], path: str) -> dict[str, Any]:
