@@ -114,28 +114,27 @@ def is_positive(metric: str, tool: str | None = None) -> bool:
 # ---- order and labels -------------------------------------------------------------------
 
 
-def path_order(t: Tables) -> list[str]:
-    """One order of paths (scenarios) for every figure: baselines first, then by name."""
-    scen: set[str] = set()
+def _order(t: Tables, column: str) -> list[str]:
+    """Values of ``column`` (scenario or variant) in one order: baselines of ratios by that
+    column first, then by name."""
+    seen: set[str] = set()
     for df in (t.summary, t.tidy):
-        if "scenario" in df.columns:
-            scen |= set(df["scenario"].dropna().astype(str))
+        if column in df.columns:
+            seen |= set(df[column].dropna().astype(str))
     base: list[str] = []
     if len(t.ratios) and "by" in t.ratios.columns:
-        base = list(dict.fromkeys(t.ratios.loc[t.ratios["by"] == "scenario", "baseline"].astype(str)))
-    return [s for s in base if s in scen] + sorted(scen - set(base))
+        base = list(dict.fromkeys(t.ratios.loc[t.ratios["by"] == column, "baseline"].astype(str)))
+    return [b for b in base if b in seen] + sorted(seen - set(base))
+
+
+def path_order(t: Tables) -> list[str]:
+    """One order of paths (scenarios) for every figure: baselines first, then by name."""
+    return _order(t, "scenario")
 
 
 def variant_order(t: Tables) -> list[str]:
     """One order of variants for every figure: a baseline variant first, then by name."""
-    var: set[str] = set()
-    for df in (t.summary, t.tidy):
-        if "variant" in df.columns:
-            var |= set(df["variant"].dropna().astype(str))
-    base: list[str] = []
-    if len(t.ratios) and "by" in t.ratios.columns:
-        base = list(dict.fromkeys(t.ratios.loc[t.ratios["by"] == "variant", "baseline"].astype(str)))
-    return [v for v in base if v in var] + sorted(var - set(base))
+    return _order(t, "variant")
 
 
 def tool_name(tool: str) -> str:
