@@ -23,5 +23,8 @@ def pytest_addoption(parser):
         "--update-golden",
         action="store_true",
         default=False,
-        help="rewrite tests/fixtures/**/<name>.expected.json from the parsers (review the diff)",
+        help=(
+            "rewrite tests/fixtures/**/<name>.expected.json from the parsers and "
+            "tests/golden/examples/<experiment>/*.csv from the pipeline (review the diff)"
+        ),
     )
