@@ -46,21 +46,17 @@ class AbAdapter(Adapter):
     server_kind = "http"
     headline = ("requests_per_second", "latency_mean")
     metrics = {
-        "connect_time": MetricInfo("Connect time", "s", "lower"),
         "processing_time": MetricInfo("Processing time", "s", "lower"),
         "waiting_time": MetricInfo("Waiting time", "s", "lower"),
         "failed_requests": MetricInfo("Failed requests", "count", "lower", "count"),
         "keep_alive_requests": MetricInfo("Keep-alive requests", "count", "", "count"),
         "time_per_request": MetricInfo("Time per request", "s", "lower"),
-        "total_transferred": MetricInfo("Bytes transferred", "bytes", "", "count"),
         "html_transferred": MetricInfo("HTML bytes transferred", "bytes", "", "count"),
         "body_sent": MetricInfo("Body bytes sent", "bytes", "", "count"),
         "failed_connect": MetricInfo("Failed requests (connect)", "count", "lower", "count"),
         "failed_receive": MetricInfo("Failed requests (receive)", "count", "lower", "count"),
         "failed_length": MetricInfo("Failed requests (length)", "count", "lower", "count"),
         "failed_exceptions": MetricInfo("Failed requests (exceptions)", "count", "lower", "count"),
-        "non_2xx_responses": MetricInfo("Non-2xx responses", "count", "lower", "count"),
-        "write_errors": MetricInfo("Write errors", "count", "lower", "count"),
         "time_per_request_all": MetricInfo("Time per request (all concurrent)", "s", "lower"),
         "sent_rate": MetricInfo("Sent rate", "bit/s", "higher"),
         "total_rate": MetricInfo("Total rate", "bit/s", "higher"),

@@ -114,6 +114,11 @@ COMMON_METRICS: dict[str, MetricInfo] = {
     "tcp_rtt_mean": MetricInfo("TCP RTT (mean)", "s", "lower"),
     "complete_requests": MetricInfo("Complete requests", "count", "", "count"),
     "msg_size": MetricInfo("Message size", "bytes", "", "count"),
+    # reported by more than one tool with the same meaning (ab and iperf2; ab and wrk)
+    "connect_time": MetricInfo("Connect time", "s", "lower"),
+    "write_errors": MetricInfo("Write errors", "count", "lower", "count"),
+    "total_transferred": MetricInfo("Bytes transferred", "bytes", "", "count"),
+    "non_2xx_responses": MetricInfo("Non-2xx responses", "count", "lower", "count"),
 }
 
 #: a statistic of a metric family: ``latency_p99``, ``rtt_p99_9``, ``connect_time_mean`` ...

@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from podnet.adapters._iperf2_csv import parse_csv
 from podnet.adapters._iperf2_lines import (
     _CSV,
     _LAT4,
@@ -51,6 +52,7 @@ from podnet.adapters._iperf2_lines import (
     _Scan,
     _State,
 )
+from podnet.adapters._iperf2_streams import cross_check, summary_row
 from podnet.adapters.base import (
     Adapter,
     Incomplete,
@@ -79,9 +81,7 @@ class Iperf2Adapter(Adapter):
         "sent_datagrams": MetricInfo("Datagrams sent", "count", "", "count"),
         "total_packets": MetricInfo("Packets", "count", "", "count"),
         "writes": MetricInfo("Writes", "count", "", "count"),
-        "write_errors": MetricInfo("Write errors", "count", "lower", "count"),
         "reads": MetricInfo("Reads", "count", "", "count"),
-        "connect_time": MetricInfo("Connect time", "s", "lower"),
         "netpwr": MetricInfo("Network power", "bit/s/s", "higher"),
         "cwnd": MetricInfo("Congestion window", "bytes"),
         "tcp_rtt_var": MetricInfo("TCP RTT (variance)", "s", "lower"),
@@ -117,7 +117,7 @@ class Iperf2Adapter(Adapter):
         lines = [ln.rstrip("\r") for ln in text.splitlines()]
         csv_lines = [ln.strip() for ln in lines if _CSV.match(ln.strip())]
         if csv_lines and not any(_ROW.match(ln.strip()) for ln in lines):
-            return self._parse_csv(csv_lines)
+            return parse_csv(csv_lines)
         st = self._scan(lines)
         if not st.rows:
             raise ParseError(
@@ -199,7 +199,7 @@ class Iperf2Adapter(Adapter):
             group.add(d)
 
     def _build(self, st: _State) -> ParseResult:
-        _cross_check(st)
+        cross_check(st)
         self._directions(st)
         res = ParseResult(test=st.proto, protocol=st.proto)
         res.info.update({k: v for k, v in st.info.items() if not k.startswith("_")})
@@ -222,7 +222,7 @@ class Iperf2Adapter(Adapter):
             streams = len(flows) or None
             if d in ("forward", "bidir-forward") or res.streams is None:
                 res.streams = res.streams or streams
-            main = _summary(
+            main = summary_row(
                 sender_rows, flows, need_sum=not udp or any(r.sid.startswith("SUM") for r in rows)
             )
             ms = res.measurements
@@ -234,7 +234,7 @@ class Iperf2Adapter(Adapter):
             if main is not None:
                 any_summary = True
             if udp:
-                rep = _summary(
+                rep = summary_row(
                     report_rows, sorted({r.sid for r in report_rows if not r.sid.startswith("SUM")})
                 )
                 receiver = rep if rep is not None else (main if receiver_side else None)
@@ -339,7 +339,7 @@ class Iperf2Adapter(Adapter):
                 # -P: per-flow RTTs live on the flows' own summary rows
                 rtts = []
                 for sid in flows:
-                    s = _summary([r for r in rows if r.sid == sid], [sid])
+                    s = summary_row([r for r in rows if r.sid == sid], [sid])
                     mm = _TCP_SEND_E.match(s.rest) if s else None
                     if mm and mm["rtt"]:
                         rtts.append(float(mm["rtt"]) * 1e-6)
@@ -354,6 +354,7 @@ class Iperf2Adapter(Adapter):
     def _intervals(
         rows: list[_Row], flows: list[str], res: ParseResult, direction: str | None, udp: bool
     ) -> None:
+        """The ``-i`` rows of each flow (all but its summary row) as interval points."""
         multi = len(flows) > 1
         by_sid: dict[str, list[_Row]] = {}
         for r in rows:
@@ -367,182 +368,23 @@ class Iperf2Adapter(Adapter):
                 stream = sid.lstrip("*") if multi else "sum"
             body = rs[:-1] if len(rs) > 1 and rs[-1].t0 == 0 else ([] if len(rs) == 1 else rs)
             for r in body:
-                res.intervals.append(
-                    IntervalPoint(
-                        r.t0, r.t1, "throughput", r.bps, "bit/s", stream=stream, direction=direction
-                    )
-                )
-                res.intervals.append(
-                    IntervalPoint(
-                        r.t0, r.t1, "bytes_transferred", r.nbytes, "bytes", stream=stream, direction=direction
-                    )
-                )
+                points = [("throughput", r.bps, "bit/s"), ("bytes_transferred", r.nbytes, "bytes")]
                 m = _UDP_RECV.match(r.rest) if udp else None
                 if m:
-                    res.intervals.append(
-                        IntervalPoint(
-                            r.t0,
-                            r.t1,
-                            "jitter",
-                            float(m["jitter"]) * 1e-3,
-                            "s",
-                            stream=stream,
-                            direction=direction,
-                        )
-                    )
+                    points.append(("jitter", float(m["jitter"]) * 1e-3, "s"))
                     total = int(m["total"])
                     if total > 0:
-                        res.intervals.append(
-                            IntervalPoint(
-                                r.t0,
-                                r.t1,
-                                "loss",
-                                int(m["lost"]) / total,
-                                "fraction",
-                                stream=stream,
-                                direction=direction,
-                            )
-                        )
+                        points.append(("loss", int(m["lost"]) / total, "fraction"))
                 me = _TCP_SEND_E.match(r.rest) if not udp else None
                 if me:
-                    res.intervals.append(
-                        IntervalPoint(
-                            r.t0,
-                            r.t1,
-                            "retransmits",
-                            float(me["retry"]),
-                            "count",
-                            stream=stream,
-                            direction=direction,
-                        )
-                    )
+                    points.append(("retransmits", float(me["retry"]), "count"))
                     if me["rtt"]:
-                        res.intervals.append(
-                            IntervalPoint(
-                                r.t0,
-                                r.t1,
-                                "tcp_rtt_mean",
-                                float(me["rtt"]) * 1e-6,
-                                "s",
-                                stream=stream,
-                                direction=direction,
-                            )
-                        )
-                        res.intervals.append(
-                            IntervalPoint(
-                                r.t0,
-                                r.t1,
-                                "cwnd",
-                                float(me["cwnd"]) * prefix_factor(me["cu"] or "K", binary=True),
-                                "bytes",
-                                stream=stream,
-                                direction=direction,
-                            )
-                        )
-
-    # ------------------------------------------------------------------ CSV (-y C)
-    def _parse_csv(self, lines: list[str]) -> ParseResult:
-        recs = []
-        for ln in lines:
-            f = ln.split(",")
-            t0, t1 = (float(x) for x in f[6].split("-"))
-            rec = {
-                "id": f[5],
-                "t0": t0,
-                "t1": t1,
-                "bytes": float(f[7]),
-                "bps": float(f[8]),
-                "local": f[1],
-                "remote": f[3],
-            }
-            if len(f) >= 14:
-                rec.update(
-                    jitter=float(f[9]) * 1e-3,
-                    lost=int(f[10]),
-                    total=int(f[11]),
-                    pct=float(f[12]),
-                    ooo=int(f[13]),
-                )
-            recs.append(rec)
-        udp = all("total" in r for r in recs)
-        res = ParseResult(test="udp" if udp else "tcp", protocol="udp" if udp else "tcp", direction="forward")
-        res.info.update({"format": "csv", "local": recs[0]["local"], "remote": recs[0]["remote"]})
-        ids = []
-        for r in recs:
-            if r["id"] not in ids:
-                ids.append(r["id"])
-        sums = [i for i in ids if i == "-1"]
-        flows = [i for i in ids if i != "-1"]
-        res.streams = len(flows) or 1
-
-        def final_rows(i: str) -> list[dict]:
-            """The flow's totals: rows starting at 0 that reach the flow's end."""
-            rows = [r for r in recs if r["id"] == i]
-            end = max(r["t1"] for r in rows)
-            return [r for r in rows if r["t0"] == 0 and r["t1"] >= end - 1e-9]
-
-        keys = sums if sums else flows
-        sender: list[dict] = []
-        receiver: list[dict] = []
-        for i in keys:
-            fr = final_rows(i)
-            if not fr:
-                raise Incomplete(
-                    f"iperf 2 CSV (-y C) output is damaged: stream {i} has no final row starting at 0.0"
-                )
-            if not udp:
-                sender.append(fr[-1])
-                continue
-            if fr[-1]["total"] < 0:  # 2.1 client: own total only, no server report
-                sender.append(fr[-1])
-            elif len(fr) >= 2:  # client: own total, then the server report
-                sender.append(fr[-2])
-                receiver.append(fr[-1])
-            else:  # server side
-                receiver.append(fr[-1])
-        if not sender and not receiver:
-            raise ParseError(
-                "iperf 2 CSV (-y C) rows found but no final row starting at 0.0: the run may have been cut off"
-            )
-        add = res.measurements.append
-        if not udp:
-            add(Measurement("throughput", sum(r["bps"] for r in sender), "bit/s"))
-            add(Measurement("bytes_transferred", sum(r["bytes"] for r in sender), "bytes"))
-            add(Measurement("duration", max(r["t1"] for r in sender), "s"))
-        else:
-            if receiver:
-                lost = sum(r["lost"] for r in receiver)
-                total = sum(r["total"] for r in receiver)
-                add(Measurement("throughput", sum(r["bps"] for r in receiver), "bit/s"))
-                add(Measurement("bytes_transferred", sum(r["bytes"] for r in receiver), "bytes"))
-                add(Measurement("duration", max(r["t1"] for r in receiver), "s"))
-                add(Measurement("jitter", max(r["jitter"] for r in receiver), "s"))
-                add(Measurement("lost_packets", float(lost), "count"))
-                add(Measurement("total_packets", float(total), "count"))
-                if total > 0:
-                    add(Measurement("loss", lost / total, "fraction"))
-                add(Measurement("out_of_order", float(sum(r["ooo"] for r in receiver)), "count"))
-            else:
-                res.info["warnings"] = [
-                    "no server report: receiver-side throughput, loss and jitter are unknown"
+                        cwnd = float(me["cwnd"]) * prefix_factor(me["cu"] or "K", binary=True)
+                        points += [("tcp_rtt_mean", float(me["rtt"]) * 1e-6, "s"), ("cwnd", cwnd, "bytes")]
+                res.intervals += [
+                    IntervalPoint(r.t0, r.t1, metric, value, unit, stream=stream, direction=direction)
+                    for metric, value, unit in points
                 ]
-                add(Measurement("duration", max(r["t1"] for r in sender), "s"))
-            if sender:
-                add(Measurement("sender_throughput", sum(r["bps"] for r in sender), "bit/s"))
-                add(Measurement("sender_bytes_transferred", sum(r["bytes"] for r in sender), "bytes"))
-        multi = len(flows) > 1
-        finals = {id(r) for i in ids for r in final_rows(i)[-2:]}
-        for r in recs:
-            if id(r) in finals:
-                continue
-            stream = "sum" if (r["id"] == "-1" or not multi) else r["id"]
-            res.intervals.append(
-                IntervalPoint(r["t0"], r["t1"], "throughput", r["bps"], "bit/s", stream=stream)
-            )
-            res.intervals.append(
-                IntervalPoint(r["t0"], r["t1"], "bytes_transferred", r["bytes"], "bytes", stream=stream)
-            )
-        return res
 
     # ------------------------------------------------------------------ launching
     def complete_for(self, result: ParseResult, command: str) -> None:
@@ -621,124 +463,8 @@ class Iperf2Adapter(Adapter):
         )
 
 
-def _cross_check(st: _State) -> None:
-    """A dropped line must not change a number: every stream's lines agree with each other.
-
-    iperf 2 prints a 'connected with' line for every stream, each stream's rows, a summary row
-    per stream (its last row, starting at 0), and for a UDP client a 'Sent N datagrams' line and a
-    'Server Report' per stream. Anything missing on one side is a damaged output.
-    """
-    if st.info.get("_pending_reports"):
-        raise Incomplete(
-            "iperf2 output is damaged: a 'Server Report:' line is not followed by its report row "
-            f"(stream {', '.join(st.info['_pending_reports'])})"
-        )
-    header = bool(st.listen_ports or st.connect_ports)
-    if not st.conns:
-        if header and st.rows:
-            raise Incomplete(
-                "iperf2 output is damaged: report rows after a 'Client connecting to' / 'Server listening "
-                "on' header but no 'connected with' line (a line was lost?)"
-            )
-        return
-    if not header:
-        raise Incomplete(
-            "iperf2 output is damaged: 'connected with' lines but no 'Client connecting to' / "
-            "'Server listening on' header (a line was lost?)"
-        )
-    for c in st.conns.values():
-        ours = c.lport in st.listen_ports or c.rport in st.connect_ports
-        if not ours:
-            raise Incomplete(
-                f"iperf2 output is damaged: stream {c.sid} connects port {c.lport} with port {c.rport}, "
-                "neither of which a 'Client connecting to' / 'Server listening on' header names"
-            )
-    row_ids = {r.sid for r in st.rows if not r.sid.startswith("SUM")}
-    orphans = sorted(s for s in row_ids if s.lstrip("*") not in st.conns)
-    if orphans:
-        raise Incomplete(
-            f"iperf2 output is damaged: stream {', '.join(orphans)} has rows but no 'connected with' line"
-        )
-    for key, conn in st.conns.items():
-        sids = {r.sid for r in st.rows if r.sid.lstrip("*") == key} or {key}
-        if "full-duplex" in conn.flags:
-            sids |= {key, "*" + key}
-        for sid in sorted(sids):
-            own = [r for r in st.rows if r.sid == sid and not r.report]
-            if not own or own[-1].t0 != 0:
-                raise Incomplete(
-                    f"iperf2 output is damaged: stream {sid} has a 'connected with' line but no summary row "
-                    "(its last row starting at 0)"
-                )
-    if st.role == "client" and st.proto == "udp":
-        flows = {r.sid for r in st.rows if not r.sid.startswith("SUM") and not r.report}
-        reported = {r.sid for r in st.rows if r.report and not r.sid.startswith("SUM")}
-        sent = {s for s in st.sent if not s.startswith("SUM")}
-        for what, have in (("Server Report", reported), ("Sent N datagrams line", sent)):
-            if have and have != flows:
-                raise Incomplete(
-                    f"iperf2 UDP client output is damaged: streams {', '.join(sorted(flows - have))} have no "
-                    f"{what} while the others do"
-                )
-
-
 def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
-
-
-def _summary(rows: list[_Row], flows: list[str], need_sum: bool = False) -> _Row | None:
-    """The summary row: the SUM total when present, else the single flow's last 0-based row.
-
-    Several flows without a SUM line (e.g. per-stream UDP server reports) are
-    added up into a synthetic row.
-    """
-
-    def last_total(rs: list[_Row]) -> _Row | None:
-        if not rs:
-            return None
-        last = rs[-1]
-        if last.t0 != 0:
-            return None
-        if len(rs) > 1 and last.t1 < max(r.t1 for r in rs) - 1e-9:
-            return None
-        return last
-
-    sums = [r for r in rows if r.sid.startswith("SUM")]
-    if sums:
-        s = last_total(sums)
-        if s is not None and (
-            len(flows) <= 1
-            or s.t1 >= max((r.t1 for r in rows if not r.sid.startswith("SUM")), default=0) * 0.5
-        ):
-            return s
-    if need_sum and len(flows) > 1:
-        return None  # -P N > 1: iperf 2 prints a [SUM] total; without it the output was cut
-    per = [last_total([r for r in rows if r.sid == f]) for f in flows]
-    if None in per and len(flows) > 1:
-        return None  # a stream without its summary row: cut before it
-    per = [p for p in per if p is not None]
-    if not per:
-        return None
-    if len(per) == 1:
-        return per[0]
-    rest = per[0].rest
-    m = [_UDP_RECV.match(p.rest) for p in per]
-    if all(m):
-        lost = sum(int(x["lost"]) for x in m)
-        total = sum(int(x["total"]) for x in m)
-        jit = max(float(x["jitter"]) for x in m)
-        rest = f" {jit} ms {lost}/{total} ({100.0 * lost / total if total else 0}%)"
-    else:
-        rest = ""
-    return _Row(
-        "SUM",
-        0.0,
-        max(p.t1 for p in per),
-        sum(p.nbytes for p in per),
-        sum(p.bps for p in per),
-        rest,
-        per[0].report,
-    )
 
 
 ADAPTER = Iperf2Adapter()

@@ -76,8 +76,6 @@ class WrkAdapter(Adapter):
         "thread_requests_per_second_within_stddev": MetricInfo(
             "Thread rate within 1 sd", "fraction", "", "proportion"
         ),
-        "total_transferred": MetricInfo("Bytes transferred", "bytes", "", "count"),
-        "non_2xx_responses": MetricInfo("Non-2xx responses", "count", "lower", "count"),
         **{
             f"socket_errors_{kind}": MetricInfo(f"Socket errors ({kind})", "count", "lower", "count")
             for kind in ("connect", "read", "write", "timeout")
