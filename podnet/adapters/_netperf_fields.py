@@ -1,6 +1,7 @@
-"""netperf's omni output column headers (as ``-O`` prints them) -> selector names.
+"""netperf's omni output column headers (as ``-O`` prints them) -> selector names, and the selectors
+that map one to one to a metric.
 
-A data table, kept out of :mod:`podnet.adapters.netperf` so the parser reads as code.
+Data tables, kept out of :mod:`podnet.adapters.netperf` so the parser reads as code.
 """
 
 from __future__ import annotations
@@ -179,4 +180,28 @@ HEADERS: dict[str, str] = {
     "Local Fill File": "LOCAL_FILL_FILE",
     "Remote Fill File": "REMOTE_FILL_FILE",
     "This Is The End": "OUTPUT_END",
+}
+
+#: latency selectors (microseconds) -> the statistic they are
+LATENCY: dict[str, str] = {
+    "MIN_LATENCY": "min",
+    "MAX_LATENCY": "max",
+    "MEAN_LATENCY": "mean",
+    "STDDEV_LATENCY": "stddev",
+    "P50_LATENCY": "p50",
+    "P90_LATENCY": "p90",
+    "P99_LATENCY": "p99",
+}
+#: counter selectors -> (metric, unit)
+COUNTS: dict[str, tuple[str, str]] = {
+    "LOCAL_BYTES_SENT": ("bytes_sent", "bytes"),
+    "LOCAL_BYTES_RECVD": ("bytes_received", "bytes"),
+    "REMOTE_BYTES_SENT": ("remote_bytes_sent", "bytes"),
+    "REMOTE_BYTES_RECVD": ("remote_bytes_received", "bytes"),
+    "LOCAL_SEND_CALLS": ("send_calls", "count"),
+    "LOCAL_RECV_CALLS": ("recv_calls", "count"),
+    "REMOTE_SEND_CALLS": ("remote_send_calls", "count"),
+    "REMOTE_RECV_CALLS": ("remote_recv_calls", "count"),
+    "LOCAL_TRANSPORT_RETRANS": ("retransmits_local", "count"),
+    "REMOTE_TRANSPORT_RETRANS": ("retransmits_remote", "count"),
 }

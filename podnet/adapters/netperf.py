@@ -6,6 +6,8 @@ Hand-written parser (netperf prints text only; no maintained Python parser exist
 CSV headers are mapped back to selector names through netperf's own header texts (``nettest_omni.c``
 ``set_output_elt``): e.g. ``Minimum Latency Microseconds`` is ``MIN_LATENCY``. ``-O`` columns are cut
 at the starts of the left-aligned values in the result row, so column widths do not matter.
+This module reads the banner, the classic blocks and ``-D`` interims; the omni forms and the value
+helpers are in :mod:`podnet.adapters._netperf_omni`, the header table in ``_netperf_fields``.
 
 Units: ``THROUGHPUT_UNITS`` ``10^Nbits/s`` are decimal, ``KBytes``/``MBytes``/``GBytes`` binary
 (netperf divides by 1024), ``Trans/s`` are transactions. Latency selectors are microseconds. netperf
@@ -29,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podnet.adapters._netperf_fields import HEADERS
+from podnet.adapters._netperf_omni import direction, from_columns, from_csv, positive, rate_to_bps, selectors
 from podnet.adapters.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError, UnsupportedTest
 from podnet.tidy import IntervalPoint, Measurement, ParseResult
 
@@ -50,42 +52,6 @@ LAUNCH_SELECTORS = (
     "CONFIDENCE_LEVEL,THROUGHPUT_CONFID,COMMAND_LINE"
 )
 
-_LATENCY = {
-    "MIN_LATENCY": "min",
-    "MAX_LATENCY": "max",
-    "MEAN_LATENCY": "mean",
-    "STDDEV_LATENCY": "stddev",
-    "P50_LATENCY": "p50",
-    "P90_LATENCY": "p90",
-    "P99_LATENCY": "p99",
-}
-_COUNTS = {
-    "LOCAL_BYTES_SENT": ("bytes_sent", "bytes"),
-    "LOCAL_BYTES_RECVD": ("bytes_received", "bytes"),
-    "REMOTE_BYTES_SENT": ("remote_bytes_sent", "bytes"),
-    "REMOTE_BYTES_RECVD": ("remote_bytes_received", "bytes"),
-    "LOCAL_SEND_CALLS": ("send_calls", "count"),
-    "LOCAL_RECV_CALLS": ("recv_calls", "count"),
-    "REMOTE_SEND_CALLS": ("remote_send_calls", "count"),
-    "REMOTE_RECV_CALLS": ("remote_recv_calls", "count"),
-    "LOCAL_TRANSPORT_RETRANS": ("retransmits_local", "count"),
-    "REMOTE_TRANSPORT_RETRANS": ("retransmits_remote", "count"),
-}
-
-
-def rate_to_bps(value: float, unit: str) -> float | None:
-    """netperf throughput units in bit/s; None for transaction rates."""
-    u = unit.strip().rstrip(".")
-    m = re.fullmatch(r"10\^(\d+)bits/s(?:ec)?", u)
-    if m:
-        return value * 10 ** int(m.group(1))
-    m = re.fullmatch(r"([KMG]?)Bytes/s(?:ec)?", u)
-    if m:
-        return value * {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}[m.group(1)] * 8
-    if re.fullmatch(r"Trans(?:actions)?/s(?:ec)?|Tran/s", u):
-        return None
-    raise ParseError(f"netperf throughput unit {unit!r}: expected 10^6bits/s, MBytes/s or Trans/s")
-
 
 def _test_name(what: str) -> tuple[str, str | None]:
     """Banner words ('TCP REQUEST/RESPONSE', 'OMNI Send|Recv') -> (test name, protocol)."""
@@ -103,32 +69,6 @@ def _test_name(what: str) -> tuple[str, str | None]:
         "CONNECT/CLOSE": "CC",
     }
     return f"{proto}_{table.get(kind, kind.replace(' ', '_'))}", proto.lower()
-
-
-def _direction(test: str, omni_direction: str | None = None) -> str:
-    if omni_direction:
-        d = omni_direction.lower()
-        if "send" in d and "recv" in d:
-            return "roundtrip"
-        return "reverse" if d.strip() == "recv" else "forward"
-    if test.endswith("MAERTS"):
-        return "reverse"
-    if test.endswith(("_RR", "_CRR", "_CC")):
-        return "roundtrip"
-    return "forward"
-
-
-def _positive(text: str | None) -> float | None:
-    """A measured netperf figure, or None for its 'not measured' markers (-1, nan)."""
-    if text is None:
-        return None
-    try:
-        v = float(text)
-    except ValueError:
-        return None
-    if v != v or v < 0:
-        return None
-    return v
 
 
 class NetperfAdapter(Adapter):
@@ -237,14 +177,14 @@ class NetperfAdapter(Adapter):
                         "the test is unknown"
                     )
                 test = t[1].upper()
-            self._selectors(keyval, test, proto, res)
+            selectors(keyval, test, proto, res)
             if "COMMAND_LINE" in keyval:  # the output names its own command: check it against that
                 self.complete_for(res, keyval["COMMAND_LINE"].strip('"'))
         else:
-            sel = self._csv(body) or self._columns(body)
+            sel = from_csv(body) or from_columns(body)
             if sel is not None:
                 info["format"] = sel.pop("__format__")
-                self._selectors(sel, test, proto, res)
+                selectors(sel, test, proto, res)
             elif banner:
                 info["format"] = "classic"
                 self._classic(body, test, proto, res)
@@ -290,139 +230,9 @@ class NetperfAdapter(Adapter):
                 f"{' ...' if len(missing) > 5 else ''}, which it lacks"
             )
 
-    # -------------------------------------------------------------- omni selectors
-    def _selectors(self, sel: dict[str, str], test: str, proto: str | None, res: ParseResult) -> None:
-        info = res.info
-        sel = {k: v.strip().strip('"') for k, v in sel.items()}
-        if sel.get("PROTOCOL"):
-            proto = sel["PROTOCOL"].lower()
-        omni_dir = sel.get("DIRECTION")
-        if test == "OMNI" and omni_dir:
-            d = omni_dir.lower()
-            kind = "RR" if ("send" in d and "recv" in d) else ("STREAM" if "send" in d else "MAERTS")
-            if "connect" in d:
-                kind = "CRR"
-            info["omni_as"] = f"{(proto or 'tcp').upper()}_{kind}"
-        res.test, res.protocol = test, proto
-        res.direction = _direction(test, omni_dir if test == "OMNI" else None)
-        rr = res.direction == "roundtrip"
-        stream_like = not rr
-        add = lambda metric, value, unit: res.measurements.append(Measurement(metric, float(value), unit))  # noqa: E731
-        units = sel.get("THROUGHPUT_UNITS", "")
-        used = set()
-        thr = _positive(sel.get("THROUGHPUT"))
-        if thr is not None and units:
-            bps = rate_to_bps(thr, units)
-            used |= {"THROUGHPUT", "THROUGHPUT_UNITS"}
-            if bps is None:
-                if "TRANSACTION_RATE" not in sel:
-                    add("transaction_rate", thr, "transactions/s")
-            else:
-                add("throughput", bps, "bit/s")
-        elif thr is not None:
-            info["throughput_without_units"] = thr
-        if rr:
-            tr = _positive(sel.get("TRANSACTION_RATE"))
-            if tr is not None:
-                add("transaction_rate", tr, "transactions/s")
-        used.add("TRANSACTION_RATE")
-        if stream_like and units and rate_to_bps(1.0, units) is not None:
-            for key in ("LOCAL_SEND_THROUGHPUT", "REMOTE_SEND_THROUGHPUT"):
-                v = _positive(sel.get(key))
-                if v:
-                    add("sender_throughput", rate_to_bps(v, units), "bit/s")
-                    break
-        used |= {
-            "LOCAL_SEND_THROUGHPUT",
-            "REMOTE_SEND_THROUGHPUT",
-            "LOCAL_RECV_THROUGHPUT",
-            "REMOTE_RECV_THROUGHPUT",
-        }
-        rt = _positive(sel.get("RT_LATENCY"))
-        if rt is not None and rr:
-            add("rt_latency", rt * 1e-6, "s")
-        used.add("RT_LATENCY")
-        prefix = "latency" if rr else "send_call_latency"
-        for key, suffix in _LATENCY.items():
-            v = _positive(sel.get(key))
-            if v is not None:
-                add(f"{prefix}_{suffix}", v * 1e-6, "s")
-            used.add(key)
-        el = _positive(sel.get("ELAPSED_TIME"))
-        if el is not None:
-            add("duration", el, "s")
-        used.add("ELAPSED_TIME")
-        for side in ("LOCAL", "REMOTE"):
-            util = _positive(sel.get(f"{side}_CPU_UTIL"))
-            low = side.lower()
-            if util is not None:
-                add(f"cpu_util_{low}", util / 100.0, "fraction")
-                count = _positive(sel.get(f"{side}_CPU_COUNT"))
-                if count:
-                    add(f"cpu_{low}", util / 100.0 * count, "fraction")
-            sd = _positive(sel.get(f"{side}_SD"))
-            sd_units = sel.get("SD_UNITS", "")
-            if sd is not None and util is not None:
-                if "KB" in sd_units:
-                    add(f"service_demand_{low}", sd * 1e-6 / 1024, "s/byte")
-                elif "Tran" in sd_units:
-                    add(f"service_demand_{low}", sd * 1e-6, "s")
-            used |= {f"{side}_CPU_UTIL", f"{side}_CPU_COUNT", f"{side}_SD"}
-        for key, (metric, unit) in _COUNTS.items():
-            v = _positive(sel.get(key))
-            if v is not None:
-                add(metric, v, unit)
-            used.add(key)
-        if proto == "udp" and stream_like:
-            sent = _positive(sel.get("LOCAL_SEND_CALLS"))
-            got = _positive(sel.get("REMOTE_RECV_CALLS"))
-            if sent and got is not None:
-                add("loss", max(0.0, 1 - got / sent), "fraction")
-        rest = {k: v for k, v in sel.items() if k not in used}
-        if rest:
-            info["selectors"] = rest
-
-    def _csv(self, body: list[str]) -> dict[str, str] | None:
-        """-o output: a header row of omni column names, then the values row."""
-        rows = [ln.strip() for ln in body if ln.strip()]
-        for i, ln in enumerate(rows[:-1]):
-            head = [h.strip() for h in ln.split(",")]
-            if len(head) >= 1 and all(h in HEADERS for h in head) and ("," in ln or len(rows) == 2):
-                vals = _split_csv(rows[i + 1])
-                if len(vals) != len(head):
-                    raise ParseError(
-                        f"netperf -o CSV: {len(head)} column names but {len(vals)} values in {rows[i + 1]!r}"
-                    )
-                out = {HEADERS[h]: v for h, v in zip(head, vals)}
-                out["__format__"] = "csv"
-                return out
-        return None
-
-    def _columns(self, body: list[str]) -> dict[str, str] | None:
-        """-O output: header lines of omni columns above one values row, columns left-aligned."""
-        rows = [ln for ln in body if ln.strip()]
-        if len(rows) < 2:
-            return None
-        values = rows[-1]
-        starts = [m.start() for m in re.finditer(r"\S+", values)]
-        tokens = values.split()
-        heads = rows[:-1]
-        if not starts or len(heads) > 4:
-            heads = heads[-4:]
-        names = []
-        for k, s in enumerate(starts):
-            e = starts[k + 1] if k + 1 < len(starts) else None
-            parts = [h[s:e].strip() for h in heads]
-            names.append(" ".join(p for p in parts if p))
-        if not all(n in HEADERS for n in names):
-            return None
-        out = {HEADERS[n]: v for n, v in zip(names, tokens)}
-        out["__format__"] = "columns"
-        return out
-
     # -------------------------------------------------------------- classic output
     def _classic(self, body: list[str], test: str, proto: str | None, res: ParseResult) -> None:
-        res.test, res.protocol, res.direction = test, proto, _direction(test)
+        res.test, res.protocol, res.direction = test, proto, direction(test)
         add = lambda metric, value, unit: res.measurements.append(Measurement(metric, float(value), unit))  # noqa: E731
         header = "\n".join(
             ln for ln in body if ln.strip() and not re.match(rf"^\s*{_NUM}(\s+{_NUM})*\s*$", ln)
@@ -439,11 +249,11 @@ class NetperfAdapter(Adapter):
             if not cpu or len(vals) < i + 4:
                 return
             for side, k in (("local", i), ("remote", i + 1)):
-                v = _positive(vals[k])
+                v = positive(vals[k])
                 if v is not None:
                     add(f"cpu_util_{side}", v / 100.0, "fraction")
             for side, k in (("local", i + 2), ("remote", i + 3)):
-                v = _positive(vals[k])
+                v = positive(vals[k])
                 if v is not None and sd_unit:
                     if sd_unit.group(2) == "KB":
                         add(f"service_demand_{side}", v * 1e-6 / 1024, "s/byte")
@@ -563,16 +373,10 @@ class NetperfAdapter(Adapter):
             duration=duration,
             test=test,
             protocol=proto,
-            direction=_direction(test),
+            direction=direction(test),
             streams=1,
             version=["netperf", "-V"],
         )
-
-
-def _split_csv(line: str) -> list[str]:
-    import csv
-
-    return next(csv.reader([line]))
 
 
 ADAPTER = NetperfAdapter()
