@@ -41,7 +41,7 @@ rule seed_discrepancies:
     conda:
         "../../envs/podnet.yaml"
     params:
-        code=code_version("seed_reports.py", "parse.py"),
+        code=code_version("seed_reports", "parse.py"),
         raw_dir=lambda w: RAW,
     script:
         "../scripts/seed_discrepancies.py"
@@ -57,7 +57,7 @@ rule notebook:
     conda:
         "../../envs/podnet.yaml"
     params:
-        code=code_version("figures", "findings.py", "explore.py", "seed_reports.py"),
+        code=code_version("figures", "findings.py", "explore.py", "seed_reports"),
         experiment=EXP,
         raw_dir=RAW,
         processed_dir=lambda w, input: os.path.dirname(input.tidy),

@@ -1,0 +1,80 @@
+"""Seed reports checked against their own raw outputs.
+
+A seed report pastes raw tool output and then summarises it (a conclusion table). This module
+finds every place where
+
+* a published summary figure disagrees with the raw outputs the pipeline parsed
+  (:func:`compare_claims`; claims are transcribed as printed into ``raw/<exp>/published/*.csv``),
+* a raw output disagrees with itself: its figures do not follow from each other
+  (:func:`consistency_checks`: ab's requests/s = complete requests / time taken, ...), or it names
+  another host than the one it was run against (:func:`provenance_checks`: iperf 2's target vs
+  its connected peer, ab's ``Benchmarking`` vs ``Server Hostname``, one node described
+  differently by qperf ``conf`` blocks).
+
+Tolerances come from the printed precision: a figure printed as ``4.886`` stands for
+[4.8855, 4.8865]; two figures agree when their intervals overlap. The notebook
+``notebooks/seed_discrepancies.ipynb`` only calls :func:`discrepancies`.
+
+Modules: :mod:`.printed` (precision, agreement), :mod:`.claims` (published vs raw),
+:mod:`.self_checks` (raw vs itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from podnet.seed_reports.claims import compare_claims, compare_ratio_claims, load_claims, load_ratio_claims
+from podnet.seed_reports.printed import COLUMNS, half_ulp, scalar_lines
+from podnet.seed_reports.self_checks import consistency_checks, provenance_checks
+
+__all__ = [
+    "COLUMNS",
+    "compare_claims",
+    "compare_ratio_claims",
+    "consistency_checks",
+    "discrepancies",
+    "half_ulp",
+    "load_claims",
+    "load_ratio_claims",
+    "provenance_checks",
+    "scalar_lines",
+]
+
+
+def discrepancies(
+    processed_dir: Path | str,
+    raw_dir: Path | str,
+    published: Iterable[Path | str] | None = None,
+    include_agreeing: bool = False,
+) -> pd.DataFrame:
+    """Everything :func:`compare_claims`, :func:`consistency_checks` and :func:`provenance_checks` find.
+
+    ``published`` defaults to ``raw_dir/published/*.csv``. Only disagreements are returned unless
+    ``include_agreeing``.
+    """
+    processed_dir, raw_dir = Path(processed_dir), Path(raw_dir)
+    tidy_path = processed_dir / "tidy.parquet"
+    tidy = pd.read_parquet(tidy_path) if tidy_path.exists() else pd.read_csv(processed_dir / "tidy.csv")
+    failed_path = processed_dir / "failed_runs.csv"
+    failed = pd.read_csv(failed_path, dtype=str) if failed_path.exists() else None
+    paths = (
+        sorted((raw_dir / "published").glob("*.csv")) if published is None else [Path(p) for p in published]
+    )
+    ratio_paths = [p for p in paths if Path(p).name.startswith("ratios")]
+    paths = [p for p in paths if p not in ratio_paths]
+    parts = [
+        compare_claims(load_claims(paths), tidy, failed) if paths else pd.DataFrame(columns=COLUMNS),
+        compare_ratio_claims(load_ratio_claims(ratio_paths), tidy)
+        if ratio_paths
+        else pd.DataFrame(columns=COLUMNS),
+        consistency_checks(tidy),
+        provenance_checks(raw_dir),
+    ]
+    parts = [p for p in parts if len(p)]
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COLUMNS)
+    if not include_agreeing:
+        out = out[~out["status"].isin(["agrees", "consistent"])]
+    return out.reset_index(drop=True)

@@ -1,0 +1,224 @@
+"""Raw outputs against themselves: figures that must follow from each other (ab, iperf 2), and hosts
+or nodes an output names differently from the ones it ran against (iperf 2, ab, qperf ``conf``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from podnet import adapters
+from podnet.adapters.base import ParseError
+from podnet.parse import read_text
+from podnet.raw import SidecarError, find_raw_files, read_sidecar
+from podnet.seed_reports.printed import COLUMNS, agree, fmt
+
+_UNITS = {
+    "requests_per_second": "requests/s",
+    "time_per_request": "s",
+    "time_per_request_all": "s",
+    "transfer_rate": "bit/s",
+    "throughput": "bit/s",
+}
+
+
+def _check(
+    rows: list,
+    kind: str,
+    r: dict,
+    metric: str,
+    printed: float,
+    printed_tol: float,
+    expected: float,
+    expected_tol: float,
+    formula: str,
+) -> None:
+    ok = agree(printed, printed_tol, expected, expected_tol)
+    unit = _UNITS.get(metric, "")
+    rows.append(
+        {
+            "kind": kind,
+            "variant": r["variant"],
+            "scenario": r["scenario"],
+            "tool": r["tool"],
+            "metric": metric,
+            "published": fmt(printed, unit),
+            "raw": fmt(expected, unit),
+            "status": "consistent" if ok else "inconsistent",
+            "detail": f"{metric} printed {fmt(printed, unit)}; {formula} = {fmt(expected, unit)}",
+            "where": r["run_id"],
+            "_expected": expected,
+            "_tol": expected_tol,
+        }
+    )
+
+
+def consistency_checks(tidy: pd.DataFrame, keep_numbers: bool = False) -> pd.DataFrame:
+    """Figures of one raw output that must follow from each other (ab, iperf 2)."""
+    rows: list[dict] = []
+    t = tidy[tidy["source"] != "reference"] if "source" in tidy else tidy
+    for _run, g in t.groupby("run_id", sort=True):
+        m = dict(zip(g["metric"], g["value"]))
+        r = g.iloc[0].to_dict()
+        kind = "raw vs itself"
+        if r["tool"] == "ab" and {"requests_per_second", "complete_requests", "duration"} <= m.keys():
+            n, T = m["complete_requests"], m["duration"]
+            dT = 0.0005  # 'Time taken for tests: 8.330 seconds'
+            c = float(r["streams"]) if pd.notna(r["streams"]) else None
+            _check(
+                rows,
+                kind,
+                r,
+                "requests_per_second",
+                m["requests_per_second"],
+                0.005,
+                n / T,
+                n / T * dT / T,
+                "complete requests / time taken",
+            )
+            if c and "time_per_request" in m:
+                _check(
+                    rows,
+                    kind,
+                    r,
+                    "time_per_request",
+                    m["time_per_request"],
+                    0.0005e-3,
+                    c * T / n,
+                    c * dT / n,
+                    "concurrency x time taken / complete requests",
+                )
+            if "time_per_request_all" in m:
+                _check(
+                    rows,
+                    kind,
+                    r,
+                    "time_per_request_all",
+                    m["time_per_request_all"],
+                    0.0005e-3,
+                    T / n,
+                    dT / n,
+                    "time taken / complete requests",
+                )
+            if {"transfer_rate", "total_transferred"} <= m.keys():
+                exp = m["total_transferred"] * 8 / T
+                _check(
+                    rows,
+                    kind,
+                    r,
+                    "transfer_rate",
+                    m["transfer_rate"],
+                    0.005 * 8192,
+                    exp,
+                    exp * dT / T,
+                    "total transferred / time taken",
+                )
+        if r["tool"] == "iperf2" and {"throughput", "bytes_transferred", "duration"} <= m.keys():
+            exp = m["bytes_transferred"] * 8 / m["duration"]
+            # iperf 2 prints 3 significant digits of both figures
+            _check(
+                rows,
+                kind,
+                r,
+                "throughput",
+                m["throughput"],
+                m["throughput"] * 0.005,
+                exp,
+                exp * 0.005,
+                "transfer x 8 / interval",
+            )
+    return pd.DataFrame(rows, columns=COLUMNS + (["_expected", "_tol"] if keep_numbers else []))
+
+
+def _infos(raw_dir: Path) -> list[tuple[Path, dict, Any]]:
+    out = []
+    for f in find_raw_files(raw_dir):
+        try:
+            meta = read_sidecar(f)
+            text = read_text(f)
+            adapter = adapters.get(meta["tool"]) if meta.get("tool") else adapters.detect(text)
+            res = adapter.parse(text)
+        except (SidecarError, ParseError, KeyError, OSError, UnicodeDecodeError):
+            continue
+        out.append((f, meta, res))
+    return out
+
+
+def provenance_checks(raw_dir: Path | str) -> pd.DataFrame:
+    """Raw outputs that name other hosts than the ones they ran against, or describe one node two ways."""
+    raw_dir = Path(raw_dir)
+    rows: list[dict] = []
+    nodes: dict[str, dict[str, set]] = {}
+    for f, meta, res in _infos(raw_dir):
+        info = res.info
+        rel = f.relative_to(raw_dir).as_posix()
+        base = {
+            "kind": "raw vs itself",
+            "variant": meta.get("variant", ""),
+            "scenario": meta.get("scenario", ""),
+            "tool": meta.get("tool", ""),
+            "where": rel,
+        }
+        if (
+            info.get("target")
+            and info.get("remote")
+            and info.get("role") == "client"
+            and info["target"] != info["remote"]
+        ):
+            rows.append(
+                {
+                    **base,
+                    "metric": "peer",
+                    "published": f"Client connecting to {info['target']}",
+                    "raw": f"connected with {info['remote']}",
+                    "status": "inconsistent",
+                    "detail": "iperf 2 connected to another address than its target (pasted from another run?)",
+                }
+            )
+        if (
+            info.get("benchmarking")
+            and info.get("server_hostname")
+            and info["benchmarking"] != info["server_hostname"]
+        ):
+            rows.append(
+                {
+                    **base,
+                    "metric": "server",
+                    "published": f"Benchmarking {info['benchmarking']}",
+                    "raw": f"Server Hostname: {info['server_hostname']}",
+                    "status": "inconsistent",
+                    "detail": "ab benchmarked another host than its report names (pasted from another run?)",
+                }
+            )
+        conf = info.get("conf") or {}
+        for side in ("loc", "rem"):
+            name = conf.get(f"{side}_node")
+            if not name:
+                continue
+            d = nodes.setdefault(name, {})
+            for key in ("os", "cpu", "qperf"):
+                if conf.get(f"{side}_{key}"):
+                    d.setdefault(key, set()).add((conf[f"{side}_{key}"], rel))
+    for name, d in sorted(nodes.items()):
+        for key, vals in sorted(d.items()):
+            distinct = sorted({v for v, _ in vals})
+            if len(distinct) > 1:
+                where = "; ".join(
+                    f"{v} in {', '.join(sorted(r for vv, r in vals if vv == v))}" for v in distinct
+                )
+                rows.append(
+                    {
+                        "kind": "raw vs itself",
+                        "variant": "",
+                        "scenario": "",
+                        "tool": "qperf",
+                        "metric": f"conf {key}",
+                        "published": name,
+                        "raw": " | ".join(distinct),
+                        "status": "inconsistent",
+                        "detail": f"node {name} is described with {len(distinct)} different {key} values: {where}",
+                        "where": "conf blocks",
+                    }
+                )
+    return pd.DataFrame(rows, columns=COLUMNS)
