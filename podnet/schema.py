@@ -32,7 +32,12 @@ def section(*path: str) -> dict[str, Any]:
     return node
 
 
+def defaults_of(node: dict[str, Any]) -> dict[str, Any]:
+    """``default:`` of every property of an object schema node (properties without one left out)."""
+    props = node.get("properties", {})
+    return {k: v["default"] for k, v in props.items() if isinstance(v, dict) and "default" in v}
+
+
 def defaults(*path: str) -> dict[str, Any]:
     """``default:`` of every property directly under a config key path (properties without one left out)."""
-    props = section(*path).get("properties", {})
-    return {k: v["default"] for k, v in props.items() if isinstance(v, dict) and "default" in v}
+    return defaults_of(section(*path))

@@ -207,16 +207,19 @@ def validate(config: Mapping[str, Any]) -> None:
 
 
 def _endpoint(raw: Mapping[str, Any] | None, where: str) -> EndpointSpec:
-    raw = dict(raw or {})
+    d = schema.defaults_of(schema.section("launch")["$defs"]["endpoint"])
+    raw = {**d, **(raw or {})}
     sel = raw.get("selector") or {}
     return EndpointSpec(
-        kind=str(raw.get("kind", "pod")),
+        kind=str(raw["kind"]),
+        # the schema documents backend's default (pod) without a `default:` key: Snakemake's validate()
+        # would write it into every endpoint, and `backend` is an error on a non-service endpoint
         backend=str(raw.get("backend", "pod")),
         node=raw.get("node"),
         selector=tuple(sorted((str(k), str(v)) for k, v in sel.items())),
         same_node_as=raw.get("same_node_as"),
         other_node_than=raw.get("other_node_than"),
-        index=int(raw.get("index", 0)),
+        index=int(raw["index"]),
     )
 
 
@@ -232,8 +235,9 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
 
     tools: dict[str, list[TestSpec]] = {}
     disabled: list[str] = []
+    tool_defaults = schema.defaults_of(schema.section("launch", "tools")["additionalProperties"])
     for tool, spec in launch["tools"].items():
-        if not spec.get("enabled", True):
+        if not {**tool_defaults, **spec}["enabled"]:
             disabled.append(tool)
             continue
         names = [t["name"] for t in spec["tests"]]
@@ -285,13 +289,12 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
             )
         )
 
-    ns = launch.get("namespace") or {}
-    if ns.get("create", True) is False and not ns.get("name"):
+    ns = {**schema.defaults("launch", "namespace"), **(launch.get("namespace") or {})}
+    if ns["create"] is False and not ns.get("name"):
         raise LaunchConfigError(
             "launch.namespace: create is false, so `name` (an existing namespace) is required"
         )
     d = schema.defaults("launch")
-    ns = {**schema.defaults("launch", "namespace"), **ns}
     adaptive = {**schema.defaults("launch", "adaptive"), **(launch.get("adaptive") or {})}
     ports = default_ports()
     ports.update({k: int(v) for k, v in (launch.get("ports") or {}).items()})

@@ -14,9 +14,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-import yaml
-
-from podnet.schema import SCHEMA_PATH  # the config schema, package data (podnet/config.schema.yaml)
+from podnet import schema  # the config schema, package data (podnet/config.schema.yaml)
 from podnet.tidy import GROUP_COLUMNS
 
 
@@ -36,8 +34,7 @@ def _defaults_of(node: Mapping[str, Any], path: str) -> dict[str, Any]:
 @lru_cache(maxsize=1)
 def schema_defaults() -> dict[str, Any]:
     """The ``stats`` defaults as the schema states them."""
-    schema = yaml.safe_load(SCHEMA_PATH.read_text())
-    return _defaults_of(schema["properties"]["stats"], "stats.")
+    return _defaults_of(schema.section("stats"), "stats.")
 
 
 DEFAULTS: dict[str, Any] = schema_defaults()

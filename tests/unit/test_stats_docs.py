@@ -7,8 +7,8 @@ import re
 import pytest
 import yaml
 
+from podnet.schema import SCHEMA_PATH
 from podnet.stats import DEFAULTS, METHODS_PATH
-from podnet.stats import settings as settings_mod
 from tests.conftest import REPO
 
 #: "`stats.a.b` (default V)" or "`stats.a.b`, default V" in the docs
@@ -73,7 +73,7 @@ def test_every_numeric_default_is_documented_in_methods():
 
 
 def test_defaults_are_read_from_the_schema_not_a_second_dict():
-    schema = yaml.safe_load(settings_mod.SCHEMA_PATH.read_text())["properties"]["stats"]
+    schema = yaml.safe_load(SCHEMA_PATH.read_text())["properties"]["stats"]
     assert (
         DEFAULTS["bootstrap"]["min_n"] == schema["properties"]["bootstrap"]["properties"]["min_n"]["default"]
     )

@@ -5,20 +5,24 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
+from podnet import schema
 from podnet.figures import FIGURES
 from podnet.parse import shard_entries
 from podnet.raw import sidecar_path
 
-validate(config, "../../podnet/config.schema.yaml")
+validate(config, str(schema.SCHEMA_PATH))  # package data: the one schema
 
 EXP = config["experiment"]
 RAW = config.get("raw_dir") or f"raw/{EXP}"
 OUT = config.get("processed_dir") or f"processed/{EXP}"
-SHARDS = int(config.get("parse", {}).get("shards", 8))
-REPORT = config.get("report", {})
-NOTEBOOKS = REPORT.get("notebooks", ["report", "explore", "compare", "planning"])
-COMPARE_WITH = REPORT.get("compare_with", [])
+# defaults: the schema's `default:` values (podnet.schema), never repeated here
+SHARDS = int({**schema.defaults("parse"), **config.get("parse", {})}["shards"])
+REPORT = {**schema.defaults("report"), **config.get("report", {})}
+NOTEBOOKS = REPORT["notebooks"]
+COMPARE_WITH = REPORT["compare_with"]
 STATS = config.get("stats", {})
+# the gate's bounds (podnet check); STATS itself stays as written (stats.run merges its defaults)
+THRESHOLDS = {**schema.defaults("stats"), **STATS}["thresholds"]
 
 
 # the launch section (with the experiment's paths and stats settings) as the launch checkpoint sees it

@@ -36,10 +36,10 @@ rule check:
         "../../envs/podnet.yaml"
     params:
         code=code_version("stats"),
-        thresholds=STATS.get("thresholds", []),
+        thresholds=THRESHOLDS,
     script:
         "../scripts/check.py"
 
 
 # the gate's verdicts are a final output only when the config declares thresholds (rule all)
-CHECK_OUTPUTS = [f"{OUT}/check.csv"] if STATS.get("thresholds") else []
+CHECK_OUTPUTS = [f"{OUT}/check.csv"] if THRESHOLDS else []

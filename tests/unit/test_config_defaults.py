@@ -1,0 +1,75 @@
+"""Config defaults have one source, the schema's `default:` values: the workflow reads them from
+podnet.schema, and where the READMEs state a default it is the schema's."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from podnet import schema
+from tests.conftest import REPO
+
+DOCS = ["README.md", "podnet/launch/README.md"]
+#: "`parse.shards` (default 8)", "`report.notebooks` (default `report`, `explore`, ...)"
+MENTION = re.compile(r"`((?:parse|report|launch)\.[a-z_.]+)`\s*\(default\s+([^)]*)\)")
+
+
+def _default(path: str):
+    *parents, key = path.split(".")
+    return schema.defaults(*parents)[key]
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[A-Za-z0-9_.-]+", text)
+
+
+def mentions() -> list[tuple[str, str, str]]:
+    out = []
+    for doc in DOCS:
+        text = " ".join((REPO / doc).read_text(encoding="utf-8").split())  # one line: mentions may wrap
+        out += [(doc, m[1], m[2]) for m in MENTION.finditer(text)]
+    return out
+
+
+def test_the_readmes_state_workflow_defaults():
+    found = {path for _, path, _ in mentions()}
+    assert {"parse.shards", "report.notebooks"} <= found, found
+
+
+@pytest.mark.parametrize("doc,path,text", mentions())
+def test_a_stated_default_is_the_schemas(doc, path, text):
+    value = _default(path)
+    expected = [str(v) for v in value] if isinstance(value, list) else [str(value).lower()]
+    assert _words(text.lower()) == [e.lower() for e in expected], (
+        f"{doc}: `{path}` (default {text}): schema {value}"
+    )
+
+
+def test_the_workflow_repeats_no_schema_default():
+    # the workflow takes parse/report/stats defaults from podnet.schema; a literal copy would drift
+    src = "\n".join(p.read_text() for p in sorted((REPO / "workflow").rglob("*.smk")))
+    assert "schema.defaults(" in src
+    notebooks = schema.defaults("report")["notebooks"]
+    assert repr(notebooks) not in src and repr(notebooks).replace("'", '"') not in src
+    shards = schema.defaults("parse")["shards"]
+    assert not re.search(rf"""["']shards["']\s*,\s*{shards}\b""", src)
+    assert not re.search(r"""\.get\(\s*["'](thresholds|compare_with|notebooks)["']\s*,""", src)
+
+
+def test_the_launch_config_reads_endpoint_and_tool_defaults_from_the_schema():
+    from podnet.launch.config import from_mapping
+
+    cfg = from_mapping(
+        {
+            "experiment": "x",
+            "launch": {
+                "tools": {"iperf3": {"tests": [{"name": "tcp"}]}},
+                "scenarios": [{"name": "s", "client": {}, "server": {"kind": "host"}, "tests": ["iperf3"]}],
+            },
+        }
+    )
+    endpoint = schema.defaults_of(schema.section("launch")["$defs"]["endpoint"])
+    (case,) = cfg.cases
+    assert case.scenario.client.kind == endpoint["kind"] and case.scenario.client.index == endpoint["index"]
+    assert cfg.namespace_create is schema.defaults("launch", "namespace")["create"]
