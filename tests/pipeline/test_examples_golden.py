@@ -37,7 +37,9 @@ def build_tables(experiment: str, out: Path) -> dict[str, Path]:
     shards = int(cfg.get("parse", {}).get("shards", 8))
     parts = {"tidy": [], "intervals": [], "failed": []}
     for k, entries in shard_entries(raw, shards).items():
-        paths = [out / "parsed" / f"shard-{k}.{x}" for x in ("tidy.parquet", "intervals.parquet", "failed.csv")]
+        paths = [
+            out / "parsed" / f"shard-{k}.{x}" for x in ("tidy.parquet", "intervals.parquet", "failed.csv")
+        ]
         write_parsed(parse_files(entries, raw, experiment), *paths)
         for name, p in zip(parts, paths):
             parts[name].append(p)
