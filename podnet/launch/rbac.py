@@ -2,17 +2,26 @@
 
 Equivalent kubectl commands are in envs/k8s/README.md; these helpers do the
 same with the Python client (used by the integration tests, handy without kubectl).
+The manifests are package data (``podnet/launch/policy/*.yaml``; ``envs/k8s/*.yaml`` link
+to them), so an installed podnet finds them without the source tree.
 """
 
 from __future__ import annotations
 
 import base64
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-RBAC_PATH = Path(__file__).resolve().parents[2] / "envs" / "k8s" / "rbac.yaml"
+
+def policy_path(name: str) -> Path:
+    """A least-privilege manifest shipped in the package (``rbac.yaml``, ``admission.yaml``...)."""
+    return Path(str(resources.files("podnet.launch").joinpath("policy").joinpath(name)))
+
+
+RBAC_PATH = policy_path("rbac.yaml")
 
 
 def apply_rbac(api_client: Any, path: str | Path = RBAC_PATH) -> list[str]:
@@ -90,7 +99,7 @@ def service_account_kubeconfig(
     return out
 
 
-ADMISSION_PATH = RBAC_PATH.with_name("admission.yaml")
+ADMISSION_PATH = policy_path("admission.yaml")
 
 
 def apply_admission(api_client: Any, images: list[str], path: str | Path = ADMISSION_PATH) -> list[str]:

@@ -32,6 +32,8 @@ def test_pip_install_then_podnet_parse(tmp_path):
     pkg = site / "podnet"
     assert (pkg / "config.schema.yaml").is_file() and (pkg / "stats" / "METHODS.md").is_file()
     assert not (pkg / "launch" / "fake.py").exists()
+    for manifest in ("rbac.yaml", "admission.yaml", "rbac-namespaces.yaml"):  # podnet.launch.rbac's
+        assert (pkg / "launch" / "policy" / manifest).is_file(), manifest
     # third-party dependencies from this environment (PYTHONPATH skips its editable podnet hook)
     env = {**os.environ, "PYTHONPATH": sysconfig.get_paths()["purelib"]}
     fixture = REPO / "tests" / "fixtures" / "iperf3" / "tcp-forward.json"
@@ -45,10 +47,16 @@ def test_pip_install_then_podnet_parse(tmp_path):
     assert out.returncode == 0, out.stderr
     assert ",iperf3,tcp,tcp,forward," in out.stdout and "throughput" in out.stdout
     where = subprocess.run(
-        [str(venv / "bin" / "python"), "-c", "import podnet.schema as s; print(s.SCHEMA_PATH)"],
+        [
+            str(venv / "bin" / "python"),
+            "-c",
+            "import podnet.schema as s, podnet.launch.rbac as r; print(s.SCHEMA_PATH); print(r.RBAC_PATH)",
+        ],
         cwd=tmp_path,
         env=env,
         capture_output=True,
         text=True,
     )
-    assert where.stdout.strip().startswith(str(site)), where.stdout + where.stderr
+    paths = where.stdout.split()
+    assert len(paths) == 2 and all(p.startswith(str(site)) for p in paths), where.stdout + where.stderr
+    assert Path(paths[1]).is_file()

@@ -1,0 +1,46 @@
+"""The least-privilege manifests podnet.launch.rbac applies are package data, read through
+importlib.resources (a non-editable install has no envs/k8s/); envs/k8s/*.yaml are links to them."""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+import podnet.launch
+from podnet.launch import rbac
+from tests.conftest import REPO
+
+PACKAGE = Path(podnet.launch.__file__).resolve().parent
+
+
+def test_the_manifests_are_read_from_the_package():
+    for path, kinds in (
+        (rbac.RBAC_PATH, {"ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"}),
+        (rbac.ADMISSION_PATH, {"ValidatingAdmissionPolicy", "ConfigMap"}),
+    ):
+        assert path.resolve().parent == PACKAGE / "policy", path
+        assert path == Path(str(resources.files("podnet.launch") / "policy" / path.name))
+        docs = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d]
+        assert kinds <= {d["kind"] for d in docs}, path.name
+    sa = [d for d in yaml.safe_load_all(rbac.RBAC_PATH.read_text()) if d and d["kind"] == "ServiceAccount"]
+    assert [(d["metadata"]["namespace"], d["metadata"]["name"]) for d in sa] == [
+        ("podnet", "podnet-launcher")
+    ]
+
+
+def test_envs_k8s_is_the_same_files_not_copies():
+    for f in sorted((PACKAGE / "policy").glob("*.yaml")):
+        link = REPO / "envs" / "k8s" / f.name
+        assert link.is_symlink() and link.resolve() == f.resolve(), f.name
+
+
+def test_pyproject_ships_every_policy_manifest():
+    data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    patterns = data["podnet.launch"]
+    for f in sorted((PACKAGE / "policy").iterdir()):
+        rel = f.relative_to(PACKAGE).as_posix()
+        assert any(fnmatch.fnmatch(rel, p) for p in patterns), f"{rel} is not package data"
