@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from podnet import stats
-from podnet.tidy import coerce
+from podnet.tidy import frame
 
 
 def synthetic(groups: int, repeats: int, variants: int = 4, seed: int = 1) -> pd.DataFrame:
@@ -33,45 +33,25 @@ def synthetic(groups: int, repeats: int, variants: int = 4, seed: int = 1) -> pd
                 vals = mu * (1 + 0.05 * rng.standard_normal(repeats))
                 for r in range(repeats):
                     rows.append(
-                        (
-                            "bench",
-                            f"v{v}",
-                            f"s{sc}",
-                            "iperf3",
-                            "tcp",
-                            "tcp",
-                            "forward",
-                            1,
-                            r + 1,
-                            f"v{v}-s{sc}-{r + 1}",
-                            m,
-                            vals[r],
-                            "bit/s",
-                            "measured",
-                            "raw/x",
-                        )
+                        {
+                            "experiment": "bench",
+                            "variant": f"v{v}",
+                            "scenario": f"s{sc}",
+                            "tool": "iperf3",
+                            "test": "tcp",
+                            "protocol": "tcp",
+                            "direction": "forward",
+                            "streams": 1,
+                            "repeat": r + 1,
+                            "run_id": f"v{v}-s{sc}-{r + 1}",
+                            "metric": m,
+                            "value": vals[r],
+                            "unit": "bit/s",
+                            "source": "measured",
+                            "raw_path": "raw/x",
+                        }
                     )
-    df = pd.DataFrame(
-        rows,
-        columns=[
-            "experiment",
-            "variant",
-            "scenario",
-            "tool",
-            "test",
-            "protocol",
-            "direction",
-            "streams",
-            "repeat",
-            "run_id",
-            "metric",
-            "value",
-            "unit",
-            "source",
-            "raw_path",
-        ],
-    )
-    return coerce(df)
+    return frame(rows)  # the tidy columns (podnet.tidy.TIDY_COLUMNS), in order, typed
 
 
 def intervals(tidy: pd.DataFrame, seconds: int = 30, seed: int = 2) -> pd.DataFrame:

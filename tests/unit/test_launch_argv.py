@@ -10,27 +10,17 @@ from podnet.launch.config import from_mapping
 from podnet.launch.manifests import MANAGED_BY, configmap_manifest, pod_manifest, service_manifest
 from podnet.launch.placement import Node
 from podnet.launch.plan import build_plan
+from tests.launch_configs import HOST_HOST, experiment, launch_config, pod_pod, pod_svc
 
 EVIL = "1M; rm -rf / #$(reboot) `id` && echo"
 
-CFG = {
-    "experiment": "t",
-    "launch": {
-        "image": "img:1",
-        "tools": {
-            "iperf3": {"tests": [{"name": "udp", "params": {"protocol": "udp", "bandwidth": EVIL}}]},
-            "wrk": {"tests": [{"name": "http", "params": {"path": "/a b;$(x)"}}]},
-        },
-        "scenarios": [
-            {
-                "name": "host-host",
-                "client": {"kind": "host", "other_node_than": "server"},
-                "server": {"kind": "host"},
-            },
-            {"name": "pod-svc", "client": {"other_node_than": "server"}, "server": {"kind": "service"}},
-        ],
+CFG = experiment(
+    [HOST_HOST, pod_svc()],
+    {
+        "iperf3": {"tests": [{"name": "udp", "params": {"protocol": "udp", "bandwidth": EVIL}}]},
+        "wrk": {"tests": [{"name": "http", "params": {"path": "/a b;$(x)"}}]},
     },
-}
+)
 NODES = [Node("n1"), Node("n2")]
 
 
@@ -119,18 +109,12 @@ def test_server_containers_and_probes():
     assert "listen 15280 reuseport;" in conf and "daemon off;" in conf
 
 
-POD_POD = [{"name": "pod-pod", "client": {"other_node_than": "server"}, "server": {"kind": "pod"}}]
-HOST_HOST = [
-    {"name": "host-host", "client": {"kind": "host", "other_node_than": "server"}, "server": {"kind": "host"}}
-]
-
-
 @pytest.mark.parametrize(
     "scenarios,tools,level,net_raw",
     [
-        (POD_POD, {"iperf3": {"tests": [{"name": "tcp"}]}}, "baseline", False),
-        (POD_POD, {"ping": {"tests": [{"name": "plain"}]}}, "privileged", True),
-        (HOST_HOST, {"iperf3": {"tests": [{"name": "tcp"}]}}, "privileged", False),
+        ([pod_pod()], {"iperf3": {"tests": [{"name": "tcp"}]}}, "baseline", False),
+        ([pod_pod()], {"ping": {"tests": [{"name": "plain"}]}}, "privileged", True),
+        ([HOST_HOST], {"iperf3": {"tests": [{"name": "tcp"}]}}, "privileged", False),
     ],
 )
 def test_namespace_is_privileged_only_when_a_pod_needs_it(tmp_path, scenarios, tools, level, net_raw):
@@ -138,16 +122,16 @@ def test_namespace_is_privileged_only_when_a_pod_needs_it(tmp_path, scenarios, t
     from tests.fakekube import FakeKube, make_node
     from tests.unit.test_launch_runner import ok_responder
 
-    c = {
-        "experiment": "t",
-        "raw_dir": str(tmp_path / "raw"),
-        "launch": {"image": "img:1", "variant": "v", "repeats": 1, "tools": tools, "scenarios": scenarios},
-    }
     k = FakeKube([make_node("n1"), make_node("n2")], ok_responder)
     namespaces = []
     create_namespace = k.create_namespace
     k.create_namespace = lambda body: (namespaces.append(body), create_namespace(body))
-    assert launch(from_mapping(c), kube=k).failed == 0
+    assert (
+        launch(
+            launch_config(scenarios, tools, raw_dir=tmp_path / "raw", variant="v", repeats=1), kube=k
+        ).failed
+        == 0
+    )
     (ns,) = namespaces
     assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == level
     clients = [

@@ -10,46 +10,26 @@ from podnet.launch.config import LaunchConfigError, from_mapping, load_config
 from podnet.launch.placement import Node
 from podnet.launch.plan import build_plan, case_params
 from tests.fakekube import make_node
+from tests.launch_configs import HOST_HOST, experiment, pod_pod, pod_svc
 
-BASE = {
-    "experiment": "t",
-    "raw_dir": "raw/t",
-    "launch": {
-        "image": "img:1",
-        "tools": {
-            "iperf3": {
-                "tests": [
-                    {"name": "tcp"},
-                    {"name": "udp", "params": {"protocol": "udp", "length": 16, "bandwidth": "100M"}},
-                ]
-            },
-            "ping": {"tests": [{"name": "plain", "params": {"count": 3}}]},
+BASE = experiment(
+    [
+        HOST_HOST,
+        pod_pod("pod-pod-same", "same_node_as"),
+        pod_pod("pod-pod-cross"),
+        pod_svc(tests=["iperf3"]),
+    ],
+    {
+        "iperf3": {
+            "tests": [
+                {"name": "tcp"},
+                {"name": "udp", "params": {"protocol": "udp", "length": 16, "bandwidth": "100M"}},
+            ]
         },
-        "scenarios": [
-            {
-                "name": "host-host",
-                "client": {"kind": "host", "other_node_than": "server"},
-                "server": {"kind": "host"},
-            },
-            {
-                "name": "pod-pod-same",
-                "client": {"kind": "pod", "same_node_as": "server"},
-                "server": {"kind": "pod"},
-            },
-            {
-                "name": "pod-pod-cross",
-                "client": {"kind": "pod", "other_node_than": "server"},
-                "server": {"kind": "pod"},
-            },
-            {
-                "name": "pod-svc",
-                "client": {"kind": "pod", "other_node_than": "server"},
-                "server": {"kind": "service"},
-                "tests": ["iperf3"],
-            },
-        ],
+        "ping": {"tests": [{"name": "plain", "params": {"count": 3}}]},
     },
-}
+    raw_dir="raw/t",
+)
 
 NODES = [Node("n1", {"pool": "a"}), Node("n2", {"pool": "a"}), Node("n3", {"pool": "b"})]
 

@@ -13,16 +13,13 @@ from podnet.launch.k8s import ExecResult
 from podnet.launch.runner import launch
 from podnet.parse import parse_experiment
 from tests.fakekube import FakeKube, make_node
+from tests.launch_configs import IPERF3_PING, launch_config
 from tests.unit.test_launch_runner import BASE, nodes, ok_responder, sidecars
 
+#: two paths from fixed nodes: n2 -> n1 and n1 -> n1, iperf3 and ping, 3 rounds
 TWO_PATHS = {
-    "image": "img:1",
     "variant": "bridge",
     "repeats": 3,
-    "tools": {
-        "iperf3": {"tests": [{"name": "tcp"}]},
-        "ping": {"tests": [{"name": "plain", "params": {"count": 3}}]},
-    },
     "scenarios": [
         {
             "name": "cross-n2",
@@ -40,9 +37,7 @@ def fresh_node_conditions(monkeypatch):
 
 
 def _cfg(tmp_path, launch_section, **over):
-    section = copy.deepcopy(launch_section)
-    section.update(over)
-    return from_mapping({"experiment": "t", "raw_dir": str(tmp_path / "raw"), "launch": section})
+    return launch_config(tools=IPERF3_PING, raw_dir=tmp_path / "raw", **{**launch_section, **over})
 
 
 def test_a_node_that_dies_mid_launch_fails_its_cases_at_once_without_retries(tmp_path):

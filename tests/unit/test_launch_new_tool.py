@@ -16,7 +16,6 @@ import pytest
 
 from podnet import adapters
 from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError
-from podnet.launch.config import from_mapping
 from podnet.launch.k8s import ExecResult
 from podnet.launch.plan import build_plan
 from podnet.launch.provenance import to_nodes
@@ -24,6 +23,7 @@ from podnet.launch.runner import launch
 from podnet.parse import parse_experiment
 from podnet.tidy import Measurement, ParseResult
 from tests.fakekube import FakeKube, make_node
+from tests.launch_configs import launch_config, pod_pod
 
 
 class EchoRateAdapter(Adapter):
@@ -74,24 +74,13 @@ def with_echorate():
 
 
 def _config(tmp_path):
-    return from_mapping(
-        {
-            "experiment": "newtool",
-            "raw_dir": str(tmp_path / "raw"),
-            "launch": {
-                "image": "img:1",
-                "variant": "bridge",
-                "repeats": 3,
-                "tools": {"echorate": {"tests": [{"name": "tcp", "params": {"duration": 2}}]}},
-                "scenarios": [
-                    {
-                        "name": "pod-pod",
-                        "client": {"kind": "pod", "other_node_than": "server"},
-                        "server": {"kind": "pod"},
-                    }
-                ],
-            },
-        }
+    return launch_config(
+        [pod_pod()],
+        {"echorate": {"tests": [{"name": "tcp", "params": {"duration": 2}}]}},
+        name="newtool",
+        raw_dir=tmp_path / "raw",
+        variant="bridge",
+        repeats=3,
     )
 
 

@@ -16,36 +16,19 @@ from podnet.launch.signals import Interrupted
 from podnet.parse import parse_experiment
 from podnet.raw import find_raw_files, read_sidecar
 from tests.fakekube import FakeKube, make_node
+from tests.launch_configs import HOST_HOST, IPERF3_PING, experiment, pod_pod
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 IPERF = json.loads((FIX / "iperf3" / "tcp-forward.json").read_text())
 PING = (FIX / "ping" / "loopback-plain.txt").read_text()
 
-BASE = {
-    "experiment": "t",
-    "stats": {"planning": {"target_rel_half_width": 0.05, "min_repeats": 3, "max_repeats": 10}},
-    "launch": {
-        "image": "img:1",
-        "variant": "bridge",
-        "repeats": 2,
-        "tools": {
-            "iperf3": {"tests": [{"name": "tcp"}]},
-            "ping": {"tests": [{"name": "plain", "params": {"count": 3}}]},
-        },
-        "scenarios": [
-            {
-                "name": "host-host",
-                "client": {"kind": "host", "other_node_than": "server"},
-                "server": {"kind": "host"},
-            },
-            {
-                "name": "pod-pod",
-                "client": {"kind": "pod", "other_node_than": "server"},
-                "server": {"kind": "pod"},
-            },
-        ],
-    },
-}
+BASE = experiment(
+    [HOST_HOST, pod_pod()],
+    IPERF3_PING,
+    stats={"planning": {"target_rel_half_width": 0.05, "min_repeats": 3, "max_repeats": 10}},
+    variant="bridge",
+    repeats=2,
+)
 
 
 def iperf_json(bps: float) -> str:

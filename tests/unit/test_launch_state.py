@@ -14,18 +14,15 @@ from podnet.launch.state import (
     scan_case,
 )
 from podnet.raw import write_raw
+from tests.launch_configs import experiment
 
-CFG = {
-    "experiment": "t",
-    "launch": {
-        "image": "img:1",
-        "variant": "bridge",
-        "repeats": 3,
-        "max_attempts": 2,
-        "tools": {"iperf3": {"tests": [{"name": "tcp"}]}, "ping": {"tests": [{"name": "plain"}]}},
-        "scenarios": [{"name": "pp", "client": {"other_node_than": "server"}, "server": {}}],
-    },
-}
+CFG = experiment(
+    [{"name": "pp", "client": {"other_node_than": "server"}, "server": {}}],
+    {"iperf3": {"tests": [{"name": "tcp"}]}, "ping": {"tests": [{"name": "plain"}]}},
+    variant="bridge",
+    repeats=3,
+    max_attempts=2,
+)
 
 
 def make(tmp_path):
