@@ -25,7 +25,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podnet.adapters.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError, UnsupportedTest
+from podnet.adapters.base import (
+    Adapter,
+    Incomplete,
+    Invocation,
+    MetricInfo,
+    ParseError,
+    UnsupportedTest,
+    http_url,
+)
 from podnet.tidy import Measurement, ParseResult
 
 _NUM = r"-?\d+(?:\.\d+)?"
@@ -240,8 +248,7 @@ class AbAdapter(Adapter):
         if c > n:
             raise UnsupportedTest(f"ab: concurrency {c} exceeds the number of requests {n}")
         port = int(p["port"])
-        host = f"[{target}]" if ":" in target else target
-        url = f"http://{host}{'' if port == 80 else f':{port}'}{p.get('path') or '/'}"
+        url = http_url(target, port, p.get("path"))
         client = ["ab", "-n", str(n), "-c", str(c)]
         if p.get("keepalive"):
             client.append("-k")

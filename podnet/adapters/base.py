@@ -126,6 +126,18 @@ _STATISTIC = re.compile(r"^(?P<family>[a-z_]+?)_(?P<stat>mean|min|max|stddev|med
 _STAT_LABEL = {"mean": "mean", "min": "min", "max": "max", "stddev": "sd", "median": "median"}
 
 
+def percentile_name(pct: str) -> str:
+    """A printed percentile as a metric suffix: '50', '50.000' -> 'p50'; '99.900' -> 'p99_9'."""
+    v = f"{float(pct):.4f}".rstrip("0").rstrip(".")
+    return "p" + v.replace(".", "_")
+
+
+def http_url(target: str, port: int, path: str | None) -> str:
+    """The URL an HTTP client tool (ab, wrk) requests: an IPv6 target in brackets, port 80 implied."""
+    host = f"[{target}]" if ":" in target else target
+    return f"http://{host}{'' if port == 80 else f':{port}'}{path or '/'}"
+
+
 def command_option(command: str, *names: str) -> str | None:
     """The value of the first of ``names`` (``-t``, ``--time``...) in a command line, or None."""
     args = str(command).split()

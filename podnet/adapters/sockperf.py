@@ -25,16 +25,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podnet.adapters.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError, UnsupportedTest
+from podnet.adapters.base import (
+    Adapter,
+    Incomplete,
+    Invocation,
+    MetricInfo,
+    ParseError,
+    UnsupportedTest,
+    percentile_name,
+)
 from podnet.tidy import Measurement, ParseResult
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _NUM = r"\d+(?:\.\d+)?"
-
-
-def _pct_name(pct: str) -> str:
-    v = f"{float(pct):.4f}".rstrip("0").rstrip(".")
-    return "p" + v.replace(".", "_")
 
 
 class SockperfAdapter(Adapter):
@@ -164,7 +167,7 @@ class SockperfAdapter(Adapter):
         if mx:
             add(f"{base}_max", float(mx.group(1)) * usec, "s")
         for m in re.finditer(rf"percentile\s+({_NUM})\s*=\s*({_NUM})", text):
-            add(f"{base}_{_pct_name(m.group(1))}", float(m.group(2)) * usec, "s")
+            add(f"{base}_{percentile_name(m.group(1))}", float(m.group(2)) * usec, "s")
         dm = re.search(
             r"# dropped messages = (\d+); # duplicated messages = (\d+); # out-of-order messages = (\d+)",
             text,

@@ -23,7 +23,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podnet.adapters.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError, UnsupportedTest
+from podnet.adapters.base import (
+    Adapter,
+    Incomplete,
+    Invocation,
+    MetricInfo,
+    ParseError,
+    UnsupportedTest,
+    http_url,
+    percentile_name,
+)
 from podnet.tidy import Measurement, ParseResult
 
 _NUM = r"\d+(?:\.\d+)?"
@@ -32,31 +41,24 @@ _BIN = {"B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40, "PB": 2**50}
 _METRIC = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 
 
-def _time(text: str) -> float:
-    m = re.fullmatch(rf"({_NUM})(ns|us|ms|s|m|h)", text.strip())
+def _scaled(text: str, units: dict[str, float], what: str, expected: str) -> float:
+    """A number with one of ``units``' suffixes, in base units (s, bytes, count)."""
+    m = re.fullmatch(rf"({_NUM})({'|'.join(map(re.escape, units))})", text.strip())
     if not m:
-        raise ParseError(f"wrk time {text!r}: expected '<number>us|ms|s|m|h'")
-    return float(m.group(1)) * _TIME[m.group(2)]
+        raise ParseError(f"wrk {what} {text!r}: expected {expected!r}")
+    return float(m.group(1)) * units[m.group(2)]
+
+
+def _time(text: str) -> float:
+    return _scaled(text, _TIME, "time", "<number>us|ms|s|m|h")
 
 
 def _size(text: str) -> float:
-    m = re.fullmatch(rf"({_NUM})([KMGTP]?B)", text.strip())
-    if not m:
-        raise ParseError(f"wrk size {text!r}: expected '<number>B|KB|MB|GB'")
-    return float(m.group(1)) * _BIN[m.group(2)]
+    return _scaled(text, _BIN, "size", "<number>B|KB|MB|GB")
 
 
 def _count(text: str) -> float:
-    m = re.fullmatch(rf"({_NUM})([kMGTP]?)", text.strip())
-    if not m:
-        raise ParseError(f"wrk count {text!r}: expected '<number>[k|M|G]'")
-    return float(m.group(1)) * _METRIC[m.group(2)]
-
-
-def _pct_name(pct: str) -> str:
-    """'50', '50.000', '99.900' -> 'p50', 'p50', 'p99_9'."""
-    v = f"{float(pct):.4f}".rstrip("0").rstrip(".")
-    return "p" + v.replace(".", "_")
+    return _scaled(text, _METRIC, "count", "<number>[k|M|G]")
 
 
 class WrkAdapter(Adapter):
@@ -157,7 +159,7 @@ class WrkAdapter(Adapter):
             for m in re.finditer(
                 rf"^\s*({_NUM})%\s+({_NUM}(?:ns|us|ms|s|m|h))\s*$", text[dist.end() :], re.M
             ):
-                name = "latency_" + _pct_name(m.group(1))
+                name = "latency_" + percentile_name(m.group(1))
                 if name in seen or float(m.group(1)) >= 100:
                     continue
                 seen.add(name)
@@ -192,8 +194,7 @@ class WrkAdapter(Adapter):
             raise UnsupportedTest(f"wrk: {conns} connections for {threads} threads (need at least one each)")
         duration = float(p["duration"])
         port = int(p["port"])
-        host = f"[{target}]" if ":" in target else target
-        url = f"http://{host}{'' if port == 80 else f':{port}'}{p.get('path') or '/'}"
+        url = http_url(target, port, p.get("path"))
         client = [
             "wrk",
             "-t",
