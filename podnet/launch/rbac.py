@@ -9,6 +9,7 @@ to them), so an installed podnet finds them without the source tree.
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,13 @@ def policy_path(name: str) -> Path:
 RBAC_PATH = policy_path("rbac.yaml")
 
 
+def _documents(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The objects of a manifest file (empty YAML documents skipped)."""
+    for doc in yaml.safe_load_all(Path(path).read_text(encoding="utf-8")):
+        if doc:
+            yield doc
+
+
 def apply_rbac(api_client: Any, path: str | Path = RBAC_PATH) -> list[str]:
     """Create the objects of ``path`` (existing ones are left as they are); returns their kinds/names."""
     from kubernetes import client
@@ -31,9 +39,7 @@ def apply_rbac(api_client: Any, path: str | Path = RBAC_PATH) -> list[str]:
     core = client.CoreV1Api(api_client)
     rbac = client.RbacAuthorizationV1Api(api_client)
     done = []
-    for doc in yaml.safe_load_all(Path(path).read_text(encoding="utf-8")):
-        if not doc:
-            continue
+    for doc in _documents(path):
         kind, meta = doc["kind"], doc["metadata"]
         ns = meta.get("namespace")
         create = {
@@ -109,9 +115,7 @@ def apply_admission(api_client: Any, images: list[str], path: str | Path = ADMIS
     core = client.CoreV1Api(api_client)
     adm = client.AdmissionregistrationV1Api(api_client)
     done = []
-    for doc in yaml.safe_load_all(Path(path).read_text(encoding="utf-8")):
-        if not doc:
-            continue
+    for doc in _documents(path):
         kind, name = doc["kind"], doc["metadata"]["name"]
         if kind == "ConfigMap":
             doc["data"]["images"] = ",".join(images)

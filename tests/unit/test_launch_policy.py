@@ -44,3 +44,30 @@ def test_pyproject_ships_every_policy_manifest():
     for f in sorted((PACKAGE / "policy").iterdir()):
         rel = f.relative_to(PACKAGE).as_posix()
         assert any(fnmatch.fnmatch(rel, p) for p in patterns), f"{rel} is not package data"
+
+
+def test_apply_rbac_creates_each_object_of_the_packaged_manifest(monkeypatch):
+    from kubernetes import client
+
+    created = []
+
+    class Api:
+        def __init__(self, api_client):
+            pass
+
+        def __getattr__(self, name):
+            def create(*args):
+                body = args[-1]
+                created.append((name, body["metadata"]["name"]))
+                if body["kind"] == "Namespace":  # already there: left as it is
+                    raise client.ApiException(status=409)
+
+            return create
+
+    monkeypatch.setattr(client, "CoreV1Api", Api)
+    monkeypatch.setattr(client, "RbacAuthorizationV1Api", Api)
+    done = rbac.apply_rbac(object())
+    docs = [d for d in yaml.safe_load_all(rbac.RBAC_PATH.read_text()) if d]
+    assert done == [f"{d['kind']}/{d['metadata']['name']}" for d in docs]
+    assert [n for _, n in created] == [d["metadata"]["name"] for d in docs]
+    assert ("create_namespaced_service_account", "podnet-launcher") in created
