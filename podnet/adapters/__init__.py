@@ -2,7 +2,8 @@
 
 Each module in this package defines ``ADAPTER``, an instance of
 :class:`podnet.adapters.base.Adapter`. :func:`get` looks one up by name,
-:func:`detect` picks the adapter whose ``sniff`` is most confident.
+:func:`detect` picks the adapter whose ``sniff`` is most confident. Modules whose
+names start with ``_`` are parts of an adapter (line tables, sub-formats), not adapters.
 """
 
 from __future__ import annotations
