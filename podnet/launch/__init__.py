@@ -34,7 +34,7 @@ def launch(*args, **kwargs):
 
 
 def cleanup(*args, **kwargs):
-    """See :func:`podnet.launch.workload.cleanup`."""
-    from podnet.launch.workload import cleanup as _cleanup
+    """See :func:`podnet.launch.leftovers.cleanup`."""
+    from podnet.launch.leftovers import cleanup as _cleanup
 
     return _cleanup(*args, **kwargs)

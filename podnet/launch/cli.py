@@ -43,7 +43,7 @@ def cmd_launch(args: argparse.Namespace) -> int:
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
     from podnet.launch.k8s import KubeError
-    from podnet.launch.workload import cleanup
+    from podnet.launch.leftovers import cleanup
 
     configure_logging()
     try:

@@ -25,12 +25,13 @@ from podnet.launch import provenance
 from podnet.launch.config import LaunchConfig, LaunchConfigError, load_config
 from podnet.launch.execute import Executor
 from podnet.launch.k8s import Kube, KubeError
+from podnet.launch.leftovers import cleanup
 from podnet.launch.plan import CasePlan, build_plan
 from podnet.launch.results import LaunchResult, Tally, now_iso, write_logs
 from podnet.launch.schedule import Slot, schedule
 from podnet.launch.signals import Interrupted, interruptible
 from podnet.launch.state import CaseKey, invalidate_stale_manifest, launch_complete, pending_runs, scan
-from podnet.launch.workload import Workload, cleanup
+from podnet.launch.workload import Workload
 
 __all__ = [
     "Interrupted",
