@@ -3,29 +3,15 @@ what depends on it; `snakemake -n` and `--lint` change nothing on disk (also wit
 manifest); `snakemake --report` builds the HTML report."""
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.conftest import REPO
+from tests.workflow_runs import example_config, scratch_example, snakemake
 
 pytestmark = pytest.mark.pipeline
-SNAKEMAKE = str(REPO / ".venv/bin/snakemake")
-
-
-def snakemake(configfile, *args, check=True):
-    p = subprocess.run(
-        [SNAKEMAKE, "--cores", "2", "--configfile", str(configfile), *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-    )
-    if check:
-        assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    return p.stdout + p.stderr
 
 
 def state(*roots: Path) -> dict[str, tuple[int, int]]:
@@ -43,15 +29,9 @@ def state(*roots: Path) -> dict[str, tuple[int, int]]:
 def experiment(tmp_path_factory):
     """seed-raven copied to a scratch place, run once (report and seed checks)."""
     tmp = tmp_path_factory.mktemp("declared")
-    raw = tmp / "raw"
-    shutil.copytree(REPO / "raw/seed-raven", raw)
-    cfg = yaml.safe_load((REPO / "config/examples/seed-raven.yaml").read_text())
-    cfg.update(experiment="declared", raw_dir=str(raw), processed_dir=str(tmp / "out"))
-    cfg["report"] = {"notebooks": ["report", "seed_discrepancies"]}
-    path = tmp / "config.yaml"
-    path.write_text(yaml.safe_dump(cfg))
+    path, raw, out = scratch_example(tmp, "declared", report={"notebooks": ["report", "seed_discrepancies"]})
     snakemake(path)
-    return path, raw, tmp / "out"
+    return path, raw, out
 
 
 # file deleted -> files that must be regenerated (relative to processed/<exp>/)
@@ -113,7 +93,7 @@ def test_dry_run_and_lint_change_nothing(experiment, tmp_path):
 
 
 def test_a_stale_launch_manifest_survives_dry_run_and_lint(tmp_path):
-    cfg = yaml.safe_load((REPO / "config/examples/quick.yaml").read_text())
+    cfg = example_config("quick")
     cfg.update(experiment="stale", raw_dir=str(tmp_path / "raw"), processed_dir=str(tmp_path / "out"))
     cfg["launch"]["variant"] = "bridge"  # known offline: raw/ is judged incomplete (it is empty)
     (tmp_path / "raw").mkdir()

@@ -1,38 +1,18 @@
 """Snakemake and raw entries that cannot be read (issue 10): failed runs, never stale tables."""
 
 import os
-import shutil
-import subprocess
 
 import pandas as pd
 import pytest
-import yaml
 
-from tests.conftest import FIXTURES, REPO
+from tests.conftest import FIXTURES
+from tests.workflow_runs import scratch_example, snakemake
 
 pytestmark = pytest.mark.pipeline
-SNAKEMAKE = str(REPO / ".venv/bin/snakemake")
-
-
-def snakemake(configfile, target, *args):
-    p = subprocess.run(
-        [SNAKEMAKE, str(target), *args, "--cores", "2", "--configfile", str(configfile)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-    )
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    return p.stdout + p.stderr
 
 
 def test_broken_links_loops_and_undecodable_names_rerun_the_parse_and_are_listed(tmp_path):
-    raw = tmp_path / "raw"
-    shutil.copytree(REPO / "raw/seed-raven", raw)
-    cfg = yaml.safe_load((REPO / "config/examples/seed-raven.yaml").read_text())
-    cfg.update(experiment="bad-entries", raw_dir=str(raw), processed_dir=str(tmp_path / "out"))
-    cfg["parse"] = {"shards": 2}
-    config = tmp_path / "config.yaml"
-    config.write_text(yaml.safe_dump(cfg))
+    config, raw, _ = scratch_example(tmp_path, "bad-entries", parse={"shards": 2})
     failed_csv = tmp_path / "out" / "failed_runs.csv"
     snakemake(config, failed_csv)
     assert len(pd.read_csv(failed_csv)) == 0

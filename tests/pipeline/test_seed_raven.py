@@ -1,29 +1,15 @@
 """End to end: Snakemake on the seed-raven example, bad raw files, and incremental re-runs."""
 
 import re
-import shutil
-import subprocess
 
 import pandas as pd
 import pytest
-import yaml
 
 from podnet.raw import write_raw
 from tests.conftest import FIXTURES, REPO
+from tests.workflow_runs import scratch_example, snakemake
 
 pytestmark = pytest.mark.pipeline
-SNAKEMAKE = str(REPO / ".venv/bin/snakemake")
-
-
-def snakemake(configfile, *args):
-    p = subprocess.run(
-        [SNAKEMAKE, "--cores", "2", "--configfile", str(configfile), *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-    )
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    return p.stdout + p.stderr
 
 
 @pytest.fixture(scope="module")
@@ -95,14 +81,7 @@ def test_figures_are_byte_stable(seed_raven, tmp_path):
 
 @pytest.fixture
 def scratch(tmp_path):
-    raw = tmp_path / "raw"
-    shutil.copytree(REPO / "raw/seed-raven", raw)
-    cfg = yaml.safe_load((REPO / "config/examples/seed-raven.yaml").read_text())
-    cfg.update(experiment="scratch", raw_dir=str(raw), processed_dir=str(tmp_path / "out"))
-    cfg["parse"] = {"shards": 4}
-    path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path, raw, tmp_path / "out"
+    return scratch_example(tmp_path, "scratch", parse={"shards": 4})
 
 
 def test_bad_raw_files_are_listed_and_the_rest_goes_on(scratch):
