@@ -46,6 +46,8 @@ from typing import Any
 
 import yaml
 
+from podnet import schema
+
 CNI_MODES = ("bridge", "flannel-vxlan", "flannel-host-gw")
 PROXY_MODES = ("iptables", "nftables")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -100,7 +102,7 @@ class Campaign:
     @property
     def repeats(self) -> int:
         """The experiment's fixed repeats per case (what ``interleave`` goes round by)."""
-        return int(self.experiment["launch"].get("repeats", 1))
+        return int({**schema.defaults("launch"), **self.experiment["launch"]}["repeats"])
 
     @property
     def baseline(self) -> str:

@@ -14,6 +14,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from podnet import schema
+
 from . import data, grid, style
 
 
@@ -96,7 +98,8 @@ def primary_ratios(ratios: pd.DataFrame, settings: dict[str, Any] | None = None)
 
 def alpha(settings: dict[str, Any] | None) -> float:
     """The significance level the statistics used (1 - confidence)."""
-    return 1.0 - float((settings or {}).get("confidence", 0.95))
+    confidence = {**schema.defaults("stats"), **(settings or {})}["confidence"]
+    return 1.0 - float(confidence)
 
 
 def _ratio_panels(r: pd.DataFrame, y: str, hue: str, a: float) -> list[grid.Panel]:

@@ -23,9 +23,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from podnet import schema
+
 from ._data import read_table
 from .family import tests_match
 
+#: defaults of a stats.thresholds entry (``by``), from the schema
+THRESHOLD_DEFAULTS = schema.defaults_of(schema.section("stats", "thresholds")["items"])
 EXIT = {"pass": 0, "fail": 1, "error": 2, "unresolved": 3}
 
 CHECK_COLUMNS = [
@@ -72,7 +76,7 @@ def check(ratios: pd.DataFrame, thresholds: list[Mapping[str, Any]]) -> pd.DataF
         c: r[c].astype("string").fillna("") for c in ("by", "baseline", "treatment", "tool", "test", "metric")
     }
     for i, t in enumerate(thresholds):
-        by = str(t.get("by", "scenario"))
+        by = str({**THRESHOLD_DEFAULTS, **t}["by"])
         m = (
             (text["by"] == by)
             & (text["baseline"] == str(t["baseline"]))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+import yaml
 
 from podnet import schema
 from tests.conftest import REPO
@@ -73,3 +74,40 @@ def test_the_launch_config_reads_endpoint_and_tool_defaults_from_the_schema():
     (case,) = cfg.cases
     assert case.scenario.client.kind == endpoint["kind"] and case.scenario.client.index == endpoint["index"]
     assert cfg.namespace_create is schema.defaults("launch", "namespace")["create"]
+
+
+def test_a_campaign_goes_round_by_the_schemas_repeats_when_the_experiment_sets_none(tmp_path):
+    from podnet import campaign
+    from tests.launch_configs import experiment, pod_pod
+
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(yaml.safe_dump(experiment([pod_pod()])))  # no launch.repeats
+    doc = {"campaign": "c", "experiment": str(exp), "interleave": True, "variants": [{"cni": "bridge"}]}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(doc))
+    c = campaign.load(tmp_path / "c.yaml")
+    assert c.repeats == schema.defaults("launch")["repeats"]  # what each variant's launch runs
+
+
+def test_a_threshold_without_by_compares_by_the_schemas_default():
+    import pandas as pd
+
+    from podnet.stats import gate
+
+    by = schema.defaults_of(schema.section("stats", "thresholds")["items"])["by"]
+    ratios = pd.DataFrame(
+        {
+            "by": [by],
+            "baseline": ["a"],
+            "treatment": ["b"],
+            "tool": ["iperf3"],
+            "test": ["tcp"],
+            "metric": ["throughput"],
+            "ratio": [0.5],
+            "ci_low": [0.4],
+            "ci_high": [0.6],
+        }
+    )
+    (row,) = gate.check(
+        ratios, [{"baseline": "a", "treatment": "b", "metric": "throughput", "min": 0.8}]
+    ).to_dict("records")
+    assert row["by"] == by and row["verdict"] == "fail"
