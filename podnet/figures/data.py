@@ -76,7 +76,8 @@ def headline_for(tool: str, settings: dict[str, Any] | None = None) -> list[str]
         own = headline_metrics(tool)
         if own:
             return own
-    return list((settings or {}).get("planning", {}).get("headline_metrics", []))
+    # null (the schema's default) means "each tool's own": a tool without an adapter has none
+    return list(((settings or {}).get("planning") or {}).get("headline_metrics") or [])
 
 
 def quantity(metric: str, tool: str | None = None) -> str:

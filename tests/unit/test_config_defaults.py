@@ -111,3 +111,13 @@ def test_a_threshold_without_by_compares_by_the_schemas_default():
         ratios, [{"baseline": "a", "treatment": "b", "metric": "throughput", "min": 0.8}]
     ).to_dict("records")
     assert row["by"] == by and row["verdict"] == "fail"
+
+
+def test_the_default_headline_metrics_null_is_read_as_each_tools_own():
+    from podnet.figures.data import headline_for
+    from podnet.stats import DEFAULTS
+
+    assert DEFAULTS["planning"]["headline_metrics"] is None  # the schema's default
+    assert headline_for("iperf3", DEFAULTS) == ["throughput"]
+    assert headline_for("no-such-tool", DEFAULTS) == []  # was list(None): TypeError
+    assert headline_for("no-such-tool", {"planning": {"headline_metrics": ["x"]}}) == ["x"]
