@@ -38,7 +38,7 @@ run: setup main examples
 # the main experiment on the embedded cluster (3 nodes: two in zone-a/pool-a, one in zone-b/pool-b)
 main: setup
 	$(MAKE) cluster-up NODES=$(RUN_NODES)
-	.venv/bin/snakemake --cores $(CORES) --configfile config/config.yaml
+	.venv/bin/snakemake --cores $(CORES) --keep-going --configfile config/config.yaml
 
 examples: setup
 	@for ex in $(EXAMPLES); do \

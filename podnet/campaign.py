@@ -308,9 +308,25 @@ def run(path: str | Path, *, python: str = sys.executable, cores: int = 2, publi
     if not publish:
         return 1 if failed else 0
     snakemake = str(Path(python).with_name("snakemake"))
-    rc = _run([snakemake, "--cores", str(cores), "--configfile", str(files["publish"]), "-q", "rules"])
+    # --keep-going: a failed gate (rule check, exit 1) must not stop the figures and notebooks
+    rc = _run(
+        [
+            snakemake,
+            "--cores",
+            str(cores),
+            "--configfile",
+            str(files["publish"]),
+            "--keep-going",
+            "-q",
+            "rules",
+        ]
+    )
     if rc == 0:
         _say(f"comparison published under processed/{c.name}/ (baseline variant {c.baseline})")
+    else:
+        _say(
+            f"publishing processed/{c.name}/ ended with exit {rc} (a failed gate: see processed/{c.name}/logs/check.log)"
+        )
     return rc or (1 if failed else 0)
 
 
