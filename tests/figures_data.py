@@ -79,5 +79,36 @@ def at_scale(root: Path, paths: int = 20, tests: int = 12) -> Path:
     return process(raw, root / "scale", "scale", settings)
 
 
+def variants_at_scale(root: Path, paths: int = 19, tests: int = 15) -> Path:
+    """A CNI campaign's shape (make compare): four variants with long names x about 20 paths x 15
+    tests, ratios against host-host and against the first variant (the variants figure's x labels
+    name it)."""
+    raw = root / "raw-variants"
+    variants = [
+        "bridge.iptables",
+        "flannel-vxlan.iptables",
+        "flannel-host-gw.iptables",
+        "flannel-vxlan.nftables",
+    ]
+    names = ["host-host"] + [f"path-{i:02d}" for i in range(1, paths)]
+    for v, variant in enumerate(variants):
+        for i, scen in enumerate(names):
+            for j in range(tests):
+                tool, files = ("iperf3", TCP) if j % 2 == 0 else ("ping", PING)
+                for k in range(3):
+                    _write(raw, variant, scen, tool, f"t{j}", k + 1, files[(i + j + k + v) % 4])
+    settings = {
+        "comparisons": [
+            {"by": "scenario", "baseline": "host-host"},
+            {"by": "variant", "baseline": variants[0]},
+        ],
+        # like the main experiment: a declared primary family of three tests
+        "primary": [
+            {"by": "scenario", "baseline": "host-host", "tests": ["iperf3:t0", "ping:t1", "iperf3:t2"]}
+        ],
+    }
+    return process(raw, root / "variants", "variants", settings)
+
+
 def clean(root: Path) -> None:
     shutil.rmtree(root, ignore_errors=True)

@@ -94,10 +94,14 @@ def draw(
     n_hue = len(hue_order)
     ncols, width, ph, extra = _layout(len(panels), len(y_order), n_hue)
     nrows = int(np.ceil(len(panels) / ncols))
+    # axis labels wrap to the panel's width (a long baseline name in "Ratio to <variant> (log scale)"
+    # overran its panel); each extra line gets its own height so the panels keep theirs
+    xlabels = [textwrap.fill(p.xlabel, max(12, int(17.5 * width / ncols))) for p in panels]
+    extra_lines = max((x.count("\n") for x in xlabels), default=0)
     fig, axes = plt.subplots(
         nrows,
         ncols,
-        figsize=(width, nrows * ph + extra),
+        figsize=(width, nrows * (ph + 0.14 * extra_lines) + extra),
         squeeze=False,
         sharey=True,
         layout="constrained",
@@ -109,6 +113,8 @@ def draw(
         _panel(fig, ax, p, ypos, offsets, colors, narrow=width / ncols < 2.0)
         # titles wrap to the panel's width (about 15 characters per inch at 7.5 pt)
         ax.set_title(textwrap.fill(p.title, max(12, int(15 * width / ncols))))
+    for ax, xlabel in zip(axes.flat, xlabels):
+        ax.set_xlabel(xlabel)
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_axis_off()
     for ax in axes.flat:

@@ -19,10 +19,11 @@ def experiments(tmp_path_factory):
     dirs = {name: figures_data.example(name, root) for name in figures_data.EXAMPLES}
     dirs["repeats"] = figures_data.with_repeats(root)
     dirs["scale"] = figures_data.at_scale(root)
+    dirs["variants"] = figures_data.variants_at_scale(root)
     return dirs
 
 
-CASES = figures_data.EXAMPLES + ["repeats", "scale"]
+CASES = figures_data.EXAMPLES + ["repeats", "scale", "variants"]
 
 
 @pytest.mark.parametrize("name", CASES)
