@@ -121,9 +121,10 @@ def _hms(seconds: float) -> str:
 
 
 def _what(r: pd.Series) -> str:
-    info = metric_info(str(r["metric"]), str(r["tool"]))
+    label = metric_info(str(r["metric"]), str(r["tool"])).label
+    label = label if label[1:2].isupper() else label[0].lower() + label[1:]
     where = f"{r['treatment']} / {r['baseline']}" if r.get("by") == "scenario" else str(r["scenario"])
-    return f"{where}, {data.measure_label(r)} {info.label}"
+    return f"{where}, {data.measure_label(r)} {label}"
 
 
 def adaptive_markdown(acc: pd.DataFrame) -> str:
