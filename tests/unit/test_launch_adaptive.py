@@ -341,3 +341,26 @@ def test_a_later_launch_replaces_the_earlier_account_in_the_findings(tmp_path):
     (tmp_path / "3.json").write_text(json.dumps(bad))
     with pytest.raises(ValueError, match="reason"):
         account.read_accounts([tmp_path / "3.json"])
+
+
+def test_overlapping_primary_entries_take_the_smallest_target():
+    import pandas as pd
+
+    from podnet.stats.family import primary_targets
+
+    rows = pd.DataFrame(
+        {
+            "by": ["scenario"] * 3,
+            "baseline": ["host-host"] * 3,
+            "treatment": ["a", "b", "c"],
+            "tool": ["iperf3", "iperf3", "ping"],
+            "test": ["tcp", "tcp", "plain"],
+            "metric": ["throughput", "throughput", "rtt_avg"],
+        }
+    )
+    primary = [
+        {"by": "scenario", "baseline": "host-host", "tests": ["iperf3"], "target_rel_half_width": 0.1},
+        {"by": "scenario", "baseline": "host-host", "treatments": ["b"]},  # the planning default
+    ]
+    got = primary_targets(rows, primary, 0.05)
+    assert got[:2].tolist() == [0.1, 0.05] and pd.isna(got[2])  # c's ping is not primary
