@@ -84,6 +84,12 @@ class Sampler:
         self.target = float(self.settings["planning"]["target_rel_half_width"])
         self.primary = [p for p in self.settings["primary"] if p.get("by") == "scenario"]
         self.mode = "primary" if self.primary else "cases"
+        # what a launch can judge: its own variant's by-scenario comparisons of the primary baselines
+        bases = {str(p["baseline"]) for p in self.primary}
+        comps = [
+            c for c in self.settings["comparisons"] if c["by"] == "scenario" and str(c["baseline"]) in bases
+        ]
+        self.judged = {**self.settings, "comparisons": comps, "primary": self.primary}
         self.stop = ""
         self.rounds = 0
         self.items: list[dict[str, Any]] = []
@@ -160,7 +166,13 @@ class Sampler:
         pairs = self.expected_pairs()
         keys = {k for t, b, _, _ in pairs for k in (t, b)}
         tidy = self.tidy(keys)
-        prec = primary_precision(tidy, self.settings) if tidy is not None and len(tidy) else None
+        prec = None
+        if (
+            tidy is not None
+            and len(tidy)
+            and set(tidy["scenario"]) & {str(p["baseline"]) for p in self.primary}
+        ):
+            prec = primary_precision(tidy, self.judged)
         items, seen = [], set()
         rows = prec[prec["by"] == "scenario"] if prec is not None else None
         for _, r in rows.iterrows() if rows is not None else ():
@@ -233,7 +245,12 @@ class Sampler:
         """Add rounds until every item is met, the budget is spent or nothing more can run."""
         L, cfg = self.L, self.L.cfg
         while True:
-            items = self.judge()
+            try:
+                items = self.judge()
+            except Exception as exc:  # noqa: BLE001 - a statistics problem must not fail the runs made
+                log.warning("adaptive: cannot judge the runs (%s): no further round", exc)
+                self.stop = f"judgement failed: {exc}"[:300]
+                return
             self.items = items
             unmet = [it for it in items if not it["met"]]
             if not unmet:

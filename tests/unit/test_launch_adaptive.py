@@ -364,3 +364,14 @@ def test_overlapping_primary_entries_take_the_smallest_target():
     ]
     got = primary_targets(rows, primary, 0.05)
     assert got[:2].tolist() == [0.1, 0.05] and pd.isna(got[2])  # c's ping is not primary
+
+
+def test_other_comparisons_do_not_stop_the_judgement(tmp_path):
+    # an exploratory comparison against pod-pod, whose runs the primary family (pod-host only) does not hold
+    cfg = adaptive_config(tmp_path, primary_extra={"treatments": ["pod-host"]})
+    cfg.stats["comparisons"].append({"by": "scenario", "baseline": "pod-pod"})
+    launcher, res = run(cfg, Clock())
+    assert not res.error and set(runs_per_case(res).values()) == {3}
+    _, doc = the_account(cfg)
+    assert [(i["treatment"], i["status"]) for i in doc["items"]] == [("pod-host", "met")]
+    assert doc["stop"] == "all met"
