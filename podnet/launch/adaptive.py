@@ -315,15 +315,16 @@ class Sampler:
         return any(self.at_cap(tuple(c)) for c in it["cases"])
 
     def reason(self, it: dict[str, Any]) -> str:
+        """Why an item ended as it did (:data:`podnet.stats.account.REASONS`)."""
         if it["met"]:
             return "met"
         cases = [tuple(c) for c in it["cases"]]
+        if self.L.result.interrupted:
+            return "interrupted"
         if it["rel_half_width"] is None and self.mode == "primary" or not all(map(self.runnable, cases)):
             return "failed runs"
         if any(map(self.at_cap, cases)):
             return "max_repeats reached"
-        if self.L.result.interrupted:
-            return "interrupted"
         if self.stop == "budget spent":
             return "budget spent"
         return "launch error" if self.L.result.error else "failed runs"

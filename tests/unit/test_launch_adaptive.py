@@ -375,3 +375,25 @@ def test_other_comparisons_do_not_stop_the_judgement(tmp_path):
     _, doc = the_account(cfg)
     assert [(i["treatment"], i["status"]) for i in doc["items"]] == [("pod-host", "met")]
     assert doc["stop"] == "all met"
+
+
+def test_an_interrupted_launch_still_writes_its_account(tmp_path):
+    from podnet.launch.signals import Interrupted
+
+    cfg = adaptive_config(tmp_path)
+    clock = Clock()
+    inner = responder(clock)
+    calls = {"n": 0}
+
+    def interrupting(pod, argv):
+        calls["n"] += 1
+        if calls["n"] == 20:  # in the first added round (the base rounds are 18 runs)
+            raise Interrupted("SIGINT")
+        return inner(pod, argv)
+
+    launcher = Launcher(cfg, FakeKube(nodes(), interrupting), clock=clock)
+    res = launcher.run()
+    assert res.interrupted
+    _, doc = the_account(cfg)
+    assert doc["stop"] == "interrupted" and doc["adaptive_rounds"] == 1
+    assert (item(doc, "pod-pod")["reason"], item(doc, "pod-host")["reason"]) == ("interrupted", "met")
