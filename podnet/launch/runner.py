@@ -222,7 +222,7 @@ class Launcher:
             result.ended = now_iso()
         if self.sampler and not dry_run and self.executor is not None:
             try:
-                self.sampler.write_account()
+                result.adaptive_account = str(self.sampler.write_account())
                 self.sampler.met_targets()
             except Exception as exc:  # noqa: BLE001 - a statistics problem must not hide the launch result
                 log.warning("could not judge the adaptive targets: %s", exc)

@@ -203,7 +203,8 @@ def test_adaptive_stops_when_every_primary_comparison_is_met(tmp_path):
     clock = Clock()
     launcher, res = run(cfg, clock, cv_pod_pod=0.001)
     assert set(runs_per_case(res).values()) == {3}  # the base rounds only
-    _, doc = the_account(cfg)
+    path, doc = the_account(cfg)
+    assert res.adaptive_account == str(path)  # named in the manifest
     assert doc["stop"] == "all met" and doc["adaptive_rounds"] == 0
     assert [(i["status"], i["reason"]) for i in doc["items"]] == [("met", "met")] * 2
     assert doc["wall_s"] == pytest.approx(18 * RUN_S)
