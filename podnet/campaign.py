@@ -186,6 +186,8 @@ def variant_config(c: Campaign, v: Variant, repeats: int | None = None) -> dict[
     launch["variant"] = v.name
     if repeats is not None:
         launch["repeats"] = repeats
+        # the campaign's interleaved rounds decide the repeats: no adaptive rounds within one step
+        launch.pop("adaptive", None)
     if v.embedded:
         launch["kubeconfig"] = ".cluster/kubeconfig"
         launch["cluster_info"] = ".cluster/info.json"

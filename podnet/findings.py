@@ -94,8 +94,10 @@ def findings(t: data.Tables) -> pd.DataFrame:
 def markdown(t: data.Tables) -> str:
     """The findings as a Markdown list (or why there are none)."""
     f = findings(t)
+    account = adaptive_markdown(t.adaptive)
     if f.empty:
-        return "No comparison is configured or computable, so there are no findings to state."
+        text = "No comparison is configured or computable, so there are no findings to state."
+        return text + ("\n\n" + account if account else "")
     n_res = int(f["resolved"].sum())
     if "role" in f.columns and (f["role"] == "exploratory").all():
         lead = (
@@ -104,7 +106,70 @@ def markdown(t: data.Tables) -> str:
         )
     else:
         lead = f"{len(f)} primary comparisons; {n_res} resolved at the {(1 - alpha(t.settings)) * 100:g} % level.\n\n"
-    return lead + "\n".join(f"- {s}" for s in f["sentence"])
+    text = lead + "\n".join(f"- {s}" for s in f["sentence"])
+    return text + ("\n\n" + account if account else "")
+
+
+def _pct(x: float) -> str:
+    return f"±{x * 100:.0f} %" if x >= 0.095 else f"±{x * 100:.2g} %"
+
+
+def _hms(seconds: float) -> str:
+    s = int(round(float(seconds)))
+    h, m = divmod(s // 60, 60)
+    return f"{h}h{m:02d}m" if h else f"{m}m{s % 60:02d}s" if m else f"{s}s"
+
+
+def _what(r: pd.Series) -> str:
+    label = metric_info(str(r["metric"]), str(r["tool"])).label
+    label = label if label[1:2].isupper() else label[0].lower() + label[1:]
+    where = f"{r['treatment']} / {r['baseline']}" if r.get("by") == "scenario" else str(r["scenario"])
+    return f"{where}, {data.measure_label(r)} {label}"
+
+
+def adaptive_markdown(acc: pd.DataFrame) -> str:
+    """What adaptive sampling resolved, per variant's latest launch (``adaptive.csv``), in words; "" without one.
+
+    E.g. "21 of 24 primary comparisons reached their precision target (±5 %); 3 did not: budget
+    spent (3). 412 runs in 28m10s of a 30m budget; a fixed 10-repeat protocol: 970 runs (42 %)",
+    then one line per comparison that did not, with its half-width and the repeats it would need.
+    """
+    from podnet.stats.account import latest
+
+    if acc is None or acc.empty:
+        return ""
+    out = []
+    for (variant, launch), g in latest(acc).groupby(["variant", "launch_id"], sort=True):
+        head = g.iloc[0]
+        noun = "primary comparisons" if head["mode"] == "primary" else "case headline metrics"
+        targets = sorted(set(g["target_rel_half_width"].astype(float)))
+        goal = _pct(targets[0]) if len(targets) == 1 else "per comparison"
+        unmet = g[g["status"] != "met"]
+        why = unmet["reason"].value_counts()
+        lead = f"**Adaptive sampling** (variant {variant}, launch {launch}): {len(g) - len(unmet)} of {len(g)} {noun} "
+        lead += f"reached their precision target ({goal}, relative half-width of the 95 % interval)"
+        lead += (
+            "; all of them."
+            if unmet.empty
+            else "; " + f"{len(unmet)} did not: " + ", ".join(f"{r} ({k})" for r, k in why.items()) + "."
+        )
+        budget = head.get("budget_s")
+        spent = f"{_hms(head['wall_s'])}" + (f" of a {_hms(budget)} budget" if pd.notna(budget) else "")
+        runs, fixed = int(head["runs_launched"]), int(head["fixed_protocol_runs"])
+        share = f" ({runs / fixed * 100:.0f} %)" if fixed else ""
+        lead += f" {runs} runs in {spent}; a fixed {int(head['fixed_repeats'])}-repeat protocol: {fixed} runs{share}."
+        lines = [lead]
+        for _, r in unmet.iterrows():
+            rhw = float(r["rel_half_width"]) if pd.notna(r["rel_half_width"]) else np.nan
+            n_need = float(r["n_needed"]) if pd.notna(r["n_needed"]) else np.nan
+            if np.isfinite(rhw):
+                state = f"{_pct(rhw)} with n = {int(r['n'])}" if pd.notna(r["n"]) else _pct(rhw)
+            else:
+                state = "no interval"
+            need = f"; needs ~{int(n_need)} repeats at this noise" if np.isfinite(n_need) else ""
+            lines.append(f"- {_what(r)}: {state} ({r['reason']}{need}).")
+        out.append("\n".join(lines))
+    return "\n\n".join(out)
 
 
 def _ci(lo: float, hi: float, factor: float) -> str:

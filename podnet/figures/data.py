@@ -34,6 +34,8 @@ class Tables:
     planning: pd.DataFrame = field(default_factory=pd.DataFrame)
     outliers: pd.DataFrame = field(default_factory=pd.DataFrame)
     intervals: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: the adaptive launcher's accounts (adaptive.csv, podnet.stats.account)
+    adaptive: pd.DataFrame = field(default_factory=pd.DataFrame)
     settings: dict[str, Any] = field(default_factory=dict)
     experiment: str = ""
 
@@ -58,6 +60,7 @@ def load(processed_dir: str | Path) -> Tables:
         planning=_csv(d / "planning.csv"),
         outliers=_csv(d / "outliers.csv"),
         intervals=_parquet(d / "intervals.parquet"),
+        adaptive=_csv(d / "adaptive.csv"),
         settings=json.loads(settings_path.read_text()) if settings_path.exists() else {},
     )
     for df in (t.tidy, t.summary):

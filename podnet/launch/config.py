@@ -13,6 +13,7 @@ import copy
 import hashlib
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +52,33 @@ def default_timeouts() -> dict[str, float]:
 
 class LaunchConfigError(ValueError):
     """The launch configuration is invalid; the message says where and why."""
+
+
+_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([hms])\s*")
+_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0}
+
+
+def parse_duration(value: str | float | int | None) -> float | None:
+    """Seconds of a duration: a number of seconds, or a string like ``"30m"``, ``"1h30m"``, ``"90s"``.
+
+    None stays None (no limit); anything else that is not a positive duration raises
+    :class:`LaunchConfigError`.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise LaunchConfigError(f"duration {value!r}: give seconds or a string like 30m, 1h30m, 90s")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    else:
+        text = str(value).strip()
+        parts = _DURATION.findall(text)
+        if not text or _DURATION.sub("", text) or not parts:
+            raise LaunchConfigError(f"duration {value!r}: give seconds or a string like 30m, 1h30m, 90s")
+        seconds = sum(float(n) * _UNIT_S[u] for n, u in parts)
+    if not seconds > 0 or seconds != seconds or seconds == float("inf"):
+        raise LaunchConfigError(f"duration {value!r}: must be more than 0 seconds")
+    return seconds
 
 
 @dataclass(frozen=True)
@@ -164,6 +192,8 @@ class LaunchConfig:
     timeouts: dict[str, float]
     adaptive: bool
     adaptive_max_runs: int | None
+    #: wall-clock budget of one launch in seconds (``launch.budget``; None: no limit): limits added rounds only
+    budget_s: float | None
     #: the raw ``launch`` mapping (recorded as provenance; its hash names the config)
     source: dict[str, Any] = field(default_factory=dict)
 
@@ -331,6 +361,7 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
         timeouts=timeouts,
         adaptive=bool(adaptive["enabled"]),
         adaptive_max_runs=adaptive.get("max_runs"),
+        budget_s=parse_duration(opt("budget")),
         source=launch,
     )
     if not cfg.cases:

@@ -52,6 +52,8 @@ class LaunchResult:
     interrupted: bool = False
     error: str = ""
     adaptive: bool = False
+    #: the adaptive launch's account (raw/<exp>/<variant>/_adaptive/<id>.json; podnet.stats.account)
+    adaptive_account: str = ""
     skipped_tools: dict[str, str] = field(default_factory=dict)
     pod_failures: dict[str, str] = field(default_factory=dict)
     #: node -> "node X NotReady since T" for nodes that failed during the launch

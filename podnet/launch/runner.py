@@ -18,10 +18,12 @@ import logging
 import secrets
 import shlex
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from podnet.launch import provenance
+from podnet.launch.adaptive import RunTimes, Sampler
 from podnet.launch.config import LaunchConfig, LaunchConfigError, load_config
 from podnet.launch.execute import Executor
 from podnet.launch.k8s import Kube, KubeError
@@ -50,8 +52,20 @@ log = logging.getLogger("podnet.launch")
 class Launcher:
     """One launch of one config against one cluster (``kube``: a :class:`Kube` or a test double)."""
 
-    def __init__(self, cfg: LaunchConfig, kube: Any, *, launch_id: str | None = None, repo: str | Path = "."):
+    def __init__(
+        self,
+        cfg: LaunchConfig,
+        kube: Any,
+        *,
+        launch_id: str | None = None,
+        repo: str | Path = ".",
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.cfg = cfg
+        #: seconds, monotonic: times runs and the adaptive budget (tests pass a fake one)
+        self.clock = clock
+        self.times = RunTimes()
+        self.sampler: Sampler | None = None
         self.launch_id = launch_id or (time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2))
         self.result = LaunchResult(
             experiment=cfg.experiment,
@@ -105,11 +119,18 @@ class Launcher:
         return next(cp for cp in self.workload.plan.cases if cp.case.key == key)
 
     # -- rounds ------------------------------------------------------------------------------------------
-    def run_rounds(self, pending: dict[CaseKey, list[int]], budget: int | None = None) -> int:
-        """Run pending repeats in interleaved rounds, then one retry of transient failures; returns runs launched."""
+    def run_rounds(
+        self,
+        pending: dict[CaseKey, list[int]],
+        budget: int | None = None,
+        rounds: list[list[Slot]] | None = None,
+    ) -> int:
+        """Run pending repeats (or the given ``rounds``) in interleaved rounds, then one retry of transient
+        failures; returns runs launched. Each run's wall time is recorded for the adaptive budget."""
         assert self.executor is not None
-        keys = [c.key for c in self.cfg.cases if c.key in pending]
-        rounds = schedule(keys, pending, self.cfg.order, self.cfg.seed)
+        if rounds is None:
+            keys = [c.key for c in self.cfg.cases if c.key in pending]
+            rounds = schedule(keys, pending, self.cfg.order, self.cfg.seed)
         total = sum(len(r) for r in rounds) if budget is None else min(sum(len(r) for r in rounds), budget)
         n = 0
         retry: list[Slot] = []
@@ -122,7 +143,7 @@ class Launcher:
                 if cp.skipped:
                     continue
                 n += 1
-                if self.executor.run(cp, slot, total, n) != "ok" and not self.workload.blocked(cp):
+                if self._run(cp, slot, total, n) != "ok" and not self.workload.blocked(cp):
                     retry.append(slot)
         # one retry pass for runs that failed on working pods and Ready nodes (transient failures)
         for slot in retry:
@@ -140,82 +161,31 @@ class Launcher:
             log.info(
                 "retrying %s r%03d (attempt %d)", cp.case.label, slot.repeat, st.next_attempt(slot.repeat)
             )
-            self.executor.run(cp, slot, total, n)
+            self._run(cp, slot, total, n)
         return n
 
-    def adaptive_rounds(self, budget: int | None) -> None:
-        """Add rounds of the cases whose interval is still too wide, up to max_repeats."""
-        from podnet.stats import resolve
-
-        cap = int(resolve(self.cfg.stats)["planning"]["max_repeats"])
-        used = 0
-        while True:
-            pend: dict[CaseKey, list[int]] = {}
-            for key in self.cases_needing_more():
-                st = self.tally.states[key]
-                last = max(st.attempts, default=0)
-                if len(st.ok_repeats()) < cap and last < cap:
-                    pend[key] = [last + 1]
-            if not pend:
-                log.info("adaptive: no case needs another repeat")
-                return
-            left = None if budget is None else budget - used
-            if left is not None and left <= 0:
-                log.info("adaptive: run budget (%d) used up", budget)
-                return
-            log.info("adaptive: %d case(s) need another repeat", len(pend))
-            used += self.run_rounds(pend, left)
-
-    def _tidy(self) -> Any:
-        """Tidy rows of this variant's successful runs of the configured cases (None without any)."""
-        from podnet.parse import parse_files
-
-        states = self.tally.states.values()
-        files = [a.path for st in states for atts in st.attempts.values() for a in atts if a.status == "ok"]
-        if not files:
-            return None
-        parsed = parse_files(files, self.cfg.raw_dir, self.cfg.experiment)
-        return parsed.tidy[parsed.tidy["variant"] == self.variant]
-
-    def cases_needing_more(self) -> list[CaseKey]:
-        """Cases of this launch whose headline interval is wider than the target (podnet.stats)."""
-        from podnet.stats import cases_needing_more
-
-        tidy = self._tidy()
-        if tidy is None:
-            return []
-        need = cases_needing_more(tidy, self.cfg.stats, ["scenario", "tool", "test"])
-        keys = {c.key for c in self.cfg.cases}
-        plan = self.workload.plan
-        runnable = {cp.case.key for cp in (plan.cases if plan else []) if not cp.skipped}
-        found = ((d["scenario"], d["tool"], d["test"]) for d in need)
-        return [k for k in found if k in keys and (plan is None or k in runnable)]
-
-    def met_targets(self) -> None:
-        """Each case's met_target (adaptive runs): every headline metric's interval within the target."""
-        if not self.cfg.adaptive:
-            return
-        from podnet.stats import plan as stats_plan
-
-        tidy = self._tidy()
-        if tidy is None or not len(tidy):
-            return
-        pl = stats_plan(tidy, self.cfg.stats)
-        met = pl[pl["headline"]].groupby(["scenario", "tool", "test"])["met_target"].all()
-        for case in self.cfg.cases:
-            if case.key in met.index:
-                self.tally.outcome(case).met_target = bool(met.loc[case.key])
+    def _run(self, cp: CasePlan, slot: Slot, total: int, n: int) -> str:
+        """One run, timed by the launch's clock."""
+        assert self.executor is not None
+        t0 = self.clock()
+        try:
+            return self.executor.run(cp, slot, total, n)
+        finally:
+            self.times.add(slot.case, self.clock() - t0)
 
     # -- the whole launch -----------------------------------------------------------------------------------
     def run(self, dry_run: bool = False) -> LaunchResult:
         """Steps 1-5 of the module docstring; never raises for run failures."""
         cfg, result = self.cfg, self.result
+        t0 = self.clock()  # the budget counts from here
         result.started = now_iso()
         try:
             with interruptible():
                 facts = self.discover()
                 pending = pending_runs(cfg, facts.variant, self.tally.states)
-                more = [] if pending or not cfg.adaptive else self.cases_needing_more()
+                if cfg.adaptive:
+                    self.sampler = Sampler(self, self.clock, t0)
+                more = [] if pending or not self.sampler else self.sampler.wanted(self.sampler.judge())
                 log.info(
                     "experiment %s, variant %s: %d case(s), %d run(s) missing%s",
                     cfg.experiment,
@@ -229,14 +199,14 @@ class Launcher:
                     return result
                 if not pending and not more:
                     log.info("nothing to launch: every run is in %s", cfg.raw_dir)
+                    self.sampler = None  # no launch, no account
                     return result
                 self.prepare(
                     set(pending) | set(more) | ({c.key for c in cfg.cases} if cfg.adaptive else set())
                 )
                 self.run_rounds(pending, cfg.adaptive_max_runs)
-                if cfg.adaptive:
-                    budget = cfg.adaptive_max_runs
-                    self.adaptive_rounds(None if budget is None else budget - result.launched)
+                if self.sampler:
+                    self.sampler.loop()
         except Interrupted as exc:
             result.interrupted = True
             result.error = f"interrupted ({exc.args[0] if exc.args else 'SIGINT'})"
@@ -250,10 +220,12 @@ class Launcher:
         finally:
             self.teardown()
             result.ended = now_iso()
-        try:
-            self.met_targets()
-        except Exception as exc:  # noqa: BLE001 - a statistics problem must not hide the launch result
-            log.warning("could not judge targets: %s", exc)
+        if self.sampler and not dry_run and self.executor is not None:
+            try:
+                result.adaptive_account = str(self.sampler.write_account())
+                self.sampler.met_targets()
+            except Exception as exc:  # noqa: BLE001 - a statistics problem must not hide the launch result
+                log.warning("could not judge the adaptive targets: %s", exc)
         result.node_failures.update({**self.workload.unreachable, **self.workload.nodes.seen})
         self.tally.finish(cfg.cases)
         return result

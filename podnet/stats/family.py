@@ -39,26 +39,42 @@ def tests_match(tool: pd.Series, test: pd.Series, specs: list[str]) -> np.ndarra
     return hit
 
 
+def entry_mask(out: pd.DataFrame, p: Mapping[str, Any]) -> np.ndarray:
+    """Which ratio rows one ``stats.primary`` entry declares."""
+    if len(out) == 0:
+        return np.zeros(0, dtype=bool)
+    by, base, treat = _text(out, "by"), _text(out, "baseline"), _text(out, "treatment")
+    tool, test, metric = _text(out, "tool"), _text(out, "test"), _text(out, "metric")
+    m = ((by == p["by"]) & (base == str(p["baseline"]))).to_numpy(dtype=bool)
+    if p.get("treatments"):
+        m &= treat.isin([str(t) for t in p["treatments"]]).to_numpy(dtype=bool)
+    if p.get("tests"):
+        m &= tests_match(tool, test, list(p["tests"]))
+    if p.get("metrics"):
+        m &= metric.isin([str(x) for x in p["metrics"]]).to_numpy(dtype=bool)
+    else:
+        heads = {t: set(tool_headline(t)) for t in tool[m].unique()}
+        m &= np.array([mt in heads.get(tl, ()) for tl, mt in zip(tool, metric)], dtype=bool)
+    return m
+
+
 def primary_mask(out: pd.DataFrame, primary: list[Mapping[str, Any]]) -> np.ndarray:
     """Which ratio rows are declared primary."""
     mask = np.zeros(len(out), dtype=bool)
-    if len(out) == 0:
-        return mask
-    by, base, treat = _text(out, "by"), _text(out, "baseline"), _text(out, "treatment")
-    tool, test, metric = _text(out, "tool"), _text(out, "test"), _text(out, "metric")
     for p in primary:
-        m = ((by == p["by"]) & (base == str(p["baseline"]))).to_numpy(dtype=bool)
-        if p.get("treatments"):
-            m &= treat.isin([str(t) for t in p["treatments"]]).to_numpy(dtype=bool)
-        if p.get("tests"):
-            m &= tests_match(tool, test, list(p["tests"]))
-        if p.get("metrics"):
-            m &= metric.isin([str(x) for x in p["metrics"]]).to_numpy(dtype=bool)
-        else:
-            heads = {t: set(tool_headline(t)) for t in tool[m].unique()}
-            m &= np.array([mt in heads.get(tl, ()) for tl, mt in zip(tool, metric)], dtype=bool)
-        mask |= m
+        mask |= entry_mask(out, p)
     return mask
+
+
+def primary_targets(out: pd.DataFrame, primary: list[Mapping[str, Any]], default: float) -> np.ndarray:
+    """Each row's precision target: the smallest ``target_rel_half_width`` of the primary entries that
+    declare it (``default``, stats.planning's, for entries without one); NaN for exploratory rows."""
+    target = np.full(len(out), np.nan)
+    for p in primary:
+        m = entry_mask(out, p)
+        t = float(p.get("target_rel_half_width", default))
+        target[m] = np.fmin(target[m], t)
+    return target
 
 
 def adjust(out: pd.DataFrame, settings: Mapping[str, Any]) -> None:

@@ -68,8 +68,11 @@ def _check_entries(s: dict[str, Any]) -> None:
             raise ValueError(f"stats.comparisons entry has unknown keys {sorted(extra)}")
     declared = {(c["by"], str(c["baseline"])) for c in s["comparisons"]}
     for p in s["primary"]:
-        if not isinstance(p, Mapping) or set(p) - {"by", "baseline", "treatments", "tests", "metrics"}:
-            raise ValueError(f"stats.primary entry {p!r}: keys are by, baseline, treatments, tests, metrics")
+        keys = {"by", "baseline", "treatments", "tests", "metrics", "target_rel_half_width"}
+        if not isinstance(p, Mapping) or set(p) - keys:
+            raise ValueError(f"stats.primary entry {p!r}: keys are {', '.join(sorted(keys))}")
+        if "target_rel_half_width" in p and not float(p["target_rel_half_width"]) > 0:
+            raise ValueError(f"stats.primary entry {p!r}: target_rel_half_width must be > 0")
         if (p.get("by"), str(p.get("baseline"))) not in declared:
             raise ValueError(
                 f"stats.primary entry {p.get('by')}={p.get('baseline')!r} is not one of stats.comparisons"

@@ -25,11 +25,33 @@ def state(*roots: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
+def plant_account(raw: Path, launch_id: str, reason: str) -> Path:
+    """An adaptive launch's account, as the launcher writes it (podnet.stats.account.ACCOUNT_SCHEMA)."""
+    import json
+
+    from podnet.stats.account import validate
+
+    doc = {
+        "podnet_adaptive": 1, "experiment": "declared", "variant": "planted", "launch_id": launch_id,
+        "ended": f"2026-01-01T00:00:0{len(launch_id)}Z", "mode": "primary", "stop": reason,
+        "runs_launched": 40, "fixed_repeats": 10, "fixed_protocol_runs": 80, "wall_s": 1790.0, "budget_s": 1800.0,
+        "items": [{"by": "scenario", "baseline": "host-host", "treatment": "pod-pod", "scenario": "pod-pod",
+                   "tool": "ping", "test": "plain", "metric": "rtt_avg", "rel_half_width": 0.11,
+                   "target_rel_half_width": 0.05, "n": 8, "n_needed": 40, "status": "unmet", "reason": reason}],
+    }  # fmt: skip
+    validate(doc)
+    path = raw / "planted" / "_adaptive" / f"{launch_id}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc))
+    return path
+
+
 @pytest.fixture(scope="module")
 def experiment(tmp_path_factory):
     """seed-raven copied to a scratch place, run once (report and seed checks)."""
     tmp = tmp_path_factory.mktemp("declared")
     path, raw, out = scratch_example(tmp, "declared", report={"notebooks": ["report", "seed_discrepancies"]})
+    plant_account(raw, "L1", "budget spent")
     snakemake(path)
     return path, raw, out
 
@@ -48,12 +70,14 @@ CASES = {
         "METHODS.md",
     },
     "notebooks/report.html": {"notebooks/report.html"},
+    "adaptive.csv": {"adaptive.csv"},
 }
 DEPENDENTS = {
     "figures/ratios.svg": {"notebooks/report.ipynb", "notebooks/report.html"},
     "seed_discrepancies.csv": {"notebooks/seed_discrepancies.ipynb", "notebooks/seed_discrepancies.html"},
     "stats_settings.json": {"figures/", "notebooks/"},
     "notebooks/report.html": set(),
+    "adaptive.csv": {"notebooks/"},
 }
 
 
@@ -156,3 +180,24 @@ def test_the_reports_open_in_headless_chromium(experiment, tmp_path):
         assert all(i["complete"] and i["w"] > 0 for i in images), (nb, images)
         if nb == "report":
             assert len(images) >= 4
+
+
+def test_the_adaptive_accounts_are_declared_inputs_of_the_findings(experiment):
+    """raw/<exp>/<variant>/_adaptive/*.json -> adaptive.csv -> the report's findings; a new account re-runs them."""
+    import json
+
+    cfg, raw, out = experiment
+    text = "".join(
+        "".join(o.get("data", {}).get("text/markdown", ""))
+        for c in json.loads((out / "notebooks/report.ipynb").read_text())["cells"]
+        for o in c.get("outputs", [])
+    )
+    assert "0 of 1 primary comparisons reached their precision target (±5 %" in text
+    assert "ping plain RTT (mean): ±11 % with n = 8 (budget spent; needs ~40 repeats at this noise)" in text
+    assert not (out / "failed_runs.csv").read_text().count("_adaptive")  # not parsed as tool output
+    plant_account(raw, "L22", "max_repeats reached")
+    dry = snakemake(cfg, "-n")
+    assert "adaptive" in dry and "parse_shard" not in dry
+    snakemake(cfg)
+    acc = (out / "adaptive.csv").read_text()
+    assert "L22" in acc and "max_repeats reached" in acc

@@ -180,3 +180,11 @@ def test_interleaved_rounds_launch_one_repeat_of_each_variant_in_turn(in_repo, t
     order.clear()
     assert campaign.run(c.source, publish=False) == 0
     assert order == []
+
+
+def test_an_interleaved_step_launches_its_repeat_without_adaptive_rounds(in_repo):
+    c = campaign.load(REPO / "config/campaigns/cni.yaml")  # config/config.yaml: adaptive
+    v = c.variants[0]
+    assert campaign.variant_config(c, v)["launch"]["adaptive"]["enabled"] is True
+    step = campaign.variant_config(c, v, repeats=2)["launch"]
+    assert step["repeats"] == 2 and "adaptive" not in step

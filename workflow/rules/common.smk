@@ -116,6 +116,13 @@ def raw_files(wildcards):
     ]
 
 
+def adaptive_accounts(wildcards):
+    """raw/<experiment>/<variant>/_adaptive/*.json: the adaptive launches' accounts (after the launch)."""
+    if "launch" in config:
+        checkpoints.launch.get()
+    return sorted(str(p) for p in Path(RAW).glob("*/_adaptive/*.json"))
+
+
 def published_tables():
     """raw/<experiment>/published/*.csv: a seed report's own tables (read by its seed checks)."""
     from pathlib import Path
@@ -129,6 +136,7 @@ TABLES = {
     "ratios": f"{OUT}/ratios.csv",
     "failed": f"{OUT}/failed_runs.csv",
     "settings": f"{OUT}/stats_settings.json",
+    "adaptive": f"{OUT}/adaptive.csv",
 }
 FIGURE_FILES = [
     f"{OUT}/figures/{fig}.{ext}" for fig in FIGURES for ext in ("png", "svg", "pdf")

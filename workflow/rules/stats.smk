@@ -43,3 +43,20 @@ rule check:
 
 # the gate's verdicts are a final output only when the config declares thresholds (rule all)
 CHECK_OUTPUTS = [f"{OUT}/check.csv"] if THRESHOLDS else []
+
+
+# The adaptive launcher's accounts (raw/<exp>/<variant>/_adaptive/<launch id>.json: which primary
+# comparisons met their precision target, and why not) -> one table the report's findings put into words.
+rule adaptive:
+    input:
+        accounts=adaptive_accounts,
+    output:
+        csv=f"{OUT}/adaptive.csv",
+    log:
+        f"{OUT}/logs/adaptive.log",
+    conda:
+        "../../envs/podnet.yaml"
+    params:
+        code=code_version("stats"),
+    script:
+        "../scripts/adaptive.py"

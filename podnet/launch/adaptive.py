@@ -1,0 +1,459 @@
+"""Adaptive sampling: rounds added after the base rounds, judged on the declared primary comparisons.
+
+After the base rounds (``repeats``, at least ``stats.planning.min_repeats``) the launcher parses
+what raw/ holds for this variant and asks :func:`podnet.stats.precision.primary_precision` (the
+statistics stage's own ratios, paired within a launch's interleaved rounds) how wide each primary
+comparison's interval still is. The treatment case and the baseline case of every comparison
+still wider than its target get one more interleaved round; cases outside the primary family get
+the base repeats only. Without a by-scenario ``stats.primary`` each case's own headline interval is
+judged (:func:`podnet.stats.cases_needing_more`). It stops when everything is met, when the next
+round is predicted not to fit in ``launch.budget`` (or ``adaptive.max_runs``), or when every unmet
+comparison reached ``stats.planning.max_repeats`` or cannot run. At the end
+:meth:`Sampler.write_account` writes ``raw/<exp>/<variant>/_adaptive/<launch_id>.json``
+(:data:`podnet.stats.account.ACCOUNT_SCHEMA`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from podnet.launch.results import now_iso
+from podnet.launch.schedule import Slot, round_order
+from podnet.launch.state import CaseKey, initial_repeats
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from podnet.launch.runner import Launcher
+
+log = logging.getLogger("podnet.launch")
+
+#: the fixed protocol an adaptive launch is compared with (runs per case)
+FIXED_REPEATS = 10
+
+
+def fmt_duration(seconds: float) -> str:
+    """``9m40s``, ``30m``, ``1h05m``, ``45s`` (rounded to the second)."""
+    s = max(0, int(round(seconds)))
+    h, rest = divmod(s, 3600)
+    m, sec = divmod(rest, 60)
+    if h:
+        return f"{h}h{m:02d}m" if m else f"{h}h"
+    if m:
+        return f"{m}m{sec:02d}s" if sec else f"{m}m"
+    return f"{sec}s"
+
+
+def _pct(x: float) -> str:
+    return f"±{x * 100:.0f} %" if x >= 0.1 else f"±{x * 100:.2g} %"
+
+
+class RunTimes:
+    """Wall time of each run of this launch by case: what predicts the next round's length."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[CaseKey, list[float]] = {}
+
+    def add(self, key: CaseKey, seconds: float) -> None:
+        self.seconds.setdefault(key, []).append(float(seconds))
+
+    def predict(self, keys: Iterable[CaseKey]) -> float:
+        """Seconds a round of ``keys`` should take: each case's mean run time (else the mean of all runs)."""
+        every = [s for v in self.seconds.values() for s in v]
+        overall = sum(every) / len(every) if every else 0.0
+        return sum(
+            (sum(self.seconds[k]) / len(self.seconds[k])) if self.seconds.get(k) else overall for k in keys
+        )
+
+
+class Sampler:
+    """The adaptive loop of one :class:`~podnet.launch.runner.Launcher` (its clock, budget, judgement, account)."""
+
+    def __init__(self, launcher: Launcher, clock: Callable[[], float], t0: float | None = None):
+        from podnet.stats import resolve
+
+        self.L = launcher
+        self.clock = clock
+        self.t0 = clock() if t0 is None else t0
+        self.settings = resolve(launcher.cfg.stats)
+        self.cap = int(self.settings["planning"]["max_repeats"])
+        self.target = float(self.settings["planning"]["target_rel_half_width"])
+        self.primary = [p for p in self.settings["primary"] if p.get("by") == "scenario"]
+        self.mode = "primary" if self.primary else "cases"
+        # what a launch can judge: its own variant's by-scenario comparisons of the primary baselines
+        bases = {str(p["baseline"]) for p in self.primary}
+        comps = [
+            c for c in self.settings["comparisons"] if c["by"] == "scenario" and str(c["baseline"]) in bases
+        ]
+        self.judged = {**self.settings, "comparisons": comps, "primary": self.primary}
+        self.stop = ""
+        self.rounds = 0
+        self.items: list[dict[str, Any]] = []
+
+    # -- data --------------------------------------------------------------------------------------------
+    def tidy(self, keys: set[CaseKey] | None = None) -> pd.DataFrame | None:
+        """Tidy rows of this variant's successful runs of the configured cases (or of ``keys``)."""
+        from podnet.parse import parse_files
+
+        L = self.L
+        files = [
+            a.path
+            for key, st in L.tally.states.items()
+            if keys is None or key in keys
+            for atts in st.attempts.values()
+            for a in atts
+            if a.status == "ok"
+        ]
+        if not files:
+            return None
+        parsed = parse_files(files, L.cfg.raw_dir, L.cfg.experiment)
+        return parsed.tidy[parsed.tidy["variant"] == L.variant]
+
+    def runnable(self, key: CaseKey) -> bool:
+        """The case is in the launch's plan, its tool is in the image and its pods and nodes work."""
+        plan = self.L.workload.plan
+        if plan is None:
+            return True
+        cp = next((c for c in plan.cases if c.case.key == key), None)
+        return cp is not None and not cp.skipped and not self.L.workload.blocked(cp)
+
+    def last_repeat(self, key: CaseKey) -> int:
+        return max(self.L.tally.states[key].attempts, default=0)
+
+    def at_cap(self, key: CaseKey) -> bool:
+        st = self.L.tally.states[key]
+        return len(st.ok_repeats()) >= self.cap or self.last_repeat(key) >= self.cap
+
+    def expected_pairs(self) -> list[tuple[CaseKey, CaseKey, list[str], float]]:
+        """(treatment case, baseline case, metrics, target) the by-scenario primary entries declare for this config."""
+        from podnet.stats.kinds import tool_headline
+
+        scen = {s.name: s for s in self.L.cfg.scenarios}
+        comps = {(c["by"], str(c["baseline"])): c for c in self.settings["comparisons"]}
+        out = []
+        for p in self.primary:
+            base = scen.get(str(p["baseline"]))
+            if base is None:
+                continue
+            comp_treat = comps.get(("scenario", str(p["baseline"])), {}).get("treatments")
+            treats = [str(t) for t in (p.get("treatments") or comp_treat or scen)]
+            for name in treats:
+                sc = scen.get(name)
+                if sc is None or name == base.name or (comp_treat and name not in map(str, comp_treat)):
+                    continue
+                for t in sc.tests:
+                    specs = [str(x).partition(":") for x in p.get("tests") or []]
+                    if specs and not any(t.tool == a and (not b or t.name == b) for a, _, b in specs):
+                        continue
+                    if t in base.tests:
+                        metrics = [str(m) for m in p.get("metrics") or tool_headline(t.tool)]
+                        target = float(p.get("target_rel_half_width", self.target))
+                        out.append(((name, t.tool, t.name), (base.name, t.tool, t.name), metrics, target))
+        return out
+
+    # -- judgement ----------------------------------------------------------------------------------------
+    def judge(self) -> list[dict[str, Any]]:
+        """One item per primary comparison (or per case's headline metric), met or not, with its cases."""
+        return self._judge_primary() if self.mode == "primary" else self._judge_cases()
+
+    def _judge_primary(self) -> list[dict[str, Any]]:
+        from podnet.stats.precision import primary_precision
+
+        pairs = self.expected_pairs()
+        keys = {k for t, b, _, _ in pairs for k in (t, b)}
+        tidy = self.tidy(keys)
+        prec = None
+        if (
+            tidy is not None
+            and len(tidy)
+            and set(tidy["scenario"]) & {str(p["baseline"]) for p in self.primary}
+        ):
+            prec = primary_precision(tidy, self.judged)
+        items, seen = [], set()
+        rows = prec[prec["by"] == "scenario"] if prec is not None else None
+        for _, r in rows.iterrows() if rows is not None else ():
+            treat = (str(r["scenario"]), str(r["tool"]), str(r["test"]))
+            base = (str(r["baseline"]), str(r["tool"]), str(r["test"]))
+            seen.add((treat, str(r["metric"])))
+            items.append(_item(r, "scenario", treat, base))
+        for treat, base, metrics, target in pairs:  # declared, but no ratio: a side has no values
+            for m in metrics:
+                if (treat, m) not in seen:
+                    items.append(
+                        {
+                            **_blank(treat, m, target),
+                            "by": "scenario",
+                            "baseline": base[0],
+                            "treatment": treat[0],
+                            "cases": [list(treat), list(base)],
+                        }
+                    )
+        return items
+
+    def _judge_cases(self) -> list[dict[str, Any]]:
+        from podnet.stats import plan
+
+        tidy = self.tidy()
+        if tidy is None or not len(tidy):
+            return []
+        pl = plan(tidy, self.settings)
+        pl = pl[pl["headline"]]
+        keys = {c.key for c in self.L.cfg.cases}
+        nmin = int(self.settings["planning"]["min_repeats"])
+        items = []
+        for _, r in pl.iterrows():
+            key = (str(r["scenario"]), str(r["tool"]), str(r["test"]))
+            if key not in keys:
+                continue
+            rhw = _num(r["rel_half_width"])
+            item = {
+                "by": "case",
+                "baseline": None,
+                "treatment": None,
+                **{c: _val(r[c]) for c in ("scenario", "tool", "test", "metric", "direction", "streams")},
+                "interval": "unpaired" if rhw is not None else "",
+                "rel_half_width": rhw,
+                "target_rel_half_width": float(r["target_rel_half_width"]),
+                "n": _num(r["n"]),
+                "n_needed": _num(r["n_needed"]),
+                "met": bool(r["met_target"]) and int(r["n"]) >= nmin,
+                "cases": [list(key)],
+            }
+            items.append(item)
+        return items
+
+    # -- the loop -----------------------------------------------------------------------------------------
+    def wanted(self, items: list[dict[str, Any]]) -> list[CaseKey]:
+        """Cases of the unmet items that can have another run (config order)."""
+        want: set[CaseKey] = set()
+        nmin = int(self.settings["planning"]["min_repeats"])
+        for it in items:
+            cases = [tuple(c) for c in it["cases"]]
+            if it["met"] or (
+                it["rel_half_width"] is None and (self.mode == "primary" or (it["n"] or 0) >= nmin)
+            ):
+                continue  # no interval once the minimum ran: failed runs (or a mean of 0), not noise
+            if all(self.runnable(c) and not self.at_cap(c) for c in cases):
+                want.update(cases)
+        return [c.key for c in self.L.cfg.cases if c.key in want]
+
+    def loop(self) -> None:
+        """Add rounds until every item is met, the budget is spent or nothing more can run."""
+        L, cfg = self.L, self.L.cfg
+        while True:
+            try:
+                items = self.judge()
+            except Exception as exc:  # noqa: BLE001 - a statistics problem must not fail the runs made
+                log.warning("adaptive: cannot judge the runs (%s): no further round", exc)
+                self.stop = f"judgement failed: {exc}"[:300]
+                return
+            self.items = items
+            unmet = [it for it in items if not it["met"]]
+            if not unmet:
+                self.stop = "all met"
+                log.info("adaptive: every %s meets its target", self._noun())
+                return
+            keys = self.wanted(items)
+            if not keys:
+                self.stop = "max_repeats reached" if any(self._capped(it) for it in unmet) else "failed runs"
+                log.info(
+                    "adaptive: %d %s miss their target; none can run again (%s)",
+                    len(unmet),
+                    self._noun(),
+                    self.stop,
+                )
+                return
+            nxt = L.times.predict(keys)
+            used = self.clock() - self.t0
+            budget = cfg.budget_s
+            if budget is not None and used + nxt > budget:
+                self.stop = "budget spent"
+                log.info(
+                    "adaptive: budget spent: %s of %s used, the next round needs ~%s",
+                    fmt_duration(used), fmt_duration(budget), fmt_duration(nxt),
+                )  # fmt: skip
+                return
+            if cfg.adaptive_max_runs is not None and L.result.launched + len(keys) > cfg.adaptive_max_runs:
+                self.stop = "budget spent"
+                log.info("adaptive: run budget (max_runs %d) spent", cfg.adaptive_max_runs)
+                return
+            self.rounds += 1
+            round_no = 1 + max((self.last_repeat(k) for k in L.tally.states), default=0)
+            log.info("%s", self.progress(round_no, unmet, used, nxt))
+            order = round_order(keys, cfg.order, cfg.seed, round_no)
+            slots = [Slot(k, self.last_repeat(k) + 1, round_no, i + 1) for i, k in enumerate(order)]
+            L.run_rounds({}, None, rounds=[slots])
+
+    def _noun(self) -> str:
+        return "primary comparison" if self.mode == "primary" else "case headline metric"
+
+    def progress(self, round_no: int, unmet: list[dict[str, Any]], used: float, nxt: float) -> str:
+        """``adaptive round 7: 5 of 24 primary comparisons still miss ±5 % (worst ...); 9m40s of 30m budget left, next round ~1m10s``."""
+        targets = {it["target_rel_half_width"] for it in self.items}
+        goal = _pct(targets.pop()) if len(targets) == 1 else "their targets"
+        judged = [it for it in unmet if it["rel_half_width"] is not None]
+        worst = max(judged, key=lambda it: it["rel_half_width"] / it["target_rel_half_width"], default=None)
+        w = f" (worst {_label(worst)} {_pct(worst['rel_half_width'])})" if worst else ""
+        noun = "primary comparisons" if self.mode == "primary" else "case headline metrics"
+        budget = self.L.cfg.budget_s
+        left = (
+            f"{fmt_duration(budget - used)} of {fmt_duration(budget)} budget left"
+            if budget is not None
+            else f"{fmt_duration(used)} used, no time budget"
+        )
+        return (
+            f"adaptive round {round_no}: {len(unmet)} of {len(self.items)} {noun} still miss {goal}{w}; "
+            f"{left}, next round ~{fmt_duration(nxt)}"
+        )
+
+    # -- the account --------------------------------------------------------------------------------------
+    def _capped(self, it: dict[str, Any]) -> bool:
+        return any(self.at_cap(tuple(c)) for c in it["cases"])
+
+    def reason(self, it: dict[str, Any]) -> str:
+        """Why an item ended as it did (:data:`podnet.stats.account.REASONS`)."""
+        if it["met"]:
+            return "met"
+        cases = [tuple(c) for c in it["cases"]]
+        if self.L.result.interrupted:
+            return "interrupted"
+        if it["rel_half_width"] is None and self.mode == "primary" or not all(map(self.runnable, cases)):
+            return "failed runs"
+        if any(map(self.at_cap, cases)):
+            return "max_repeats reached"
+        if self.stop == "budget spent":
+            return "budget spent"
+        return "launch error" if self.L.result.error else "failed runs"
+
+    def account(self) -> dict[str, Any]:
+        """The machine-readable account of this launch (:data:`podnet.stats.account.ACCOUNT_SCHEMA`)."""
+        from podnet.stats.account import ACCOUNT_VERSION
+
+        L, cfg = self.L, self.L.cfg
+        if not self.stop:  # the loop did not finish: judge what raw/ holds now
+            self.items = self.judge()
+            self.stop = "interrupted" if L.result.interrupted else "launch error" if L.result.error else ""
+        items = []
+        for it in self.items:
+            it = {k: v for k, v in it.items() if k != "met"} | {
+                "status": "met" if it["met"] else "unmet",
+                "reason": self.reason(it),
+            }
+            items.append(it)
+        if not self.stop:
+            self.stop = "all met" if all(it["status"] == "met" for it in items) else "failed runs"
+        runnable = [c for c in cfg.cases if self.runnable(c.key)]
+        return {
+            "podnet_adaptive": ACCOUNT_VERSION,
+            "experiment": cfg.experiment,
+            "variant": L.variant,
+            "launch_id": L.launch_id,
+            "started": L.result.started,
+            "ended": now_iso(),
+            "mode": self.mode,
+            "target_rel_half_width": self.target,
+            "max_repeats": self.cap,
+            "budget_s": cfg.budget_s,
+            "max_runs": cfg.adaptive_max_runs,
+            "wall_s": round(self.clock() - self.t0, 3),
+            "base_rounds": initial_repeats(cfg),
+            "adaptive_rounds": self.rounds,
+            "stop": self.stop,
+            "cases": len(cfg.cases),
+            "runs_launched": L.result.launched,
+            "runs_recorded": sum(len(a) for st in L.tally.states.values() for a in st.attempts.values()),
+            "fixed_repeats": FIXED_REPEATS,
+            "fixed_protocol_runs": FIXED_REPEATS * len(runnable),
+            "items": items,
+        }
+
+    def write_account(self) -> Path:
+        """``raw/<exp>/<variant>/_adaptive/<launch_id>.json`` (validated against the schema first)."""
+        from podnet.stats.account import validate
+
+        doc = self.account()
+        validate(doc)
+        path = Path(self.L.cfg.raw_dir) / self.L.variant / "_adaptive" / f"{self.L.launch_id}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        tmp.replace(path)
+        met = sum(it["status"] == "met" for it in doc["items"])
+        log.info(
+            "adaptive: %d of %d %ss met their target (%s); %d runs launched, a fixed %d-repeat protocol: %d; %s",
+            met, len(doc["items"]), self._noun(), doc["stop"], doc["runs_launched"], FIXED_REPEATS,
+            doc["fixed_protocol_runs"], path,
+        )  # fmt: skip
+        return path
+
+    def met_targets(self) -> None:
+        """Each case's manifest ``met_target``: every judged item it belongs to is met."""
+        flags: dict[CaseKey, bool] = {}
+        for it in self.items:
+            for c in it["cases"]:
+                flags[tuple(c)] = flags.get(tuple(c), True) and bool(it.get("met", it.get("status") == "met"))
+        for case in self.L.cfg.cases:
+            if case.key in flags:
+                self.L.tally.outcome(case).met_target = flags[case.key]
+
+
+def _num(v: Any) -> float | None:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return None
+    return x if x == x and abs(x) != float("inf") else None
+
+
+def _val(v: Any) -> Any:
+    import pandas as pd
+
+    if v is None or (not isinstance(v, str) and pd.isna(v)):
+        return None
+    if hasattr(v, "item"):
+        v = v.item()
+    return v if isinstance(v, str) else (int(v) if float(v).is_integer() else float(v))
+
+
+def _item(r: Any, by: str, treat: CaseKey, base: CaseKey) -> dict[str, Any]:
+    rhw = _num(r["rel_half_width"])
+    return {
+        "by": by,
+        "baseline": str(r["baseline"]),
+        "treatment": str(r["treatment"]),
+        **{c: _val(r[c]) for c in ("scenario", "tool", "test", "metric", "direction", "streams")},
+        "interval": str(r["interval"]),
+        **{c: _num(r[c]) for c in ("ratio", "low", "high")},
+        "rel_half_width": rhw,
+        "target_rel_half_width": float(r["target_rel_half_width"]),
+        "n": _num(r["n"]),
+        "n_needed": _num(r["n_needed"]),
+        "met": bool(r["met"]),
+        "cases": [list(treat), list(base)],
+    }
+
+
+def _blank(case: CaseKey, metric: str, target: float) -> dict[str, Any]:
+    return {
+        "scenario": case[0],
+        "tool": case[1],
+        "test": case[2],
+        "metric": metric,
+        "direction": None,
+        "streams": None,
+        "interval": "",
+        "rel_half_width": None,
+        "target_rel_half_width": target,
+        "n": None,
+        "n_needed": None,
+        "met": False,
+    }
+
+
+def _label(it: dict[str, Any]) -> str:
+    where = f"{it['treatment']}/{it['baseline']}" if it.get("baseline") else it["scenario"]
+    return f"{where} {it['tool']} {it['test']} {it['metric']}"

@@ -1,0 +1,10 @@
+"""Snakemake script: the adaptive launches' accounts -> adaptive.csv (library: podnet.stats.account)."""
+
+import logging
+
+from podnet.stats import account
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)
+out = account.write_csv(list(sm.input.accounts), sm.output.csv)
+logging.info("wrote %s from %d account(s)", out, len(sm.input.accounts))
