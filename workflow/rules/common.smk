@@ -135,7 +135,11 @@ FIGURE_FILES = [
 ]
 # what each notebook reads beyond TABLES
 NOTEBOOK_EXTRA = {
-    "report": {"figures": FIGURE_FILES, "methods": f"{OUT}/METHODS.md"},
+    "report": {
+        "figures": FIGURE_FILES,
+        "methods": f"{OUT}/METHODS.md",
+        "noise_floor": f"{OUT}/noise_floor.csv",
+    },
     "explore": {
         "intervals": f"{OUT}/intervals.parquet",
         "outliers": f"{OUT}/outliers.csv",
@@ -170,6 +174,7 @@ def final_outputs():
         f"{OUT}/tidy.csv",
         f"{OUT}/METHODS.md",
         f"{OUT}/planning.csv",
+        f"{OUT}/noise_floor.csv",
     ]
     notebooks = [
         f"{OUT}/notebooks/{nb}.{ext}" for nb in NOTEBOOKS for ext in ("ipynb", "html")

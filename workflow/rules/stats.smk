@@ -43,3 +43,20 @@ rule check:
 
 # the gate's verdicts are a final output only when the config declares thresholds (rule all)
 CHECK_OUTPUTS = [f"{OUT}/check.csv"] if THRESHOLDS else []
+
+
+# the cluster's per-run CV against the noise floor's from the same launch (podnet.noise)
+rule noise_floor:
+    input:
+        tidy=f"{OUT}/tidy.parquet",
+    output:
+        table=f"{OUT}/noise_floor.csv",
+    log:
+        f"{OUT}/logs/noise_floor.log",
+    conda:
+        "../../envs/podnet.yaml"
+    params:
+        code=code_version("noise.py", "floor.py"),
+        launch_config=LAUNCH_CONFIG,
+    script:
+        "../scripts/noise_floor.py"
