@@ -24,7 +24,7 @@ without interleaved floor runs, ``podnet floor``'s (variant ``floor``) are used 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,10 +39,11 @@ from podnet.launch.config import FLOOR_SCENARIO
 TARGET = 1.25
 KEYS = ["tool", "test", "protocol", "direction", "streams", "metric", "unit"]
 NOISE_COLUMNS = [
-    "level",  # path | median
+    "level",  # path | median (all paths) | median-primary (the declared primary paths)
     "variant",
     "scenario",  # the path (level path) or "all paths"
     *KEYS,
+    "primary",  # the path is a declared primary path for this test (stats.primary, by scenario)
     "groups",  # paths in the row
     "n",  # runs of the cluster's rows
     "cv",  # per-run CV (level median: median over the paths)
@@ -87,13 +88,33 @@ def _headline(tidy: pd.DataFrame) -> pd.DataFrame:
     return tidy[np.asarray(keep, dtype=bool)]
 
 
+def primary_paths(primary: Sequence[Mapping[str, Any]], tool: str, test: str) -> set[str] | None:
+    """Scenarios ``stats.primary`` declares for ``tool:test`` (treatments and baseline of its
+    by-scenario entries); None when an entry names no treatments (every path is primary)."""
+    out: set[str] = set()
+    for p in primary or []:
+        if p.get("by") != "scenario":
+            continue
+        tests = [str(x) for x in p.get("tests") or []]
+        if tests and f"{tool}:{test}" not in tests and tool not in tests:
+            continue
+        if not p.get("treatments"):
+            return None
+        out |= {str(x) for x in p["treatments"]} | {str(p["baseline"])}
+    return out
+
+
 def noise_table(
     tidy: pd.DataFrame,
     test_lengths: Mapping[tuple[str, str], float] | None = None,
     target: float = TARGET,
     confidence: float = 0.95,
+    primary: Sequence[Mapping[str, Any]] = (),
 ) -> pd.DataFrame:
-    """The cluster's per-run CV against the floor's, per variant, tool, test and headline metric."""
+    """The cluster's per-run CV against the floor's, per variant, tool, test and headline metric.
+
+    ``primary`` is the config's ``stats.primary``: its paths are flagged and get their own median row.
+    """
     if tidy is None or len(tidy) == 0:
         return pd.DataFrame(columns=NOISE_COLUMNS)
     t = tidy
@@ -131,17 +152,17 @@ def noise_table(
                 "floor_source": source,
                 "launches": len(set(fl["launch_id"]) | set(cl["launch_id"])),
             }
+            prim = primary_paths(primary, str(key[0]), str(key[1]))
             paths = []
             for scenario, g in cl.groupby("scenario", sort=True):
-                paths.append((scenario, len(g), _cv(g["value"])))
-            for scenario, n, cv in paths:
-                rows.append(_row(base, "path", scenario, 1, n, cv, cv, n - 1, confidence))
-            good = [(n, cv) for _, n, cv in paths if np.isfinite(cv)]
-            df = sum(n - 1 for n, _ in good)
-            pooled = float(np.sqrt(sum((n - 1) * cv**2 for n, cv in good) / df)) if df else np.nan
-            med = float(np.median([cv for _, cv in good])) if good else np.nan
-            total = sum(n for _, n, _ in paths)
-            rows.append(_row(base, "median", "all paths", len(paths), total, med, pooled, df, confidence))
+                is_primary = bool(primary) and (prim is None or str(scenario) in prim)
+                paths.append((scenario, len(g), _cv(g["value"]), is_primary))
+            for scenario, n, cv, is_primary in paths:
+                rows.append(_row(base, "path", scenario, [(n, cv)], confidence, primary=is_primary))
+            rows.append(_row(base, "median", "all paths", [(n, cv) for _, n, cv, _ in paths], confidence))
+            chosen = [(n, cv) for _, n, cv, p in paths if p]
+            if chosen:
+                rows.append(_row(base, "median-primary", "primary paths", chosen, confidence, primary=True))
     out = pd.DataFrame(rows, columns=NOISE_COLUMNS)
     return out.sort_values(["variant", "tool", "test", "metric", "level", "scenario"], ignore_index=True)
 
@@ -150,13 +171,15 @@ def _row(
     base: dict[str, Any],
     level: str,
     scenario: str,
-    groups: int,
-    n: int,
-    cv: float,
-    pooled: float,
-    df: int,
+    paths: Sequence[tuple[int, float]],
     confidence: float,
+    primary: bool = False,
 ) -> dict[str, Any]:
+    """One row over ``paths`` ((runs, CV) each): the median CV, the pooled CV and its ratio's interval."""
+    good = [(n, c) for n, c in paths if np.isfinite(c)]
+    df = sum(n - 1 for n, _ in good)
+    pooled = float(np.sqrt(sum((n - 1) * c**2 for n, c in good) / df)) if df else np.nan
+    cv = float(np.median([c for _, c in good])) if good else np.nan
     fcv = base["floor_cv"]
     ratio = cv / fcv if fcv else np.nan
     pooled_ratio = pooled / fcv if fcv else np.nan
@@ -165,8 +188,9 @@ def _row(
         **base,
         "level": level,
         "scenario": scenario,
-        "groups": groups,
-        "n": n,
+        "primary": primary,
+        "groups": len(paths),
+        "n": sum(n for n, _ in paths),
         "cv": cv,
         "pooled_cv": pooled,
         "cv_ratio": ratio,
@@ -195,36 +219,52 @@ def test_lengths(config: Mapping[str, Any]) -> dict[tuple[str, str], float]:
     return out
 
 
+_VERDICT = {
+    "within": "within the target",
+    "above": "above the target",
+    "unresolved": "not resolved against the target",
+}
+
+
+def _ci(r: pd.Series) -> str:
+    from podnet.findings import fmt_ratio
+
+    if not np.isfinite(r["ci_low"]):
+        return "no interval"
+    return (
+        f"pooled {fmt_ratio(r['pooled_ratio'])}x, 95 % CI {fmt_ratio(r['ci_low'])}-{fmt_ratio(r['ci_high'])}"
+    )
+
+
 def sentences(table: pd.DataFrame) -> list[str]:
-    """One sentence per (variant, tool, test, metric): the median path's CV against the floor's."""
+    """One sentence per (variant, tool, test, metric): the median path's CV against the floor's
+    (and the primary paths' median when stats.primary names them)."""
     if table is None or table.empty:
         return []
     from podnet.figures import data
     from podnet.findings import fmt_ratio
 
     several = table["variant"].nunique() > 1
+    keys = ["variant", *KEYS]
     out = []
     for _, r in table[table["level"] == "median"].iterrows():
         info = adapters.metric_info(str(r["metric"]), str(r["tool"]))
         what = f"{data.measure_label(r)} {info.label[0].lower() + info.label[1:]}"
         where = f" on {r['variant']}" if several else ""
         length = f"{r['test_length_s']:g}-s tests, " if np.isfinite(r["test_length_s"]) else ""
-        ci = (
-            f"pooled {fmt_ratio(r['pooled_ratio'])}x, 95 % CI {fmt_ratio(r['ci_low'])}-{fmt_ratio(r['ci_high'])}"
-            if np.isfinite(r["ci_low"])
-            else "no interval"
-        )
-        verdict = {
-            "within": "within the target",
-            "above": "above the target",
-            "unresolved": "not resolved against the target",
-        }[str(r["verdict"])]
-        out.append(
+        text = (
             f"The per-run CV of {what}{where} is {r['cv']:.3f} (median over {int(r['groups'])} paths, "
             f"{int(r['n'])} runs) against the floor's {r['floor_cv']:.3f} (n = {int(r['floor_n'])}, "
             f"{r['floor_source']}; {length}same command): {fmt_ratio(r['cv_ratio'])}x the floor "
-            f"({ci}); target <= {r['target']:g}x: {verdict}."
+            f"({_ci(r)}); target <= {r['target']:g}x: {_VERDICT[str(r['verdict'])]}."
         )
+        same = np.logical_and.reduce([table[k] == r[k] for k in keys]) & (table["level"] == "median-primary")
+        for _, p in table[same].iterrows():
+            text += (
+                f" Over the {int(p['groups'])} primary paths: CV {p['cv']:.3f}, {fmt_ratio(p['cv_ratio'])}x "
+                f"({_ci(p)}): {_VERDICT[str(p['verdict'])]}."
+            )
+        out.append(text)
     return out
 
 
@@ -252,7 +292,10 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "variant": table["variant"],
-            "path": table["scenario"],
+            "path": [
+                f"{p} (primary)" if pr and lv == "path" else p
+                for p, pr, lv in zip(table["scenario"], table["primary"], table["level"], strict=True)
+            ],
             "test": table["tool"] + " " + table["test"].astype(str),
             "metric": table["metric"],
             "n": table["n"],
@@ -261,7 +304,8 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
                 f"{pct(c)} ({int(n)})" for c, n in zip(table["floor_cv"], table["floor_n"], strict=True)
             ],
             "CV ratio": [fmt_ratio(x) for x in table["cv_ratio"]],
-            "95 % CI": [
+            "pooled ratio": [fmt_ratio(x) for x in table["pooled_ratio"]],
+            "95 % CI (pooled)": [
                 f"{fmt_ratio(a)}-{fmt_ratio(b)}" if np.isfinite(a) else "–"
                 for a, b in zip(table["ci_low"], table["ci_high"], strict=True)
             ],

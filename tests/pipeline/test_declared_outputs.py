@@ -48,12 +48,14 @@ CASES = {
         "METHODS.md",
     },
     "notebooks/report.html": {"notebooks/report.html"},
+    "noise_floor.csv": {"noise_floor.csv"},
 }
 DEPENDENTS = {
     "figures/ratios.svg": {"notebooks/report.ipynb", "notebooks/report.html"},
     "seed_discrepancies.csv": {"notebooks/seed_discrepancies.ipynb", "notebooks/seed_discrepancies.html"},
     "stats_settings.json": {"figures/", "notebooks/"},
     "notebooks/report.html": set(),
+    "noise_floor.csv": {"notebooks/report.ipynb", "notebooks/report.html"},
 }
 
 

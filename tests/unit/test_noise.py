@@ -128,3 +128,25 @@ def test_test_lengths_come_from_the_config():
     assert lengths[("iperf3", "tcp")] == 4.0  # -t 3 -O 1
     assert lengths[("ping", "plain")] > 0
     assert noise.test_lengths({"experiment": "x"}) == {}
+
+
+def test_primary_paths_are_flagged_and_get_their_own_median():
+    primary = [
+        {"by": "scenario", "baseline": "host-host", "treatments": ["pod-pod"], "tests": ["qperf:tcp_lat"]},
+        {"by": "scenario", "baseline": "host-host", "treatments": ["pod-pod"], "tests": ["iperf3:tcp"]},
+    ]
+    assert noise.primary_paths(primary, "iperf3", "tcp") == {"pod-pod", "host-host"}
+    assert noise.primary_paths(primary, "ping", "plain") == set()
+    assert noise.primary_paths([{"by": "scenario", "baseline": "host-host"}], "ping", "plain") is None
+    extra = pd.DataFrame(
+        rows("bridge", "pod-svc", "iperf3", "tcp", "throughput", "bit/s", [1e9, 1.3e9, 0.8e9])
+    )
+    t = noise.noise_table(pd.concat([tidy(), extra]), primary=primary)
+    path = t[t["level"] == "path"].set_index("scenario")
+    assert list(path["primary"].sort_index()) == [True, True, False]  # host-host, pod-pod, pod-svc
+    prim = t[t["level"] == "median-primary"].iloc[0]
+    assert prim["groups"] == 2 and prim["cv"] == pytest.approx(statistics.median([cv(A), cv(B)]))
+    assert t[t["level"] == "median"].iloc[0]["groups"] == 3
+    (s,) = noise.sentences(t)
+    assert "Over the 2 primary paths" in s
+    assert "pod-pod (primary)" in set(noise.display_table(t)["path"])

@@ -58,5 +58,6 @@ rule noise_floor:
     params:
         code=code_version("noise.py", "floor.py"),
         launch_config=LAUNCH_CONFIG,
+        primary=STATS.get("primary", []),
     script:
         "../scripts/noise_floor.py"

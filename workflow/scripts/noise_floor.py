@@ -8,7 +8,11 @@ from podnet import noise
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)
-table = noise.noise_table(pd.read_parquet(sm.input.tidy), noise.test_lengths(dict(sm.params.launch_config)))
+table = noise.noise_table(
+    pd.read_parquet(sm.input.tidy),
+    noise.test_lengths(dict(sm.params.launch_config)),
+    primary=list(sm.params.primary),
+)
 for s in noise.sentences(table):
     logging.info("%s", s)
 if table.empty:
