@@ -26,7 +26,9 @@ import logging
 import os
 import random
 import re
+import shlex
 import shutil
+import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -128,7 +130,13 @@ class LaunchFloor:
             return []
         number = int(getattr(rnd[0], "round", 0))
         if not self.up:
-            self.floor.__enter__()
+            try:
+                self.floor.__enter__()
+            except subprocess.CalledProcessError as exc:
+                why = (exc.stderr or "").strip() or f"exit code {exc.returncode}"
+                raise FloorUnavailable(
+                    f"launch.floor: could not make the floor ({shlex.join(exc.cmd)}: {why})"
+                ) from None
             self.up = True
         order = list(self.tests)
         random.Random(f"floor:{self.cfg.seed}:{number}").shuffle(order)

@@ -215,3 +215,17 @@ def test_real_floor_round_between_the_launchers_namespaces(tmp_path):
     parsed = parse_files(paths, cfg.raw_dir, "t")
     assert len(parsed.failed) == 0
     assert sorted(set(parsed.tidy["repeat"])) == [1, 2] and set(parsed.tidy["launch_id"]) == {"L1"}
+
+
+def test_a_floor_that_cannot_be_made_ends_the_launch_with_the_reason(tmp_path, monkeypatch):
+    class Broken(FakeFloor):
+        def __enter__(self):
+            raise subprocess.CalledProcessError(2, ["ip", "netns", "add", "x"], stderr="File exists")
+
+    made = []
+    monkeypatch.setattr(lfloor, "Floor", lambda *a, **k: made.append(Broken()) or made[-1])
+    monkeypatch.setattr(lfloor, "check_possible", lambda cfg, names: None)
+    k = FakeKube(nodes(), ok_responder)
+    res = launch(config(tmp_path, ON), kube=k)
+    assert "could not make the floor" in res.error and "File exists" in res.error
+    assert res.launched == 0 and k.namespaces_live == {} and made[0].exited == 1
