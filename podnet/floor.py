@@ -322,6 +322,9 @@ def run_floor(
 def noise_vs_floor(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:
     """Per (tool, test, metric): the floor's CV, each cluster group's CV, and their ratio.
 
+    For the floor interleaved with a launch (``launch.floor``), with the same-launch rule,
+    intervals and primary paths, use :func:`podnet.noise.noise_table` (``noise_floor.csv``).
+
     ``summary`` is one experiment's summary.csv holding both the floor's groups
     (variant ``floor``) and the cluster's. Only headline metrics unless ``metrics``.
     """
