@@ -14,6 +14,9 @@ directory and answers, per (variant, scenario, tool, test) group of runs:
   show (within- plus between-run noise); ``between_cv`` the CV across runs of their whole steady
   means (the noise that no test length removes). The shortest w whose within-run CV is at most
   the between-run CV is *recommended*: longer tests mostly re-measure the same run.
+  ``time_per_precision`` is the time a case needs for a given interval width with w-second tests
+  (repeats scale with ``test_cv`` squared, each costs w + omit + overhead seconds), relative to the
+  cheapest w.
 
 Record runs long enough for this (30 s, no ``-O``): ``podnet floor --config
 benchmarks/settle-floor.yaml --tests iperf3:tcp-30s --raw raw/settle``, then ``podnet settle
@@ -36,6 +39,9 @@ from podnet.raw import SIDECAR_SUFFIX, read_sidecar
 
 WINDOWS = (3, 5, 10, 20)
 TOLERANCE = 0.02
+#: seconds a launched run costs beyond its test (exec, process start): 0.2 s measured on the
+#: embedded cluster (iperf3 -t 3 -O 1 runs took 4.19 s from exec to exit, median of 42)
+OVERHEAD_S = 0.2
 KEYS = ["variant", "scenario", "tool", "test"]
 
 
@@ -178,8 +184,15 @@ def window_means(values: np.ndarray, width: int, seconds: np.ndarray | None = No
     return (v * w).sum(axis=1) / w.sum(axis=1)
 
 
-def windows(runs: Sequence[Run], omit: int, widths: Iterable[int] = WINDOWS) -> pd.DataFrame:
-    """Per window width: within-run, per-test and between-run CVs of the means, after ``omit`` seconds."""
+def windows(
+    runs: Sequence[Run], omit: int, widths: Iterable[int] = WINDOWS, overhead: float = OVERHEAD_S
+) -> pd.DataFrame:
+    """Per window width: within-run, per-test and between-run CVs of the means, after ``omit`` seconds.
+
+    ``time_per_precision``: the time a case needs for a given interval width with tests of that
+    length, relative to the cheapest width: repeats scale with ``test_cv`` squared, each repeat
+    costs ``width + omit + overhead`` seconds.
+    """
     vals = [v[omit:] for v in _one_second(runs)]
     secs = [s[omit:] for s in _seconds(runs)]
     between = _cv(np.array([np.average(v, weights=s) for v, s in zip(vals, secs, strict=True) if len(v)]))
@@ -205,6 +218,8 @@ def windows(runs: Sequence[Run], omit: int, widths: Iterable[int] = WINDOWS) -> 
             }
         )
     out = pd.DataFrame(rows)
+    cost = out["test_cv"] ** 2 * (out["window_s"] + omit + overhead)
+    out["time_per_precision"] = cost / cost.min() if cost.notna().any() else np.nan
     ok = out["within_cv"] <= out["between_cv"]
     out["recommended"] = False
     if ok.any():
@@ -217,6 +232,7 @@ def settle(
     tolerance: float = TOLERANCE,
     widths: Iterable[int] = WINDOWS,
     omit: int | None = None,
+    overhead: float = OVERHEAD_S,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(warm-up table, window table) per group of runs; ``omit`` overrides the measured warm-up."""
     groups: dict[tuple[str, str, str, str], list[Run]] = {}
@@ -245,7 +261,7 @@ def settle(
                 "profile_first_5s": " ".join(f"{x:+.3f}" for x in prof[:5]),
             }
         )
-        w = windows(rs, used, widths)
+        w = windows(rs, used, widths, overhead)
         for k, v in reversed(head.items()):
             w.insert(0, k, v)
         w.insert(len(head), "omit_s", used)
@@ -259,6 +275,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tolerance", type=float, default=TOLERANCE, help="warm-up ends within this (0.02)")
     p.add_argument("--windows", default=",".join(map(str, WINDOWS)), help="window widths in s (3,5,10,20)")
     p.add_argument("--omit", type=int, default=None, help="seconds to drop (default: the measured warm-up)")
+    p.add_argument("--overhead", type=float, default=OVERHEAD_S, help="seconds per run beyond the test (0.2)")
     p.add_argument("--out", default=None, help="also write settle.csv and settle_windows.csv here")
 
 
@@ -272,7 +289,7 @@ def cmd_settle(a: argparse.Namespace) -> int:
         return 1
     try:
         widths = [int(x) for x in a.windows.split(",") if x]
-        warm, win = settle(runs, a.tolerance, widths, a.omit)
+        warm, win = settle(runs, a.tolerance, widths, a.omit, a.overhead)
     except ValueError as exc:
         print(f"settle: {exc}", file=sys.stderr)
         return 1

@@ -88,6 +88,13 @@ def test_window_cvs_on_real_30s_runs_match_a_direct_computation():
     assert row5["first_window_cv"] == pytest.approx(statistics.stdev(firsts) / statistics.fmean(firsts))
     means = [sum(v * s) / sum(s) for v, s in zip(vals, secs, strict=True)]
     assert row5["between_cv"] == pytest.approx(statistics.stdev(means) / statistics.fmean(means))
+    # time for a given precision: test CV squared x (test + omit + overhead), relative to the cheapest
+    cost = {
+        int(r["window_s"]): r["test_cv"] ** 2 * (r["window_s"] + omit + settle.OVERHEAD_S)
+        for _, r in table.iterrows()
+    }
+    for _, r in table.iterrows():
+        assert r["time_per_precision"] == pytest.approx(cost[int(r["window_s"])] / min(cost.values()))
 
 
 def test_recommended_is_the_shortest_window_whose_within_run_noise_is_below_between_run_noise():
