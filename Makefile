@@ -11,7 +11,7 @@ VENV_STAMP := .venv/.podnet-installed
 EXAMPLES := seed-raven seed-cni-1gbe seed-qperf seed-cni-report
 CORES ?= 2
 
-.PHONY: browser setup run main examples test unit pipeline-test nbval integration lint fmt clean-processed cleanup floor floor-tools
+.PHONY: browser setup run main examples test unit pipeline-test nbval integration lint fmt clean-processed cleanup floor floor-tools settle
 RUN_NODES ?= 3
 
 include envs/cluster/cluster.mk
@@ -36,7 +36,7 @@ $(VENV_STAMP): envs/requirements.lock pyproject.toml
 run: setup main examples
 
 # the main experiment on the embedded cluster (3 nodes: two in zone-a/pool-a, one in zone-b/pool-b)
-main: setup
+main: setup floor-tools
 	$(MAKE) cluster-up NODES=$(RUN_NODES)
 	.venv/bin/snakemake --cores $(CORES) --keep-going --configfile config/config.yaml
 
@@ -57,6 +57,13 @@ FLOOR_TESTS ?= iperf3:tcp,ping:plain
 FLOOR_REPEATS ?= 10
 floor: setup floor-tools
 	.venv/bin/podnet floor --config $(FLOOR_CONFIG) --tests $(FLOOR_TESTS) --repeats $(FLOOR_REPEATS)
+
+# test length and warm-up from data: 30-s iperf3 runs on the floor, then their per-second intervals
+SETTLE_REPEATS ?= 10
+settle: setup floor-tools
+	.venv/bin/podnet floor --config benchmarks/settle-floor.yaml --tests iperf3:tcp-30s \
+	  --repeats $(SETTLE_REPEATS) --raw raw/settle
+	.venv/bin/podnet settle raw/settle --out processed/settle
 
 # ---- tests ---------------------------------------------------------------------------
 test: setup lint unit pipeline-test nbval integration

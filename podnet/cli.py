@@ -193,6 +193,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     floor.add_arguments(fp)
     fp.set_defaults(func=floor.cmd_floor)
+    sp = sub.add_parser(
+        "settle", help="warm-up and test length from iperf3 runs' per-second intervals (-J -i 1)"
+    )
+    from podnet import settle
+
+    settle.add_arguments(sp)
+    sp.set_defaults(func=settle.cmd_settle)
     return ap
 
 

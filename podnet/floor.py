@@ -44,6 +44,22 @@ IP_CLIENT, IP_SERVER = "10.211.255.1", "10.211.255.2"
 VARIANT, SCENARIO = "floor", "netns-veth"
 
 
+@dataclass(frozen=True)
+class Names:
+    """Namespaces, veth ends and addresses of one floor (two floors with different names coexist)."""
+
+    ns_client: str = NS_CLIENT
+    ns_server: str = NS_SERVER
+    link_client: str = LINK_CLIENT
+    link_server: str = LINK_SERVER
+    ip_client: str = IP_CLIENT
+    ip_server: str = IP_SERVER
+
+
+#: the floor ``podnet floor`` runs; the launcher's interleaved floor has its own (podnet.launch.floor)
+STANDALONE = Names()
+
+
 def _ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
 
@@ -78,24 +94,49 @@ class FloorTest:
     name: str
     params: dict[str, Any]
 
+    @property
+    def key(self) -> str:
+        """``tool:name``, as config selectors write it."""
+        return f"{self.tool}:{self.name}"
+
 
 class Floor:
     """Two network namespaces joined by a veth pair; :meth:`run` one test between them."""
 
-    def __init__(self, mtu: int = 1500):
+    def __init__(self, mtu: int = 1500, names: Names = STANDALONE):
         self.mtu = mtu
+        self.names = names
         self._servers: list[subprocess.Popen] = []
 
     def __enter__(self) -> Floor:
+        n = self.names
         self.down()  # a stale floor left by a killed run
-        _ip("netns", "add", NS_CLIENT)
-        _ip("netns", "add", NS_SERVER)
-        _ip("link", "add", LINK_CLIENT, "mtu", str(self.mtu), "type", "veth", "peer", "name", LINK_SERVER)
-        for link, ns, addr in ((LINK_CLIENT, NS_CLIENT, IP_CLIENT), (LINK_SERVER, NS_SERVER, IP_SERVER)):
-            _ip("link", "set", link, "netns", ns)
-            _ip("-n", ns, "addr", "add", f"{addr}/30", "dev", link)
-            _ip("-n", ns, "link", "set", link, "up")
-            _ip("-n", ns, "link", "set", "lo", "up")
+        try:
+            _ip("netns", "add", n.ns_client)
+            _ip("netns", "add", n.ns_server)
+            _ip(
+                "link",
+                "add",
+                n.link_client,
+                "mtu",
+                str(self.mtu),
+                "type",
+                "veth",
+                "peer",
+                "name",
+                n.link_server,
+            )
+            for link, ns, addr in (
+                (n.link_client, n.ns_client, n.ip_client),
+                (n.link_server, n.ns_server, n.ip_server),
+            ):
+                _ip("link", "set", link, "netns", ns)
+                _ip("-n", ns, "addr", "add", f"{addr}/30", "dev", link)
+                _ip("-n", ns, "link", "set", link, "up")
+                _ip("-n", ns, "link", "set", "lo", "up")
+        except BaseException:
+            self.down()  # half a floor is removed too
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -106,13 +147,13 @@ class Floor:
         for proc in self._servers:
             _stop(proc)
         self._servers.clear()
-        for ns in (NS_CLIENT, NS_SERVER):
+        for ns in (self.names.ns_client, self.names.ns_server):
             if Path(f"/var/run/netns/{ns}").exists():
                 subprocess.run(["ip", "netns", "del", ns], check=False, capture_output=True)
 
     def _start_server(self, argv: list[str], port: int | None, timeout: float = 10.0) -> subprocess.Popen:
         proc = subprocess.Popen(
-            _in_ns(NS_SERVER, argv),
+            _in_ns(self.names.ns_server, argv),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             start_new_session=True,
@@ -124,7 +165,9 @@ class Floor:
                 err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
                 raise RuntimeError(f"server {shlex.join(argv)} exited with {proc.returncode}: {err.strip()}")
             ss = subprocess.run(
-                _in_ns(NS_SERVER, ["ss", "-Hltn", f"sport = :{port}"]), capture_output=True, text=True
+                _in_ns(self.names.ns_server, ["ss", "-Hltn", f"sport = :{port}"]),
+                capture_output=True,
+                text=True,
             )
             if ss.stdout.strip():
                 return proc
@@ -135,17 +178,32 @@ class Floor:
             )
         return proc
 
-    def run(self, test: FloorTest, repeat: int, raw_dir: Path, experiment: str) -> Path:
-        """Run one repeat of ``test``; write its raw output and sidecar; return the raw path."""
+    def run(
+        self,
+        test: FloorTest,
+        repeat: int,
+        raw_dir: Path,
+        experiment: str,
+        *,
+        variant: str = VARIANT,
+        scenario: str = SCENARIO,
+        extra: dict[str, Any] | None = None,
+    ) -> Path:
+        """Run one repeat of ``test``; write its raw output and sidecar; return the raw path.
+
+        The run is ``raw_dir/<variant>/<scenario>/<tool>-<test>/r<repeat>.<ext>``; ``extra`` sidecar
+        keys (e.g. the launcher's ``launch`` and ``round``) are added to the floor's own.
+        """
+        n = self.names
         adapter = adapters.get(test.tool)
-        inv = adapter.invocation(dict(test.params), IP_SERVER)
+        inv = adapter.invocation(dict(test.params), n.ip_server)
         if adapter.server_kind == "http":
             raise RuntimeError(f"{test.tool}: the floor has no HTTP server (nginx) yet")
         meta: dict[str, Any] = {
             "tool": test.tool,
             "experiment": experiment,
-            "variant": VARIANT,
-            "scenario": SCENARIO,
+            "variant": variant,
+            "scenario": scenario,
             "repeat": repeat,
             "test": test.name,
             "protocol": inv.protocol,
@@ -153,10 +211,13 @@ class Floor:
             "streams": inv.streams,
             "command": shlex.join(inv.client),
             "server_command": shlex.join(inv.server) if inv.server else None,
-            "client": {"netns": NS_CLIENT, "ip": IP_CLIENT},
-            "server": {"netns": NS_SERVER, "ip": IP_SERVER},
+            "params": {k: v for k, v in test.params.items() if v is not None},
+            "duration_s": inv.duration,
+            "client": {"netns": n.ns_client, "ip": n.ip_client},
+            "server": {"netns": n.ns_server, "ip": n.ip_server},
             "floor": {"link": "veth", "mtu": self.mtu, "kernel": platform.release()},
             "tool_version": _version(inv.version),
+            **(extra or {}),
         }
         server = self._start_server(inv.server, inv.port) if inv.server else None
         try:
@@ -164,7 +225,7 @@ class Floor:
             cpu0 = cpu_times()
             try:
                 r = subprocess.run(
-                    _in_ns(NS_CLIENT, inv.client), capture_output=True, timeout=inv.duration + 30
+                    _in_ns(n.ns_client, inv.client), capture_output=True, timeout=inv.duration + 30
                 )
                 out, rc, err = r.stdout, r.returncode, r.stderr.decode(errors="replace").strip()
             except subprocess.TimeoutExpired as exc:
@@ -180,7 +241,7 @@ class Floor:
         if meta["status"] == "failed":
             meta["error"] = err or f"exit code {rc}"
         ext = "json" if out.lstrip().startswith(b"{") else "txt"
-        path = raw_dir / VARIANT / SCENARIO / f"{test.tool}-{test.name}" / f"r{repeat:03d}.{ext}"
+        path = raw_dir / variant / scenario / f"{test.tool}-{test.name}" / f"r{repeat:03d}.{ext}"
         return write_raw(path, out, meta)
 
 
@@ -260,6 +321,9 @@ def run_floor(
 
 def noise_vs_floor(summary: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:
     """Per (tool, test, metric): the floor's CV, each cluster group's CV, and their ratio.
+
+    For the floor interleaved with a launch (``launch.floor``), with the same-launch rule,
+    intervals and primary paths, use :func:`podnet.noise.noise_table` (``noise_floor.csv``).
 
     ``summary`` is one experiment's summary.csv holding both the floor's groups
     (variant ``floor``) and the cluster's. Only headline metrics unless ``metrics``.

@@ -54,7 +54,8 @@ cluster-ci:
 # A comparison campaign: the campaign's experiment under each variant (cluster up, launch, down,
 # under the cluster lock), then one comparison through the pipeline. Resumes what is missing.
 CAMPAIGN ?= config/campaigns/cni.yaml
-compare:
+# (floor-tools: the main experiment interleaves the noise floor, launch.floor)
+compare: floor-tools
 	$(CLUSTER_PYTHON) -m podnet.campaign run $(CAMPAIGN) --cores $(or $(CORES),2)
 
 # CI-sized campaign (quick experiment cut down; bridge, flannel-vxlan, flannel-host-gw, one nftables

@@ -23,6 +23,9 @@ import yaml
 
 from podnet import schema
 
+#: the scenario of the interleaved noise floor's runs (podnet.launch.floor); no config scenario may use it
+FLOOR_SCENARIO = "floor-netns-veth"
+
 #: the key of ``launch.ports`` shared by every tool whose server is nginx in the server pod
 HTTP_PORT_KEY = "http"
 
@@ -194,6 +197,8 @@ class LaunchConfig:
     adaptive_max_runs: int | None
     #: wall-clock budget of one launch in seconds (``launch.budget``; None: no limit): limits added rounds only
     budget_s: float | None
+    #: ``launch.floor``: tests run on the noise floor at each round's start (empty: off)
+    floor_tests: tuple[TestSpec, ...] = ()
     #: the raw ``launch`` mapping (recorded as provenance; its hash names the config)
     source: dict[str, Any] = field(default_factory=dict)
 
@@ -293,6 +298,8 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
         where = f"launch.scenarios[{i}] ({name})"
         if name in seen:
             raise LaunchConfigError(f"{where}: scenario names must be unique")
+        if name == FLOOR_SCENARIO:
+            raise LaunchConfigError(f"{where}: {FLOOR_SCENARIO} is the interleaved noise floor's scenario")
         seen.add(name)
         client = _endpoint(sc.get("client"), f"{where}.client")
         server = _endpoint(sc.get("server"), f"{where}.server")
@@ -362,11 +369,29 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
         adaptive=bool(adaptive["enabled"]),
         adaptive_max_runs=adaptive.get("max_runs"),
         budget_s=parse_duration(opt("budget")),
+        floor_tests=_floor_tests(launch.get("floor"), tools),
         source=launch,
     )
     if not cfg.cases:
         raise LaunchConfigError("launch: no case to run (every scenario's tests are disabled or empty)")
     return cfg
+
+
+def _floor_tests(raw: Mapping[str, Any] | None, tools: dict[str, list[TestSpec]]) -> tuple[TestSpec, ...]:
+    """The tests of ``launch.floor`` (none when it is off); each must be a test of ``launch.tools``."""
+    f = {**schema.defaults("launch", "floor"), **(raw or {})}
+    if not f.get("enabled"):
+        return ()
+    out = []
+    for item in f["tests"]:
+        tool, _, name = item.partition(":")
+        match = [t for t in tools.get(tool, []) if t.name == name]
+        if not match:
+            raise LaunchConfigError(
+                f"launch.floor.tests: {item!r} is not a test of launch.tools (tool:test, tool enabled)"
+            )
+        out.append(match[0])
+    return tuple(out)
 
 
 def _select_tests(

@@ -64,6 +64,8 @@ class LaunchResult:
     namespace_deleted: bool | None = None
     #: what clean-up could not remove (objects still there when its wait ended)
     leftovers: list[str] = field(default_factory=list)
+    #: noise-floor runs written by launch.floor (podnet.launch.floor), ok or failed
+    floor_runs: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)

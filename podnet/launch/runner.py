@@ -26,6 +26,7 @@ from podnet.launch import provenance
 from podnet.launch.adaptive import RunTimes, Sampler
 from podnet.launch.config import LaunchConfig, LaunchConfigError, load_config
 from podnet.launch.execute import Executor
+from podnet.launch.floor import LaunchFloor
 from podnet.launch.k8s import Kube, KubeError
 from podnet.launch.leftovers import cleanup
 from podnet.launch.plan import CasePlan, build_plan
@@ -79,6 +80,7 @@ class Launcher:
         self.facts: provenance.ClusterFacts | None = None
         self.tally = Tally(self.result, {})
         self.executor: Executor | None = None
+        self.floor: LaunchFloor | None = None
 
     @property
     def variant(self) -> str:
@@ -95,6 +97,8 @@ class Launcher:
         """Namespace, pods and Services for ``cases``; tools the image lacks are skipped."""
         assert self.facts is not None
         w = self.workload
+        # launch.floor: refused here, before anything is created, where it cannot run
+        self.floor = LaunchFloor.start(self.cfg, self.facts.variant, [n.name for n in self.facts.nodes])
         try:
             missing = w.prepare(self.facts.nodes, cases)
         finally:
@@ -136,6 +140,8 @@ class Launcher:
         retry: list[Slot] = []
         for rnd in rounds:
             self.result.rounds += 1
+            if self.floor is not None:  # the noise floor at each round's start (podnet.launch.floor)
+                self.result.floor_runs += len(self.floor.round(rnd, self.executor.launch_meta))
             for slot in rnd:
                 if budget is not None and n >= budget:
                     return n
@@ -232,6 +238,8 @@ class Launcher:
 
     def teardown(self) -> None:
         """Delete what this launch created (bounded wait); record what is left."""
+        if self.floor is not None:
+            self.floor.close()
         gone, left = self.workload.teardown()
         if gone is not None:
             self.result.namespace_deleted = gone

@@ -71,6 +71,7 @@ CASES = {
     },
     "notebooks/report.html": {"notebooks/report.html"},
     "adaptive.csv": {"adaptive.csv"},
+    "noise_floor.csv": {"noise_floor.csv"},
 }
 DEPENDENTS = {
     "figures/ratios.svg": {"notebooks/report.ipynb", "notebooks/report.html"},
@@ -78,6 +79,7 @@ DEPENDENTS = {
     "stats_settings.json": {"figures/", "notebooks/"},
     "notebooks/report.html": set(),
     "adaptive.csv": {"notebooks/"},
+    "noise_floor.csv": {"notebooks/report.ipynb", "notebooks/report.html"},
 }
 
 

@@ -143,7 +143,11 @@ FIGURE_FILES = [
 ]
 # what each notebook reads beyond TABLES
 NOTEBOOK_EXTRA = {
-    "report": {"figures": FIGURE_FILES, "methods": f"{OUT}/METHODS.md"},
+    "report": {
+        "figures": FIGURE_FILES,
+        "methods": f"{OUT}/METHODS.md",
+        "noise_floor": f"{OUT}/noise_floor.csv",
+    },
     "explore": {
         "intervals": f"{OUT}/intervals.parquet",
         "outliers": f"{OUT}/outliers.csv",
@@ -178,6 +182,7 @@ def final_outputs():
         f"{OUT}/tidy.csv",
         f"{OUT}/METHODS.md",
         f"{OUT}/planning.csv",
+        f"{OUT}/noise_floor.csv",
     ]
     notebooks = [
         f"{OUT}/notebooks/{nb}.{ext}" for nb in NOTEBOOKS for ext in ("ipynb", "html")

@@ -60,3 +60,19 @@ rule adaptive:
         code=code_version("stats"),
     script:
         "../scripts/adaptive.py"
+# the cluster's per-run CV against the noise floor's from the same launch (podnet.noise)
+rule noise_floor:
+    input:
+        tidy=f"{OUT}/tidy.parquet",
+    output:
+        table=f"{OUT}/noise_floor.csv",
+    log:
+        f"{OUT}/logs/noise_floor.log",
+    conda:
+        "../../envs/podnet.yaml"
+    params:
+        code=code_version("noise.py", "floor.py"),
+        launch_config=LAUNCH_CONFIG,
+        primary=STATS.get("primary", []),
+    script:
+        "../scripts/noise_floor.py"

@@ -1,0 +1,315 @@
+"""How much noise the cluster adds: per-run CV of the cluster's runs against the floor's.
+
+The floor is the same test between two bare network namespaces on the launcher's machine
+(:mod:`podnet.launch.floor`, interleaved with the launch's rounds: scenario
+``floor-netns-veth`` of the launch's variant). Per variant, tool, test and headline metric,
+:func:`noise_table` gives
+
+- one row per cluster path (``level = path``): its per-run CV, the floor's CV from the same
+  launch(es), their ratio and an interval for it;
+- one row for all paths (``level = median``): the median of the paths' CVs over the floor's
+  CV, and the pooled CV (``sqrt`` of the df-weighted mean of the paths' squared CVs) with an
+  interval for its ratio.
+
+The interval of a CV ratio treats each CV as ``sd / mean`` with the mean known and the runs
+normal: ``(c1/c2)^2 / F(df1, df2)``, so ratio / sqrt(F quantiles). It is wide with few repeats
+(n = 3 each: a factor of about 6 either way), which is the honest answer. ``meets`` compares
+the point ratio with the target (1.25); ``verdict`` says whether the interval lies below it
+(``within``), above it (``above``) or straddles it (``unresolved``).
+
+Only the floor's runs from the launches the cluster's rows come from are used (same session);
+without interleaved floor runs, ``podnet floor``'s (variant ``floor``) are used and
+``floor_source`` says they are from a separate session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from podnet import adapters
+from podnet.floor import SCENARIO as STANDALONE_SCENARIO
+from podnet.floor import VARIANT as STANDALONE_VARIANT
+from podnet.launch.config import FLOOR_SCENARIO
+
+TARGET = 1.25
+KEYS = ["tool", "test", "protocol", "direction", "streams", "metric", "unit"]
+NOISE_COLUMNS = [
+    "level",  # path | median (all paths) | median-primary (the declared primary paths)
+    "variant",
+    "scenario",  # the path (level path) or "all paths"
+    *KEYS,
+    "primary",  # the path is a declared primary path for this test (stats.primary, by scenario)
+    "groups",  # paths in the row
+    "n",  # runs of the cluster's rows
+    "cv",  # per-run CV (level median: median over the paths)
+    "pooled_cv",  # df-weighted root mean square of the paths' CVs (level path: = cv)
+    "floor_n",
+    "floor_cv",
+    "cv_ratio",  # cv / floor_cv
+    "pooled_ratio",  # pooled_cv / floor_cv
+    "ci_low",  # interval of pooled_ratio (= cv_ratio for a path)
+    "ci_high",
+    "target",
+    "meets",  # cv_ratio <= target
+    "verdict",  # within | above | unresolved (the interval against the target)
+    "test_length_s",
+    "floor_source",  # same launch | separate session (podnet floor)
+    "launches",
+]
+
+
+def _cv(v: pd.Series) -> float:
+    x = v.to_numpy(dtype=float)
+    return float(np.std(x, ddof=1) / abs(np.mean(x))) if len(x) >= 2 and np.mean(x) != 0 else np.nan
+
+
+def ratio_interval(ratio: float, df1: int, df2: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Interval of a ratio of two CVs with ``df1`` and ``df2`` degrees of freedom (F distribution)."""
+    if not (np.isfinite(ratio) and df1 >= 1 and df2 >= 1):
+        return np.nan, np.nan
+    a = 1 - confidence
+    hi_q, lo_q = stats.f.ppf(1 - a / 2, df1, df2), stats.f.ppf(a / 2, df1, df2)
+    return float(ratio / np.sqrt(hi_q)), float(ratio / np.sqrt(lo_q))
+
+
+def _verdict(lo: float, hi: float, target: float) -> str:
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "unresolved"
+    return "within" if hi <= target else "above" if lo > target else "unresolved"
+
+
+def _headline(tidy: pd.DataFrame) -> pd.DataFrame:
+    keep = [m in adapters.headline_metrics(t) for t, m in zip(tidy["tool"], tidy["metric"], strict=True)]
+    return tidy[np.asarray(keep, dtype=bool)]
+
+
+def primary_paths(primary: Sequence[Mapping[str, Any]], tool: str, test: str) -> set[str] | None:
+    """Scenarios ``stats.primary`` declares for ``tool:test`` (treatments and baseline of its
+    by-scenario entries); None when an entry names no treatments (every path is primary)."""
+    out: set[str] = set()
+    for p in primary or []:
+        if p.get("by") != "scenario":
+            continue
+        tests = [str(x) for x in p.get("tests") or []]
+        if tests and f"{tool}:{test}" not in tests and tool not in tests:
+            continue
+        if not p.get("treatments"):
+            return None
+        out |= {str(x) for x in p["treatments"]} | {str(p["baseline"])}
+    return out
+
+
+def noise_table(
+    tidy: pd.DataFrame,
+    test_lengths: Mapping[tuple[str, str], float] | None = None,
+    target: float = TARGET,
+    confidence: float = 0.95,
+    primary: Sequence[Mapping[str, Any]] = (),
+) -> pd.DataFrame:
+    """The cluster's per-run CV against the floor's, per variant, tool, test and headline metric.
+
+    ``primary`` is the config's ``stats.primary``: its paths are flagged and get their own median row.
+    """
+    if tidy is None or len(tidy) == 0:
+        return pd.DataFrame(columns=NOISE_COLUMNS)
+    t = tidy
+    if "source" in t.columns:
+        t = t[t["source"].fillna("measured") == "measured"]
+    t = _headline(t.copy())
+    if "launch_id" not in t.columns:
+        t["launch_id"] = ""
+    t["launch_id"] = t["launch_id"].fillna("").astype(str)
+    standalone = t[(t["variant"] == STANDALONE_VARIANT) & (t["scenario"] == STANDALONE_SCENARIO)]
+    rows: list[dict[str, Any]] = []
+    lengths = dict(test_lengths or {})
+    for variant, vt in t[t["variant"] != STANDALONE_VARIANT].groupby("variant", sort=True):
+        cluster = vt[vt["scenario"] != FLOOR_SCENARIO]
+        launches = set(cluster["launch_id"]) - {""}
+        floor = vt[(vt["scenario"] == FLOOR_SCENARIO) & vt["launch_id"].isin(launches)]
+        source = "same launch"
+        if floor.empty:
+            floor, source = standalone, "separate session (podnet floor)"
+        if floor.empty:
+            continue
+        for key, fl in floor.groupby(KEYS, sort=True, dropna=False):
+            sel = np.logical_and.reduce([cluster[k] == v for k, v in zip(KEYS, key, strict=True)])
+            cl = cluster[sel]
+            if cl.empty:
+                continue
+            fcv, fn = _cv(fl["value"]), len(fl)
+            base = {
+                "variant": variant,
+                **dict(zip(KEYS, key, strict=True)),
+                "floor_n": fn,
+                "floor_cv": fcv,
+                "target": target,
+                "test_length_s": lengths.get((key[0], key[1]), np.nan),
+                "floor_source": source,
+                "launches": len(set(fl["launch_id"]) | set(cl["launch_id"])),
+            }
+            prim = primary_paths(primary, str(key[0]), str(key[1]))
+            paths = []
+            for scenario, g in cl.groupby("scenario", sort=True):
+                is_primary = bool(primary) and (prim is None or str(scenario) in prim)
+                paths.append((scenario, len(g), _cv(g["value"]), is_primary))
+            for scenario, n, cv, is_primary in paths:
+                rows.append(_row(base, "path", scenario, [(n, cv)], confidence, primary=is_primary))
+            rows.append(_row(base, "median", "all paths", [(n, cv) for _, n, cv, _ in paths], confidence))
+            chosen = [(n, cv) for _, n, cv, p in paths if p]
+            if chosen:
+                rows.append(_row(base, "median-primary", "primary paths", chosen, confidence, primary=True))
+    out = pd.DataFrame(rows, columns=NOISE_COLUMNS)
+    return out.sort_values(["variant", "tool", "test", "metric", "level", "scenario"], ignore_index=True)
+
+
+def _row(
+    base: dict[str, Any],
+    level: str,
+    scenario: str,
+    paths: Sequence[tuple[int, float]],
+    confidence: float,
+    primary: bool = False,
+) -> dict[str, Any]:
+    """One row over ``paths`` ((runs, CV) each): the median CV, the pooled CV and its ratio's interval."""
+    good = [(n, c) for n, c in paths if np.isfinite(c)]
+    df = sum(n - 1 for n, _ in good)
+    pooled = float(np.sqrt(sum((n - 1) * c**2 for n, c in good) / df)) if df else np.nan
+    cv = float(np.median([c for _, c in good])) if good else np.nan
+    fcv = base["floor_cv"]
+    ratio = cv / fcv if fcv else np.nan
+    pooled_ratio = pooled / fcv if fcv else np.nan
+    lo, hi = ratio_interval(pooled_ratio, df, base["floor_n"] - 1, confidence)
+    return {
+        **base,
+        "level": level,
+        "scenario": scenario,
+        "primary": primary,
+        "groups": len(paths),
+        "n": sum(n for n, _ in paths),
+        "cv": cv,
+        "pooled_cv": pooled,
+        "cv_ratio": ratio,
+        "pooled_ratio": pooled_ratio,
+        "ci_low": lo,
+        "ci_high": hi,
+        "meets": bool(np.isfinite(ratio) and ratio <= base["target"]),
+        "verdict": _verdict(lo, hi, base["target"]),
+    }
+
+
+def test_lengths(config: Mapping[str, Any]) -> dict[tuple[str, str], float]:
+    """Seconds each (tool, test) of a config's launch section runs (its invocation's duration)."""
+    if not config.get("launch"):
+        return {}
+    from podnet.launch.config import from_mapping
+    from podnet.launch.plan import PLACEHOLDER_TARGET, case_params
+
+    cfg = from_mapping(config, check_schema=False)
+    out = {}
+    for tool, specs in cfg.tools.items():
+        for t in specs:
+            out[(tool, t.name)] = float(
+                adapters.get(tool).invocation(case_params(cfg, t), PLACEHOLDER_TARGET).duration
+            )
+    return out
+
+
+_VERDICT = {
+    "within": "within the target",
+    "above": "above the target",
+    "unresolved": "not resolved against the target",
+}
+
+
+def _ci(r: pd.Series) -> str:
+    from podnet.findings import fmt_ratio
+
+    if not np.isfinite(r["ci_low"]):
+        return "no interval"
+    return (
+        f"pooled {fmt_ratio(r['pooled_ratio'])}x, 95 % CI {fmt_ratio(r['ci_low'])}-{fmt_ratio(r['ci_high'])}"
+    )
+
+
+def sentences(table: pd.DataFrame) -> list[str]:
+    """One sentence per (variant, tool, test, metric): the median path's CV against the floor's
+    (and the primary paths' median when stats.primary names them)."""
+    if table is None or table.empty:
+        return []
+    from podnet.figures import data
+    from podnet.findings import fmt_ratio
+
+    several = table["variant"].nunique() > 1
+    keys = ["variant", *KEYS]
+    out = []
+    for _, r in table[table["level"] == "median"].iterrows():
+        info = adapters.metric_info(str(r["metric"]), str(r["tool"]))
+        what = f"{data.measure_label(r)} {info.label[0].lower() + info.label[1:]}"
+        where = f" on {r['variant']}" if several else ""
+        length = f"{r['test_length_s']:g}-s tests, " if np.isfinite(r["test_length_s"]) else ""
+        text = (
+            f"The per-run CV of {what}{where} is {r['cv']:.3f} (median over {int(r['groups'])} paths, "
+            f"{int(r['n'])} runs) against the floor's {r['floor_cv']:.3f} (n = {int(r['floor_n'])}, "
+            f"{r['floor_source']}; {length}same command): {fmt_ratio(r['cv_ratio'])}x the floor "
+            f"({_ci(r)}); target <= {r['target']:g}x: {_VERDICT[str(r['verdict'])]}."
+        )
+        same = np.logical_and.reduce([table[k] == r[k] for k in keys]) & (table["level"] == "median-primary")
+        for _, p in table[same].iterrows():
+            text += (
+                f" Over the {int(p['groups'])} primary paths: CV {p['cv']:.3f}, {fmt_ratio(p['cv_ratio'])}x "
+                f"({_ci(p)}): {_VERDICT[str(p['verdict'])]}."
+            )
+        out.append(text)
+    return out
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """The report's paragraph: the sentences, or why there are none."""
+    s = sentences(table)
+    if not s:
+        return (
+            "No noise-floor runs in this experiment (`launch.floor` interleaves them with the cluster's "
+            "rounds; `podnet floor` records them apart), so the noise the cluster adds is not measured."
+        )
+    return "\n".join(f"- {x}" for x in s)
+
+
+def display_table(table: pd.DataFrame) -> pd.DataFrame:
+    """``noise_floor.csv`` rounded for reading: CVs in %, ratios with their interval."""
+    from podnet.findings import fmt_ratio
+
+    if table is None or table.empty:
+        return pd.DataFrame()
+
+    def pct(x: float) -> str:
+        return f"{x * 100:.1f} %" if np.isfinite(x) else "–"
+
+    return pd.DataFrame(
+        {
+            "variant": table["variant"],
+            "path": [
+                f"{p} (primary)" if pr and lv == "path" else p
+                for p, pr, lv in zip(table["scenario"], table["primary"], table["level"], strict=True)
+            ],
+            "test": table["tool"] + " " + table["test"].astype(str),
+            "metric": table["metric"],
+            "n": table["n"],
+            "CV": [pct(x) for x in table["cv"]],
+            "floor CV (n)": [
+                f"{pct(c)} ({int(n)})" for c, n in zip(table["floor_cv"], table["floor_n"], strict=True)
+            ],
+            "CV ratio": [fmt_ratio(x) for x in table["cv_ratio"]],
+            "pooled ratio": [fmt_ratio(x) for x in table["pooled_ratio"]],
+            "95 % CI (pooled)": [
+                f"{fmt_ratio(a)}-{fmt_ratio(b)}" if np.isfinite(a) else "–"
+                for a, b in zip(table["ci_low"], table["ci_high"], strict=True)
+            ],
+            f"<= {TARGET:g}x": table["meets"].map({True: "yes", False: "no"}),
+            "verdict": table["verdict"],
+        }
+    )
