@@ -13,6 +13,8 @@ cluster_lock
 [[ $NODES =~ ^[0-9]+$ ]] && ((NODES >= 1 && NODES <= 20)) || die "NODES must be 1..20 (got '$NODES')"
 [[ $CNI =~ ^(bridge|flannel-vxlan|flannel-host-gw)$ ]] ||
     die "CNI must be 'bridge' (routed, no overlay), 'flannel-vxlan' or 'flannel-host-gw' (got '$CNI')"
+[[ $DAEMON_CPU_WEIGHT =~ ^[0-9]+$ ]] && ((DAEMON_CPU_WEIGHT <= 10000)) ||
+    die "DAEMON_CPU_WEIGHT must be 0 (no daemon cgroup) or a cgroup cpu.weight 1..10000 (got '$DAEMON_CPU_WEIGHT')"
 [[ $PROXY == iptables || $PROXY == nftables ]] || die "PROXY must be 'iptables' or 'nftables' (got '$PROXY')"
 if [[ -n $LINK_RATE ]]; then
     link_rate_bytes "$LINK_RATE" >/dev/null || die "LINK_RATE=$LINK_RATE not understood (use e.g. 1gbit, 500mbit)"
@@ -25,7 +27,7 @@ done
 
 # ---- idempotency ---------------------------------------------------------------------------
 fingerprint() {
-    echo "k8s=$K8S_VERSION nodes=$NODES cni=$CNI proxy=$PROXY flannel=$FLANNEL_VERSION rate=$LINK_RATE zones=$ZONES pools=$POOLS tools=$TOOLS_REF pause=$PAUSE_REF"
+    echo "k8s=$K8S_VERSION nodes=$NODES cni=$CNI proxy=$PROXY flannel=$FLANNEL_VERSION rate=$LINK_RATE zones=$ZONES pools=$POOLS tools=$TOOLS_REF pause=$PAUSE_REF daemon_weight=$DAEMON_CPU_WEIGHT"
 }
 
 cluster_healthy() {
@@ -78,6 +80,55 @@ make_cgroups() {
             fi
         done
     done
+}
+
+# The daemons' own cgroup (lib.sh: start_daemon joins it): cpu.weight DAEMON_CPU_WEIGHT on cgroup v2, the
+# same share as cpu.shares on v1 (the kernel's conversion: weight 100 = shares 1024), plus a cpuacct
+# group on v1 when cpuacct is a hierarchy of its own (the launcher reads the daemons' CPU from it).
+DAEMON_CGROUP_JSON=null
+make_daemon_cgroup() {
+    rm -f "$DAEMON_CGROUPS_FILE"
+    if ((DAEMON_CPU_WEIGHT == 0)); then
+        log "daemons share the machine's root cgroup (DAEMON_CPU_WEIGHT=0)"
+        return 0
+    fi
+    local d usage version setting
+    if [[ -f /sys/fs/cgroup/cgroup.controllers ]]; then
+        grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || {
+            warn "cgroup v2 without the cpu controller enabled for child groups: daemons not weighted"
+            return 0
+        }
+        d=/sys/fs/cgroup/$DAEMON_CGROUP_NAME
+        mkdir -p "$d"
+        echo "$DAEMON_CPU_WEIGHT" >"$d/cpu.weight"
+        echo "$d" >>"$DAEMON_CGROUPS_FILE"
+        version=2 usage=$d/cpu.stat setting="cpu.weight $DAEMON_CPU_WEIGHT"
+    else
+        local cpu acct shares=$((DAEMON_CPU_WEIGHT * 1024 / 100))
+        ((shares >= 2)) || shares=2
+        cpu=$(cgroup_v1_mount cpu)
+        acct=$(cgroup_v1_mount cpuacct)
+        [[ -n $cpu ]] || {
+            warn "no cgroup v1 cpu hierarchy mounted: daemons not weighted"
+            return 0
+        }
+        mkdir -p "$cpu/$DAEMON_CGROUP_NAME"
+        echo "$shares" >"$cpu/$DAEMON_CGROUP_NAME/cpu.shares"
+        echo "$cpu/$DAEMON_CGROUP_NAME" >>"$DAEMON_CGROUPS_FILE"
+        if [[ -n $acct && $acct != "$cpu" ]]; then
+            mkdir -p "$acct/$DAEMON_CGROUP_NAME"
+            echo "$acct/$DAEMON_CGROUP_NAME" >>"$DAEMON_CGROUPS_FILE"
+        fi
+        usage=${acct:+$acct/$DAEMON_CGROUP_NAME/cpuacct.usage}
+        version=1 setting="cpu.shares $shares"
+    fi
+    local paths="" p
+    while read -r p; do paths+="${paths:+, }$(json_str "$p")"; done <"$DAEMON_CGROUPS_FILE"
+    DAEMON_CGROUP_JSON=$(printf '{"cgroup_version": %s, "paths": [%s], "cpu_weight": %s, "setting": "%s", "pods": "%s", "cpu_usage_file": %s}' \
+        "$version" "$paths" "$DAEMON_CPU_WEIGHT" "$setting" \
+        "the kubelets' cgroupRoot /podnet/node-N keeps the default weight (100, cpu.shares 1024)" \
+        "$(if [[ -n $usage ]]; then json_str "$usage"; else echo null; fi)")
+    log "daemons in cgroup $DAEMON_CGROUP_NAME ($setting; pods keep the default weight)"
 }
 
 # ---- control plane -------------------------------------------------------------------------
@@ -199,6 +250,8 @@ write_info() {
   "etcd_version": "$(etcd --version | awk 'NR==1 {print $3}')",
   "kernel": "$(uname -r)",
   "created": "$(date -u +%FT%TZ)",
+  "daemons": {"pid_dir": "$RUN_DIR/pids"},
+  "daemon_cgroup": $DAEMON_CGROUP_JSON,
   "nodes": [$nodes
   ]
 }
@@ -262,6 +315,7 @@ log "generating certificates"
 make_pki
 net_up
 make_cgroups
+make_daemon_cgroup
 start_control_plane
 
 log "starting $NODES node(s): containerd"

@@ -138,6 +138,35 @@ def http_url(target: str, port: int, path: str | None) -> str:
     return f"http://{host}{'' if port == 80 else f':{port}'}{path or '/'}"
 
 
+def cpu_pair(value: Any) -> tuple[int | None, int | None]:
+    """An ``affinity`` parameter as (client CPU, server CPU): ``3``, ``"3,1"``, ``[3, 1]``, ``[None, 1]``."""
+    if value is None or value == "":
+        return None, None
+    if isinstance(value, bool):
+        raise UnsupportedTest(f"affinity {value!r}: give CPU numbers, e.g. [0, 1]")
+    if isinstance(value, int):
+        items: list[Any] = [value]
+    elif isinstance(value, str):
+        items = [x.strip() or None for x in value.split(",")]
+    else:
+        items = list(value)
+    if not 1 <= len(items) <= 2:
+        raise UnsupportedTest(f"affinity {value!r}: one or two CPU numbers (client, server)")
+    out: list[int | None] = []
+    for x in items + [None] * (2 - len(items)):
+        if x is None:
+            out.append(None)
+            continue
+        try:
+            n = int(x)
+        except (TypeError, ValueError):
+            raise UnsupportedTest(f"affinity {value!r}: {x!r} is not a CPU number") from None
+        if n < 0 or isinstance(x, bool):
+            raise UnsupportedTest(f"affinity {value!r}: {x!r} is not a CPU number")
+        out.append(n)
+    return out[0], out[1]
+
+
 def command_option(command: str, *names: str) -> str | None:
     """The value of the first of ``names`` (``-t``, ``--time``...) in a command line, or None."""
     args = str(command).split()

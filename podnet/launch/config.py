@@ -164,6 +164,14 @@ class LaunchConfig:
     timeouts: dict[str, float]
     adaptive: bool
     adaptive_max_runs: int | None
+    #: uncounted warm-up runs of each case at the start of a launch
+    warmup: int = 1
+    #: record CPU busy/steal, the launcher's and the daemons' CPU around each run
+    interference: bool = True
+    #: Guaranteed QoS: {"cpu": whole CPUs, "memory": "256Mi"} per container, or None
+    resources: dict[str, Any] | None = None
+    #: {"client": cpu, "server": cpu} for tools whose adapter supports affinity, or None
+    affinity: dict[str, int] | None = None
     #: the raw ``launch`` mapping (recorded as provenance; its hash names the config)
     source: dict[str, Any] = field(default_factory=dict)
 
@@ -175,6 +183,24 @@ class LaunchConfig:
     @property
     def config_sha256(self) -> str:
         return hashlib.sha256(json.dumps(self.source, sort_keys=True, default=str).encode()).hexdigest()
+
+    def harness_settings(self, tool: str) -> dict[str, Any]:
+        """What the launcher did to keep itself and the cluster off the measurement (the sidecar's ``harness``)."""
+        from podnet import adapters
+
+        pinned = bool(self.affinity) and "affinity" in adapters.get(tool).defaults
+        return {
+            "warmup_runs": self.warmup,
+            "interference": self.interference,
+            "resources": dict(self.resources) if self.resources else None,
+            "qos": "Guaranteed" if self.resources else "Burstable",
+            "affinity": (
+                {**self.affinity, "applied": pinned}
+                | ({} if pinned else {"why_not": f"{tool} has no CPU affinity option"})
+                if self.affinity
+                else None
+            ),
+        }
 
     def resolve_image(self) -> str:
         """The test image: ``image``, else the first line of ``image_file``."""
@@ -331,6 +357,10 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
         timeouts=timeouts,
         adaptive=bool(adaptive["enabled"]),
         adaptive_max_runs=adaptive.get("max_runs"),
+        warmup=int(opt("warmup")),
+        interference=bool(opt("interference")),
+        resources=dict(launch["resources"]) if launch.get("resources") else None,
+        affinity={k: int(v) for k, v in launch["affinity"].items()} if launch.get("affinity") else None,
         source=launch,
     )
     if not cfg.cases:
