@@ -25,7 +25,7 @@ from typing import Any
 from podnet import adapters
 from podnet.adapters.base import ParseError
 from podnet.launch.config import LaunchConfig
-from podnet.launch.interference import Interference, same_machine
+from podnet.launch.interference import Interference
 from podnet.launch.k8s import ExecResult
 from podnet.launch.plan import CasePlan
 from podnet.launch.provenance import ClusterFacts, read_cluster_info
@@ -139,7 +139,9 @@ class Executor:
         client = (self.w.pod_name(cp.client_pod or ""), "main", cep.node if cep else None)
         if not cp.server_pod or sep is None or sep.failure:
             return client, None
-        if same_machine(self.facts.node_facts, client[2], sep.node):
+        if self.interference is None or self.interference.same_machine(
+            self.facts.node_facts, client[2], sep.node
+        ):
             return client, None
         container = cp.server.container if cp.server else "main"
         return client, (self.w.pod_name(cp.server_pod), container, sep.node)

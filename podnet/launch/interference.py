@@ -280,6 +280,19 @@ class Interference:
         self.namespace = namespace
         self.daemons = Daemons.from_info(cluster_info)
         self.timeout = timeout
+        #: node -> kernel boot id, as the snapshots showed (nodes with one boot id are one machine)
+        self.boot_ids: dict[str, str] = {}
+
+    def same_machine(self, facts: dict[str, dict[str, Any]], a: str | None, b: str | None) -> bool:
+        """Whether nodes ``a`` and ``b`` are one machine: the same node, or the same kernel boot id
+        (from the nodes' status, else from earlier snapshots)."""
+        if not a or not b:
+            return False
+        if a == b:
+            return True
+        ba = (facts.get(a) or {}).get("boot_id") or self.boot_ids.get(a)
+        bb = (facts.get(b) or {}).get("boot_id") or self.boot_ids.get(b)
+        return bool(ba) and ba == bb
 
     @staticmethod
     def wrap(argv: list[str]) -> list[str]:
@@ -333,7 +346,10 @@ class Interference:
         ok = [n for n in nodes.values() if n.get("busy") is not None]
         for k in ("busy", "steal", "window_s"):
             out[k] = max(n[k] for n in ok) if ok else None
-        out["machines"] = len(ok)
+        self.boot_ids.update({name: n["boot_id"] for name, n in nodes.items() if n.get("boot_id")})
+        out["machines"] = len(
+            {n.get("boot_id") or name for name, n in nodes.items() if n.get("busy") is not None}
+        )
         if probe.daemons is not None and daemons_after is not None:
             out["daemons"] = daemons_delta(probe.daemons, daemons_after, wall)
         return out
@@ -354,13 +370,3 @@ class Interference:
             return {"seen_by": role, **cpu_usage(b, a)}
         except ProcStatError as exc:
             return {"seen_by": role, "error": str(exc)}
-
-
-def same_machine(facts: dict[str, dict[str, Any]], a: str | None, b: str | None) -> bool:
-    """Whether nodes ``a`` and ``b`` are one machine: the same node or the same kernel boot id."""
-    if not a or not b:
-        return False
-    if a == b:
-        return True
-    ba, bb = (facts.get(a) or {}).get("boot_id"), (facts.get(b) or {}).get("boot_id")
-    return bool(ba) and ba == bb
