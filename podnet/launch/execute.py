@@ -187,7 +187,8 @@ class Executor:
         elapsed = time.monotonic() - t0
         ended = now_iso()
         if ia and probe:
-            meta["interference"] = ia.finish(probe, client_side, server_side)
+            started_ok = not (r.rc is None and r.error and not r.timed_out)
+            meta["interference"] = ia.finish(probe, client_side, server_side, ran=started_ok)
         if r.rc is None and r.error:
             self.w.exec_failed(cp.client_pod, r.error)
         restarted = {

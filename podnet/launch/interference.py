@@ -313,10 +313,15 @@ class Interference:
         )
 
     def finish(
-        self, probe: Probe, client: tuple[str, str, str | None], server: tuple[str, str, str | None] | None
+        self,
+        probe: Probe,
+        client: tuple[str, str, str | None],
+        server: tuple[str, str, str | None] | None,
+        ran: bool = True,
     ) -> dict[str, Any]:
         """After the client: the sidecar's ``interference`` mapping. ``client``/``server``: (pod, container,
-        node); ``server`` only when it was read in :meth:`start`."""
+        node); ``server`` only when it was read in :meth:`start`. ``ran`` False (the client's exec never
+        started, e.g. its kubelet is gone): the pods are not asked again."""
         wall = time.monotonic() - probe.t0
         launcher = launcher_cpu_s() - probe.launcher
         daemons_after = self.daemons.read() if self.daemons else None
@@ -327,6 +332,12 @@ class Interference:
         }
         nodes: dict[str, dict[str, Any]] = {}
         pod, container, node = client
+        if not ran:
+            out.update(nodes={node or "client": {"seen_by": "client", "error": "the client did not start"}})
+            out.update(busy=None, steal=None, window_s=None, machines=0)
+            if probe.daemons is not None and daemons_after is not None:
+                out["daemons"] = daemons_delta(probe.daemons, daemons_after, wall)
+            return out
         r = self.kube.exec(self.namespace, pod, ["sh", "-c", READ_SCRIPT], self.timeout, container=container)
         before, after, boot = split_read(r.stdout) if r.rc == 0 else ("", "", None)
         nodes[node or "client"] = self._usage("client", before, after, boot, r)

@@ -66,7 +66,7 @@ def test_snapshots_of_two_machines_or_in_the_wrong_order_are_rejected():
 
 def test_the_wrapper_keeps_the_tools_output_and_exit_code_and_snapshots_this_machine(tmp_path):
     wrapper = itf.WRAPPER.replace("/tmp/", f"{tmp_path}/")
-    tool = ["sh", "-c", "printf 'out\\n'; echo err >&2; exit 3"]
+    tool = ["sh", "-c", "printf 'out\\n'; echo err >&2; sleep 0.3; exit 3"]  # 0.3 s: ticks pass
     r = subprocess.run(["sh", "-c", wrapper, itf.WRAPPER_NAME, *tool], capture_output=True, text=True)
     assert (r.stdout, r.stderr, r.returncode) == ("out\n", "err\n", 3)
     read = subprocess.run(
