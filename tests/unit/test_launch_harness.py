@@ -300,3 +300,22 @@ def test_launch_affinity_reaches_the_tools_that_support_it_and_is_recorded(tmp_p
     # a pinned iperf3 output parses with its command (the parser knows -A is not -t/-P)
     parsed = parse_experiment(cfg.raw_dir, "t")
     assert parsed.failed.empty and (parsed.tidy["tool"] == "iperf3").any()
+
+
+def test_a_client_that_never_started_is_not_read_again(tmp_path):
+    def refused(pod, argv):  # the exec never reached the kubelet
+        return ExecResult(
+            rc=None,
+            stdout="",
+            stderr="",
+            error=f"exec in {pod} failed to start: dial tcp n2:10250: connect: connection refused",
+        )
+
+    k = FakeKube(nodes(), refused)
+    res = launch(config(tmp_path), kube=k)
+    assert res.ok == 0
+    metas = [read_sidecar(p) for p in find_raw_files(tmp_path / "raw")]
+    started = [m for m in metas if "interference" in m]
+    assert started and all(m["interference"]["busy"] is None for m in started)
+    assert all("did not start" in n["error"] for m in started for n in m["interference"]["nodes"].values())
+    assert not any(a == ["sh", "-c", itf.READ_SCRIPT] for _, a in k.execs)
