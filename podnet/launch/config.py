@@ -184,22 +184,28 @@ class LaunchConfig:
     def config_sha256(self) -> str:
         return hashlib.sha256(json.dumps(self.source, sort_keys=True, default=str).encode()).hexdigest()
 
-    def harness_settings(self, tool: str) -> dict[str, Any]:
-        """What the launcher did to keep itself and the cluster off the measurement (the sidecar's ``harness``)."""
+    def harness_settings(self, tool: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """What the launcher did to keep itself and the cluster off the measurement (the sidecar's
+        ``harness``); ``params``: the case's adapter parameters (an ``affinity`` there, or from
+        ``launch.affinity``, pins the tool when its adapter has the option)."""
         from podnet import adapters
+        from podnet.adapters.base import cpu_pair
 
-        pinned = bool(self.affinity) and "affinity" in adapters.get(tool).defaults
+        supported = "affinity" in adapters.get(tool).defaults
+        pinned = (params or {}).get("affinity") if supported else None
+        affinity: dict[str, Any] | None = None
+        if pinned is not None:
+            c, s = cpu_pair(pinned)
+            affinity = {"client": c, "server": s, "applied": True}
+        elif self.affinity:
+            why = f"{tool} has no CPU affinity option" if not supported else "the test's params unset it"
+            affinity = {**self.affinity, "applied": False, "why_not": why}
         return {
             "warmup_runs": self.warmup,
             "interference": self.interference,
             "resources": dict(self.resources) if self.resources else None,
             "qos": "Guaranteed" if self.resources else "Burstable",
-            "affinity": (
-                {**self.affinity, "applied": pinned}
-                | ({} if pinned else {"why_not": f"{tool} has no CPU affinity option"})
-                if self.affinity
-                else None
-            ),
+            "affinity": affinity,
         }
 
     def resolve_image(self) -> str:

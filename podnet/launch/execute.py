@@ -291,7 +291,7 @@ class Executor:
             meta.update(protocol=t.protocol, direction=t.direction, streams=t.streams)
         meta["params"] = _plain(cp.params)
         meta["scenario_description"] = case.scenario.description
-        meta["harness"] = self.cfg.harness_settings(case.test.tool)
+        meta["harness"] = self.cfg.harness_settings(case.test.tool, cp.params)
         return meta
 
     def endpoint_meta(self, name: str | None, spec: Any) -> dict[str, Any]:

@@ -319,3 +319,15 @@ def test_a_client_that_never_started_is_not_read_again(tmp_path):
     assert started and all(m["interference"]["busy"] is None for m in started)
     assert all("did not start" in n["error"] for m in started for n in m["interference"]["nodes"].values())
     assert not any(a == ["sh", "-c", itf.READ_SCRIPT] for _, a in k.execs)
+
+
+def test_a_tests_own_affinity_param_is_recorded_as_applied(tmp_path):
+    cfg = config(tmp_path)
+    cfg.tools["iperf3"][0].params["affinity"] = [1, 0]
+    k = FakeKube(nodes(), ok_responder)
+    launch(cfg, kube=k)
+    assert all(a[a.index("-A") + 1] == "1,0" for _, a in k.client_runs if a[4] == "iperf3")
+    for p in find_raw_files(cfg.raw_dir):
+        meta = read_sidecar(p)
+        want = {"client": 1, "server": 0, "applied": True} if meta["tool"] == "iperf3" else None
+        assert meta["harness"]["affinity"] == want
