@@ -124,7 +124,7 @@ def interference(t: data.Tables, raw_dir: str | Path | None = None, **where: Any
     better = [metric_info(str(m), str(tl)).better for m, tl in zip(head["metric"], head["tool"], strict=True)]
     rel = (head["value"] / med - 1).to_numpy(dtype=float)
     sign = np.array([-1.0 if b == "higher" else 1.0 if b == "lower" else np.nan for b in better])
-    head = head.assign(worse_by=rel * sign)
+    head = head.assign(worse_by=rel * sign + 0.0)  # + 0.0: no "-0" for a run at the median
     side = sidecars(head["raw_path"].astype(str).unique(), raw_dir)
 
     def col(name: str) -> pd.Series:
