@@ -82,55 +82,6 @@ make_cgroups() {
     done
 }
 
-# The daemons' own cgroup (lib.sh: start_daemon joins it): cpu.weight DAEMON_CPU_WEIGHT on cgroup v2, the
-# same share as cpu.shares on v1 (the kernel's conversion: weight 100 = shares 1024), plus a cpuacct
-# group on v1 when cpuacct is a hierarchy of its own (the launcher reads the daemons' CPU from it).
-DAEMON_CGROUP_JSON=null
-make_daemon_cgroup() {
-    rm -f "$DAEMON_CGROUPS_FILE"
-    if ((DAEMON_CPU_WEIGHT == 0)); then
-        log "daemons share the machine's root cgroup (DAEMON_CPU_WEIGHT=0)"
-        return 0
-    fi
-    local d usage version setting
-    if [[ -f /sys/fs/cgroup/cgroup.controllers ]]; then
-        grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || {
-            warn "cgroup v2 without the cpu controller enabled for child groups: daemons not weighted"
-            return 0
-        }
-        d=/sys/fs/cgroup/$DAEMON_CGROUP_NAME
-        mkdir -p "$d"
-        echo "$DAEMON_CPU_WEIGHT" >"$d/cpu.weight"
-        echo "$d" >>"$DAEMON_CGROUPS_FILE"
-        version=2 usage=$d/cpu.stat setting="cpu.weight $DAEMON_CPU_WEIGHT"
-    else
-        local cpu acct shares=$((DAEMON_CPU_WEIGHT * 1024 / 100))
-        ((shares >= 2)) || shares=2
-        cpu=$(cgroup_v1_mount cpu)
-        acct=$(cgroup_v1_mount cpuacct)
-        [[ -n $cpu ]] || {
-            warn "no cgroup v1 cpu hierarchy mounted: daemons not weighted"
-            return 0
-        }
-        mkdir -p "$cpu/$DAEMON_CGROUP_NAME"
-        echo "$shares" >"$cpu/$DAEMON_CGROUP_NAME/cpu.shares"
-        echo "$cpu/$DAEMON_CGROUP_NAME" >>"$DAEMON_CGROUPS_FILE"
-        if [[ -n $acct && $acct != "$cpu" ]]; then
-            mkdir -p "$acct/$DAEMON_CGROUP_NAME"
-            echo "$acct/$DAEMON_CGROUP_NAME" >>"$DAEMON_CGROUPS_FILE"
-        fi
-        usage=${acct:+$acct/$DAEMON_CGROUP_NAME/cpuacct.usage}
-        version=1 setting="cpu.shares $shares"
-    fi
-    local paths="" p
-    while read -r p; do paths+="${paths:+, }$(json_str "$p")"; done <"$DAEMON_CGROUPS_FILE"
-    DAEMON_CGROUP_JSON=$(printf '{"cgroup_version": %s, "paths": [%s], "cpu_weight": %s, "setting": "%s", "pods": "%s", "cpu_usage_file": %s}' \
-        "$version" "$paths" "$DAEMON_CPU_WEIGHT" "$setting" \
-        "the kubelets' cgroupRoot /podnet/node-N keeps the default weight (100, cpu.shares 1024)" \
-        "$(if [[ -n $usage ]]; then json_str "$usage"; else echo null; fi)")
-    log "daemons in cgroup $DAEMON_CGROUP_NAME ($setting; pods keep the default weight)"
-}
-
 # ---- control plane -------------------------------------------------------------------------
 start_control_plane() {
     mkdir -p "$DATA_DIR/etcd"
@@ -215,8 +166,6 @@ start_node_agents() {
         --v=1
     start_daemon "kube-proxy-$n" "$ns" "$K8S_BIN/kube-proxy" --config="$(node_dir "$n")/kube-proxy.yaml" --v=1
 }
-
-json_str() { printf '"%s"' "$1"; }
 
 write_info() {
     local n first=1 nodes=""
