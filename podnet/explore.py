@@ -1,6 +1,7 @@
 """Helpers of the explore, compare and planning notebooks: slices of the tidy table, per-run
-values with their sidecars, distributions, iperf3 per-interval series, drift, provenance,
-experiments side by side, and what a time budget can resolve.
+values with their sidecars, distributions, iperf3 per-interval series, drift, provenance, slow
+runs beside what competed with them (interference), experiments side by side, and what a time
+budget can resolve.
 """
 
 from __future__ import annotations
