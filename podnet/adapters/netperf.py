@@ -32,7 +32,15 @@ import re
 from typing import Any
 
 from podnet.adapters._netperf_omni import direction, from_columns, from_csv, positive, rate_to_bps, selectors
-from podnet.adapters.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError, UnsupportedTest, cpu_pair
+from podnet.adapters.base import (
+    Adapter,
+    Incomplete,
+    Invocation,
+    MetricInfo,
+    ParseError,
+    UnsupportedTest,
+    cpu_pair,
+)
 from podnet.tidy import IntervalPoint, Measurement, ParseResult
 
 _NUM = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
