@@ -167,6 +167,19 @@ def cpu_pair(value: Any) -> tuple[int | None, int | None]:
     return out[0], out[1]
 
 
+def affinity_argv(flag: str, value: Any, *, needs_client: bool = False) -> list[str]:
+    """``[flag, "client,server"]`` for an ``affinity`` parameter (:func:`cpu_pair`; an absent side left
+    empty), ``[]`` without one; ``needs_client``: the tool cannot set the server's CPU alone (iperf3 -A)."""
+    c, s = cpu_pair(value)
+    if c is None and s is None:
+        return []
+    if c is None and needs_client:
+        raise UnsupportedTest(
+            f"{flag} needs the client's CPU to set the server's (affinity: [client, server])"
+        )
+    return [flag, ("" if c is None else str(c)) + ("" if s is None else f",{s}")]
+
+
 def command_option(command: str, *names: str) -> str | None:
     """The value of the first of ``names`` (``-t``, ``--time``...) in a command line, or None."""
     args = str(command).split()

@@ -21,9 +21,8 @@ from podnet.adapters.base import (
     Invocation,
     MetricInfo,
     ParseError,
-    UnsupportedTest,
+    affinity_argv,
     check_duration_streams,
-    cpu_pair,
 )
 from podnet.tidy import IntervalPoint, Measurement, ParseResult
 from podnet.units import rate_to_bps
@@ -171,8 +170,7 @@ class Iperf3Adapter(Adapter):
         "length": None,
         "port": 5201,
         "interval": 1,
-        # CPU affinity: client CPU, or [client, server] (-A n,m: the client sets the server's for its test)
-        "affinity": None,
+        "affinity": None,  # client CPU, or [client, server]: -A n,m (the client sets the server's)
     }
 
     # ---- detection -------------------------------------------------------------
@@ -480,21 +478,9 @@ class Iperf3Adapter(Adapter):
             argv += ["-b", str(p["bandwidth"])]
         if p.get("length"):
             argv += ["-l", str(p["length"])]
-        cpu_c, cpu_s = cpu_pair(p.get("affinity"))
-        if cpu_s is not None and cpu_c is None:
-            raise UnsupportedTest(
-                "iperf3 -A needs the client's CPU to set the server's (affinity: [client, server])"
-            )
-        if cpu_c is not None:
-            argv += ["-A", f"{cpu_c}" + (f",{cpu_s}" if cpu_s is not None else "")]
-        if p.get("bidir"):
-            argv.append("--bidir")
-            direction = "bidir-forward"
-        elif p.get("reverse"):
-            argv.append("-R")
-            direction = "reverse"
-        else:
-            direction = "forward"
+        argv += affinity_argv("-A", p.get("affinity"), needs_client=True)  # -A client[,server]
+        direction = "bidir-forward" if p.get("bidir") else "reverse" if p.get("reverse") else "forward"
+        argv += {"bidir-forward": ["--bidir"], "reverse": ["-R"], "forward": []}[direction]
         return Invocation(
             client=argv,
             server=["iperf3", "-s", "-p", str(port)],
