@@ -1,6 +1,7 @@
 """Helpers of the explore, compare and planning notebooks: slices of the tidy table, per-run
-values with their sidecars, distributions, iperf3 per-interval series, drift, provenance,
-experiments side by side, and what a time budget can resolve.
+values with their sidecars, distributions, iperf3 per-interval series, drift, provenance, slow
+runs beside what competed with them (interference), experiments side by side, and what a time
+budget can resolve.
 """
 
 from __future__ import annotations
@@ -14,8 +15,14 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from podnet.adapters import metric_info
 from podnet.figures import data, style
 from podnet.raw import read_sidecar
+
+#: what competed with a run (its sidecar's ``interference``, podnet.launch.interference), as shares of
+#: the time the client ran: CPU busy / stolen on its machines (busiest machine), one CPU's share used
+#: by the launcher, by all the embedded cluster's daemons, by its control plane
+INTERFERENCE = ["cpu_busy", "cpu_steal", "launcher_cpu", "daemons_cpu", "control_plane_cpu"]
 
 
 def slice(df: pd.DataFrame, **where: Any) -> pd.DataFrame:
@@ -97,6 +104,68 @@ def with_sidecars(
         if c.split(".")[-1] in ("node", "attempt", "round", "started", "finished", "status")
     ]
     return df.merge(side[["raw_path"] + [c for c in wanted if c in side.columns]], on="raw_path", how="left")
+
+
+def interference(t: data.Tables, raw_dir: str | Path | None = None, **where: Any) -> pd.DataFrame:
+    """Each run's first headline metric beside what competed with it (:data:`INTERFERENCE`).
+
+    ``worse_by`` is the run's shortfall against its group's median run, in the metric's own
+    direction: 0.1 = 10 % slower (less throughput, more latency) than the median, negative = better.
+    Runs without an ``interference`` record (imported outputs) have empty columns. Sorted worst first.
+    """
+    tidy = slice(t.tidy, **where) if where else t.tidy
+    base = ["variant", "scenario", "tool", "test", "direction", "streams", "metric", "repeat", "run_id"]
+    if tidy.empty:
+        return pd.DataFrame(columns=[*base, "value", "unit", "worse_by", *INTERFERENCE])
+    head = data.headline_rows(tidy.rename(columns={"value": "mean"}), None, t.settings)
+    head = head.rename(columns={"mean": "value"})
+    group = ("variant", "scenario", "tool", "test", "protocol", "direction", "streams", "metric")
+    keys = [c for c in group if c in head.columns]
+    med = head.groupby(keys, dropna=False)["value"].transform("median")
+    better = [metric_info(str(m), str(tl)).better for m, tl in zip(head["metric"], head["tool"], strict=True)]
+    rel = (head["value"] / med - 1).to_numpy(dtype=float)
+    sign = np.array([-1.0 if b == "higher" else 1.0 if b == "lower" else np.nan for b in better])
+    head = head.assign(worse_by=rel * sign + 0.0)  # + 0.0: no "-0" for a run at the median
+    side = sidecars(head["raw_path"].astype(str).unique(), raw_dir)
+
+    def col(name: str) -> pd.Series:
+        return (
+            pd.to_numeric(side[name], errors="coerce")
+            if name in side.columns
+            else pd.Series(np.nan, side.index)
+        )
+
+    wall = col("interference.exec_wall_s").where(lambda w: w > 0)
+    measures = pd.DataFrame(
+        {
+            "raw_path": side["raw_path"],
+            "cpu_busy": col("interference.busy"),
+            "cpu_steal": col("interference.steal"),
+            "launcher_cpu": col("interference.launcher_cpu_s") / wall,
+            "daemons_cpu": col("interference.daemons.cpu_s") / wall,
+            "control_plane_cpu": col("interference.daemons.control_plane_cpu_s") / wall,
+        }
+    )
+    cols = [c for c in base if c in head.columns] + ["value", "unit", "worse_by", "raw_path"]
+    out = head[cols].merge(measures, on="raw_path", how="left")
+    return out.sort_values("worse_by", ascending=False, na_position="last").reset_index(drop=True)
+
+
+def interference_correlation(runs: pd.DataFrame) -> pd.DataFrame:
+    """Whether worse runs coincide with interference: Spearman's rank correlation between ``worse_by``
+    and each :data:`INTERFERENCE` measure of :func:`interference`'s rows (rho > 0: the more of it, the
+    worse the run), with the runs used and the p value; empty (NaN) with fewer than 5 runs or no spread."""
+    from scipy import stats
+
+    rows = []
+    for m in INTERFERENCE:
+        d = runs[["worse_by", m]].dropna() if m in runs.columns else pd.DataFrame(columns=["worse_by", m])
+        rho = p = np.nan
+        if len(d) >= 5 and d[m].nunique() > 1 and d["worse_by"].nunique() > 1:
+            res = stats.spearmanr(d["worse_by"], d[m])
+            rho, p = float(res.statistic), float(res.pvalue)
+        rows.append({"measure": m, "runs": len(d), "spearman_rho": rho, "p": p})
+    return pd.DataFrame(rows)
 
 
 def outliers(t: data.Tables, raw_dir: str | Path | None = None) -> pd.DataFrame:

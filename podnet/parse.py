@@ -255,6 +255,8 @@ def result_rows(
 
 def check_run(raw: Path, meta: dict[str, Any]) -> None:
     """What the sidecar says about the run before its output is read: launch status and sha256."""
+    if meta.get("warmup") is True:
+        raise ParseError("a warm-up run (sidecar warmup: true): not counted, so never tidy rows")
     if str(meta.get("status", "ok")) == "failed":
         raise ParseError(f"the run failed when it was launched: {meta.get('error') or 'no reason recorded'}")
     if "sha256" in meta and meta["sha256"] != sha256(raw):

@@ -16,7 +16,10 @@ Sidecar keys (all optional but ``variant`` and ``scenario``):
 the statistics use to pair repeats only within one launch), ``excerpt`` (true: the output was pasted as an excerpt on purpose, e.g. without ping's
 statistics block; its rows are marked) and ``excerpt_lines`` (how many result lines were pasted, e.g. ping
 reply lines: an excerpt with another count is rejected), the types checked against :data:`SIDECAR_SCHEMA`,
-``cluster`` (versions, CNI, nodes), ``source`` and ``notes``.
+``cluster`` (versions, CNI, nodes), ``source`` and ``notes``; from the launcher also ``warmup`` (true: an
+uncounted warm-up run, never a tidy row), ``interference`` (what competed with the run: CPU busy/steal
+of its machines, the launcher's and the cluster daemons' CPU; :mod:`podnet.launch.interference`) and
+``harness`` (warm-up, QoS, CPU affinity settings).
 """
 
 from __future__ import annotations
@@ -67,6 +70,56 @@ SIDECAR_SCHEMA: dict[str, Any] = {
         "excerpt_lines": {"type": "integer", "minimum": 1, "not": {"type": "boolean"}},
         "error": {"type": ["string", "null"]},
         "command": {"type": ["string", "array", "null"]},
+        "warmup": {"type": "boolean"},
+        "interference": {"$ref": "#/$defs/interference"},
+        "harness": {"type": ["object", "null"]},
+    },
+    "$defs": {
+        "fraction": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+        "seconds": {"type": ["number", "null"], "minimum": 0},
+        "interference": {
+            "type": "object",
+            "required": ["nodes", "launcher_cpu_s", "exec_wall_s"],
+            "properties": {
+                "busy": {"$ref": "#/$defs/fraction"},
+                "steal": {"$ref": "#/$defs/fraction"},
+                "window_s": {"$ref": "#/$defs/seconds"},
+                "machines": {"type": "integer", "minimum": 0},
+                "exec_wall_s": {"$ref": "#/$defs/seconds"},
+                "launcher_cpu_s": {"$ref": "#/$defs/seconds"},
+                "launcher_cpu_fraction": {"type": ["number", "null"], "minimum": 0},
+                "nodes": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "object",
+                        "required": ["seen_by"],
+                        "properties": {
+                            "seen_by": {"enum": ["client", "server"]},
+                            "busy": {"$ref": "#/$defs/fraction"},
+                            "steal": {"$ref": "#/$defs/fraction"},
+                            "iowait": {"$ref": "#/$defs/fraction"},
+                            "cpus": {"type": "integer", "minimum": 1},
+                            "cpu_busy": {"type": "array", "items": {"$ref": "#/$defs/fraction"}},
+                            "window_s": {"$ref": "#/$defs/seconds"},
+                            "boot_id": {"type": "string"},
+                            "error": {"type": "string"},
+                        },
+                    },
+                },
+                "daemons": {
+                    "type": "object",
+                    "required": ["cpu_s", "by_daemon"],
+                    "properties": {
+                        "cpu_s": {"$ref": "#/$defs/seconds"},
+                        "fraction": {"type": ["number", "null"], "minimum": 0},
+                        "control_plane_cpu_s": {"$ref": "#/$defs/seconds"},
+                        "node_agents_cpu_s": {"$ref": "#/$defs/seconds"},
+                        "cgroup_cpu_s": {"$ref": "#/$defs/seconds"},
+                        "by_daemon": {"type": "object", "additionalProperties": {"$ref": "#/$defs/seconds"}},
+                    },
+                },
+            },
+        },
     },
 }
 
@@ -89,7 +142,9 @@ def validate_sidecar(meta: Any, where: str = "sidecar") -> dict[str, Any]:
             key = ".".join(map(str, e.path)) or "(top level)"
             value = e.instance if e.path else ""
             if e.validator == "required":
-                parts.append(e.message)
+                parts.append(f"{key}: {e.message}" if e.path else e.message)
+            elif len(e.path) > 1:  # inside a nested mapping (interference): the validator's own words
+                parts.append(f"{key} = {value!r}: {e.message}")
             else:
                 shown = f" = {value!r}" if e.path else ""
                 parts.append(f"{key}{shown}: {_schema_hint(e.path)}")

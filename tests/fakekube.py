@@ -10,10 +10,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from types import SimpleNamespace as NS
 from typing import Any
 
+import yaml
+
+from podnet.launch import interference
 from podnet.launch.k8s import ExecResult, PodFailure
+
+#: real /proc/uptime + /proc/stat snapshots (tests/fixtures/procstat), answered to the launcher's reads
+PROCSTAT = yaml.safe_load(
+    (Path(__file__).resolve().parent / "fixtures" / "procstat" / "snapshots.yaml").read_text()
+)
 
 
 def make_node(name: str, labels: dict[str, str] | None = None, ip: str = "10.0.0.1") -> Any:
@@ -80,6 +89,13 @@ class FakeKube:
         #: nodes whose kubelet is gone: exec into their pods fails at once
         self.kubelet_down: set[str] = set()
         self._live: dict[str, Any] = {}
+        #: every API call (name, time order), to check that none happens while a client runs
+        self.calls: list[str] = []
+        #: client argv run inside the interference wrapper
+        self.wrapped: list[list[str]] = []
+        #: pods whose snapshot reads fail (an image without cat, a read-only /tmp)
+        self.no_snapshots: set[str] = set()
+        self._server_reads: dict[str, int] = {}
 
     # faults
     def set_node_ready(self, name: str, ready: bool, since: str = "2026-01-01T00:00:00+00:00") -> None:
@@ -232,10 +248,34 @@ class FakeKube:
         down = any(n.metadata.name == node and n.status.conditions[0].status != "True" for n in self._nodes)
         return not down, self.restarts.get((pod, container or ""), 0)
 
+    def __getattribute__(self, name: str) -> Any:
+        """Records each API method used (in order) in ``calls``."""
+        attr = object.__getattribute__(self, name)
+        if name in _API:
+            object.__getattribute__(self, "calls").append(name)
+        return attr
+
     def exec(
         self, namespace: str, pod: str, argv: list[str], timeout: float, container: str | None = None
     ) -> ExecResult:
         self.execs.append((pod, list(argv)))
+        if argv[:2] == ["sh", "-c"] and argv[3:4] == [interference.WRAPPER_NAME]:
+            self.wrapped.append(list(argv))
+            argv = list(argv[4:])
+        if argv == ["sh", "-c", interference.READ_SCRIPT]:
+            if pod in self.no_snapshots:
+                return ExecResult(rc=0, stdout="== before\n== after\n== boot_id\n", stderr="")
+            text = "== before\n{}== after\n{}== boot_id\n{}\n".format(
+                PROCSTAT["before"], PROCSTAT["after"], PROCSTAT["boot_id"]
+            )
+            return ExecResult(rc=0, stdout=text, stderr="")
+        if argv == interference.SNAPSHOT:
+            if pod in self.no_snapshots:
+                return ExecResult(rc=1, stdout="", stderr="cat: not found")
+            k = self._server_reads[pod] = self._server_reads.get(pod, 0) + 1
+            return ExecResult(
+                rc=0, stdout=PROCSTAT["before" if k % 2 else "after"] + PROCSTAT["boot_id"] + "\n", stderr=""
+            )
         node = self._live[pod].spec.node_name if pod in self._live else None
         if node in self.kubelet_down:
             return ExecResult(
@@ -260,7 +300,15 @@ class FakeKube:
             self.restarts[key] = self.restarts.get(key, 0) + 1
             return ExecResult(rc=0, stdout="", stderr="")
         if argv[:1] == ["timeout"]:
+            self.calls.append("client-run")
             self.client_runs.append((pod, list(argv)))
             return self.responder(pod, list(argv[4:]))
         # version commands
         return ExecResult(rc=0, stdout=f"{argv[0]} 1.0 (fake)\n", stderr="")
+
+
+#: the methods of FakeKube that stand for API calls
+_API = {n for n, v in vars(FakeKube).items() if callable(v) and not n.startswith("_")} - {
+    "set_node_ready",
+    "pods_created",
+}

@@ -16,7 +16,7 @@ for p in /proc/[0-9]*; do
     cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
     if [[ $cmd =~ (/run/podnet-cluster|/var/lib/podnet-cluster|/(k8s|flannel)/v[0-9.]+/bin/) ]] && [[ ! $cmd =~ check-clean ]]; then
         bad "process $pid: ${cmd:0:160}"
-    elif grep -q ':/podnet/' "$p/cgroup" 2>/dev/null; then
+    elif grep -qE ":/(podnet|$DAEMON_CGROUP_NAME)(/|$)" "$p/cgroup" 2>/dev/null; then
         bad "process $pid in a podnet cgroup: ${cmd:0:160}"
     fi
 done
@@ -40,6 +40,7 @@ if [[ -f $STATE_DIR/baseline.paths ]] && ! grep -qx /run/netns "$STATE_DIR/basel
 fi
 # cgroups
 for h in /sys/fs/cgroup/*/podnet; do [[ -e $h ]] && bad "cgroup $h"; done
+for h in $(daemon_cgroup_dirs); do bad "cgroup $h (the daemons' group)"; done
 # iptables chains in the root namespace
 for t in iptables ip6tables iptables-legacy ip6tables-legacy; do
     command -v "$t-save" >/dev/null || continue
@@ -72,4 +73,4 @@ if ((${#problems[@]})); then
     printf '  - %s\n' "${problems[@]}"
     exit 1
 fi
-echo "check-clean: OK (no process, netns, link (podnet0, flannel.1, cni0), pod/service route, flannel FDB/ARP entry, mount, cgroup, KUBE-*/CNI-*/FLANNEL-* chain, nft table, state dir, /run/flannel or changed sysctl left)"
+echo "check-clean: OK (no process, netns, link (podnet0, flannel.1, cni0), pod/service route, flannel FDB/ARP entry, mount, cgroup (podnet, $DAEMON_CGROUP_NAME), KUBE-*/CNI-*/FLANNEL-* chain, nft table, state dir, /run/flannel or changed sysctl left)"

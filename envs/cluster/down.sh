@@ -91,8 +91,14 @@ stop_pids 10 $(recorded kube-scheduler) $(recorded kube-controller-manager)
 stop_pids 15 $(recorded kube-apiserver)
 # shellcheck disable=SC2046
 stop_pids 10 $(recorded etcd)
+# pids still in the daemons' cgroup (a daemon whose pid file was lost, a helper it started)
+daemon_cgroup_pids() {
+    local d
+    for d in $(daemon_cgroup_dirs); do cat "$d/cgroup.procs" 2>/dev/null; done | sort -un
+}
+
 # anything left that is unmistakably ours (e.g. a cluster whose pid files were lost)
-mapfile -t stray < <(path_pids; cgroup_pids)
+mapfile -t stray < <(path_pids; cgroup_pids; daemon_cgroup_pids)
 if ((${#stray[@]})); then
     log "stopping ${#stray[@]} leftover process(es) of an earlier cluster: ${stray[*]}"
     stop_pids 5 "${stray[@]}"
@@ -118,6 +124,9 @@ for h in /sys/fs/cgroup/*/podnet; do
     [[ -d $h ]] || continue
     find "$h" -depth -type d -exec rmdir {} \; 2>/dev/null
     [[ -d $h ]] && warn "cgroup $h could not be removed"
+done
+for d in $(daemon_cgroup_dirs); do
+    rmdir "$d" 2>/dev/null || warn "cgroup $d could not be removed (processes left: $(tr '\n' ' ' <"$d/cgroup.procs"))"
 done
 
 # ---- iptables / nftables in the root namespace ------------------------------------------------

@@ -15,6 +15,7 @@ PROXY="${PROXY:-iptables}"               # kube-proxy mode: iptables | nftables
 LINK_RATE="${LINK_RATE:-}"               # empty = unshaped; e.g. 1gbit, 500mbit (tc rate syntax)
 ZONES="${ZONES:-zone-a,zone-a,zone-b}"   # per node, comma separated; last entry repeats
 POOLS="${POOLS:-pool-a,pool-a,pool-b}"   # per node, comma separated; last entry repeats
+DAEMON_CPU_WEIGHT="${DAEMON_CPU_WEIGHT:-20}" # cgroup cpu.weight of all daemons together (pods: 100); 0 = no cgroup
 CACHE_DIR="${PODNET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podnet}"
 GO="${GO:-/usr/local/go/bin/go}"
 
@@ -91,18 +92,98 @@ in_ns() {
 
 kubectl_admin() { "$K8S_BIN/kubectl" --kubeconfig "$STATE_DIR/kubeconfig" "$@"; }
 
+# ---- the daemons' cgroup (make cluster-up: etcd, API server, controller-manager, scheduler, and per
+# node containerd, kubelet, kube-proxy, flanneld) ----
+# One group with a low CPU weight for all daemons together, so under contention the test pods (in the
+# kubelets' cgroupRoot /podnet/node-N, default weight) get the CPU first. Its directories (one per
+# hierarchy: cgroup v2, or v1's cpu and cpuacct) are listed in $DAEMON_CGROUPS_FILE.
+DAEMON_CGROUP_NAME="podnet-daemons"
+DAEMON_CGROUPS_FILE="$RUN_DIR/daemon-cgroups"
+CGROUP_FS="/sys/fs/cgroup"
+
+# cgroup_v1_mount CONTROLLER: where the v1 hierarchy holding CONTROLLER is mounted (empty if none)
+cgroup_v1_mount() {
+    awk -v c="$1" '$3 == "cgroup" { n = split($4, o, ","); for (i = 1; i <= n; i++) if (o[i] == c) { print $2; exit } }' /proc/self/mounts
+}
+
+# every daemon cgroup directory that exists now (whatever the current settings)
+daemon_cgroup_dirs() {
+    local d
+    for d in "$CGROUP_FS/$DAEMON_CGROUP_NAME" "$CGROUP_FS"/*/"$DAEMON_CGROUP_NAME"; do
+        [[ -d $d ]] && echo "$d"
+    done
+}
+
+json_str() { printf '"%s"' "$1"; }
+
+# make_daemon_cgroup (cluster-up): the daemons' own cgroup, which start_daemon makes them join:
+# cpu.weight DAEMON_CPU_WEIGHT on cgroup v2, the same share as cpu.shares on v1 (the kernel's
+# conversion: weight 100 = shares 1024), plus a cpuacct group on v1 when cpuacct is a hierarchy of its
+# own (the launcher reads the daemons' CPU from it). Sets DAEMON_CGROUP_JSON for info.json.
+DAEMON_CGROUP_JSON=null
+make_daemon_cgroup() {
+    rm -f "$DAEMON_CGROUPS_FILE"
+    if ((DAEMON_CPU_WEIGHT == 0)); then
+        log "daemons share the machine's root cgroup (DAEMON_CPU_WEIGHT=0)"
+        return 0
+    fi
+    local d usage version setting
+    if [[ -f $CGROUP_FS/cgroup.controllers ]]; then
+        grep -qw cpu "$CGROUP_FS/cgroup.subtree_control" 2>/dev/null || {
+            warn "cgroup v2 without the cpu controller enabled for child groups: daemons not weighted"
+            return 0
+        }
+        d=$CGROUP_FS/$DAEMON_CGROUP_NAME
+        mkdir -p "$d"
+        echo "$DAEMON_CPU_WEIGHT" >"$d/cpu.weight"
+        echo "$d" >>"$DAEMON_CGROUPS_FILE"
+        version=2 usage=$d/cpu.stat setting="cpu.weight $DAEMON_CPU_WEIGHT"
+    else
+        local cpu acct shares=$((DAEMON_CPU_WEIGHT * 1024 / 100))
+        ((shares >= 2)) || shares=2
+        cpu=$(cgroup_v1_mount cpu)
+        acct=$(cgroup_v1_mount cpuacct)
+        [[ -n $cpu ]] || {
+            warn "no cgroup v1 cpu hierarchy mounted: daemons not weighted"
+            return 0
+        }
+        mkdir -p "$cpu/$DAEMON_CGROUP_NAME"
+        echo "$shares" >"$cpu/$DAEMON_CGROUP_NAME/cpu.shares"
+        echo "$cpu/$DAEMON_CGROUP_NAME" >>"$DAEMON_CGROUPS_FILE"
+        if [[ -n $acct && $acct != "$cpu" ]]; then
+            mkdir -p "$acct/$DAEMON_CGROUP_NAME"
+            echo "$acct/$DAEMON_CGROUP_NAME" >>"$DAEMON_CGROUPS_FILE"
+        fi
+        usage=${acct:+$acct/$DAEMON_CGROUP_NAME/cpuacct.usage}
+        version=1 setting="cpu.shares $shares"
+    fi
+    local paths="" p
+    while read -r p; do paths+="${paths:+, }$(json_str "$p")"; done <"$DAEMON_CGROUPS_FILE"
+    DAEMON_CGROUP_JSON=$(printf '{"cgroup_version": %s, "paths": [%s], "cpu_weight": %s, "setting": "%s", "pods": "%s", "cpu_usage_file": %s}' \
+        "$version" "$paths" "$DAEMON_CPU_WEIGHT" "$setting" \
+        "the kubelets' cgroupRoot /podnet/node-N keeps the default weight (100, cpu.shares 1024)" \
+        "$(if [[ -n $usage ]]; then json_str "$usage"; else echo null; fi)")
+    log "daemons in cgroup $DAEMON_CGROUP_NAME ($setting; pods keep the default weight)"
+}
+
 # Start a daemon in the background, record its pid. start_daemon NAME NS CMD...
-# NS may be "-" for the root namespace.
+# NS may be "-" for the root namespace. With a daemon cgroup, the process joins it before it execs
+# the daemon (so nothing it starts, e.g. containerd's shims, ever runs outside it); runc still puts
+# every container into the pod cgroups the kubelet asks for.
 start_daemon() {
     local name=$1 ns=$2
     shift 2
     mkdir -p "$RUN_DIR/pids" "$LOG_DIR"
-    local logf="$LOG_DIR/$name.log"
+    local logf="$LOG_DIR/$name.log" join=()
+    if [[ -s $DAEMON_CGROUPS_FILE ]]; then
+        # shellcheck disable=SC2016 # $0/$$/$@ belong to the inner shell
+        join=(bash -c 'while read -r d; do echo $$ >"$d/cgroup.procs" || exit 1; done <"$0"; exec "$@"' "$DAEMON_CGROUPS_FILE")
+    fi
     # 9>&-: daemons must not inherit the cluster lock (cluster_lock)
     if [[ $ns == - ]]; then
-        setsid "$@" >>"$logf" 2>&1 </dev/null 9>&- &
+        setsid "${join[@]}" "$@" >>"$logf" 2>&1 </dev/null 9>&- &
     else
-        setsid nsenter --net="/run/netns/$ns" -- "$@" >>"$logf" 2>&1 </dev/null 9>&- &
+        setsid "${join[@]}" nsenter --net="/run/netns/$ns" -- "$@" >>"$logf" 2>&1 </dev/null 9>&- &
     fi
     local pid=$!
     echo "$pid" >"$RUN_DIR/pids/$name.pid"

@@ -20,6 +20,8 @@ print(f"link rate:   {i['link_rate'] or 'unshaped'} ({i['link_shaping']}; "
       f"netem available: {str(i['netem_available']).lower()})")
 print(f"kube-proxy:  {i['kube_proxy_mode']}; services {i['service_cidr']}; pods {i['pod_cidr']}")
 print(f"pod image:   {i['image']}")
+cg = i.get("daemon_cgroup")
+print("daemons:     " + (f"cgroup {', '.join(cg['paths'])} ({cg['setting']}; pods keep the default weight)" if cg else "no cgroup of their own"))
 EOF
 down=()
 for f in "$RUN_DIR"/pids/*.pid; do

@@ -13,6 +13,8 @@ cluster_lock
 [[ $NODES =~ ^[0-9]+$ ]] && ((NODES >= 1 && NODES <= 20)) || die "NODES must be 1..20 (got '$NODES')"
 [[ $CNI =~ ^(bridge|flannel-vxlan|flannel-host-gw)$ ]] ||
     die "CNI must be 'bridge' (routed, no overlay), 'flannel-vxlan' or 'flannel-host-gw' (got '$CNI')"
+[[ $DAEMON_CPU_WEIGHT =~ ^[0-9]+$ ]] && ((DAEMON_CPU_WEIGHT <= 10000)) ||
+    die "DAEMON_CPU_WEIGHT must be 0 (no daemon cgroup) or a cgroup cpu.weight 1..10000 (got '$DAEMON_CPU_WEIGHT')"
 [[ $PROXY == iptables || $PROXY == nftables ]] || die "PROXY must be 'iptables' or 'nftables' (got '$PROXY')"
 if [[ -n $LINK_RATE ]]; then
     link_rate_bytes "$LINK_RATE" >/dev/null || die "LINK_RATE=$LINK_RATE not understood (use e.g. 1gbit, 500mbit)"
@@ -25,7 +27,7 @@ done
 
 # ---- idempotency ---------------------------------------------------------------------------
 fingerprint() {
-    echo "k8s=$K8S_VERSION nodes=$NODES cni=$CNI proxy=$PROXY flannel=$FLANNEL_VERSION rate=$LINK_RATE zones=$ZONES pools=$POOLS tools=$TOOLS_REF pause=$PAUSE_REF"
+    echo "k8s=$K8S_VERSION nodes=$NODES cni=$CNI proxy=$PROXY flannel=$FLANNEL_VERSION rate=$LINK_RATE zones=$ZONES pools=$POOLS tools=$TOOLS_REF pause=$PAUSE_REF daemon_weight=$DAEMON_CPU_WEIGHT"
 }
 
 cluster_healthy() {
@@ -165,8 +167,6 @@ start_node_agents() {
     start_daemon "kube-proxy-$n" "$ns" "$K8S_BIN/kube-proxy" --config="$(node_dir "$n")/kube-proxy.yaml" --v=1
 }
 
-json_str() { printf '"%s"' "$1"; }
-
 write_info() {
     local n first=1 nodes=""
     for ((n = 1; n <= NODES; n++)); do
@@ -199,6 +199,8 @@ write_info() {
   "etcd_version": "$(etcd --version | awk 'NR==1 {print $3}')",
   "kernel": "$(uname -r)",
   "created": "$(date -u +%FT%TZ)",
+  "daemons": {"pid_dir": "$RUN_DIR/pids"},
+  "daemon_cgroup": $DAEMON_CGROUP_JSON,
   "nodes": [$nodes
   ]
 }
@@ -262,6 +264,7 @@ log "generating certificates"
 make_pki
 net_up
 make_cgroups
+make_daemon_cgroup
 start_control_plane
 
 log "starting $NODES node(s): containerd"

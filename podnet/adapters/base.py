@@ -138,6 +138,48 @@ def http_url(target: str, port: int, path: str | None) -> str:
     return f"http://{host}{'' if port == 80 else f':{port}'}{path or '/'}"
 
 
+def cpu_pair(value: Any) -> tuple[int | None, int | None]:
+    """An ``affinity`` parameter as (client CPU, server CPU): ``3``, ``"3,1"``, ``[3, 1]``, ``[None, 1]``."""
+    if value is None or value == "":
+        return None, None
+    if isinstance(value, bool):
+        raise UnsupportedTest(f"affinity {value!r}: give CPU numbers, e.g. [0, 1]")
+    if isinstance(value, int):
+        items: list[Any] = [value]
+    elif isinstance(value, str):
+        items = [x.strip() or None for x in value.split(",")]
+    else:
+        items = list(value)
+    if not 1 <= len(items) <= 2:
+        raise UnsupportedTest(f"affinity {value!r}: one or two CPU numbers (client, server)")
+    out: list[int | None] = []
+    for x in items + [None] * (2 - len(items)):
+        if x is None:
+            out.append(None)
+            continue
+        try:
+            n = int(x)
+        except (TypeError, ValueError):
+            raise UnsupportedTest(f"affinity {value!r}: {x!r} is not a CPU number") from None
+        if n < 0 or isinstance(x, bool):
+            raise UnsupportedTest(f"affinity {value!r}: {x!r} is not a CPU number")
+        out.append(n)
+    return out[0], out[1]
+
+
+def affinity_argv(flag: str, value: Any, *, needs_client: bool = False) -> list[str]:
+    """``[flag, "client,server"]`` for an ``affinity`` parameter (:func:`cpu_pair`; an absent side left
+    empty), ``[]`` without one; ``needs_client``: the tool cannot set the server's CPU alone (iperf3 -A)."""
+    c, s = cpu_pair(value)
+    if c is None and s is None:
+        return []
+    if c is None and needs_client:
+        raise UnsupportedTest(
+            f"{flag} needs the client's CPU to set the server's (affinity: [client, server])"
+        )
+    return [flag, ("" if c is None else str(c)) + ("" if s is None else f",{s}")]
+
+
 def command_option(command: str, *names: str) -> str | None:
     """The value of the first of ``names`` (``-t``, ``--time``...) in a command line, or None."""
     args = str(command).split()

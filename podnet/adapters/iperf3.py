@@ -21,6 +21,7 @@ from podnet.adapters.base import (
     Invocation,
     MetricInfo,
     ParseError,
+    affinity_argv,
     check_duration_streams,
 )
 from podnet.tidy import IntervalPoint, Measurement, ParseResult
@@ -169,6 +170,7 @@ class Iperf3Adapter(Adapter):
         "length": None,
         "port": 5201,
         "interval": 1,
+        "affinity": None,  # client CPU, or [client, server]: -A n,m (the client sets the server's)
     }
 
     # ---- detection -------------------------------------------------------------
@@ -476,14 +478,9 @@ class Iperf3Adapter(Adapter):
             argv += ["-b", str(p["bandwidth"])]
         if p.get("length"):
             argv += ["-l", str(p["length"])]
-        if p.get("bidir"):
-            argv.append("--bidir")
-            direction = "bidir-forward"
-        elif p.get("reverse"):
-            argv.append("-R")
-            direction = "reverse"
-        else:
-            direction = "forward"
+        argv += affinity_argv("-A", p.get("affinity"), needs_client=True)  # -A client[,server]
+        direction = "bidir-forward" if p.get("bidir") else "reverse" if p.get("reverse") else "forward"
+        argv += {"bidir-forward": ["--bidir"], "reverse": ["-R"], "forward": []}[direction]
         return Invocation(
             client=argv,
             server=["iperf3", "-s", "-p", str(port)],

@@ -32,7 +32,15 @@ import re
 from typing import Any
 
 from podnet.adapters._netperf_omni import direction, from_columns, from_csv, positive, rate_to_bps, selectors
-from podnet.adapters.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError, UnsupportedTest
+from podnet.adapters.base import (
+    Adapter,
+    Incomplete,
+    Invocation,
+    MetricInfo,
+    ParseError,
+    UnsupportedTest,
+    cpu_pair,
+)
 from podnet.tidy import IntervalPoint, Measurement, ParseResult
 
 _NUM = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
@@ -114,6 +122,8 @@ class NetperfAdapter(Adapter):
         "message_size": None,
         "cpu": False,
         "data_port": None,
+        # CPU affinity: client CPU, or [client, server] (-T n,m; either may be None)
+        "affinity": None,
     }
 
     def sniff(self, text: str) -> float:
@@ -356,6 +366,9 @@ class NetperfAdapter(Adapter):
         client.append("-j")
         if p.get("cpu"):
             client += ["-c", "-C"]
+        cpu_c, cpu_s = cpu_pair(p.get("affinity"))
+        if cpu_c is not None or cpu_s is not None:
+            client += ["-T", f"{'' if cpu_c is None else cpu_c},{'' if cpu_s is None else cpu_s}"]
         client.append("--")
         if p.get("data_port"):
             # a fixed remote data port (netperf picks a random one), for firewalls and port-mapped paths

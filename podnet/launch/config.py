@@ -199,6 +199,14 @@ class LaunchConfig:
     budget_s: float | None
     #: ``launch.floor``: tests run on the noise floor at each round's start (empty: off)
     floor_tests: tuple[TestSpec, ...] = ()
+    #: uncounted warm-up runs of each case at the start of a launch
+    warmup: int = 1
+    #: record CPU busy/steal, the launcher's and the daemons' CPU around each run
+    interference: bool = True
+    #: Guaranteed QoS: {"cpu": whole CPUs, "memory": "256Mi"} per container, or None
+    resources: dict[str, Any] | None = None
+    #: {"client": cpu, "server": cpu} for tools whose adapter supports affinity, or None
+    affinity: dict[str, int] | None = None
     #: the raw ``launch`` mapping (recorded as provenance; its hash names the config)
     source: dict[str, Any] = field(default_factory=dict)
 
@@ -210,6 +218,30 @@ class LaunchConfig:
     @property
     def config_sha256(self) -> str:
         return hashlib.sha256(json.dumps(self.source, sort_keys=True, default=str).encode()).hexdigest()
+
+    def harness_settings(self, tool: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """What the launcher did to keep itself and the cluster off the measurement (the sidecar's
+        ``harness``); ``params``: the case's adapter parameters (an ``affinity`` there, or from
+        ``launch.affinity``, pins the tool when its adapter has the option)."""
+        from podnet import adapters
+        from podnet.adapters.base import cpu_pair
+
+        supported = "affinity" in adapters.get(tool).defaults
+        pinned = (params or {}).get("affinity") if supported else None
+        affinity: dict[str, Any] | None = None
+        if pinned is not None:
+            c, s = cpu_pair(pinned)
+            affinity = {"client": c, "server": s, "applied": True}
+        elif self.affinity:
+            why = f"{tool} has no CPU affinity option" if not supported else "the test's params unset it"
+            affinity = {**self.affinity, "applied": False, "why_not": why}
+        return {
+            "warmup_runs": self.warmup,
+            "interference": self.interference,
+            "resources": dict(self.resources) if self.resources else None,
+            "qos": "Guaranteed" if self.resources else "Burstable",
+            "affinity": affinity,
+        }
 
     def resolve_image(self) -> str:
         """The test image: ``image``, else the first line of ``image_file``."""
@@ -370,6 +402,10 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
         adaptive_max_runs=adaptive.get("max_runs"),
         budget_s=parse_duration(opt("budget")),
         floor_tests=_floor_tests(launch.get("floor"), tools),
+        warmup=int(opt("warmup")),
+        interference=bool(opt("interference")),
+        resources=dict(launch["resources"]) if launch.get("resources") else None,
+        affinity={k: int(v) for k, v in launch["affinity"].items()} if launch.get("affinity") else None,
         source=launch,
     )
     if not cfg.cases:

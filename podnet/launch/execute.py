@@ -1,5 +1,10 @@
 """One run: check the case can run, exec the client under ``timeout``, judge the output, write raw + sidecar.
 
+Around the client, :mod:`podnet.launch.interference` reads what competed with it (the sidecar's
+``interference``); nothing asks the API while the client runs. A warm-up run (``launch.warmup``) is
+written under ``raw/<exp>/_warmup/`` (a path the parse stage never reads) with ``warmup: true`` and
+is not counted.
+
 A run is ``ok`` when the tool finished in time and its adapter parses a
 measurement from what it printed; anything else is ``failed`` with a reason
 (exit code, time limit, unparsable output, the stderr tail). A run during which
@@ -20,12 +25,13 @@ from typing import Any
 from podnet import adapters
 from podnet.adapters.base import ParseError
 from podnet.launch.config import LaunchConfig
+from podnet.launch.interference import Interference
 from podnet.launch.k8s import ExecResult
 from podnet.launch.plan import CasePlan
-from podnet.launch.provenance import ClusterFacts
+from podnet.launch.provenance import ClusterFacts, read_cluster_info
 from podnet.launch.results import Tally, now_iso
 from podnet.launch.schedule import Slot
-from podnet.launch.state import raw_path
+from podnet.launch.state import raw_path, warmup_path
 from podnet.launch.workload import Workload
 from podnet.raw import write_raw
 
@@ -121,15 +127,36 @@ class Executor:
         self.facts = facts
         self.tally = tally
         self.launch_meta = launch_meta
+        self.interference: Interference | None = None
+        if cfg.interference:
+            info = read_cluster_info(cfg.cluster_info) if "embedded" in facts.cluster else None
+            self.interference = Interference(workload.kube, workload.namespace, info, cfg.timeouts["api"])
 
-    def run(self, cp: CasePlan, slot: Slot, total: int, index: int) -> str:
-        """Run one repeat of one case; returns its status (ok / failed)."""
+    def _sides(self, cp: CasePlan) -> tuple[tuple[str, str, str | None], tuple[str, str, str | None] | None]:
+        """(pod, container, node) of the client, and of the server when it is another machine."""
+        cep = self.w.endpoints.get(cp.client_pod or "")
+        sep = self.w.endpoints.get(cp.server_pod or "")
+        client = (self.w.pod_name(cp.client_pod or ""), "main", cep.node if cep else None)
+        if not cp.server_pod or sep is None or sep.failure:
+            return client, None
+        if self.interference is None or self.interference.same_machine(
+            self.facts.node_facts, client[2], sep.node
+        ):
+            return client, None
+        container = cp.server.container if cp.server else "main"
+        return client, (self.w.pod_name(cp.server_pod), container, sep.node)
+
+    def run(self, cp: CasePlan, slot: Slot, total: int, index: int, warmup: bool = False) -> str:
+        """Run one repeat of one case (a warm-up: not counted, kept apart); returns ok / failed."""
         case = cp.case
         tag = f"[{index}/{total}] round {slot.round} {case.label} r{slot.repeat:03d}"
+        if warmup:
+            tag = f"[warm-up {index}/{total}] {case.label}"
         not_runnable = self.w.blocked(cp) or self.w.server_ready(cp)
         if not_runnable:
             log.error("%s: cannot run: %s", tag, not_runnable)
-            self.record_failure(cp, slot, not_runnable)
+            if not warmup:
+                self.record_failure(cp, slot, not_runnable)
             return "failed"
         server_ep = self.w.endpoints.get(cp.server_pod or "")
         target = (
@@ -140,18 +167,28 @@ class Executor:
         inv = cp.invocation(str(target))
         limit = float(inv.duration) + float(self.cfg.timeouts["run_margin"])
         argv = ["timeout", "-k", str(KILL_GRACE), f"{limit:g}", *[str(a) for a in inv.client]]
-        attempt = self.tally.states[case.key].next_attempt(slot.repeat)
+        attempt = 1 if warmup else self.tally.states[case.key].next_attempt(slot.repeat)
         meta = self.sidecar(cp, slot, attempt)
         meta.update(protocol=inv.protocol, direction=inv.direction, streams=inv.streams)
         before = self.w.restarts(cp)
+        client_side, server_side = self._sides(cp)
+        ia = self.interference
+        probe = ia.start(server_side[:2] if server_side else None) if ia else None
         started = now_iso()
         t0 = time.monotonic()
-        client = self.w.pod_name(cp.client_pod or "")
+        client = client_side[0]
         r = self.w.kube.exec(
-            self.w.namespace, client, argv, limit + KILL_GRACE + EXEC_SLACK, container="main"
+            self.w.namespace,
+            client,
+            ia.wrap(argv) if ia else argv,
+            limit + KILL_GRACE + EXEC_SLACK,
+            container="main",
         )
         elapsed = time.monotonic() - t0
         ended = now_iso()
+        if ia and probe:
+            started_ok = not (r.rc is None and r.error and not r.timed_out)
+            meta["interference"] = ia.finish(probe, client_side, server_side, ran=started_ok)
         if r.rc is None and r.error:
             self.w.exec_failed(cp.client_pod, r.error)
         restarted = {
@@ -189,6 +226,16 @@ class Executor:
         )
         if restarted:
             meta.update(suspect=True, restarts=restarted)
+        if warmup:
+            meta["warmup"] = True
+            path = warmup_path(
+                self.cfg.raw_dir, self.launch_meta["id"], self.facts.variant, case, ext, slot.repeat
+            )
+            write_raw(path, verdict.content, meta)
+            log.info("%s: %s (not counted)", tag, verdict.status if verdict.status == "ok" else verdict.error)
+            if verdict.status != "ok" and (r.rc is not None or r.timed_out):
+                self.w.restart_server(cp)
+            return verdict.status
         path = self._write(cp, slot, attempt, verdict.content, meta, ext)
         self.tally.note(
             case, slot.repeat, attempt, verdict.status, path, verdict.error, suspect=bool(restarted)
@@ -244,6 +291,7 @@ class Executor:
             meta.update(protocol=t.protocol, direction=t.direction, streams=t.streams)
         meta["params"] = _plain(cp.params)
         meta["scenario_description"] = case.scenario.description
+        meta["harness"] = self.cfg.harness_settings(case.test.tool, cp.params)
         return meta
 
     def endpoint_meta(self, name: str | None, spec: Any) -> dict[str, Any]:

@@ -10,6 +10,7 @@ through a shell.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -75,6 +76,23 @@ def configmap_manifest(name: str, labels: Mapping[str, str], ports: list[int]) -
     }
 
 
+#: what a test container asks for without ``launch.resources`` (Burstable QoS: no limits)
+DEFAULT_REQUESTS = {"cpu": "10m", "memory": "16Mi"}
+
+
+def container_resources(guaranteed: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A test container's resources: small requests and no limits, or with ``guaranteed``
+    (``{"cpu": whole CPUs, "memory": "256Mi"}``) requests = limits, so the pod's QoS class is
+    Guaranteed (every container of the pod gets the same)."""
+    if not guaranteed:
+        return {"requests": dict(DEFAULT_REQUESTS)}
+    cpu = guaranteed["cpu"]
+    if isinstance(cpu, bool) or not isinstance(cpu, int) or cpu < 1:
+        raise ValueError(f"launch.resources.cpu must be a whole number of CPUs >= 1 (got {cpu!r})")
+    r = {"cpu": str(cpu), "memory": str(guaranteed["memory"])}
+    return {"requests": dict(r), "limits": dict(r)}
+
+
 def _security(server: bool, net_raw: bool = False) -> dict[str, Any]:
     sc: dict[str, Any] = {
         "privileged": False,
@@ -100,11 +118,13 @@ def pod_manifest(
     startup_seconds: float = 180,
     configmap: str | None = None,
     name: str | None = None,
+    guaranteed: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The pod of one (deduplicated) endpoint; ``name`` is its object name (default the planned one)."""
+    """The pod of one (deduplicated) endpoint; ``name`` is its object name (default the planned one);
+    ``guaranteed``: ``launch.resources`` (Guaranteed QoS), see :func:`container_resources`."""
     name = name or pod.name
     tmp = {"name": "tmp", "mountPath": "/tmp"}
-    resources = {"requests": {"cpu": "10m", "memory": "16Mi"}}
+    resources = container_resources(guaranteed)
     containers: list[dict[str, Any]] = []
     if pod.role == "client" or not pod.servers:
         containers.append(
@@ -115,7 +135,7 @@ def pod_manifest(
                 "command": ["sleep", "infinity"],
                 "securityContext": _security(server=pod.role == "server", net_raw=pod.net_raw),
                 "volumeMounts": [tmp],
-                "resources": resources,
+                "resources": copy.deepcopy(resources),
             }
         )
     for s in pod.servers:
@@ -131,7 +151,7 @@ def pod_manifest(
             "command": argv,
             "securityContext": _security(server=True),
             "volumeMounts": mounts,
-            "resources": resources,
+            "resources": copy.deepcopy(resources),
         }
         if s.tcp and s.port:
             c["ports"] = [

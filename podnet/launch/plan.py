@@ -131,10 +131,13 @@ def _pod_name(role: str, kind: str, placement: Placement) -> str:
 
 def case_params(cfg: LaunchConfig, test: TestSpec) -> dict[str, Any]:
     """A test's adapter parameters: config ``defaults`` (keys the adapter knows), the test's
-    own ``params``, and the launcher's server port for the tool unless the test sets one."""
+    own ``params``, the launcher's server port for the tool unless the test sets one, and
+    ``launch.affinity`` as ``affinity: [client, server]`` for adapters that support it."""
     adapter = adapters.get(test.tool)
     known = set(adapter.defaults)
     params = {k: v for k, v in cfg.defaults.items() if k in known}
+    if cfg.affinity and "affinity" in known:
+        params["affinity"] = [cfg.affinity.get("client"), cfg.affinity.get("server")]
     params.update(dict(test.params))
     key = port_key(test.tool)
     if "port" in known and "port" not in test.params and key in cfg.ports:

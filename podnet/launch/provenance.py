@@ -51,6 +51,8 @@ def node_facts(node: Any) -> dict[str, Any]:
         "container_runtime": info.container_runtime_version,
         "architecture": info.architecture,
         "internal_ip": ips[0] if ips else None,
+        # the kernel's boot id: nodes with the same one are one machine (the embedded cluster)
+        "boot_id": getattr(info, "boot_id", None),
         "zone": labels.get(ZONE_LABEL),
         "pool": labels.get(POOL_LABEL),
     }
@@ -166,6 +168,7 @@ EMBEDDED_KEYS = (
     "kube_proxy_mode",
     "containerd_version",
     "runc_version",
+    "daemon_cgroup",
 )
 
 

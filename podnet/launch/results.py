@@ -49,6 +49,8 @@ class LaunchResult:
     ok: int = 0
     failed: int = 0
     rounds: int = 0
+    #: uncounted warm-up runs (launch.warmup), not in launched/ok/failed
+    warmups: int = 0
     interrupted: bool = False
     error: str = ""
     adaptive: bool = False

@@ -34,6 +34,7 @@ from podnet.launch.results import LaunchResult, Tally, now_iso, write_logs
 from podnet.launch.schedule import Slot, schedule
 from podnet.launch.signals import Interrupted, interruptible
 from podnet.launch.state import CaseKey, invalidate_stale_manifest, launch_complete, pending_runs, scan
+from podnet.launch.warmup import warm_up
 from podnet.launch.workload import Workload
 
 __all__ = [
@@ -210,6 +211,7 @@ class Launcher:
                 self.prepare(
                     set(pending) | set(more) | ({c.key for c in cfg.cases} if cfg.adaptive else set())
                 )
+                warm_up(self, set(pending) | set(more))
                 self.run_rounds(pending, cfg.adaptive_max_runs)
                 if self.sampler:
                     self.sampler.loop()

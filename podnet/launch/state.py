@@ -81,6 +81,15 @@ def raw_path(raw_dir: Path | str, variant: str, case: Case, repeat: int, attempt
     return case_dir(raw_dir, variant, case) / f"{stem}.{ext}"
 
 
+def warmup_path(
+    raw_dir: Path | str, launch_id: str, variant: str, case: Case, ext: str, number: int = 1
+) -> Path:
+    """Raw file of a launch's warm-up run ``number`` of a case: under ``_warmup/``, which the parse stage
+    never reads (:data:`podnet.raw.DEFAULT_IGNORE`, directories starting with ``_``), one directory per launch."""
+    name = f"{case.test.tool}-{case.test.name}" + (f".w{number}" if number > 1 else "") + f".{ext}"
+    return Path(raw_dir) / "_warmup" / launch_id / variant / case.scenario.name / name
+
+
 def scan_case(raw_dir: Path | str, variant: str, case: Case) -> CaseState:
     """Read the sidecars of one case's directory."""
     state = CaseState()

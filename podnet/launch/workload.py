@@ -193,6 +193,7 @@ class Workload:
                 startup_seconds=self.cfg.timeouts["pod_ready"],
                 configmap=self.pod_name(NGINX_CONFIGMAP),
                 name=self.pod_name(name),
+                guaranteed=self.cfg.resources,
             )
             self.kube.create(self.namespace, body)
 

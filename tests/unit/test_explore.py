@@ -34,3 +34,48 @@ def test_runs_keep_both_directions_of_a_bidir_run(tmp_path):
     fig = explore.distributions(t)
     assert fig.axes
     plt.close(fig)
+
+
+def test_interference_sets_slow_runs_beside_what_competed_with_them(tmp_path):
+    """Runs whose sidecars record more daemon CPU are the slower ones: rho > 0; imported runs: empty."""
+    import json
+
+    import numpy as np
+    import pytest
+
+    doc = json.loads((FIXTURES / "iperf3/tcp-forward.json").read_text())
+    raw = tmp_path / "raw"
+    for r, (gbps, daemons) in enumerate(
+        [(9.0, 0.1), (8.0, 0.5), (9.5, 0.05), (7.0, 0.9), (8.5, 0.3), (9.2, 0.2)], 1
+    ):
+        doc["end"]["sum_received"]["bits_per_second"] = gbps * 1e9
+        meta = {
+            "variant": "bridge",
+            "scenario": "pod-pod",
+            "repeat": r,
+            "tool": "iperf3",
+            "test": "tcp",
+            "interference": {
+                "busy": 0.5 + daemons / 2,
+                "steal": 0.01,
+                "nodes": {"n1": {"seen_by": "client", "busy": 0.5 + daemons / 2}},
+                "exec_wall_s": 10.0,
+                "launcher_cpu_s": 0.1,
+                "daemons": {"cpu_s": daemons * 10, "control_plane_cpu_s": daemons * 5, "by_daemon": {}},
+            },
+        }
+        write_raw(raw / f"pod-pod/r{r}.json", json.dumps(doc), meta)
+    meta = {"variant": "bridge", "scenario": "host-host", "repeat": 1, "tool": "iperf3", "test": "tcp"}
+    write_raw(raw / "host-host/r1.json", json.dumps(doc), meta)
+    t = data.load(figures_data.process(raw, tmp_path / "processed", "inter"))
+    runs = explore.interference(t)
+    pod = runs[runs["scenario"] == "pod-pod"]
+    worst = pod.iloc[0]
+    assert worst["value"] == 7.0e9 and worst["daemons_cpu"] == 0.9
+    assert worst["worse_by"] == pytest.approx(
+        1 - 7.0e9 / pod["value"].median()
+    )  # throughput: higher is better
+    assert runs.loc[runs["scenario"] == "host-host", "daemons_cpu"].isna().all()
+    corr = explore.interference_correlation(runs).set_index("measure")
+    assert corr.loc["daemons_cpu", "runs"] == 6 and corr.loc["daemons_cpu", "spearman_rho"] > 0.9
+    assert np.isnan(corr.loc["cpu_steal", "spearman_rho"])  # no spread

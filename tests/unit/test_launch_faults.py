@@ -20,6 +20,7 @@ from tests.unit.test_launch_runner import BASE, nodes, ok_responder, sidecars
 TWO_PATHS = {
     "variant": "bridge",
     "repeats": 3,
+    "warmup": 0,  # the warm-up tests are in test_launch_harness.py
     "scenarios": [
         {
             "name": "cross-n2",

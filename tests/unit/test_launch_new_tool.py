@@ -81,6 +81,7 @@ def _config(tmp_path):
         raw_dir=tmp_path / "raw",
         variant="bridge",
         repeats=3,
+        warmup=0,  # the warm-up tests are in test_launch_harness.py
     )
 
 

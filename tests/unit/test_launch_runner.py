@@ -28,6 +28,7 @@ BASE = experiment(
     stats={"planning": {"target_rel_half_width": 0.05, "min_repeats": 3, "max_repeats": 10}},
     variant="bridge",
     repeats=2,
+    warmup=0,  # the warm-up tests are in test_launch_harness.py
 )
 
 

@@ -1,0 +1,383 @@
+"""What competed with a run: CPU busy/steal of its machines, the launcher's CPU, the cluster daemons' CPU.
+
+Every launched run's sidecar gets an ``interference`` mapping (checked by
+:data:`podnet.raw.SIDECAR_SCHEMA`):
+
+- ``nodes``: per node, the CPU time split read from ``/proc/stat`` in the run's
+  pods just before and just after the test: ``busy`` (the fraction of all CPUs'
+  time not idle, not waiting for I/O and not stolen; the test's own load is part
+  of it), ``steal`` (taken by the hypervisor), ``iowait``, ``cpus`` and
+  ``cpu_busy`` (per CPU), ``window_s`` (from ``/proc/uptime``). The client's
+  snapshots come from a fixed wrapper script around the client command that
+  writes them to files in the pod's ``/tmp`` (never to the tool's output, which
+  stays byte for byte the tool's); the server's from a short exec before and after
+  the client, only when the server runs on another machine (another boot id).
+- ``busy``/``steal``/``window_s``: the highest over the machines measured.
+- ``launcher_cpu_s``: the launcher's own CPU seconds (``getrusage``) while the
+  client ran, ``exec_wall_s`` that wall time, ``launcher_cpu_fraction`` their ratio.
+- ``daemons`` (the embedded cluster, whose daemons run on the launcher's machine):
+  CPU seconds of each daemon ``envs/cluster`` started (``/proc/<pid>/stat`` of the
+  PIDs it records), the control plane's and the node agents' sums, and the whole
+  ``podnet-daemons`` cgroup's (shims and helpers included) when it exists.
+
+Nothing here polls the API during the run: the only calls are before the client
+starts and after it ended.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: /proc/stat's per-CPU fields, in order (kernel docs: filesystems/proc.rst); guest time is inside user
+STAT_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal", "guest", "guest_nice")
+#: files in the client pod's /tmp holding the snapshots taken around the client command
+BEFORE, AFTER = "/tmp/podnet-stat.before", "/tmp/podnet-stat.after"
+#: the wrapper around the client argv: snapshots to files (errors silenced), the command's own exit code
+WRAPPER = (
+    "{ cat /proc/uptime /proc/stat >" + BEFORE + "; } 2>/dev/null; "
+    '"$@"; rc=$?; '
+    "{ cat /proc/uptime /proc/stat >" + AFTER + "; } 2>/dev/null; exit $rc"
+)
+WRAPPER_NAME = "podnet-run"
+#: reads (and removes) the client's snapshots; a missing file prints nothing for its section
+READ_SCRIPT = (
+    f'echo "== before"; cat {BEFORE}; echo "== after"; cat {AFTER}; '
+    'echo "== boot_id"; cat /proc/sys/kernel/random/boot_id; '
+    f"rm -f {BEFORE} {AFTER}"
+)
+#: one snapshot of a server pod's machine
+SNAPSHOT = ["cat", "/proc/uptime", "/proc/stat", "/proc/sys/kernel/random/boot_id"]
+#: daemons of the embedded cluster's control plane (the rest are node agents: kubelet-N, containerd-N...)
+CONTROL_PLANE = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
+CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+class ProcStatError(ValueError):
+    """Text that is not /proc/stat (or /proc/uptime + /proc/stat) output."""
+
+
+@dataclass
+class Snapshot:
+    """One reading of a machine's CPU counters: the aggregate and each CPU (ticks), uptime, boot id."""
+
+    total: tuple[int, ...]
+    cpus: list[tuple[int, ...]] = field(default_factory=list)
+    uptime: float | None = None
+    boot_id: str | None = None
+
+
+def parse_snapshot(text: str) -> Snapshot:
+    """``/proc/stat`` text, optionally preceded by ``/proc/uptime``'s line and followed by a boot id."""
+    total: tuple[int, ...] | None = None
+    cpus: list[tuple[int, ...]] = []
+    uptime = boot_id = None
+    for line in text.splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        if parts[0] == "cpu" or (parts[0].startswith("cpu") and parts[0][3:].isdigit()):
+            try:
+                ticks = tuple(int(x) for x in parts[1:])
+            except ValueError as exc:
+                raise ProcStatError(f"not a /proc/stat cpu line: {line[:80]!r}") from exc
+            if len(ticks) < 4:
+                raise ProcStatError(f"/proc/stat cpu line with {len(ticks)} fields: {line[:80]!r}")
+            if parts[0] == "cpu":
+                total = ticks
+            else:
+                cpus.append(ticks)
+        elif len(parts) == 2 and total is None and uptime is None:
+            try:
+                uptime = float(parts[0])
+            except ValueError:
+                pass
+        elif len(parts) == 1 and len(parts[0]) == 36 and parts[0].count("-") == 4:
+            boot_id = parts[0]
+    if total is None:
+        raise ProcStatError("no aggregate 'cpu' line: not /proc/stat output")
+    return Snapshot(total, cpus, uptime, boot_id)
+
+
+def _split(ticks: tuple[int, ...]) -> dict[str, int]:
+    return {name: ticks[i] if i < len(ticks) else 0 for i, name in enumerate(STAT_FIELDS)}
+
+
+def _fractions(before: tuple[int, ...], after: tuple[int, ...]) -> dict[str, float] | None:
+    b, a = _split(before), _split(after)
+    d = {k: a[k] - b[k] for k in STAT_FIELDS}
+    if any(v < 0 for v in d.values()):
+        raise ProcStatError("a /proc/stat counter went backwards: the snapshots are of different machines")
+    # guest and guest_nice are already counted in user and nice
+    total = sum(d[k] for k in STAT_FIELDS[:8])
+    if total <= 0:
+        return None
+    idle = d["idle"] + d["iowait"] + d["steal"]
+    return {
+        "busy": (total - idle) / total,
+        "steal": d["steal"] / total,
+        "iowait": d["iowait"] / total,
+        "ticks": total,
+    }
+
+
+def cpu_usage(before: Snapshot, after: Snapshot) -> dict[str, Any]:
+    """Fractions of CPU time busy, stolen and in iowait between two snapshots of one machine.
+
+    ``window_s`` is the uptime difference when both have it, else the ticks over the CPU count.
+    Raises :class:`ProcStatError` for counters that decrease (snapshots of two machines).
+    """
+    if before.boot_id and after.boot_id and before.boot_id != after.boot_id:
+        raise ProcStatError("the snapshots have different boot ids: two machines, or a reboot between")
+    f = _fractions(before.total, after.total)
+    ncpu = len(after.cpus) or 1
+    if f is None:
+        return {"busy": None, "steal": None, "iowait": None, "cpus": ncpu, "window_s": 0.0}
+    per_cpu = []
+    if len(before.cpus) == len(after.cpus):
+        for b, a in zip(before.cpus, after.cpus, strict=True):
+            pf = _fractions(b, a)
+            per_cpu.append(round(pf["busy"], 4) if pf else None)
+    if before.uptime is not None and after.uptime is not None:
+        window = after.uptime - before.uptime
+    else:
+        window = f["ticks"] / CLK_TCK / ncpu
+    out: dict[str, Any] = {
+        "busy": round(f["busy"], 4),
+        "steal": round(f["steal"], 4),
+        "iowait": round(f["iowait"], 4),
+        "cpus": ncpu,
+        "cpu_busy": per_cpu,
+        "window_s": round(window, 3),
+    }
+    if after.boot_id:
+        out["boot_id"] = after.boot_id
+    return out
+
+
+def split_read(text: str) -> tuple[str, str, str | None]:
+    """The before and after snapshots and the boot id from :data:`READ_SCRIPT`'s output."""
+    sections: dict[str, list[str]] = {}
+    cur = None
+    for line in text.splitlines():
+        if line.startswith("== "):
+            cur = line[3:].strip()
+            sections[cur] = []
+        elif cur is not None:
+            sections[cur].append(line)
+    boot = "".join(sections.get("boot_id", [])).strip() or None
+    return "\n".join(sections.get("before", [])), "\n".join(sections.get("after", [])), boot
+
+
+# -- the launcher's machine: the launcher and the embedded cluster's daemons ------------------------------
+def launcher_cpu_s() -> float:
+    """CPU seconds (user + system) this process has used."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def proc_cpu_s(pid: int, start: str | None = None) -> float | None:
+    """CPU seconds of process ``pid`` (all its threads); None when gone or recycled (start time differs)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # the command name (field 2) may hold spaces and parentheses: split after its last ')'
+    fields = text[text.rfind(")") + 2 :].split()
+    if start is not None and fields[19] != start.strip():
+        return None
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+@dataclass
+class Daemons:
+    """The embedded cluster's daemons (pid files ``envs/cluster`` writes) and their cgroup."""
+
+    pid_dir: Path
+    cgroup_usage: Path | None = None
+
+    @classmethod
+    def from_info(cls, info: dict[str, Any] | None) -> Daemons | None:
+        """From the embedded cluster's info.json (``daemons.pid_dir``, ``daemon_cgroup.cpuacct``)."""
+        d = (info or {}).get("daemons") or {}
+        if not d.get("pid_dir") or not Path(d["pid_dir"]).is_dir():
+            return None
+        usage = ((info or {}).get("daemon_cgroup") or {}).get("cpu_usage_file")
+        return cls(Path(d["pid_dir"]), Path(usage) if usage and Path(usage).exists() else None)
+
+    def read(self) -> dict[str, Any]:
+        """CPU seconds of each daemon alive now, and of the daemons' cgroup (None without one)."""
+        per: dict[str, float] = {}
+        for f in sorted(self.pid_dir.glob("*.pid")):
+            try:
+                pid = int(f.read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue
+            st = f.with_suffix(".start")
+            start = st.read_text() if st.exists() else None
+            s = proc_cpu_s(pid, start)
+            if s is not None:
+                per[f.stem] = s
+        return {"per": per, "cgroup": cgroup_cpu_s(self.cgroup_usage) if self.cgroup_usage else None}
+
+
+def cgroup_cpu_s(path: Path) -> float | None:
+    """CPU seconds of a cgroup: v1 ``cpuacct.usage`` (ns) or v2 ``cpu.stat`` (``usage_usec``)."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    if path.name == "cpu.stat":
+        for line in text.splitlines():
+            k, _, v = line.partition(" ")
+            if k == "usage_usec":
+                return int(v) / 1e6
+        return None
+    try:
+        return int(text.split()[0]) / 1e9
+    except (ValueError, IndexError):
+        return None
+
+
+def daemons_delta(before: dict[str, Any], after: dict[str, Any], wall: float) -> dict[str, Any]:
+    """CPU seconds each daemon used between two :meth:`Daemons.read`, with sums and the share of one CPU."""
+    by = {k: round(after["per"][k] - v, 3) for k, v in before["per"].items() if k in after["per"]}
+    total = sum(by.values())
+    cp = sum(v for k, v in by.items() if k in CONTROL_PLANE)
+    out: dict[str, Any] = {
+        "cpu_s": round(total, 3),
+        "fraction": round(total / wall, 4) if wall > 0 else None,
+        "control_plane_cpu_s": round(cp, 3),
+        "node_agents_cpu_s": round(total - cp, 3),
+        "by_daemon": by,
+    }
+    if before.get("cgroup") is not None and after.get("cgroup") is not None:
+        out["cgroup_cpu_s"] = round(after["cgroup"] - before["cgroup"], 3)
+    return out
+
+
+# -- one run ------------------------------------------------------------------------------------------------
+@dataclass
+class Probe:
+    """What :meth:`Interference.start` read before a client ran."""
+
+    t0: float
+    launcher: float
+    daemons: dict[str, Any] | None
+    server: str | None = None
+    server_error: str | None = None
+
+
+class Interference:
+    """Reads around each run; ``kube`` execs into pods (a :class:`~podnet.launch.k8s.Kube` or a double)."""
+
+    def __init__(self, kube: Any, namespace: str | None, cluster_info: dict[str, Any] | None, timeout: float):
+        self.kube = kube
+        self.namespace = namespace
+        self.daemons = Daemons.from_info(cluster_info)
+        self.timeout = timeout
+        #: node -> kernel boot id, as the snapshots showed (nodes with one boot id are one machine)
+        self.boot_ids: dict[str, str] = {}
+
+    def same_machine(self, facts: dict[str, dict[str, Any]], a: str | None, b: str | None) -> bool:
+        """Whether nodes ``a`` and ``b`` are one machine: the same node, or the same kernel boot id
+        (from the nodes' status, else from earlier snapshots)."""
+        if not a or not b:
+            return False
+        if a == b:
+            return True
+        ba = (facts.get(a) or {}).get("boot_id") or self.boot_ids.get(a)
+        bb = (facts.get(b) or {}).get("boot_id") or self.boot_ids.get(b)
+        return bool(ba) and ba == bb
+
+    @staticmethod
+    def wrap(argv: list[str]) -> list[str]:
+        """The client argv inside the snapshot wrapper (a fixed script; ``argv`` stays positional)."""
+        return ["sh", "-c", WRAPPER, WRAPPER_NAME, *argv]
+
+    def start(self, server: tuple[str, str] | None) -> Probe:
+        """Before the client: the server machine's snapshot (``(pod, container)`` when it is another
+        machine than the client's), then the launcher's and the daemons' counters (last, nearest the run)."""
+        text = err = None
+        if server is not None:
+            r = self.kube.exec(self.namespace, server[0], SNAPSHOT, self.timeout, container=server[1])
+            text, err = (
+                (r.stdout, None) if r.rc == 0 else (None, r.error or r.stderr.strip()[:200] or "failed")
+            )
+        return Probe(
+            time.monotonic(), launcher_cpu_s(), self.daemons.read() if self.daemons else None, text, err
+        )
+
+    def finish(
+        self,
+        probe: Probe,
+        client: tuple[str, str, str | None],
+        server: tuple[str, str, str | None] | None,
+        ran: bool = True,
+    ) -> dict[str, Any]:
+        """After the client: the sidecar's ``interference`` mapping. ``client``/``server``: (pod, container,
+        node); ``server`` only when it was read in :meth:`start`. ``ran`` False (the client's exec never
+        started, e.g. its kubelet is gone): the pods are not asked again."""
+        wall = time.monotonic() - probe.t0
+        launcher = launcher_cpu_s() - probe.launcher
+        daemons_after = self.daemons.read() if self.daemons else None
+        out: dict[str, Any] = {
+            "exec_wall_s": round(wall, 3),
+            "launcher_cpu_s": round(launcher, 3),
+            "launcher_cpu_fraction": round(launcher / wall, 4) if wall > 0 else None,
+        }
+        nodes: dict[str, dict[str, Any]] = {}
+        pod, container, node = client
+        if not ran:
+            out.update(nodes={node or "client": {"seen_by": "client", "error": "the client did not start"}})
+            out.update(busy=None, steal=None, window_s=None, machines=0)
+            if probe.daemons is not None and daemons_after is not None:
+                out["daemons"] = daemons_delta(probe.daemons, daemons_after, wall)
+            return out
+        r = self.kube.exec(self.namespace, pod, ["sh", "-c", READ_SCRIPT], self.timeout, container=container)
+        before, after, boot = split_read(r.stdout) if r.rc == 0 else ("", "", None)
+        nodes[node or "client"] = self._usage("client", before, after, boot, r)
+        if server is not None:
+            pod, container, node = server
+            r = self.kube.exec(self.namespace, pod, SNAPSHOT, self.timeout, container=container)
+            if probe.server is None:
+                nodes[node or "server"] = {
+                    "seen_by": "server",
+                    "error": f"no snapshot before: {probe.server_error}",
+                }
+            else:
+                nodes[node or "server"] = self._usage(
+                    "server", probe.server, r.stdout if r.rc == 0 else "", None, r
+                )
+        out["nodes"] = nodes
+        ok = [n for n in nodes.values() if n.get("busy") is not None]
+        for k in ("busy", "steal", "window_s"):
+            out[k] = max(n[k] for n in ok) if ok else None
+        self.boot_ids.update({name: n["boot_id"] for name, n in nodes.items() if n.get("boot_id")})
+        out["machines"] = len(
+            {n.get("boot_id") or name for name, n in nodes.items() if n.get("busy") is not None}
+        )
+        if probe.daemons is not None and daemons_after is not None:
+            out["daemons"] = daemons_delta(probe.daemons, daemons_after, wall)
+        return out
+
+    @staticmethod
+    def _usage(role: str, before: str, after: str, boot: str | None, r: Any) -> dict[str, Any]:
+        if not before.strip() or not after.strip():
+            why = (
+                r.error or r.stderr.strip()[:200]
+                if r.rc != 0
+                else "snapshot file missing (/tmp not writable?)"
+            )
+            return {"seen_by": role, "error": why or "no snapshot"}
+        try:
+            b, a = parse_snapshot(before), parse_snapshot(after)
+            if boot:
+                a.boot_id = b.boot_id = boot
+            return {"seen_by": role, **cpu_usage(b, a)}
+        except ProcStatError as exc:
+            return {"seen_by": role, "error": str(exc)}

@@ -1,0 +1,39 @@
+"""Uncounted warm-up runs at the start of a launch (``launch.warmup``).
+
+Before the first round, each case that has runs in this launch runs ``warmup``
+times in config order; the outputs are kept (raw files are never thrown away)
+under ``raw/<exp>/_warmup/<launch id>/``, which the parse stage never reads, and
+their sidecars say ``warmup: true``. They are neither counted in the launch's
+tallies nor retried; a failed warm-up is logged and the case still runs.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from podnet.launch.schedule import Slot
+from podnet.launch.state import CaseKey
+
+log = logging.getLogger("podnet.launch")
+
+
+def warm_up(launcher: Any, keys: Iterable[CaseKey]) -> int:
+    """Run the warm-ups of ``keys`` (a :class:`~podnet.launch.runner.Launcher` after ``prepare``);
+    returns how many ran."""
+    cfg = launcher.cfg
+    wanted = set(keys)
+    if cfg.warmup <= 0 or launcher.executor is None or not wanted:
+        return 0
+    plans = [launcher.case_plan(c.key) for c in cfg.cases if c.key in wanted]
+    plans = [cp for cp in plans if not cp.skipped]
+    total = len(plans) * cfg.warmup
+    log.info("warm-up: %d run(s), not counted", total)
+    n = 0
+    for k in range(1, cfg.warmup + 1):
+        for pos, cp in enumerate(plans, 1):
+            n += 1
+            launcher.executor.run(cp, Slot(cp.case.key, k, 0, pos), total, n, warmup=True)
+    launcher.result.warmups += n
+    return n
