@@ -16,7 +16,9 @@ rule parse_shard:
     conda:
         "../../envs/podnet.yaml"
     params:
-        code=code_version("adapters", "parse.py", "raw.py", "tidy.py", "units.py"),
+        code=code_version(
+            "adapters", "parse.py", "parse_cache.py", "raw.py", "tidy.py", "units.py"
+        ),
         raw_dir=RAW,
         experiment=EXP,
         bad=shard_bad,
