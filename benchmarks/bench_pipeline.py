@@ -19,7 +19,8 @@ sum over Snakemake and every process it started, sampled every 0.1 s) and of
 the largest single process (``/usr/bin/time``'s maximum resident set size:
 exact, the largest of the tree), then where the time went: Snakemake alone
 (start-up, DAG, file checks) and each job (rule, seconds, its tree's peak RSS;
-a notebook's includes its kernel). ``--tables-only`` asks only for parse + tidy
+a notebook's includes its kernel). The workflow runs from a copy of the
+committed tree (``git archive HEAD``). ``--tables-only`` asks only for parse + tidy
 + stats outputs (no figures, no notebooks).
 """
 
@@ -84,14 +85,15 @@ def tables_targets(tmp: Path) -> list[str]:
     return [str(out / n) for n in ("tidy.parquet", "tidy.csv", "summary.csv", "ratios.csv", "planning.csv")]
 
 
-def run_phase(label: str, cfg: Path, targets: list[str], cores: int) -> Phase:
-    """One `snakemake` run, its process tree sampled every 0.1 s."""
+def run_phase(label: str, cfg: Path, targets: list[str], cores: int, src: Path) -> Phase:
+    """One `snakemake` run of the workflow in ``src``, its process tree sampled every 0.1 s."""
     cmd = ["/usr/bin/time", "-f", "BENCH_TIME %e %M", str(SNAKEMAKE), "--cores", str(cores)]
     cmd += ["--configfile", str(cfg), "--quiet", "rules", *targets]
     ph = Phase(label, load=os.getloadavg()[0])
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {**os.environ, "PYTHONPATH": str(src)}  # podnet from ``src`` (also in notebook kernels)
+    proc = subprocess.Popen(cmd, cwd=src, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     root = psutil.Process(proc.pid)
     seen: dict[int, dict] = {}
     while proc.poll() is None:
@@ -193,6 +195,11 @@ def show(ph: Phase) -> None:
 def bench(runs: int, args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="podnet-bench-") as d:
         tmp = Path(d)
+        # the workflow and podnet as committed (HEAD), so editing the tree meanwhile changes nothing
+        src = tmp / "src"
+        src.mkdir()
+        archive = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(src)], input=archive.stdout, check=True)
         t0 = time.perf_counter()
         n = build_raw(tmp / "raw", runs, [Path(s) for s in args.source] or None)
         print(f"\n== {n} raw files (+ sidecars) copied in {time.perf_counter() - t0:.0f} s into {tmp}")
@@ -210,7 +217,7 @@ def bench(runs: int, args: argparse.Namespace) -> None:
         for label, change in phases[: 2 if args.no_incremental else 4]:
             if change:
                 change(tmp / "raw")
-            show(run_phase(label, cfg, targets, args.cores))
+            show(run_phase(label, cfg, targets, args.cores, src))
         if args.keep:
             subprocess.run(["cp", "-a", str(tmp), args.keep], check=True)
 
