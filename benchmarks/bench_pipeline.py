@@ -201,11 +201,17 @@ def bench(runs: int, args: argparse.Namespace) -> None:
         archive = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", str(src)], input=archive.stdout, check=True)
         t0 = time.perf_counter()
-        n = build_raw(tmp / "raw", runs, [Path(s) for s in args.source] or None)
-        print(f"\n== {n} raw files (+ sidecars) copied in {time.perf_counter() - t0:.0f} s into {tmp}")
+        raw = tmp / "raw"
+        if args.raw:  # built once by an earlier call (--build-only), read in place
+            raw = Path(args.raw) / str(runs)
+            n = sum(1 for _ in raw.rglob("*.meta.yaml"))
+            print(f"\n== {n} raw files (+ sidecars) in {raw}; the rest in {tmp}")
+        else:
+            n = build_raw(raw, runs, [Path(s) for s in args.source] or None)
+            print(f"\n== {n} raw files (+ sidecars) copied in {time.perf_counter() - t0:.0f} s into {tmp}")
         shards = args.shards
         notebooks = [] if args.tables_only else NOTEBOOKS
-        cfg = write_config(tmp, tmp / "raw", shards, notebooks)
+        cfg = write_config(tmp, raw, shards, notebooks)
         targets = tables_targets(tmp) if args.tables_only else []
         what = (
             "parse + tidy + stats"
@@ -216,7 +222,7 @@ def bench(runs: int, args: argparse.Namespace) -> None:
         phases = [("full", None), ("no-op", None), ("add one run", add_one_run), ("no-op", None)]
         for label, change in phases[: 2 if args.no_incremental else 4]:
             if change:
-                change(tmp / "raw")
+                change(raw)
             show(run_phase(label, cfg, targets, args.cores, src))
         if args.keep:
             subprocess.run(["cp", "-a", str(tmp), args.keep], check=True)
@@ -231,7 +237,15 @@ def main() -> None:
     ap.add_argument("--tables-only", action="store_true", help="parse + tidy + stats outputs only")
     ap.add_argument("--no-incremental", action="store_true", help="full and no-op only")
     ap.add_argument("--keep", help="copy the temporary directory here at the end")
+    ap.add_argument("--raw", help="read (with --build-only: write) the scaled raw files in RAW/<runs>/")
+    ap.add_argument("--build-only", action="store_true", help="only copy the raw files into --raw")
     args = ap.parse_args()
+    if args.build_only:
+        for runs in args.runs:
+            t0 = time.perf_counter()
+            n = build_raw(Path(args.raw) / str(runs), runs, [Path(s) for s in args.source] or None)
+            print(f"{n} raw files (+ sidecars) copied in {time.perf_counter() - t0:.0f} s")
+        return
     print(
         f"podnet pipeline benchmark; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs",
         flush=True,
