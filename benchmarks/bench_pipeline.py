@@ -87,8 +87,8 @@ def tables_targets(tmp: Path) -> list[str]:
 
 def run_phase(label: str, cfg: Path, targets: list[str], cores: int, src: Path) -> Phase:
     """One `snakemake` run of the workflow in ``src``, its process tree sampled every 0.1 s."""
-    cmd = ["/usr/bin/time", "-f", "BENCH_TIME %e %M", str(SNAKEMAKE), "--cores", str(cores)]
-    cmd += ["--configfile", str(cfg), "--quiet", "rules", *targets]
+    cmd = ["/usr/bin/time", "-f", "BENCH_TIME %e %M", str(SNAKEMAKE), *targets, "--cores", str(cores)]
+    cmd += ["--configfile", str(cfg), "--quiet", "rules"]  # (both take several values: targets first)
     ph = Phase(label, load=os.getloadavg()[0])
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
