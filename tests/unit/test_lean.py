@@ -46,3 +46,13 @@ def test_skipping_the_iri_grammar_changes_no_validation():
     with_grammar.pop("loaded")
     assert with_grammar == without
     assert len(without["bad"]) == 2 and len(without) > 5  # the probe validated configs and notebooks
+
+
+def test_what_the_snakefile_imports_stays_light():
+    code = (
+        "import sys; from podnet.lean import FIGURE_NAMES, skip_iri_grammar; skip_iri_grammar()\n"
+        "from podnet.shards import shard_entries; from podnet.raw import sidecar_path\n"
+        "print(sorted(m for m in ('pandas', 'matplotlib', 'seaborn', 'scipy') if m in sys.modules))"
+    )
+    p = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert p.stdout.strip() == "[]"

@@ -10,7 +10,7 @@ skip_iri_grammar()  # 2 s of CPU on every run otherwise (podnet/lean.py); before
 from snakemake.utils import validate
 
 from podnet import schema
-from podnet.parse import shard_entries
+from podnet.shards import shard_entries  # not podnet.parse: no pandas on every run
 from podnet.raw import sidecar_path
 
 validate(config, str(schema.SCHEMA_PATH))  # package data: the one schema

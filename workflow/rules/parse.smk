@@ -17,7 +17,13 @@ rule parse_shard:
         "../../envs/podnet.yaml"
     params:
         code=code_version(
-            "adapters", "parse.py", "parse_cache.py", "raw.py", "tidy.py", "units.py"
+            "adapters",
+            "parse.py",
+            "parse_cache.py",
+            "shards.py",
+            "raw.py",
+            "tidy.py",
+            "units.py",
         ),
         raw_dir=RAW,
         experiment=EXP,
