@@ -4,7 +4,6 @@ run from nothing); the caches never serve a stale table."""
 
 import hashlib
 import shutil
-import subprocess
 
 import pandas as pd
 import pytest
@@ -12,25 +11,14 @@ import yaml
 
 from tests.conftest import REPO
 from tests.pipeline.test_declared_outputs import state
+from tests.workflow_runs import example_config, snakemake
 
 pytestmark = pytest.mark.pipeline
-SNAKEMAKE = str(REPO / ".venv/bin/snakemake")
 TABLES = ["tidy.parquet", "intervals.parquet", "failed_runs.csv", "summary.csv", "ratios.csv", "planning.csv"]
 
 
-def snakemake(configfile, *args):
-    p = subprocess.run(
-        [SNAKEMAKE, *args, "--cores", "2", "--configfile", str(configfile)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-    )
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    return p.stdout + p.stderr
-
-
 def make_config(tmp, raw, out, name):
-    cfg = yaml.safe_load((REPO / "config/examples/seed-raven.yaml").read_text())
+    cfg = example_config("seed-raven")
     cfg.update(experiment="incremental", raw_dir=str(raw), processed_dir=str(out))
     cfg["parse"] = {"shards": 3}
     cfg["report"] = {"notebooks": ["report"]}
