@@ -34,11 +34,12 @@ REPO = Path(__file__).resolve().parents[1]
 SETTINGS = {"comparisons": [{"by": "scenario", "baseline": "same-edge"}]}
 
 
-def build_raw(dest: Path, runs: int) -> int:
-    """Copies of raw/seed-*/ (raw file + sidecar, repeat renumbered) until ``runs`` files exist."""
+def build_raw(dest: Path, runs: int, dirs: list[Path] | None = None) -> int:
+    """Copies of raw/seed-*/ (or ``dirs``; raw file + sidecar, repeat renumbered) until ``runs`` files exist."""
     from podnet.raw import find_raw_files, read_sidecar, write_raw
 
-    sources = [(d, f) for d in sorted((REPO / "raw").glob("seed-*")) for f in find_raw_files(d)]
+    dirs = dirs or sorted((REPO / "raw").glob("seed-*"))
+    sources = [(d, f) for d in dirs for f in find_raw_files(d)]
     copies = -(-runs // len(sources))
     n = 0
     for c in range(copies):

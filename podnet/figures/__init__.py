@@ -17,6 +17,8 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
+from podnet.lean import FIGURE_NAMES
+
 from . import check, data, plots, style
 from .data import Tables, display_unit, fmt_value, human, load
 
@@ -27,6 +29,7 @@ FIGURES: dict[str, Callable[[Tables], plt.Figure]] = {
     "ratios": plots.ratios,
     "variants": plots.variants,
 }
+assert tuple(FIGURES) == FIGURE_NAMES, "podnet.lean.FIGURE_NAMES names the figures for the Snakefile"
 
 #: what each figure shows, for captions (Snakemake report, notebooks)
 CAPTIONS = {

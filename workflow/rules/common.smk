@@ -3,11 +3,14 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
+from podnet.lean import FIGURE_NAMES as FIGURES, skip_iri_grammar
+
+skip_iri_grammar()  # 2 s of CPU on every run otherwise (podnet/lean.py); before validate imports jsonschema
+
 from snakemake.utils import validate
 
 from podnet import schema
-from podnet.figures import FIGURES
-from podnet.parse import shard_entries
+from podnet.shards import shard_entries  # not podnet.parse: no pandas on every run
 from podnet.raw import sidecar_path
 
 validate(config, str(schema.SCHEMA_PATH))  # package data: the one schema

@@ -16,7 +16,15 @@ rule parse_shard:
     conda:
         "../../envs/podnet.yaml"
     params:
-        code=code_version("adapters", "parse.py", "raw.py", "tidy.py", "units.py"),
+        code=code_version(
+            "adapters",
+            "parse.py",
+            "parse_cache.py",
+            "shards.py",
+            "raw.py",
+            "tidy.py",
+            "units.py",
+        ),
         raw_dir=RAW,
         experiment=EXP,
         bad=shard_bad,

@@ -1,5 +1,9 @@
 """Snakemake script: an executed notebook as one self-contained HTML page (library: podnet.notebook_html)."""
 
+from podnet.lean import skip_iri_grammar
+
+skip_iri_grammar()  # before anything imports jsonschema (podnet/lean.py)
+
 import logging
 
 from podnet.notebook_html import render

@@ -1,5 +1,9 @@
 """Snakemake script: execute a notebook with papermill (parameters: the experiment's paths)."""
 
+from podnet.lean import skip_iri_grammar
+
+skip_iri_grammar()  # before anything imports jsonschema (podnet/lean.py)
+
 import logging
 import os
 

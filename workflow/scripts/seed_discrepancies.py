@@ -1,5 +1,9 @@
 """Snakemake script: a seed report's published tables vs its raw outputs (library: podnet.seed_reports)."""
 
+from podnet.lean import skip_iri_grammar
+
+skip_iri_grammar()  # before anything imports jsonschema (podnet/lean.py)
+
 import logging
 from pathlib import Path
 
