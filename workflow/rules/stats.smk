@@ -60,6 +60,8 @@ rule adaptive:
         code=code_version("stats"),
     script:
         "../scripts/adaptive.py"
+
+
 # the cluster's per-run CV against the noise floor's from the same launch (podnet.noise)
 rule noise_floor:
     input:
