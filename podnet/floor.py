@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import os
 import platform
 import shlex
@@ -100,6 +101,14 @@ class FloorTest:
         return f"{self.tool}:{self.name}"
 
 
+class FloorBusy(RuntimeError):
+    """Another process on this machine has a floor with the same names up."""
+
+
+#: one lock file per floor's names: a live floor's namespaces are never taken for a stale one's
+LOCK_DIR = Path("/run/lock")
+
+
 class Floor:
     """Two network namespaces joined by a veth pair; :meth:`run` one test between them."""
 
@@ -107,10 +116,26 @@ class Floor:
         self.mtu = mtu
         self.names = names
         self._servers: list[subprocess.Popen] = []
+        self._lockfile: Any = None
+
+    def _lock(self) -> None:
+        """Hold this floor's lock (released in :meth:`down`); FloorBusy when another process has it."""
+        LOCK_DIR.mkdir(parents=True, exist_ok=True)
+        fh = open(LOCK_DIR / f"podnet-{self.names.ns_client}.lock", "a+")  # held until down()
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.close()
+            raise FloorBusy(
+                f"the floor namespaces {self.names.ns_client}/{self.names.ns_server} are in use by another "
+                f"process on this machine (lock {LOCK_DIR}/podnet-{self.names.ns_client}.lock)"
+            ) from None
+        self._lockfile = fh
 
     def __enter__(self) -> Floor:
         n = self.names
-        self.down()  # a stale floor left by a killed run
+        self._lock()
+        self.down(unlock=False)  # a stale floor left by a killed run (no live process holds its lock)
         try:
             _ip("netns", "add", n.ns_client)
             _ip("netns", "add", n.ns_server)
@@ -142,14 +167,18 @@ class Floor:
     def __exit__(self, *exc: object) -> None:
         self.down()
 
-    def down(self) -> None:
-        """Stop this floor's servers (by PID) and delete its namespaces (the veth goes with them)."""
+    def down(self, unlock: bool = True) -> None:
+        """Stop this floor's servers (by PID), delete its namespaces (the veth goes with them) and
+        release its lock."""
         for proc in self._servers:
             _stop(proc)
         self._servers.clear()
         for ns in (self.names.ns_client, self.names.ns_server):
             if Path(f"/var/run/netns/{ns}").exists():
                 subprocess.run(["ip", "netns", "del", ns], check=False, capture_output=True)
+        if unlock and self._lockfile is not None:
+            self._lockfile.close()  # closing the file releases the flock
+            self._lockfile = None
 
     def _start_server(self, argv: list[str], port: int | None, timeout: float = 10.0) -> subprocess.Popen:
         proc = subprocess.Popen(

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from podnet import adapters
-from podnet.floor import Floor, FloorTest, Names
+from podnet.floor import Floor, FloorBusy, FloorTest, Names
 from podnet.launch.config import FLOOR_SCENARIO, LaunchConfig, LaunchConfigError
 from podnet.launch.plan import case_params
 from podnet.launch.provenance import read_cluster_info
@@ -137,6 +137,8 @@ class LaunchFloor:
                 raise FloorUnavailable(
                     f"launch.floor: could not make the floor ({shlex.join(exc.cmd)}: {why})"
                 ) from None
+            except FloorBusy as exc:
+                raise FloorUnavailable(f"launch.floor: {exc}") from None
             self.up = True
         order = list(self.tests)
         random.Random(f"floor:{self.cfg.seed}:{number}").shuffle(order)

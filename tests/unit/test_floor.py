@@ -61,6 +61,42 @@ def test_floor_removes_a_stale_floor():
     assert floor.NS_CLIENT not in _namespaces()
 
 
+@needs_root
+def test_a_live_floor_is_never_taken_for_a_stale_one():
+    """A second floor with the same names (another launch, a test run beside a launch) is refused,
+    and the first floor's namespaces stay; once the first is down, the names are free again."""
+    names = floor.Names(
+        ns_client="podnet-ftest-c",
+        ns_server="podnet-ftest-s",
+        link_client="pnftest-c",
+        link_server="pnftest-s",
+    )
+    with floor.Floor(names=names):
+        with pytest.raises(floor.FloorBusy, match="in use by another"):
+            # a second process: flock is per open file, so a child process stands in for it
+            import multiprocessing
+
+            ctx = multiprocessing.get_context("fork")
+            q = ctx.Queue()
+
+            def other():
+                try:
+                    floor.Floor(names=names).__enter__()
+                    q.put("entered")
+                except floor.FloorBusy as exc:
+                    q.put(str(exc))
+
+            p = ctx.Process(target=other)
+            p.start()
+            p.join(30)
+            msg = q.get(timeout=5)
+            assert names.ns_client in _namespaces(), "the live floor's namespace was deleted"
+            raise floor.FloorBusy(msg) if "in use" in msg else AssertionError(msg)
+    assert names.ns_client not in _namespaces()
+    with floor.Floor(names=names):
+        pass
+
+
 def test_unknown_selector_is_an_error():
     with pytest.raises(ValueError, match="iperf3:nope"):
         floor.tests_from_config(CONFIG, ["iperf3:nope"])

@@ -198,7 +198,12 @@ def test_real_floor_round_between_the_launchers_namespaces(tmp_path):
     f = lfloor.LaunchFloor(cfg, "bridge")
     slots = [type("S", (), {"round": 1})()]
     try:
-        paths = f.round(slots, {"id": "L1"})
+        try:
+            paths = f.round(slots, {"id": "L1"})
+        except lfloor.FloorUnavailable as exc:
+            if "in use by another" in str(exc):
+                pytest.skip(f"a launch on this machine has its floor up: {exc}")
+            raise
         assert lfloor.NAMES.ns_client in _namespaces() and lfloor.NAMES.ns_server in _namespaces()
         slots[0].round = 2
         paths += f.round(slots, {"id": "L1"})
