@@ -180,8 +180,17 @@ class Sampler:
             base = (str(r["baseline"]), str(r["tool"]), str(r["test"]))
             seen.add((treat, str(r["metric"])))
             items.append(_item(r, "scenario", treat, base))
+        # metrics each (tool, test) produced in this launch, any scenario: a headline metric the test
+        # never reports (qperf's tcp_lat has a latency, no throughput) is no comparison to judge
+        produced: dict[tuple[str, str], set[str]] = {}
+        if tidy is not None and len(tidy):
+            for (tool, test), g in tidy.groupby(["tool", "test"]):
+                produced[(str(tool), str(test))] = set(map(str, g["metric"]))
         for treat, base, metrics, target in pairs:  # declared, but no ratio: a side has no values
+            made = produced.get((treat[1], treat[2]))
             for m in metrics:
+                if made and m not in made:
+                    continue
                 if (treat, m) not in seen:
                     items.append(
                         {

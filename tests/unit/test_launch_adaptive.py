@@ -398,3 +398,18 @@ def test_an_interrupted_launch_still_writes_its_account(tmp_path):
     _, doc = the_account(cfg)
     assert doc["stop"] == "interrupted" and doc["adaptive_rounds"] == 1
     assert (item(doc, "pod-pod")["reason"], item(doc, "pod-host")["reason"]) == ("interrupted", "met")
+
+
+def test_a_headline_metric_the_test_never_reports_is_no_comparison(tmp_path, monkeypatch):
+    """qperf's headline metrics are latency and throughput, but its tcp_lat test reports only a
+    latency: the account listed 'throughput ... failed runs' for every tcp_lat path (measured on the
+    embedded cluster). A headline metric no run of the test reports is not judged."""
+    from podnet.stats import kinds
+
+    real = kinds.tool_headline
+    monkeypatch.setattr(kinds, "tool_headline", lambda tool: [*real(tool), "never_reported"])
+    cfg = adaptive_config(tmp_path, primary_extra={"target_rel_half_width": 0.5})
+    run(cfg, Clock())
+    _, doc = the_account(cfg)
+    assert doc["items"] and {i["metric"] for i in doc["items"]} == {"throughput"}
+    assert doc["stop"] == "all met"
