@@ -150,3 +150,11 @@ def test_primary_paths_are_flagged_and_get_their_own_median():
     (s,) = noise.sentences(t)
     assert "Over the 2 primary paths" in s
     assert "pod-pod (primary)" in set(noise.display_table(t)["path"])
+
+
+def test_a_label_that_starts_with_an_acronym_keeps_its_capitals():
+    # the embedded-cluster report read "ping plain rTT (mean)"
+    r = rows("bridge", "pod-pod", "ping", "plain", "rtt_avg", "s", [1e-4, 1.2e-4, 0.9e-4, 1.1e-4])
+    r += rows("bridge", FLOOR, "ping", "plain", "rtt_avg", "s", [2e-5, 2.4e-5, 1.8e-5, 2.2e-5])
+    (s,) = noise.sentences(noise.noise_table(pd.DataFrame(r)))
+    assert "RTT (mean)" in s and "rTT" not in s
