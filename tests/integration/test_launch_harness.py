@@ -26,7 +26,10 @@ def _cgroup_of(pid: int) -> dict[str, str]:
     return out
 
 
-def test_daemons_sit_in_the_low_weight_cgroup_and_the_pods_do_not(cluster_info):
+def test_daemons_sit_in_the_low_weight_cgroup_and_the_pods_do_not(cluster_info, kube, node_names):
+    # a pod of our own: the earlier tests' pods are gone by now (the first CI run found none)
+    kube.pod("cg-probe", node_names[0])
+    kube.wait_running(["cg-probe"])
     cg = cluster_info.get("daemon_cgroup")
     assert cg, "info.json has no daemon_cgroup (cluster-up with DAEMON_CPU_WEIGHT=0?)"
     assert cg["cpu_weight"] == 20
