@@ -109,11 +109,10 @@ def draw(
     fig.podnet_intervals = []  # (positive, lo drawn, hi drawn): the test reads these
     offsets = {h: (i - (n_hue - 1) / 2) * min(0.7 / max(n_hue, 1), 0.3) for i, h in enumerate(hue_order)}
     ypos = {y: i for i, y in enumerate(y_order)}
-    for ax, p in zip(axes.flat, panels):
+    for ax, p, xlabel in zip(axes.flat, panels, xlabels):
         _panel(fig, ax, p, ypos, offsets, colors, narrow=width / ncols < 2.0)
         # titles wrap to the panel's width (about 15 characters per inch at 7.5 pt)
         ax.set_title(textwrap.fill(p.title, max(12, int(15 * width / ncols))))
-    for ax, xlabel in zip(axes.flat, xlabels):
         ax.set_xlabel(xlabel)
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_axis_off()
@@ -226,7 +225,5 @@ def _panel(fig, ax, p: Panel, ypos, offsets, colors, narrow: bool = False) -> No
                 linewidths=0,
                 zorder=3,
             )
-    ax.set_title(p.title)
-    ax.set_xlabel(p.xlabel)
     ax.grid(axis="x", lw=0.4, alpha=0.4)
     ax.tick_params(axis="y", length=0)
