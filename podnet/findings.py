@@ -44,8 +44,7 @@ def _n(nt: float, nb: float) -> str:
 def sentence(r: pd.Series, a: float = 0.05, confidence: float = 0.95, with_variant: bool = False) -> str:
     """The finding of one ratios.csv row (``with_variant``: name the variant, when there are several)."""
     info = metric_info(str(r["metric"]), str(r["tool"]))
-    label = info.label if info.label[1:2].isupper() else info.label[0].lower() + info.label[1:]
-    what = f"{data.measure_label(r)} {label}"
+    what = f"{data.measure_label(r)} {data.in_sentence(info.label)}"
     treat = r["scenario"] if r["by"] == "scenario" else r["treatment"]
     if r["by"] != "scenario":
         treat = f"{r['treatment']} ({r['scenario']})"
@@ -121,8 +120,7 @@ def _hms(seconds: float) -> str:
 
 
 def _what(r: pd.Series) -> str:
-    label = metric_info(str(r["metric"]), str(r["tool"])).label
-    label = label if label[1:2].isupper() else label[0].lower() + label[1:]
+    label = data.in_sentence(metric_info(str(r["metric"]), str(r["tool"])).label)
     where = f"{r['treatment']} / {r['baseline']}" if r.get("by") == "scenario" else str(r["scenario"])
     return f"{where}, {data.measure_label(r)} {label}"
 

@@ -249,8 +249,7 @@ def sentences(table: pd.DataFrame) -> list[str]:
     out = []
     for _, r in table[table["level"] == "median"].iterrows():
         info = adapters.metric_info(str(r["metric"]), str(r["tool"]))
-        label = info.label if info.label[1:2].isupper() else info.label[0].lower() + info.label[1:]
-        what = f"{data.measure_label(r)} {label}"  # "RTT (mean)" keeps its capitals
+        what = f"{data.measure_label(r)} {data.in_sentence(info.label)}"
         where = f" on {r['variant']}" if several else ""
         length = f"{r['test_length_s']:g}-s tests, " if np.isfinite(r["test_length_s"]) else ""
         text = (

@@ -147,6 +147,11 @@ def tool_name(tool: str) -> str:
     return (a.display_name or a.name) if a is not None else tool
 
 
+def in_sentence(label: str) -> str:
+    """A metric label inside a sentence: its first letter lowered, unless it starts an acronym ("RTT (mean)")."""
+    return label if label[1:2].isupper() else label[0].lower() + label[1:]
+
+
 def measure_label(row: pd.Series | dict[str, Any], with_metric: bool = False) -> str:
     """A short human label of one measure, e.g. "iperf3 tcp reverse P4"."""
     parts = [tool_name(str(row["tool"])), str(row["test"])]
