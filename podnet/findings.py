@@ -3,7 +3,9 @@
 One sentence per primary comparison, e.g. "pod-pod-cross-node reaches 0.84x host-host
 iperf3 tcp throughput (95 % CI 0.79-0.90, n = 10 each, Holm-adjusted p = 0.003)"; a difference
 the data do not resolve is said to be not resolved. Every number comes from ratios.csv /
-summary.csv and is only rounded here.
+summary.csv and is only rounded here. A comparison is stated with the interval
+:func:`podnet.stats.precision.judged` picks (paired within a launch's interleaved rounds when
+there is one): the interval adaptive sampling and the gate judge too.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import pandas as pd
 from podnet.adapters import metric_info
 from podnet.figures import data
 from podnet.figures.plots import alpha, primary_ratios
+from podnet.stats.precision import as_judged
 
 
 def fmt_ratio(x: float) -> str:
@@ -41,6 +44,13 @@ def _n(nt: float, nb: float) -> str:
     return f"n = {nt} each" if nt == nb else f"n = {nt} and {nb}"
 
 
+def _n_of(r: pd.Series) -> str:
+    """ "n = 10 each", or for a paired interval "10 interleaved rounds, paired"."""
+    if str(r.get("interval", "")) == "paired":
+        return f"{int(r['n_pairs'])} interleaved rounds, paired"
+    return _n(r["n_treatment"], r["n_baseline"])
+
+
 def sentence(r: pd.Series, a: float = 0.05, confidence: float = 0.95, with_variant: bool = False) -> str:
     """The finding of one ratios.csv row (``with_variant``: name the variant, when there are several)."""
     info = metric_info(str(r["metric"]), str(r["tool"]))
@@ -54,7 +64,7 @@ def sentence(r: pd.Series, a: float = 0.05, confidence: float = 0.95, with_varia
     verb = "reaches" if info.better == "higher" else "has"
     head = f"{treat} {verb} {fmt_ratio(ratio)}x the {what} of {r['baseline']}"
     lo, hi = float(r["ci_low"]), float(r["ci_high"])
-    n = _n(r["n_treatment"], r["n_baseline"])
+    n = _n_of(r)
     p = float(r.get("p_adjusted", np.nan))
     conf = f"{confidence * 100:g} % CI"
     if not (np.isfinite(lo) and np.isfinite(hi)):
@@ -83,6 +93,7 @@ def findings(t: data.Tables) -> pd.DataFrame:
         return pd.DataFrame(columns=["sentence", "ratio", "ci_low", "ci_high", "p_adjusted", "resolved"])
     a = alpha(t.settings)
     conf = 1 - a
+    r = as_judged(r)
     out = r.copy()
     several = r["by"].eq("scenario").any() and r["variant"].nunique() > 1
     out["sentence"] = [sentence(row, a, conf, several) for _, row in r.iterrows()]
@@ -218,7 +229,10 @@ def ratio_table(t: data.Tables) -> pd.DataFrame:
             "95 % CI": [
                 _ratio_ci(a, b) for a, b in zip(f["ci_low"].astype(float), f["ci_high"].astype(float))
             ],
-            "n": [_n(a, b).removeprefix("n = ") for a, b in zip(f["n_treatment"], f["n_baseline"])],
+            "n": [
+                f"{int(r['n_pairs'])} paired" if r["interval"] == "paired" else _n_of(r).removeprefix("n = ")
+                for _, r in f.iterrows()
+            ],
             "Holm p": [
                 fmt_p(p).removeprefix("p = ") if np.isfinite(p) else "–"
                 for p in f["p_adjusted"].astype(float)

@@ -133,8 +133,22 @@ class Floor:
         self._lockfile = fh
 
     def __enter__(self) -> Floor:
-        n = self.names
         self._lock()
+        self.rebuild()
+        return self
+
+    def intact(self) -> bool:
+        """Whether both namespaces and the veth between them are still there (another tool, or a
+        person, may have deleted them while a launch ran)."""
+        n = self.names
+        if not all(Path(f"/var/run/netns/{ns}").exists() for ns in (n.ns_client, n.ns_server)):
+            return False
+        r = subprocess.run(["ip", "-n", n.ns_client, "link", "show", n.link_client], capture_output=True)
+        return r.returncode == 0
+
+    def rebuild(self) -> None:
+        """(Re)make the namespaces and the veth from nothing, under the lock this process holds."""
+        n = self.names
         self.down(unlock=False)  # a stale floor left by a killed run (no live process holds its lock)
         try:
             _ip("netns", "add", n.ns_client)
@@ -162,7 +176,6 @@ class Floor:
         except BaseException:
             self.down()  # half a floor is removed too
             raise
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.down()

@@ -88,9 +88,15 @@ def _limits(
 def draw(
     panels: list[Panel], y_order: list[str], hue_order: list[str], title: str, note: str = ""
 ) -> plt.Figure:
-    """Draw ``panels`` sharing the row order ``y_order`` and the colours of ``hue_order``."""
+    """Draw ``panels`` sharing the row order ``y_order`` and the colours of ``hue_order``.
+
+    A hue no panel draws (the reference variant of a variants figure) keeps its colour slot, so
+    colours agree across figures, but gets no place in the rows and no legend entry.
+    """
     style.apply()
     colors = style.variant_colors(hue_order)
+    drawn = set().union(*(set(p.rows["hue"].astype(str)) for p in panels)) if panels else set()
+    hue_order = [h for h in hue_order if h in drawn] or hue_order
     n_hue = len(hue_order)
     ncols, width, ph, extra = _layout(len(panels), len(y_order), n_hue)
     nrows = int(np.ceil(len(panels) / ncols))

@@ -103,6 +103,9 @@ def alpha(settings: dict[str, Any] | None) -> float:
 
 
 def _ratio_panels(r: pd.DataFrame, y: str, hue: str, a: float) -> list[grid.Panel]:
+    from podnet.stats.precision import as_judged  # the interval the findings state (paired when it can be)
+
+    r = as_judged(r)
     panels = []
     for _, sub in r.groupby(data.MEASURE + ["baseline"], sort=True, dropna=False):
         first = sub.iloc[0]

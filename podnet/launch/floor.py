@@ -102,6 +102,10 @@ def next_repeat(directory: Path) -> int:
     return max(nums, default=0) + 1
 
 
+#: how many times a launch rebuilds a floor whose namespaces vanished before it stops the floor
+MAX_REBUILDS = 2
+
+
 class LaunchFloor:
     """The floor of one launch: :meth:`round` at each round's start, :meth:`close` in the teardown."""
 
@@ -112,6 +116,8 @@ class LaunchFloor:
         self.floor = floor if floor is not None else Floor(names=NAMES)
         self.up = False
         self.runs: list[Path] = []
+        self.rebuilds = 0
+        self.stopped = ""  # why the floor stopped for the rest of this launch ("" while it runs)
 
     @classmethod
     def start(cls, cfg: LaunchConfig, variant: str, node_names: Sequence[str]) -> LaunchFloor | None:
@@ -140,6 +146,8 @@ class LaunchFloor:
             except FloorBusy as exc:
                 raise FloorUnavailable(f"launch.floor: {exc}") from None
             self.up = True
+        elif not self._intact(number):
+            return []
         order = list(self.tests)
         random.Random(f"floor:{self.cfg.seed}:{number}").shuffle(order)
         paths = []
@@ -159,6 +167,28 @@ class LaunchFloor:
             paths.append(path)
         self.runs.extend(paths)
         return paths
+
+    def _intact(self, number: int) -> bool:
+        """Whether the floor can run this round: a floor whose namespaces vanished is rebuilt (up to
+        MAX_REBUILDS times a launch), then stopped with an error rather than failing every round."""
+        if self.stopped:
+            return False
+        intact = getattr(self.floor, "intact", None)
+        if intact is None or intact():
+            return True
+        if self.rebuilds >= MAX_REBUILDS:
+            self.stopped = f"its namespaces vanished {self.rebuilds + 1} times"
+            log.error("floor stopped at round %d for the rest of this launch: %s", number, self.stopped)
+            return False
+        self.rebuilds += 1
+        log.warning("floor namespaces vanished before round %d: rebuilding them", number)
+        try:
+            self.floor.rebuild()
+        except (subprocess.CalledProcessError, OSError) as exc:
+            self.stopped = f"rebuilding its namespaces failed ({exc})"
+            log.error("floor stopped at round %d for the rest of this launch: %s", number, self.stopped)
+            return False
+        return True
 
     def close(self) -> None:
         """Stop the floor's servers and delete its namespaces (signals ignored until done)."""

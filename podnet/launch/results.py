@@ -68,6 +68,8 @@ class LaunchResult:
     leftovers: list[str] = field(default_factory=list)
     #: noise-floor runs written by launch.floor (podnet.launch.floor), ok or failed
     floor_runs: int = 0
+    #: why the floor stopped before the launch ended ("" when it ran every round; podnet.launch.floor)
+    floor_stopped: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)

@@ -143,6 +143,7 @@ class Launcher:
             self.result.rounds += 1
             if self.floor is not None:  # the noise floor at each round's start (podnet.launch.floor)
                 self.result.floor_runs += len(self.floor.round(rnd, self.executor.launch_meta))
+                self.result.floor_stopped = self.floor.stopped
             for slot in rnd:
                 if budget is not None and n >= budget:
                     return n

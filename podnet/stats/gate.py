@@ -3,7 +3,9 @@
 Each ``stats.thresholds`` entry names one comparison (by, baseline,
 treatment, tool or tool:test, metric) and a bound (``min`` and/or ``max``).
 Every ratios.csv row it matches (one per variant, direction, streams ...)
-gets a verdict from its primary interval [ci_low, ci_high]:
+gets a verdict from the interval it is judged by (:func:`podnet.stats.precision.judged`: paired
+within a launch's interleaved rounds when it has one, else its primary interval [ci_low, ci_high];
+check.csv names which in ``interval``), the interval the findings state and adaptive sampling judges:
 
 - ``pass``: the interval lies wholly on the right side (ci_low >= min, ci_high <= max);
 - ``fail``: the interval lies wholly on the wrong side (ci_high < min or ci_low > max);
@@ -47,6 +49,7 @@ CHECK_COLUMNS = [
     "ratio",
     "ci_low",
     "ci_high",
+    "interval",  # paired | unpaired | "" (none): which interval ci_low / ci_high are
     "verdict",  # pass | fail | unresolved
     "reason",
 ]
@@ -70,8 +73,11 @@ def _verdict(lo: float, hi: float, vmin: float | None, vmax: float | None) -> tu
 
 def check(ratios: pd.DataFrame, thresholds: list[Mapping[str, Any]]) -> pd.DataFrame:
     """One verdict row per (threshold, matching ratio row); see the module docstring."""
+    from .precision import judged
+
     out: list[dict[str, Any]] = []
     r = ratios.copy()
+    j = judged(r)
     text = {
         c: r[c].astype("string").fillna("") for c in ("by", "baseline", "treatment", "tool", "test", "metric")
     }
@@ -102,9 +108,9 @@ def check(ratios: pd.DataFrame, thresholds: list[Mapping[str, Any]]) -> pd.DataF
         if not m.any():
             out.append({**base, "verdict": "unresolved", "reason": "no ratio row matches this threshold"})
             continue
-        for _, row in r.loc[m].iterrows():
-            lo = float(pd.to_numeric(row.get("ci_low"), errors="coerce"))
-            hi = float(pd.to_numeric(row.get("ci_high"), errors="coerce"))
+        for i_row, row in r.loc[m].iterrows():
+            jr = j.loc[i_row]
+            lo, hi = float(jr["low"]), float(jr["high"])
             verdict, reason = _verdict(lo, hi, vmin, vmax)
             out.append(
                 {
@@ -114,9 +120,10 @@ def check(ratios: pd.DataFrame, thresholds: list[Mapping[str, Any]]) -> pd.DataF
                     "direction": row.get("direction"),
                     "streams": row.get("streams"),
                     "role": row.get("role"),
-                    "ratio": row.get("ratio"),
+                    "ratio": float(jr["ratio"]) if jr["interval"] else row.get("ratio"),
                     "ci_low": lo,
                     "ci_high": hi,
+                    "interval": jr["interval"],
                     "verdict": verdict,
                     "reason": reason,
                 }

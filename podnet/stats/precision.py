@@ -1,9 +1,10 @@
 """How precise each declared primary comparison is, against its target (what adaptive sampling judges).
 
 The ratios come from :func:`podnet.stats.compare`, exactly as ratios.csv has them. A
-comparison's interval is its paired interval (repeat k of the treatment against repeat k of the
-baseline within one launch's interleaved rounds) when it has one, else its primary interval
-(``ci_low`` / ``ci_high``). Its relative half-width is ``(high - low) / (2 * ratio)`` with the
+comparison's interval is :func:`judged`: its paired interval (repeat k of the treatment against
+repeat k of the baseline within one launch's interleaved rounds) when it has one, else its primary
+interval (``ci_low`` / ``ci_high``). The findings, the gate and the ratios figure state the same
+interval, so what adaptive sampling called met is what the report says. Its relative half-width is ``(high - low) / (2 * ratio)`` with the
 ratio of the same interval (for a log-scale interval ``sinh`` of its log half-width, within
 0.05 % of the half-width on the log scale up to ±5 %). It is *met* when that is at most its target:
 the ``target_rel_half_width`` of the ``stats.primary`` entry that declares it, else
@@ -45,6 +46,65 @@ PRECISION_COLUMNS = (
 )
 
 
+JUDGED_COLUMNS = ["interval", "ratio", "low", "high", "n", "p_adjusted"]
+
+
+def judged(r: pd.DataFrame) -> pd.DataFrame:
+    """The one interval each ratios.csv row is read by (index aligned with ``r``).
+
+    ``interval`` is "paired" when the row has a paired interval of at least 2 pairs (then
+    ``ratio``, ``low``, ``high``, ``n`` and ``p_adjusted`` are ``paired_ratio``,
+    ``paired_ci_*``, ``n_pairs`` and ``paired_p_adjusted``), "unpaired" when it has only its
+    primary interval (``ratio``, ``ci_*``, the smaller side's n, ``p_adjusted``), else "".
+    """
+
+    def col(c: str) -> np.ndarray:
+        if c not in r.columns:
+            return np.full(len(r), np.nan)
+        return pd.to_numeric(r[c], errors="coerce").to_numpy(dtype=float)
+
+    pl, ph, npairs = col("paired_ci_low"), col("paired_ci_high"), col("n_pairs")
+    paired = np.isfinite(pl) & np.isfinite(ph) & (npairs >= 2)
+    lo, hi = col("ci_low"), col("ci_high")
+    unpaired = ~paired & np.isfinite(lo) & np.isfinite(hi)
+    return pd.DataFrame(
+        {
+            "interval": np.where(paired, "paired", np.where(unpaired, "unpaired", "")),
+            "ratio": np.where(paired, col("paired_ratio"), col("ratio")),
+            "low": np.where(paired, pl, lo),
+            "high": np.where(paired, ph, hi),
+            "n": np.where(paired, npairs, np.fmin(col("n_treatment"), col("n_baseline"))),
+            "p_adjusted": np.where(paired, col("paired_p_adjusted"), col("p_adjusted")),
+        },
+        index=r.index,
+    )
+
+
+def as_judged(r: pd.DataFrame) -> pd.DataFrame:
+    """``r`` (ratios.csv rows) with ratio, ci_low, ci_high and p_adjusted replaced by the interval
+    each row is judged by (:func:`judged`), named in ``interval``: what the findings and the
+    ratios figure state."""
+    if r.empty:
+        return r.assign(interval=pd.Series(dtype=str))
+    j = judged(r)
+    out = r.copy()
+    out["interval"] = j["interval"]
+    has = j["interval"] != ""
+    for col, src in (
+        ("ratio", "ratio"),
+        ("ci_low", "low"),
+        ("ci_high", "high"),
+        ("p_adjusted", "p_adjusted"),
+    ):
+        out[col] = pd.to_numeric(out[col], errors="coerce") if col in out.columns else np.nan
+        out.loc[has, col] = j.loc[has, src]
+    if "paired_p_value" in out.columns:  # an exploratory row's unadjusted p, of the same interval
+        pair = j["interval"] == "paired"
+        out["p_value"] = pd.to_numeric(out.get("p_value", np.nan), errors="coerce")
+        out.loc[pair, "p_value"] = pd.to_numeric(out.loc[pair, "paired_p_value"], errors="coerce")
+    return out
+
+
 def primary_precision(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """One row per primary ratio row of ``compare(tidy, settings)``: its interval, half-width and target."""
     s = resolve(settings)
@@ -53,18 +113,13 @@ def primary_precision(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = N
     if r.empty:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in PRECISION_COLUMNS})
     default = float(s["planning"]["target_rel_half_width"])
-    num = {c: pd.to_numeric(r[c], errors="coerce").to_numpy(dtype=float) for c in (
-        "paired_ratio", "paired_ci_low", "paired_ci_high", "ratio", "ci_low", "ci_high", "n_pairs",
-        "n_treatment", "n_baseline",
-    )}  # fmt: skip
-    paired = np.isfinite(num["paired_ci_low"]) & np.isfinite(num["paired_ci_high"]) & (num["n_pairs"] >= 2)
-    unpaired = ~paired & np.isfinite(num["ci_low"]) & np.isfinite(num["ci_high"])
-    ratio = np.where(paired, num["paired_ratio"], num["ratio"])
-    low = np.where(paired, num["paired_ci_low"], np.where(unpaired, num["ci_low"], np.nan))
-    high = np.where(paired, num["paired_ci_high"], np.where(unpaired, num["ci_high"], np.nan))
+    j = judged(r)
+    paired, unpaired = (j["interval"] == "paired").to_numpy(), (j["interval"] == "unpaired").to_numpy()
+    ratio, n = j["ratio"].to_numpy(dtype=float), j["n"].to_numpy(dtype=float)
+    low = np.where(paired | unpaired, j["low"].to_numpy(dtype=float), np.nan)
+    high = np.where(paired | unpaired, j["high"].to_numpy(dtype=float), np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
         rhw = np.where(ratio != 0, (high - low) / (2.0 * np.abs(ratio)), np.nan)
-    n = np.where(paired, num["n_pairs"], np.fmin(num["n_treatment"], num["n_baseline"]))
     target = primary_targets(r, list(s["primary"]), default)
     conf = float(s["confidence"])
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -75,9 +130,9 @@ def primary_precision(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = N
         m = target == t
         needed[m] = core.n_needed(cv[m], conf, float(t))
     out = r[["comparison", "by", "baseline", "treatment"] + GROUP_COLUMNS].copy()
-    out["n_treatment"], out["n_baseline"] = num["n_treatment"], num["n_baseline"]
-    out["n_pairs"] = num["n_pairs"]
-    out["interval"] = np.where(paired, "paired", np.where(unpaired, "unpaired", ""))
+    for c in ("n_treatment", "n_baseline", "n_pairs"):
+        out[c] = pd.to_numeric(r[c], errors="coerce").to_numpy(dtype=float)
+    out["interval"] = j["interval"].to_numpy()
     out["ratio"], out["low"], out["high"] = ratio, low, high
     out["rel_half_width"] = rhw
     out["target_rel_half_width"] = target

@@ -80,3 +80,17 @@ def test_files_are_written_and_byte_stable(experiments, tmp_path):
     assert {p.suffix for p in first} == {".png", ".svg", ".pdf"}
     for a, b in zip(first, again):
         assert a.read_bytes() == b.read_bytes(), a.name
+
+
+def test_variants_legend_lists_only_the_variants_drawn(experiments):
+    """The reference variant is every ratio's denominator, never a row of the variants figure: it gets
+    no legend entry (it had one, with no mark drawn in its colour); the others keep their colours."""
+    t = figures.load(experiments["variants"])
+    names = figures.data.variant_order(t)
+    fig = figures.FIGURES["variants"](t)
+    labels = [h.get_label() for lg in fig.legends for h in lg.legend_handles]
+    colors = style.variant_colors(names)
+    handles = {h.get_label(): h.get_color() for lg in fig.legends for h in lg.legend_handles}
+    plt.close(fig)
+    assert names[0] not in labels and all(n in labels for n in names[1:])
+    assert all(matplotlib.colors.to_rgb(handles[n]) == colors[n] for n in names[1:])

@@ -115,6 +115,45 @@ def test_floor_runs_once_per_round_with_the_launch_id(tmp_path, fake_floor):
     assert set(tidy.loc[tidy["scenario"] == "pod-pod", "launch_id"]) == {res.launch_id}
 
 
+class VanishingFloor(FakeFloor):
+    """A floor whose namespaces are deleted from outside after ``gone_after`` rounds, and again
+    after every rebuild when ``keeps_vanishing``."""
+
+    def __init__(self, gone_after: int, keeps_vanishing: bool):
+        super().__init__()
+        self.gone_after, self.keeps_vanishing = gone_after, keeps_vanishing
+        self.rounds_seen = 0
+        self.rebuilt = 0
+
+    def intact(self):
+        self.rounds_seen += 1
+        if self.rebuilt:
+            return not self.keeps_vanishing
+        return self.rounds_seen < self.gone_after
+
+    def rebuild(self):
+        self.rebuilt += 1
+
+
+@pytest.mark.parametrize("keeps_vanishing", [False, True])
+def test_a_floor_whose_namespaces_vanish_is_rebuilt_then_stopped(
+    tmp_path, monkeypatch, caplog, keeps_vanishing
+):
+    fl = VanishingFloor(gone_after=2, keeps_vanishing=keeps_vanishing)
+    monkeypatch.setattr(lfloor, "Floor", lambda *a, **k: fl)
+    monkeypatch.setattr(lfloor, "check_possible", lambda cfg, names: None)
+    res = launch(config(tmp_path, ON, repeats=5), kube=FakeKube(nodes(), ok_responder))
+    assert res.error == "" and res.ok == 20  # the cluster's runs never depend on the floor
+    rounds = sorted({c["round"] for c in fl.calls})
+    if not keeps_vanishing:  # gone before round 3 (the 2nd check): rebuilt once, every round ran
+        assert fl.rebuilt == 1 and rounds == [1, 2, 3, 4, 5]
+        assert "stopped" not in caplog.text and res.floor_stopped == ""
+    else:  # gone again before rounds 4 and 5: rebuilt MAX_REBUILDS (2) times, then stopped at round 5
+        assert fl.rebuilt == lfloor.MAX_REBUILDS and rounds == [1, 2, 3, 4]
+        assert "floor stopped at round 5" in caplog.text and "vanished" in res.floor_stopped
+    assert fl.exited == 1
+
+
 def test_a_resumed_launch_adds_floor_runs_and_overwrites_none(tmp_path, fake_floor):
     cfg = config(tmp_path, ON, repeats=1)
     launch(cfg, kube=FakeKube(nodes(), ok_responder))

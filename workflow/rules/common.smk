@@ -10,7 +10,7 @@ skip_iri_grammar()  # 2 s of CPU on every run otherwise (podnet/lean.py); before
 from snakemake.utils import validate
 
 from podnet import schema
-from podnet.shards import shard_entries  # not podnet.parse: no pandas on every run
+from podnet.shards import shard_entries, shard_state as shard_digest  # no pandas here
 from podnet.raw import sidecar_path
 
 validate(config, str(schema.SCHEMA_PATH))  # package data: the one schema
@@ -88,35 +88,39 @@ def _listing(stamp):
     return shard_entries(RAW, SHARDS)
 
 
-def _shards():
-    """Raw files by shard; with a launch section, only once the launch checkpoint ran."""
-    stamp = None
-    if "launch" in config:
-        manifest = checkpoints.launch.get().output.manifest
-        stamp = os.stat(manifest).st_mtime_ns
-    return _listing(stamp)
-
-
 def shard_input(wildcards):
-    """Raw files of one parse shard, with their sidecars (a changed sidecar re-parses)."""
-    files = [f for f in _shards()[int(wildcards.shard)] if isinstance(f, Path)]
-    side = [str(sidecar_path(f)) for f in files if sidecar_path(f).is_file()]
-    return [str(f) for f in files] + side
-
-
-def shard_bad(wildcards):
-    """Entries of one shard that cannot be read (unreadable dir, broken link, bad name), with
-    reasons: a param, so a new one re-runs the shard and lands in failed_runs.csv.
+    """What a parse shard waits for: the launch, when there is one (ancient: its manifest's time
+    never re-runs a shard; shard_state below decides that). The raw files themselves are not
+    declared one by one: at 10,000s of runs Snakemake's bookkeeping of them cost more than parsing.
     """
-    entries = _shards()[int(wildcards.shard)]
-    return [[b.display(), b.reason] for b in entries if not isinstance(b, Path)]
+    if "launch" not in config:
+        return []
+    checkpoints.launch.get()
+    return [ancient(LAUNCH_MANIFEST)]
 
 
-def raw_files(wildcards):
-    """Every raw file of the experiment (after the launch, when there is one)."""
-    return [
-        str(f) for files in _shards().values() for f in files if isinstance(f, Path)
-    ]
+def shard_state(wildcards):
+    """The shard's raw files, sidecars and unreadable entries as one digest (podnet.shards): a
+    param, so any file added, removed or changed (size, mtime) re-runs the shard, and only it.
+    """
+    return _state(_shards_key(), int(wildcards.shard))
+
+
+def raw_state(wildcards):
+    """Every shard's digest: what a rule that reads the whole raw directory depends on."""
+    key = _shards_key()
+    return [_state(key, k) for k in range(SHARDS)]
+
+
+def _shards_key():
+    if "launch" in config:
+        return os.stat(checkpoints.launch.get().output.manifest).st_mtime_ns
+    return None
+
+
+@lru_cache(maxsize=64)
+def _state(key, shard):
+    return shard_digest(_listing(key)[shard], RAW)
 
 
 def adaptive_accounts(wildcards):

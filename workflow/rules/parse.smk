@@ -1,7 +1,8 @@
 # Parse: raw/<experiment>/** (+ .meta.yaml sidecars) -> tidy tables.
 # Raw files are parsed in SHARDS batches picked by a stable hash of their path,
 # so adding one raw file re-parses one batch, and thousands of files make
-# SHARDS jobs, not thousands.
+# SHARDS jobs, not thousands. A shard's raw files reach Snakemake as one digest
+# (params.state: paths, sizes, mtimes of raw files and sidecars), not as inputs.
 
 
 rule parse_shard:
@@ -27,7 +28,8 @@ rule parse_shard:
         ),
         raw_dir=RAW,
         experiment=EXP,
-        bad=shard_bad,
+        shards=SHARDS,
+        state=shard_state,
     script:
         "../scripts/parse_shard.py"
 

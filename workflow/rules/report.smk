@@ -33,7 +33,7 @@ rule seed_discrepancies:
     input:
         tidy=f"{OUT}/tidy.parquet",
         published=published_tables(),
-        raw=raw_files,
+        launch=shard_input,
     output:
         csv=f"{OUT}/seed_discrepancies.csv",
     log:
@@ -43,6 +43,7 @@ rule seed_discrepancies:
     params:
         code=code_version("seed_reports", "parse.py"),
         raw_dir=lambda w: RAW,
+        raw=raw_state,
     script:
         "../scripts/seed_discrepancies.py"
 

@@ -14,15 +14,21 @@ from pathlib import Path
 
 from podnet.parse import write_parsed
 from podnet.parse_cache import parse_files_cached
-from podnet.raw import SIDECAR_SUFFIX, BadEntry
+from podnet.raw import BadEntry
+from podnet.shards import shard_entries, shard_state
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)
-files = [Path(f) for f in sm.input if not str(f).endswith(SIDECAR_SUFFIX)]
-# entries that cannot be read (listed when the workflow was planned) become failed runs too
-bad = [BadEntry(Path(path), reason) for path, reason in sm.params.bad]
+shard = int(sm.wildcards.shard)
+# the shard's raw files, listed again here (the workflow passed their digest only); entries that
+# cannot be read become failed runs too
+entries = shard_entries(sm.params.raw_dir, sm.params.shards)[shard]
+if shard_state(entries, sm.params.raw_dir) != sm.params.state:
+    logging.warning("raw files changed since the workflow was planned: parsing them as they are now")
+files = [e for e in entries if not isinstance(e, BadEntry)]
+bad = [e for e in entries if isinstance(e, BadEntry)]
 out = Path(sm.output.tidy).parent.parent  # processed/<exp>/
-cache = out / ".cache" / "parse" / f"shard-{sm.wildcards.shard}"
+cache = out / ".cache" / "parse" / f"shard-{shard}"
 parsed = parse_files_cached([*files, *bad], sm.params.raw_dir, sm.params.experiment, cache)
 for row in parsed.failed.itertuples():
     logging.warning("failed: %s: %s", row.raw_path, row.reason)
