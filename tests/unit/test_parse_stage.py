@@ -89,6 +89,31 @@ def test_shards_are_stable_and_cover_every_file(raw_dir):
     assert all(after[f] == k for f, k in before.items())  # adding a file moves no other file
 
 
+def test_shard_state_changes_with_exactly_what_a_shard_reads(raw_dir):
+    """The workflow re-runs a parse shard when its digest (params) changes: a file added, removed,
+    rewritten or touched, or its sidecar edited, changes its own shard's digest and no other's."""
+    import os
+
+    from podnet.shards import shard_entries, shard_state
+
+    def states():
+        return {k: shard_state(v, raw_dir) for k, v in shard_entries(raw_dir, 4).items()}
+
+    before = states()
+    assert states() == before  # nothing changed: nothing re-runs
+    a = raw_dir / "good/a.json"
+    for change in (
+        lambda: put(raw_dir, "good/c.json", GOOD_JSON),  # added
+        lambda: os.utime(a, ns=(1, 1)),  # touched
+        lambda: sidecar_path(a).write_text(sidecar_path(a).read_text() + "note: x\n"),  # sidecar edited
+        lambda: (raw_dir / "good/c.json").unlink(),  # removed
+    ):
+        s0 = states()
+        change()
+        s1 = states()
+        assert len([k for k in s0 if s0[k] != s1[k]]) == 1, change  # its shard re-runs, no other
+
+
 def run_cli(*args):
     return subprocess.run(
         [sys.executable, "-m", "podnet.cli", *args], capture_output=True, text=True, cwd=REPO
