@@ -157,7 +157,7 @@ def _jobs(seen: dict[int, dict]) -> tuple[list[tuple[str, float, float, float]],
 
 def add_one_run(raw: Path) -> Path:
     """A copy of one seed-raven iperf3 run (raw file + sidecar) with a repeat no other run has."""
-    from podnet.raw import find_raw_files, read_sidecar, write_raw
+    from podnet.raw import find_raw_files, read_sidecar, sidecar_path, write_raw
 
     src = next(f for f in sorted(find_raw_files(REPO / "raw/seed-raven")) if "iperf3" in f.name)
     meta = read_sidecar(src)
@@ -165,6 +165,9 @@ def add_one_run(raw: Path) -> Path:
         meta.pop(k, None)
     meta["repeat"] = 999_999
     target = raw / "seed-raven/added" / f"added{src.suffix}"
+    if target.exists():  # left by an earlier benchmark on the same --raw copy: its own file, not a run
+        target.unlink()
+        sidecar_path(target).unlink(missing_ok=True)
     write_raw(target, src.read_bytes(), meta)
     return target
 
