@@ -12,14 +12,17 @@ One figure per question, each a journal column (3.5 in) or page (7 in) wide, wri
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 
 from podnet.lean import FIGURE_NAMES
 
-from . import check, data, plots, style
+from . import check, data, grid, plots, style
 from .data import Tables, display_unit, fmt_value, human, load
 
 #: figure name -> function of the experiment's tables; the names are the files' stems
@@ -47,6 +50,49 @@ def render(t: Tables) -> dict[str, plt.Figure]:
     return {name: make(t) for name, make in FIGURES.items()}
 
 
+@lru_cache(maxsize=1)
+def code_version() -> str:
+    """sha256 of podnet.figures' source and the plotting libraries' versions: what, besides the
+    data, decides a figure's pixels."""
+    import matplotlib
+    import seaborn
+
+    h = hashlib.sha256(f"{matplotlib.__version__} {seaborn.__version__}".encode())
+    for f in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(f.name.encode() + f.read_bytes())
+    return h.hexdigest()
+
+
+def spec_digest(name: str, t: Tables) -> str:
+    """Digest of everything figure ``name`` draws from ``t`` (panels' rows and repeats, orders,
+    texts), the figure code and the plotting libraries; nothing is drawn to compute it."""
+    with grid.specs_only():
+        spec = FIGURES[name](t)
+    return spec.digest(f"{name}\x1e{code_version()}")
+
+
+def publish_one(name: str, t: Tables, figures_dir: str | Path, cache_dir: str | Path | None = None) -> bool:
+    """Write figure ``name`` (PNG, SVG, PDF) unless what it draws is unchanged since it was last
+    written there (digest in ``cache_dir``): then its files are only touched. Returns whether it
+    was drawn. A new run that changes no value a figure shows leaves that figure's bytes as they were.
+    """
+    out = Path(figures_dir)
+    paths = [out / f"{name}.{ext}" for ext in style.FORMATS]
+    key = spec_digest(name, t)
+    stamp = Path(cache_dir) / f"{name}.sha256" if cache_dir is not None else None
+    if stamp is not None and stamp.is_file() and stamp.read_text() == key and all(p.is_file() for p in paths):
+        for p in paths:
+            os.utime(p)  # newer than the tables that were read, so the workflow sees it up to date
+        return False
+    fig = FIGURES[name](t)
+    style.save(fig, name, out)
+    plt.close(fig)
+    if stamp is not None:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(key)
+    return True
+
+
 def publish(processed_dir: str | Path, figures_dir: str | Path | None = None) -> list[Path]:
     """Write every figure of one experiment; returns the written paths."""
     t = load(processed_dir)
@@ -71,6 +117,8 @@ __all__ = [
     "load",
     "plots",
     "publish",
+    "publish_one",
     "render",
+    "spec_digest",
     "style",
 ]

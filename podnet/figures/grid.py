@@ -8,7 +8,11 @@ at the axis edge (log axis) and get an open-end mark when the statistics gave no
 
 from __future__ import annotations
 
+import hashlib
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import matplotlib.pyplot as plt
@@ -29,6 +33,57 @@ class Panel:
     dots: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["y", "hue", "value"]))
     positive: bool = True
     ratio: bool = False
+
+
+@dataclass
+class Spec:
+    """Everything a figure is drawn from (what :func:`draw` or ``plots.empty`` received): its
+    :meth:`digest` changes exactly when the drawn data, orders or texts change."""
+
+    kind: str  # "grid" | "empty"
+    title: str
+    note: str
+    panels: list[Panel] = field(default_factory=list)
+    y_order: list[str] = field(default_factory=list)
+    hue_order: list[str] = field(default_factory=list)
+
+    def digest(self, salt: str = "") -> str:
+        h = hashlib.sha256(salt.encode())
+
+        def text(*parts: object) -> None:
+            for x in parts:
+                h.update(repr(x).encode() + b"\x1f")
+
+        def frame(df: pd.DataFrame) -> None:
+            text(list(df.columns), len(df))
+            if len(df):  # values and their order; dtypes decide how a value hashes, so they count too
+                text([str(t) for t in df.dtypes])
+                h.update(pd.util.hash_pandas_object(df, index=False).to_numpy().tobytes())
+
+        text(self.kind, self.title, self.note, list(self.y_order), list(self.hue_order), len(self.panels))
+        for p in self.panels:
+            text(p.title, p.xlabel, p.positive, p.ratio)
+            frame(p.rows)
+            frame(p.dots)
+        return h.hexdigest()
+
+
+_SPECS_ONLY: ContextVar[bool] = ContextVar("podnet_figure_specs_only", default=False)
+
+
+@contextmanager
+def specs_only() -> Iterator[None]:
+    """Within it, the figure functions return their :class:`Spec` instead of drawing."""
+    token = _SPECS_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _SPECS_ONLY.reset(token)
+
+
+def capturing() -> bool:
+    """Whether the figure functions are asked for their :class:`Spec` (see :func:`specs_only`)."""
+    return _SPECS_ONLY.get()
 
 
 def _layout(n: int, n_rows: int, n_hue: int) -> tuple[int, float, float, float]:
@@ -88,11 +143,14 @@ def _limits(
 def draw(
     panels: list[Panel], y_order: list[str], hue_order: list[str], title: str, note: str = ""
 ) -> plt.Figure:
-    """Draw ``panels`` sharing the row order ``y_order`` and the colours of ``hue_order``.
+    """Draw ``panels`` sharing the row order ``y_order`` and the colours of ``hue_order``
+    (within :func:`specs_only`: return their :class:`Spec`, draw nothing).
 
     A hue no panel draws (the reference variant of a variants figure) keeps its colour slot, so
     colours agree across figures, but gets no place in the rows and no legend entry.
     """
+    if capturing():
+        return Spec("grid", title, note, list(panels), list(y_order), list(hue_order))
     style.apply()
     colors = style.variant_colors(hue_order)
     drawn = set().union(*(set(p.rows["hue"].astype(str)) for p in panels)) if panels else set()

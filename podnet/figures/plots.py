@@ -21,6 +21,8 @@ from . import data, grid, style
 
 def empty(title: str, message: str) -> plt.Figure:
     """A column-wide figure that says why there is nothing to draw."""
+    if grid.capturing():
+        return grid.Spec("empty", title, message)
     style.apply()
     fig = plt.figure(figsize=(style.COLUMN, 1.0), layout="constrained")
     fig.suptitle(title)

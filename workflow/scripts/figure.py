@@ -1,16 +1,19 @@
-"""Snakemake script: one publication figure (library: podnet.figures)."""
+"""Snakemake script: one publication figure (library: podnet.figures.publish_one).
+
+A figure whose drawn data, texts and code are unchanged since it was written is not drawn again
+(its digest is in processed/<exp>/.cache/figures/; not an output, deleting it only costs time).
+"""
 
 import logging
 from pathlib import Path
-
-import matplotlib.pyplot as plt
 
 from podnet import figures
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)
 name = sm.wildcards.figure
-fig = figures.FIGURES[name](figures.load(Path(sm.input.summary).parent))
-for path in figures.style.save(fig, name, Path(sm.output.png).parent):
-    logging.info("wrote %s", path)
-plt.close(fig)
+processed = Path(sm.input.summary).parent
+drawn = figures.publish_one(
+    name, figures.load(processed), Path(sm.output.png).parent, processed / ".cache" / "figures"
+)
+logging.info("%s %s", "drew" if drawn else "unchanged data, kept", name)
