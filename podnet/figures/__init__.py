@@ -13,7 +13,7 @@ One figure per question, each a journal column (3.5 in) or page (7 in) wide, wri
 from __future__ import annotations
 
 import hashlib
-import os
+import shutil
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -72,23 +72,30 @@ def spec_digest(name: str, t: Tables) -> str:
 
 
 def publish_one(name: str, t: Tables, figures_dir: str | Path, cache_dir: str | Path | None = None) -> bool:
-    """Write figure ``name`` (PNG, SVG, PDF) unless what it draws is unchanged since it was last
-    written there (digest in ``cache_dir``): then its files are only touched. Returns whether it
-    was drawn. A new run that changes no value a figure shows leaves that figure's bytes as they were.
+    """Write figure ``name`` (PNG, SVG, PDF) into ``figures_dir``; returns whether it was drawn.
+
+    With ``cache_dir``, a figure whose drawn data, texts and code are unchanged since it was last
+    drawn (its :func:`spec_digest`) is copied from the cache instead of drawn again (Snakemake
+    removes a job's outputs before it runs, so the cache keeps its own copy of the files).
     """
     out = Path(figures_dir)
-    paths = [out / f"{name}.{ext}" for ext in style.FORMATS]
     key = spec_digest(name, t)
-    stamp = Path(cache_dir) / f"{name}.sha256" if cache_dir is not None else None
-    if stamp is not None and stamp.is_file() and stamp.read_text() == key and all(p.is_file() for p in paths):
-        for p in paths:
-            os.utime(p)  # newer than the tables that were read, so the workflow sees it up to date
+    cache = Path(cache_dir) if cache_dir is not None else None
+    kept = [cache / f"{name}.{ext}" for ext in style.FORMATS] if cache is not None else []
+    stamp = cache / f"{name}.sha256" if cache is not None else None
+    if stamp is not None and stamp.is_file() and stamp.read_text() == key and all(p.is_file() for p in kept):
+        out.mkdir(parents=True, exist_ok=True)
+        for p in kept:
+            shutil.copyfile(p, out / p.name)
         return False
     fig = FIGURES[name](t)
-    style.save(fig, name, out)
+    written = style.save(fig, name, out)
     plt.close(fig)
     if stamp is not None:
         stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.unlink(missing_ok=True)  # no stamp while the copies are being replaced
+        for p in written:
+            shutil.copyfile(p, stamp.parent / p.name)
         stamp.write_text(key)
     return True
 

@@ -56,9 +56,12 @@ class Spec:
 
         def frame(df: pd.DataFrame) -> None:
             text(list(df.columns), len(df))
-            if len(df):  # values and their order; dtypes decide how a value hashes, so they count too
-                text([str(t) for t in df.dtypes])
-                h.update(pd.util.hash_pandas_object(df, index=False).to_numpy().tobytes())
+            if len(df):
+                # the values as text, rows sorted: the same points drawn give the same digest whatever
+                # the dtypes (a cached parse gives string where a fresh one gives object) or row order
+                c = df.astype(str)
+                c = c.sort_values(list(c.columns), kind="stable").reset_index(drop=True)
+                h.update(pd.util.hash_pandas_object(c, index=False).to_numpy().tobytes())
 
         text(self.kind, self.title, self.note, list(self.y_order), list(self.hue_order), len(self.panels))
         for p in self.panels:
