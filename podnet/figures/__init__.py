@@ -66,9 +66,24 @@ def code_version() -> str:
 def spec_digest(name: str, t: Tables) -> str:
     """Digest of everything figure ``name`` draws from ``t`` (panels' rows and repeats, orders,
     texts), the figure code and the plotting libraries; nothing is drawn to compute it."""
+    return _digest(name, _spec(name, t))
+
+
+def _spec(name: str, t: Tables) -> grid.Spec:
+    """What figure ``name`` would draw from ``t`` (its data selected once, nothing drawn)."""
     with grid.specs_only():
-        spec = FIGURES[name](t)
+        return FIGURES[name](t)
+
+
+def _digest(name: str, spec: grid.Spec) -> str:
     return spec.digest(f"{name}\x1e{code_version()}")
+
+
+def _draw(spec: grid.Spec) -> plt.Figure:
+    """The figure of ``spec``: what the figure function returns when not asked for its spec."""
+    if spec.kind == "empty":
+        return plots.empty(spec.title, spec.note)
+    return grid.draw(spec.panels, spec.y_order, spec.hue_order, spec.title, spec.note)
 
 
 def publish_one(name: str, t: Tables, figures_dir: str | Path, cache_dir: str | Path | None = None) -> bool:
@@ -79,7 +94,8 @@ def publish_one(name: str, t: Tables, figures_dir: str | Path, cache_dir: str | 
     removes a job's outputs before it runs, so the cache keeps its own copy of the files).
     """
     out = Path(figures_dir)
-    key = spec_digest(name, t)
+    spec = _spec(name, t)
+    key = _digest(name, spec)
     cache = Path(cache_dir) if cache_dir is not None else None
     kept = [cache / f"{name}.{ext}" for ext in style.FORMATS] if cache is not None else []
     stamp = cache / f"{name}.sha256" if cache is not None else None
@@ -88,7 +104,7 @@ def publish_one(name: str, t: Tables, figures_dir: str | Path, cache_dir: str | 
         for p in kept:
             shutil.copyfile(p, out / p.name)
         return False
-    fig = FIGURES[name](t)
+    fig = _draw(spec)  # from the spec already built: the data are not selected a second time
     written = style.save(fig, name, out)
     plt.close(fig)
     if stamp is not None:
