@@ -199,8 +199,10 @@ class LaunchConfig:
     budget_s: float | None
     #: ``launch.floor``: tests run on the noise floor at each round's start (empty: off)
     floor_tests: tuple[TestSpec, ...] = ()
-    #: uncounted warm-up runs of each case at the start of a launch
+    #: uncounted warm-up runs at the start of a launch, of each case or each tool's first case per scenario
     warmup: int = 1
+    #: ``launch.warmup_per``: "tool" (each tool's first case on each scenario) or "case"
+    warmup_per: str = "tool"
     #: record CPU busy/steal, the launcher's and the daemons' CPU around each run
     interference: bool = True
     #: Guaranteed QoS: {"cpu": whole CPUs, "memory": "256Mi"} per container, or None
@@ -237,6 +239,7 @@ class LaunchConfig:
             affinity = {**self.affinity, "applied": False, "why_not": why}
         return {
             "warmup_runs": self.warmup,
+            "warmup_per": self.warmup_per,
             "interference": self.interference,
             "resources": dict(self.resources) if self.resources else None,
             "qos": "Guaranteed" if self.resources else "Burstable",
@@ -403,6 +406,7 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
         budget_s=parse_duration(opt("budget")),
         floor_tests=_floor_tests(launch.get("floor"), tools),
         warmup=int(opt("warmup")),
+        warmup_per=str(opt("warmup_per")),
         interference=bool(opt("interference")),
         resources=dict(launch["resources"]) if launch.get("resources") else None,
         affinity={k: int(v) for k, v in launch["affinity"].items()} if launch.get("affinity") else None,

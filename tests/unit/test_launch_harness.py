@@ -16,6 +16,7 @@ from podnet.adapters import get as adapter
 from podnet.adapters.base import UnsupportedTest
 from podnet.cli import main as cli_main
 from podnet.launch import interference as itf
+from podnet.launch.config import from_mapping
 from podnet.launch.k8s import ExecResult
 from podnet.launch.manifests import pod_manifest
 from podnet.launch.plan import build_plan, case_params
@@ -24,6 +25,7 @@ from podnet.launch.runner import launch
 from podnet.parse import parse_experiment, parse_files
 from podnet.raw import SidecarError, find_raw_files, read_sidecar, validate_sidecar
 from tests.fakekube import PROCSTAT, FakeKube, make_node
+from tests.launch_configs import HOST_HOST, experiment, pod_pod
 from tests.unit.test_launch_runner import config, iperf_json, nodes, ok_responder
 
 FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
@@ -216,6 +218,32 @@ def test_warmup_runs_are_kept_apart_not_counted_and_never_parsed(tmp_path, capsy
     # nothing missing: no launch, no warm-up
     k2 = FakeKube(nodes(), ok_responder)
     assert launch(cfg, kube=k2).warmups == 0 and not k2.client_runs
+
+
+@pytest.mark.parametrize("per, expected", [("tool", 4), ("case", 6)])
+def test_warmup_per_tool_warms_each_tools_first_case_per_scenario(tmp_path, per, expected):
+    tools = {
+        "iperf3": {"tests": [{"name": "tcp"}, {"name": "tcp-reverse", "params": {"reverse": True}}]},
+        "ping": {"tests": [{"name": "plain", "params": {"count": 3}}]},
+    }
+    cfg = from_mapping(
+        experiment(
+            [HOST_HOST, pod_pod()],
+            tools,
+            raw_dir=tmp_path / "raw",
+            variant="bridge",
+            repeats=1,
+            warmup=1,
+            warmup_per=per,
+        )
+    )
+    res = launch(cfg, kube=FakeKube(nodes(), ok_responder))
+    assert (res.warmups, res.ok) == (expected, 6)
+    warm = sorted(p.name for p in (tmp_path / "raw" / "_warmup").rglob("*.meta.yaml"))
+    reverse = [n for n in warm if n.startswith("iperf3-tcp-reverse")]
+    # per tool: iperf3's first test (tcp) and ping on each scenario; tcp-reverse then runs warm
+    assert len(reverse) == (0 if per == "tool" else 2) and len(warm) == expected
+    assert all(read_sidecar(p)["harness"]["warmup_per"] == per for p in find_raw_files(cfg.raw_dir))
 
 
 def test_a_failed_warmup_is_not_counted_and_the_case_still_runs(tmp_path):
