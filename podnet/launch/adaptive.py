@@ -270,9 +270,10 @@ class Sampler:
             if not keys:
                 self.stop = "max_repeats reached" if any(self._capped(it) for it in unmet) else "failed runs"
                 log.info(
-                    "adaptive: %d %s miss their target; none can run again (%s)",
+                    "adaptive: %d %s %s; none can run again (%s)",
                     len(unmet),
-                    self._noun(),
+                    self._noun() + ("" if len(unmet) == 1 else "s"),
+                    "misses its target" if len(unmet) == 1 else "miss their targets",
                     self.stop,
                 )
                 return
