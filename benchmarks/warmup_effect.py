@@ -53,10 +53,11 @@ def effect(exp: str, root: Path, min_n: int) -> pd.DataFrame:
     w["first_of_tool"] = w.groupby(["scenario", "tool"])["started"].rank(method="dense") == 1
     tidy = pd.read_parquet(root / "processed" / exp / "tidy.parquet")
     tidy = tidy[(tidy["source"] == "measured") & (tidy["value"] > 0)]
+    counted = dict(tuple(tidy.groupby(KEY[1:])))  # each case-metric's counted runs, grouped once
     out = []
     for _, row in w.iterrows():
-        sel = tidy[(tidy[KEY[1:]] == row[KEY[1:]]).all(axis=1)]
-        if len(sel) < min_n or not row["warm"] > 0:
+        sel = counted.get(tuple(row[KEY[1:]]))
+        if sel is None or len(sel) < min_n or not row["warm"] > 0:
             continue
         lv = np.log(sel["value"].to_numpy(float))
         mu, sd = lv.mean(), lv.std(ddof=1)
