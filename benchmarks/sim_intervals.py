@@ -1,6 +1,6 @@
 """The simulations behind two choices in podnet/stats/METHODS.md (printed; minutes, not run by the tests).
 
-    .venv/bin/python benchmarks/sim_intervals.py [--bca] [--welch]
+    PYTHONPATH=. .venv/bin/python benchmarks/sim_intervals.py [--bca] [--welch] [--stopping] [--drift]
 
 --bca:   coverage of scipy's nominal 95 % BCa bootstrap interval of a mean, normal N(10, 1.5) and
          log-normal (sigma 0.25) data, n = 3 ... 40, 2,000 experiments x 2,000 resamples each;
@@ -8,6 +8,15 @@
 --welch: worst-case coverage (over variance ratios 1/16 ... 16) of the Welch and the Hsu (min(n) - 1
          df) intervals of a difference of means at small, unequal n, 40,000 experiments per cell;
          decides stats.small_n.welch_min_n.
+--stopping: coverage of the published paired 95 % interval of a primary comparison under the
+         adaptive stopping rule exactly as the launcher runs it (base rounds of
+         max(repeats, min_repeats) pairs, one pair per added round, met when the relative
+         half-width is at most the target and it rests on at least min_to_stop pairs, else on at
+         the cap), for each min_to_stop, over the paired noise measured here; decides
+         stats.planning.min_to_stop.
+--drift: coverage of the variant-ratio intervals (podnet.stats.variants: side by side, drift-
+         normalised, sequential) under launch-to-launch factors of 0.6-1.5x, a slow trend within
+         a launch, a common round effect and per-run noise as noise_floor.csv has it.
 """
 
 from __future__ import annotations
@@ -58,12 +67,111 @@ def welch(seed: int = 1, experiments: int = 40000) -> None:
         print(f"n = {n1:>2} vs {n2:<2} worst-case coverage: welch {out['welch']:.3f}  hsu {out['hsu']:.3f}")
 
 
+# per-run CV of iperf3 throughput and ping RTT in the machine's noise floor (noise_floor.csv, METHODS.md)
+CV_IPERF3, CV_PING = 0.092, 0.12
+
+
+def stopping(seed: int = 3, experiments: int = 20000) -> None:
+    """Coverage and mean pairs of the adaptive rule's published interval, per min_to_stop and noise."""
+    from podnet.stats.precision import min_to_stop
+    from podnet.stats.settings import resolve
+    from podnet.stats.variants import side_by_side
+
+    s = resolve(None)
+    target, conf, n0 = float(s["planning"]["target_rel_half_width"]), float(s["confidence"]), 3
+    rng = np.random.default_rng(seed)
+    # sd of a pair's log ratio: independent runs of iperf3 / ping (CV * sqrt 2), and paths that
+    # share part of their noise within a round (what the make-run comparisons that stopped early had)
+    sds = (0.02, 0.05, 0.08, 0.1, round(CV_IPERF3 * 2**0.5, 3), round(CV_PING * 2**0.5, 3), 0.22)
+    print(f"adaptive stopping: target ±{target:.0%}, {conf:.0%} paired t interval, base {n0} pairs")
+    print(f"  coverage % (mean pairs) at pair sd {sds}; default min_to_stop {min_to_stop(s)}")
+    for noise in ("normal", "t5"):
+        for cap in (30, 40):
+            for mts in (3, 5, 8, 10, 12):
+                cells, worst = [], 1.0
+                for sd in sds:
+                    if noise == "normal":
+                        d = rng.normal(0, sd, (experiments, cap))
+                    else:  # heavier tails: runs that hit a hiccup
+                        d = rng.standard_t(5, (experiments, cap)) * sd / np.sqrt(5 / 3)
+                    t, b = np.exp(d), np.ones_like(d)  # the true ratio is 1
+                    stop = np.full(experiments, cap)
+                    cov = np.zeros(experiments, dtype=bool)
+                    open_ = np.ones(experiments, dtype=bool)
+                    for n in range(n0, cap + 1):
+                        r = side_by_side(t[:, :n], b[:, :n], conf)
+                        rhw = (r.high - r.low) / (2 * r.ratio)
+                        now = open_ & (((rhw <= target) & (n >= max(n0, mts))) | (n == cap))
+                        stop[now] = n
+                        cov[now] = (r.low[now] <= 1) & (1 <= r.high[now])
+                        open_ &= ~now
+                    c = cov.mean()
+                    worst = min(worst, c)
+                    cells.append(f"{100 * c:5.1f} ({stop.mean():4.1f})")
+                print(
+                    f"  {noise:<6} cap {cap} min_to_stop {mts:>2}: "
+                    + "  ".join(cells)
+                    + f"  worst {100 * worst:.1f}"
+                )
+
+
+def drift(seed: int = 4, experiments: int = 20000) -> None:
+    """Coverage of side-by-side, normalised and sequential variant ratios under measured drift."""
+    from podnet.stats.variants import normalised, sequential, side_by_side
+
+    rng = np.random.default_rng(seed)
+    true = 0.62  # variant A's path over variant B's, e.g. vxlan over host-gw pod-pod cross-node
+
+    def launch(n: int, size: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """log of (launch-wide factor x slow trend, round effect), shape (E, n): one launch's drift."""
+        f = rng.uniform(np.log(0.6), np.log(1.5), size + (1,))
+        a = rng.uniform(-0.3, 0.3, size + (1,))
+        trend = a * (np.arange(n) / max(n - 1, 1) - 0.5)
+        return f + trend, rng.normal(0, 0.05, size + (n,))
+
+    def noise(n: int) -> np.ndarray:
+        return rng.normal(0, CV_IPERF3, (experiments, n))
+
+    print(
+        f"variant ratios under drift: launch factor 0.6-1.5x, trend ±15 %, round sd 5 %, run CV {CV_IPERF3}"
+    )
+    print("  beta: how strongly the path feels the launch's drift relative to its host-host baseline")
+    for n in (6, 10, 20):
+        for beta in (1.0, 1.3):
+            e = (experiments,)
+            # side by side: one launch holds both variants, one run of each per round
+            f, r = launch(n, e)
+            a = np.log(true) + beta * (f + r) + noise(n)
+            b = beta * (f + r) + noise(n)
+            sbs = side_by_side(np.exp(a), np.exp(b))
+            # one launch per variant, each with its own host-host baseline in the same rounds
+            fa, ra = launch(n, e)
+            fb, rb = launch(n, e)
+            pa, ha = np.log(true) + beta * (fa + ra) + noise(n), fa + ra + noise(n)
+            pb, hb = beta * (fb + rb) + noise(n), fb + rb + noise(n)
+            nrm = normalised(np.exp(pa), np.exp(ha), np.exp(pb), np.exp(hb))
+            seq = sequential(np.exp(pa), np.exp(pb))
+            out = []
+            for name, iv in (("side-by-side", sbs), ("normalised", nrm), ("sequential", seq)):
+                cov = np.mean((iv.low <= true) & (true <= iv.high))
+                hw = np.median((iv.high - iv.low) / (2 * iv.ratio))
+                out.append(f"{name} {100 * cov:5.1f} % (±{100 * hw:4.1f} %)")
+            print(f"  n = {n:>2} per variant, beta {beta}: " + "   ".join(out))
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bca", action="store_true")
     ap.add_argument("--welch", action="store_true")
+    ap.add_argument("--stopping", action="store_true")
+    ap.add_argument("--drift", action="store_true")
     a = ap.parse_args()
-    if a.welch or not a.bca:
+    everything = not (a.bca or a.welch or a.stopping or a.drift)
+    if a.welch or everything:
         welch()
-    if a.bca or not a.welch:
+    if a.bca or everything:
         bca()
+    if a.stopping or everything:
+        stopping()
+    if a.drift or everything:
+        drift()

@@ -205,6 +205,7 @@ class Sampler:
 
     def _judge_cases(self) -> list[dict[str, Any]]:
         from podnet.stats import plan
+        from podnet.stats.precision import min_to_stop
 
         tidy = self.tidy()
         if tidy is None or not len(tidy):
@@ -212,7 +213,7 @@ class Sampler:
         pl = plan(tidy, self.settings)
         pl = pl[pl["headline"]]
         keys = {c.key for c in self.L.cfg.cases}
-        nmin = int(self.settings["planning"]["min_repeats"])
+        nmin = min_to_stop(self.settings)
         items = []
         for _, r in pl.iterrows():
             key = (str(r["scenario"]), str(r["tool"]), str(r["test"]))

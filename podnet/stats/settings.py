@@ -106,6 +106,8 @@ def resolve(settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
         raise ValueError("stats.planning.target_rel_half_width must be > 0")
     if int(p["min_repeats"]) < 2 or int(p["max_repeats"]) < int(p["min_repeats"]):
         raise ValueError("stats.planning needs 2 <= min_repeats <= max_repeats")
+    if int(p["min_to_stop"]) < 2:
+        raise ValueError("stats.planning.min_to_stop must be >= 2")
     bad = [c for c in s["multiple_comparisons"]["family"] if c not in _FAMILY_COLUMNS]
     if bad:
         raise ValueError(f"stats.multiple_comparisons.family: unknown columns {bad}")

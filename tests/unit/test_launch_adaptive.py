@@ -28,11 +28,16 @@ RUN_S = 10.0
 HOST_IP = "10.1.0.1"  # node n1's InternalIP: the host server's address
 
 
-def adaptive_config(tmp_path, *, budget=None, max_repeats=6, target=0.05, primary_extra=None):
+def adaptive_config(tmp_path, *, budget=None, max_repeats=6, target=0.05, primary_extra=None, min_to_stop=3):
     c = copy.deepcopy(BASE)
     c["raw_dir"] = str(tmp_path / "raw")
     c["stats"] = {
-        "planning": {"target_rel_half_width": target, "min_repeats": 3, "max_repeats": max_repeats},
+        "planning": {
+            "target_rel_half_width": target,
+            "min_repeats": 3,
+            "max_repeats": max_repeats,
+            "min_to_stop": min_to_stop,
+        },
         "comparisons": [{"by": "scenario", "baseline": "host-host"}],
         "primary": [
             {"by": "scenario", "baseline": "host-host", "tests": ["iperf3:tcp"], **(primary_extra or {})}
@@ -252,6 +257,27 @@ def test_failed_runs_are_the_reason_when_a_side_has_no_values(tmp_path):
     assert doc["stop"] == "failed runs"
 
 
+def test_a_comparison_is_met_only_from_min_to_stop_pairs(tmp_path):
+    # tight from the base rounds on, but an interval of 3 pairs that happens to be narrow is not
+    # trusted: rounds go on until min_to_stop pairs, then it is met (the simulation in
+    # benchmarks/sim_intervals.py --stopping gives the coverage this buys)
+    cfg = adaptive_config(tmp_path, max_repeats=12, min_to_stop=5)
+    launcher, res = run(cfg, Clock(), cv_pod_pod=0.001)
+    per_case = runs_per_case(res)
+    assert {n for (_, tool), n in per_case.items() if tool == "iperf3"} == {5}
+    assert {n for (_, tool), n in per_case.items() if tool == "ping"} == {3}  # outside the family
+    _, doc = the_account(cfg)
+    assert doc["stop"] == "all met" and {i["n"] for i in doc["items"]} == {5}
+
+
+def test_the_default_min_to_stop_is_the_simulated_one():
+    from podnet.stats.precision import min_to_stop
+    from podnet.stats.settings import resolve
+
+    assert min_to_stop(resolve(None)) == 10
+    assert min_to_stop(resolve({"planning": {"min_repeats": 12}})) == 12
+
+
 def test_a_per_comparison_target_is_used(tmp_path):
     # a 50 % target on the primary entry: the noisy comparison meets it after the base rounds
     cfg = adaptive_config(tmp_path, primary_extra={"target_rel_half_width": 0.5})
@@ -264,7 +290,9 @@ def test_a_per_comparison_target_is_used(tmp_path):
 def test_without_primary_each_case_is_judged(tmp_path):
     c = copy.deepcopy(BASE)
     c["raw_dir"] = str(tmp_path / "raw")
-    c["stats"] = {"planning": {"target_rel_half_width": 0.05, "min_repeats": 3, "max_repeats": 5}}
+    c["stats"] = {
+        "planning": {"target_rel_half_width": 0.05, "min_repeats": 3, "max_repeats": 5, "min_to_stop": 3}
+    }
     c["launch"]["adaptive"] = {"enabled": True}
     c["launch"]["tools"].pop("ping")
     clock = Clock()

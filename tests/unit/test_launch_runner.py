@@ -25,7 +25,9 @@ PING = (FIX / "ping" / "loopback-plain.txt").read_text()
 BASE = experiment(
     [HOST_HOST, pod_pod()],
     IPERF3_PING,
-    stats={"planning": {"target_rel_half_width": 0.05, "min_repeats": 3, "max_repeats": 10}},
+    stats={
+        "planning": {"target_rel_half_width": 0.05, "min_repeats": 3, "max_repeats": 10, "min_to_stop": 3}
+    },
     variant="bridge",
     repeats=2,
     warmup=0,  # the warm-up tests are in test_launch_harness.py
