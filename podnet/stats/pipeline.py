@@ -14,6 +14,7 @@ from .planning import plan
 from .ratios import compare
 from .settings import resolve
 from .summary import outlier_rows, summarize
+from .variants import variant_table
 from .within import within_run
 
 _RUN_IDENTITY = ["experiment", "variant", "scenario", "tool", "test", "protocol", "streams", "repeat"]
@@ -28,7 +29,8 @@ def run(
 ) -> dict[str, Path]:
     """Read the tidy table, write the statistics tables into ``out_dir``, return their paths.
 
-    Always written: summary.csv, ratios.csv, planning.csv, outliers.csv,
+    Always written: summary.csv, ratios.csv, planning.csv, variants.csv (no rows without a
+    ``by: variant`` comparison), outliers.csv,
     stats_settings.json (the effective settings, seed included) and
     METHODS.md. within_run.csv when ``intervals_path`` exists. A table with
     no rows, a non-numeric value or a comparison whose baseline no measured
@@ -52,6 +54,7 @@ def run(
     paths["summary"] = _write(summary, out / "summary.csv")
     paths["ratios"] = _write(compare(tidy, s, groups=g), out / "ratios.csv")
     paths["planning"] = _write(plan(tidy, s, groups=g), out / "planning.csv")
+    paths["variants"] = _write(variant_table(tidy, s), out / "variants.csv")
     meas_summary = summary[summary["source"] == "measured"].reset_index(drop=True)
     if len(measured):
         outl = outlier_rows(g, meas_summary)

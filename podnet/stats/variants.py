@@ -21,13 +21,19 @@ estimators a campaign's ``variants.csv`` states, and the ones ``benchmarks/sim_i
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
 
 from . import core
+from ._data import LAUNCH_COLUMN, as_tidy, split_sources
+from .family import primary_targets
+from .kinds import metric_facts
+from .settings import resolve
 
 DESIGNS = ("side-by-side", "normalised", "sequential")
 
@@ -128,3 +134,168 @@ def _two_sample(
     with np.errstate(invalid="ignore", divide="ignore"):
         se = np.sqrt(va / na + vb / nb)
     return _interval(ma - mb, se, np.nan_to_num(df, nan=0.0), confidence, np.fmin(na, nb))
+
+
+# -- variants.csv: every variant against its baseline variant, by every design the runs allow ------------
+
+#: the path columns a variant ratio is taken within (one row per value of these and the metric)
+PATH_COLUMNS = ["scenario", "tool", "test", "protocol", "direction", "streams", "metric", "unit"]
+
+VARIANT_COLUMNS = [
+    "variant",
+    "baseline_variant",
+    *PATH_COLUMNS,
+    "design",  # side-by-side | normalised | sequential
+    "preferred",  # the design this comparison is read by: side-by-side, else normalised, else sequential
+    "normalised_by",  # normalised: the in-launch baseline scenario (e.g. host-host)
+    "ratio",
+    "ci_low",
+    "ci_high",
+    "rel_half_width",
+    "n_pairs",  # side-by-side: pairs; normalised: the smaller launch's pairs; sequential: the smaller n
+    "n_treatment",
+    "n_baseline",
+    "p_value",
+    "role",  # primary (declared in stats.primary) | exploratory
+    "p_adjusted",  # Holm over the preferred rows of the primary family
+    "target_rel_half_width",
+    "resolved",  # preferred primary row whose half-width is at most its target
+    "significant",  # p_adjusted below 1 - confidence
+]
+
+
+def _empty_variants() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype="object") for c in VARIANT_COLUMNS})
+
+
+def _by_round(rows: pd.DataFrame) -> pd.Series:
+    """Values indexed by (launch_id, repeat); rows without a launch id or repeat are left out."""
+    launch = rows[LAUNCH_COLUMN].astype("string").fillna("") if LAUNCH_COLUMN in rows else None
+    if launch is None:
+        return pd.Series(dtype=float)
+    ok = (launch != "") & rows["repeat"].notna()
+    r = rows.loc[ok]
+    s = pd.Series(
+        r["value"].to_numpy(dtype=float), index=pd.MultiIndex.from_arrays([launch[ok], r["repeat"]])
+    )
+    return s[~s.index.duplicated(keep=False)]  # a (launch, repeat) seen twice pairs nothing
+
+
+def _paired(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    common = a.index.intersection(b.index)
+    return a.loc[common].to_numpy(dtype=float), b.loc[common].to_numpy(dtype=float)
+
+
+def variant_table(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """variants.csv: each variant over the baseline variant of ``stats.comparisons`` (``by: variant``).
+
+    For every path (scenario, tool, test, protocol, direction, streams, metric, unit) of a
+    positive metric measured under both variants, one row per design the runs allow:
+    *side-by-side* when runs of the two variants share launch id and repeat (one campaign
+    round holding both), *normalised* when each variant's launch also measured the by-scenario
+    baseline of ``stats.comparisons`` (e.g. host-host) in the same rounds, *sequential* always
+    (two independent samples, drift included). ``preferred`` marks the design the comparison is
+    read by; Holm runs over the preferred rows that ``stats.primary`` declares (by scenario: the
+    path; by variant: the variant pair), and ``resolved`` says such a row met its target.
+    """
+    s = resolve(settings)
+    conf = float(s["confidence"])
+    comps = list(s["comparisons"])
+    bases = [str(c["baseline"]) for c in comps if c.get("by") == "variant"]
+    if not bases:
+        return _empty_variants()
+    norm = next((str(c["baseline"]) for c in comps if c.get("by") == "scenario"), None)
+    measured = split_sources(as_tidy(tidy))[0]
+    kind, _ = metric_facts(measured[["tool", "metric"]])
+    m = measured.loc[(kind == "positive") & (measured["value"].to_numpy(dtype=float) > 0)]
+    if m.empty:
+        return _empty_variants()
+    if LAUNCH_COLUMN not in m.columns:
+        m = m.assign(**{LAUNCH_COLUMN: pd.Series(pd.NA, index=m.index, dtype="string")})
+    key = m[PATH_COLUMNS].astype("string").fillna("")
+    m = m.assign(_path=key.agg("\x1f".join, axis=1), _variant=m["variant"].astype("string").fillna(""))
+    groups = {k: g for k, g in m.groupby(["_variant", "_path"], sort=False)}
+    paths = key.drop_duplicates().assign(_path=lambda d: d.agg("\x1f".join, axis=1))
+    welch_min_n = int(s["small_n"]["welch_min_n"])
+    out: list[dict[str, Any]] = []
+    for base in bases:
+        cmp = next(c for c in comps if c.get("by") == "variant" and str(c["baseline"]) == base)
+        treats = [str(t) for t in cmp.get("treatments") or []] or sorted(
+            v for v in m["_variant"].unique() if v != base
+        )
+        for v in treats:
+            for _, p in paths.iterrows():
+                gt, gb = groups.get((v, p["_path"])), groups.get((base, p["_path"]))
+                if gt is None or gb is None:
+                    continue
+                row0 = {"variant": v, "baseline_variant": base, **{c: p[c] for c in PATH_COLUMNS}}
+                row0["n_treatment"], row0["n_baseline"] = len(gt), len(gb)
+                a, b = _paired(_by_round(gt), _by_round(gb))
+                if len(a) >= 2:
+                    out.append(_row(row0, "side-by-side", side_by_side(a, b, conf), ""))
+                if norm is not None and p["scenario"] != norm:
+                    hp = "\x1f".join([norm, *[p[c] for c in PATH_COLUMNS[1:]]])
+                    ht, hb = groups.get((v, hp)), groups.get((base, hp))
+                    if ht is not None and hb is not None:
+                        pa, ha = _paired(_by_round(gt), _by_round(ht))
+                        pb, hb_ = _paired(_by_round(gb), _by_round(hb))
+                        if len(pa) >= 2 and len(pb) >= 2:
+                            iv = normalised(pa, ha, pb, hb_, conf, welch_min_n)
+                            out.append(_row(row0, "normalised", iv, norm))
+                if len(gt) >= 2 and len(gb) >= 2:
+                    iv = sequential(
+                        gt["value"].to_numpy(float), gb["value"].to_numpy(float), conf, welch_min_n
+                    )
+                    out.append(_row(row0, "sequential", iv, ""))
+    if not out:
+        return _empty_variants()
+    df = pd.DataFrame(out)
+    rank = df["design"].map({d: i for i, d in enumerate(DESIGNS)})
+    best = rank.groupby([df["variant"], df["baseline_variant"], *[df[c] for c in PATH_COLUMNS]]).transform(
+        "min"
+    )
+    df["preferred"] = rank == best
+    _family(df, s, norm)
+    return df[VARIANT_COLUMNS]
+
+
+def _row(row0: dict[str, Any], design: str, iv: RatioInterval, norm: str) -> dict[str, Any]:
+    ratio, lo, hi = float(iv.ratio), float(iv.low), float(iv.high)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rhw = (hi - lo) / (2 * ratio) if ratio else np.nan
+    return {
+        **row0,
+        "design": design,
+        "normalised_by": norm,
+        "ratio": ratio,
+        "ci_low": lo,
+        "ci_high": hi,
+        "rel_half_width": rhw,
+        "n_pairs": int(iv.n),
+        "p_value": float(iv.p),
+    }
+
+
+def _family(df: pd.DataFrame, s: Mapping[str, Any], norm: str | None) -> None:
+    """role, p_adjusted (Holm over preferred primary rows), target, resolved, significant (in place)."""
+    default = float(s["planning"]["target_rel_half_width"])
+    primary = list(s["primary"])
+    by_scenario = df.assign(by="scenario", baseline=norm or "", treatment=df["scenario"])
+    by_variant = df.assign(by="variant", baseline=df["baseline_variant"], treatment=df["variant"])
+    target = np.fmin(
+        primary_targets(by_scenario, [p for p in primary if p.get("by") == "scenario"], default),
+        primary_targets(by_variant, [p for p in primary if p.get("by") == "variant"], default),
+    )
+    prim = np.isfinite(target)
+    df["role"] = np.where(prim, "primary", "exploratory")
+    df["target_rel_half_width"] = target
+    fam = prim & df["preferred"].to_numpy(dtype=bool)
+    padj = np.full(len(df), np.nan)
+    if fam.any():
+        padj[fam] = core.holm(df["p_value"].to_numpy(dtype=float)[fam])
+    df["p_adjusted"] = padj
+    alpha = 1.0 - float(s["confidence"])
+    df["resolved"] = fam & (np.nan_to_num(df["rel_half_width"].to_numpy(dtype=float), nan=np.inf) <= target)
+    sig = pd.array(padj < alpha, dtype="boolean")
+    sig[np.isnan(padj)] = pd.NA
+    df["significant"] = sig

@@ -64,6 +64,7 @@ CASES = {
         "summary.csv",
         "ratios.csv",
         "planning.csv",
+        "variants.csv",
         "outliers.csv",
         "within_run.csv",
         "stats_settings.json",

@@ -73,3 +73,69 @@ def test_vectorised_over_experiments():
     assert got.ratio.shape == (5,)
     for i in range(5):
         assert side_by_side(t[i], b[i]).low == pytest.approx(got.low[i])
+
+
+# -- variants.csv ---------------------------------------------------------------------------------------
+CMP = [{"by": "scenario", "baseline": "host-host"}, {"by": "variant", "baseline": "host-gw"}]
+PRIMARY = [{"by": "scenario", "baseline": "host-host", "treatments": ["pod-pod"], "tests": ["iperf3:tcp"]}]
+
+
+def launch(variant, launch_id, factor, path_ratio, rng, n=8):
+    """One launch of a variant: host-host and pod-pod in the same rounds, scaled by the launch's drift."""
+    host = 10e9 * factor * rng.lognormal(0, 0.03, n)
+    pod = host * path_ratio * rng.lognormal(0, 0.03, n)
+    common = dict(variant=variant, launch_id=launch_id)
+    return rows(host, scenario="host-host", **common) + rows(pod, scenario="pod-pod", **common)
+
+
+def test_variant_table_separate_launches_normalised_beside_sequential():
+    from podnet.stats.variants import variant_table
+
+    rng = np.random.default_rng(12)  # a seed whose 95 % interval covers (1 in 20 would not)
+    # vxlan's launch ran on a machine 1.4x faster: the sequential ratio carries that, the normalised not
+    t = tidy(launch("host-gw", "L1", 1.0, 0.9, rng), launch("vxlan", "L2", 1.4, 0.6, rng))
+    v = variant_table(t, {"comparisons": CMP, "primary": PRIMARY})
+    pod = v[v["scenario"] == "pod-pod"]
+    assert set(pod["design"]) == {"normalised", "sequential"}
+    nrm = one(pod, design="normalised")
+    seq = one(pod, design="sequential")
+    assert nrm["ci_low"] < 0.6 / 0.9 < nrm["ci_high"] and nrm["rel_half_width"] < 0.05
+    assert seq["ci_low"] > 0.6 / 0.9 * 1.2  # the launch factor, not the CNI
+    assert bool(nrm["preferred"]) and not bool(seq["preferred"]) and nrm["normalised_by"] == "host-host"
+    assert nrm["role"] == "primary" and bool(nrm["resolved"]) and bool(nrm["significant"])
+    assert np.isnan(seq["p_adjusted"])  # only the preferred row enters the family
+    host = v[v["scenario"] == "host-host"]
+    assert list(host["design"]) == ["sequential"] and list(host["role"]) == ["exploratory"]
+
+
+def test_variant_table_side_by_side_when_rounds_hold_both_variants():
+    from podnet.stats.variants import variant_table
+
+    rng = np.random.default_rng(9)
+    drift = np.array([1.0, 1.4, 0.7, 1.2, 0.8, 1.1])  # both variants of a round feel it
+    a = rows(10e9 * drift * rng.lognormal(0, 0.01, 6), variant="host-gw", launch_id="C1")
+    b = rows(6e9 * drift * rng.lognormal(0, 0.01, 6), variant="vxlan", launch_id="C1")
+    v = variant_table(tidy(a, b), {"comparisons": CMP, "primary": PRIMARY})
+    sbs = one(v, design="side-by-side")
+    assert sbs["n_pairs"] == 6 and sbs["ci_low"] < 0.6 < sbs["ci_high"] < 0.62
+    assert bool(sbs["preferred"]) and bool(sbs["resolved"])
+    seq = one(v, design="sequential")
+    assert seq["rel_half_width"] > 5 * sbs["rel_half_width"]
+
+
+def test_aa_variants_contain_one():
+    from podnet.stats.variants import variant_table
+
+    rng = np.random.default_rng(10)
+    t = tidy(launch("host-gw", "L1", 1.0, 0.8, rng), launch("host-gw-b", "L2", 0.7, 0.8, rng))
+    v = variant_table(t, {"comparisons": CMP, "primary": PRIMARY})
+    nrm = one(v, design="normalised")
+    assert nrm["ci_low"] < 1 < nrm["ci_high"] and not bool(nrm["significant"])
+
+
+def test_no_variant_comparison_no_rows():
+    from podnet.stats.variants import VARIANT_COLUMNS, variant_table
+
+    rng = np.random.default_rng(11)
+    v = variant_table(tidy(launch("a", "L1", 1, 0.8, rng)), {"comparisons": CMP[:1]})
+    assert v.empty and list(v.columns) == VARIANT_COLUMNS

@@ -10,6 +10,7 @@ rule stats:
         summary=f"{OUT}/summary.csv",
         ratios=f"{OUT}/ratios.csv",
         planning=f"{OUT}/planning.csv",
+        variants=f"{OUT}/variants.csv",
         outliers=f"{OUT}/outliers.csv",
         within_run=f"{OUT}/within_run.csv",
         settings=f"{OUT}/stats_settings.json",
