@@ -303,63 +303,8 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
     launch = copy.deepcopy(dict(config["launch"]))
     raw_dir = Path(config.get("raw_dir") or f"raw/{exp}")
 
-    tools: dict[str, list[TestSpec]] = {}
-    disabled: list[str] = []
-    tool_defaults = schema.defaults_of(schema.section("launch", "tools")["additionalProperties"])
-    for tool, spec in launch["tools"].items():
-        if not {**tool_defaults, **spec}["enabled"]:
-            disabled.append(tool)
-            continue
-        names = [t["name"] for t in spec["tests"]]
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise LaunchConfigError(
-                f"launch.tools.{tool}: test names must be unique; repeated: {', '.join(dup)}"
-            )
-        tools[tool] = [
-            TestSpec(
-                tool=tool,
-                name=t["name"],
-                params=dict(t.get("params") or {}),
-                description=t.get("description", ""),
-            )
-            for t in spec["tests"]
-        ]
-
-    scenarios: list[Scenario] = []
-    seen: set[str] = set()
-    for i, sc in enumerate(launch["scenarios"]):
-        name = sc["name"]
-        where = f"launch.scenarios[{i}] ({name})"
-        if name in seen:
-            raise LaunchConfigError(f"{where}: scenario names must be unique")
-        if name == FLOOR_SCENARIO:
-            raise LaunchConfigError(f"{where}: {FLOOR_SCENARIO} is the interleaved noise floor's scenario")
-        seen.add(name)
-        client = _endpoint(sc.get("client"), f"{where}.client")
-        server = _endpoint(sc.get("server"), f"{where}.server")
-        if "backend" in (sc.get("client") or {}):
-            raise LaunchConfigError(f"{where}.client: `backend` is only for a server of kind service")
-        if client.kind == "service":
-            raise LaunchConfigError(f"{where}.client: a client cannot be a Service (kind pod or host)")
-        if client.relative_to == "client" or server.relative_to == "server":
-            raise LaunchConfigError(f"{where}: an endpoint cannot be placed relative to itself")
-        if client.relative_to and server.relative_to:
-            raise LaunchConfigError(
-                f"{where}: client and server are both placed relative to each other; place one of them absolutely"
-            )
-        if server.kind != "service" and "backend" in (sc.get("server") or {}):
-            raise LaunchConfigError(f"{where}.server: `backend` is only for kind service")
-        tests = _select_tests(sc.get("tests"), tools, disabled, where)
-        scenarios.append(
-            Scenario(
-                name=name,
-                client=client,
-                server=server,
-                tests=tuple(tests),
-                description=sc.get("description", ""),
-            )
-        )
+    tools, disabled = _tools(launch)
+    scenarios = _scenarios(launch, tools, disabled)
 
     ns = {**schema.defaults("launch", "namespace"), **(launch.get("namespace") or {})}
     if ns["create"] is False and not ns.get("name"):
@@ -415,6 +360,74 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
     if not cfg.cases:
         raise LaunchConfigError("launch: no case to run (every scenario's tests are disabled or empty)")
     return cfg
+
+
+def _tools(launch: Mapping[str, Any]) -> tuple[dict[str, list[TestSpec]], list[str]]:
+    """(enabled tool -> its tests, disabled tools) of ``launch.tools``; test names unique per tool."""
+    tools: dict[str, list[TestSpec]] = {}
+    disabled: list[str] = []
+    tool_defaults = schema.defaults_of(schema.section("launch", "tools")["additionalProperties"])
+    for tool, spec in launch["tools"].items():
+        if not {**tool_defaults, **spec}["enabled"]:
+            disabled.append(tool)
+            continue
+        names = [t["name"] for t in spec["tests"]]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise LaunchConfigError(
+                f"launch.tools.{tool}: test names must be unique; repeated: {', '.join(dup)}"
+            )
+        tools[tool] = [
+            TestSpec(
+                tool=tool,
+                name=t["name"],
+                params=dict(t.get("params") or {}),
+                description=t.get("description", ""),
+            )
+            for t in spec["tests"]
+        ]
+    return tools, disabled
+
+
+def _scenarios(
+    launch: Mapping[str, Any], tools: dict[str, list[TestSpec]], disabled: list[str]
+) -> list[Scenario]:
+    """``launch.scenarios`` as :class:`Scenario` s, each placement checked (unique names, no self-reference)."""
+    scenarios: list[Scenario] = []
+    seen: set[str] = set()
+    for i, sc in enumerate(launch["scenarios"]):
+        name = sc["name"]
+        where = f"launch.scenarios[{i}] ({name})"
+        if name in seen:
+            raise LaunchConfigError(f"{where}: scenario names must be unique")
+        if name == FLOOR_SCENARIO:
+            raise LaunchConfigError(f"{where}: {FLOOR_SCENARIO} is the interleaved noise floor's scenario")
+        seen.add(name)
+        client = _endpoint(sc.get("client"), f"{where}.client")
+        server = _endpoint(sc.get("server"), f"{where}.server")
+        if "backend" in (sc.get("client") or {}):
+            raise LaunchConfigError(f"{where}.client: `backend` is only for a server of kind service")
+        if client.kind == "service":
+            raise LaunchConfigError(f"{where}.client: a client cannot be a Service (kind pod or host)")
+        if client.relative_to == "client" or server.relative_to == "server":
+            raise LaunchConfigError(f"{where}: an endpoint cannot be placed relative to itself")
+        if client.relative_to and server.relative_to:
+            raise LaunchConfigError(
+                f"{where}: client and server are both placed relative to each other; place one of them absolutely"
+            )
+        if server.kind != "service" and "backend" in (sc.get("server") or {}):
+            raise LaunchConfigError(f"{where}.server: `backend` is only for kind service")
+        tests = _select_tests(sc.get("tests"), tools, disabled, where)
+        scenarios.append(
+            Scenario(
+                name=name,
+                client=client,
+                server=server,
+                tests=tuple(tests),
+                description=sc.get("description", ""),
+            )
+        )
+    return scenarios
 
 
 def _floor_tests(raw: Mapping[str, Any] | None, tools: dict[str, list[TestSpec]]) -> tuple[TestSpec, ...]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from podnet import adapters
-from podnet.adapters.base import ParseError
+from podnet.adapters.base import Invocation, ParseError
 from podnet.launch.config import LaunchConfig
 from podnet.launch.interference import Interference
 from podnet.launch.k8s import ExecResult
@@ -196,6 +196,27 @@ class Executor:
         }
         verdict = judge(case.test.tool, r)
         ext = "json" if verdict.content.lstrip().startswith("{") else "txt"
+        timing = {"started": started, "ended": ended, "elapsed_s": round(elapsed, 3)}
+        self._describe(meta, cp, inv, argv, target, verdict, r, timing)
+        if restarted:
+            meta.update(suspect=True, restarts=restarted)
+        if warmup:
+            return self._keep_warmup(cp, slot, tag, verdict, r, meta, ext)
+        return self._keep_counted(cp, slot, attempt, tag, verdict, r, meta, ext, restarted, elapsed)
+
+    def _describe(
+        self,
+        meta: dict[str, Any],
+        cp: CasePlan,
+        inv: Invocation,
+        argv: list[str],
+        target: Any,
+        verdict: Judged,
+        r: ExecResult,
+        timing: dict[str, Any],
+    ) -> None:
+        """The run's outcome, commands, endpoints and provenance into its sidecar ``meta``."""
+        case = cp.case
         meta.update(
             status=verdict.status,
             **({"error": verdict.error} if verdict.error else {}),
@@ -209,9 +230,7 @@ class Executor:
             service=(
                 {"name": self.w.pod_name(cp.service or ""), "cluster_ip": target} if cp.service else None
             ),
-            started=started,
-            ended=ended,
-            elapsed_s=round(elapsed, 3),
+            **timing,
             exit_code=r.rc,
             stderr=r.stderr[-2000:] if r.stderr else "",
             tool_version=self.w.tool_versions.get(case.test.tool),
@@ -224,18 +243,44 @@ class Executor:
             ),
             launch=self.launch_meta,
         )
-        if restarted:
-            meta.update(suspect=True, restarts=restarted)
-        if warmup:
-            meta["warmup"] = True
-            path = warmup_path(
-                self.cfg.raw_dir, self.launch_meta["id"], self.facts.variant, case, ext, slot.repeat
-            )
-            write_raw(path, verdict.content, meta)
-            log.info("%s: %s (not counted)", tag, verdict.status if verdict.status == "ok" else verdict.error)
-            if verdict.status != "ok" and (r.rc is not None or r.timed_out):
-                self.w.restart_server(cp)
-            return verdict.status
+
+    def _keep_warmup(
+        self,
+        cp: CasePlan,
+        slot: Slot,
+        tag: str,
+        verdict: Judged,
+        r: ExecResult,
+        meta: dict[str, Any],
+        ext: str,
+    ) -> str:
+        """Write an uncounted warm-up run apart (restarting a server the failed run may have left stuck)."""
+        case = cp.case
+        meta["warmup"] = True
+        path = warmup_path(
+            self.cfg.raw_dir, self.launch_meta["id"], self.facts.variant, case, ext, slot.repeat
+        )
+        write_raw(path, verdict.content, meta)
+        log.info("%s: %s (not counted)", tag, verdict.status if verdict.status == "ok" else verdict.error)
+        if verdict.status != "ok" and (r.rc is not None or r.timed_out):
+            self.w.restart_server(cp)
+        return verdict.status
+
+    def _keep_counted(
+        self,
+        cp: CasePlan,
+        slot: Slot,
+        attempt: int,
+        tag: str,
+        verdict: Judged,
+        r: ExecResult,
+        meta: dict[str, Any],
+        ext: str,
+        restarted: dict[str, int],
+        elapsed: float,
+    ) -> str:
+        """Write a counted run, tally it, log it (restarting the server after a failure the client saw)."""
+        case = cp.case
         path = self._write(cp, slot, attempt, verdict.content, meta, ext)
         self.tally.note(
             case, slot.repeat, attempt, verdict.status, path, verdict.error, suspect=bool(restarted)

@@ -131,8 +131,6 @@ def primary_intervals(
 
 def describe(g: Groups, s: Mapping[str, Any], inferential: bool = True) -> pd.DataFrame:
     """Statistics of each group of ``g`` (keys not included)."""
-    conf = s["confidence"]
-    k = len(g.n)
     mean, sd = group_moments(g, float(s["small_n"]["zero_rel_sd"]))
     qs = _quantiles(g, [0.0, 0.25, 0.5, 0.75, 1.0])
     vmin, q1, med, q3, vmax = (qs[:, i] for i in range(5))
@@ -164,7 +162,21 @@ def describe(g: Groups, s: Mapping[str, Any], inferential: bool = True) -> pd.Da
         rhw = (hi - centre) / np.abs(centre)
     out["rel_half_width"] = rhw
 
-    # bootstrap of the mean: only where its coverage holds (n >= min_n, METHODS.md)
+    _bootstrap_columns(out, g, s, zero_var, inferential)
+    _planning_columns(out, g, s, cv, rhw)
+    _outlier_columns(out, g, s, q1, med, q3, inferential)
+    _drift_columns(out, g, s, mean, inferential)
+    if not inferential:
+        _blank_inferential(out)
+    return out
+
+
+def _bootstrap_columns(
+    out: pd.DataFrame, g: Groups, s: Mapping[str, Any], zero_var: np.ndarray, inferential: bool
+) -> None:
+    """boot_* columns: the bootstrap of the mean, only where its coverage holds (n >= min_n, METHODS.md)."""
+    conf = s["confidence"]
+    k = len(g.n)
     b = s["bootstrap"]
     bmin = int(b["min_n"])
     blo = np.full(k, np.nan)
@@ -190,14 +202,30 @@ def describe(g: Groups, s: Mapping[str, Any], inferential: bool = True) -> pd.Da
     out["boot_ci_low"], out["boot_ci_high"] = blo, bhi
     out["boot_method"], out["boot_note"] = bmethod, bnote
 
-    # planning
+
+def _planning_columns(
+    out: pd.DataFrame, g: Groups, s: Mapping[str, Any], cv: np.ndarray, rhw: np.ndarray
+) -> None:
+    """n_needed and met_target: the repeats the observed CV needs for the precision target."""
+    conf = s["confidence"]
     p = s["planning"]
     target = float(p["target_rel_half_width"])
     nn = core.n_needed(np.where(g.n >= 2, cv, np.nan), conf, target)
     out["n_needed"] = pd.array(np.where(np.isfinite(nn), nn, np.nan), dtype="Float64").astype("Int64")
     out["met_target"] = pd.array((g.n >= 2) & (np.nan_to_num(rhw, nan=np.inf) <= target), dtype="boolean")
 
-    # outliers
+
+def _outlier_columns(
+    out: pd.DataFrame,
+    g: Groups,
+    s: Mapping[str, Any],
+    q1: np.ndarray,
+    med: np.ndarray,
+    q3: np.ndarray,
+    inferential: bool,
+) -> None:
+    """n_outliers and the fences of ``stats.outliers`` (Tukey or MAD)."""
+    k = len(g.n)
     o = s["outliers"]
     kf = float(o["k"])
     if o["rule"] == "tukey":
@@ -224,7 +252,12 @@ def describe(g: Groups, s: Mapping[str, Any], inferential: bool = True) -> pd.Da
     out["outlier_rule"] = rule
     out["outlier_low"], out["outlier_high"] = flo, fhi
 
-    # drift across repeats
+
+def _drift_columns(
+    out: pd.DataFrame, g: Groups, s: Mapping[str, Any], mean: np.ndarray, inferential: bool
+) -> None:
+    """drift_* columns (Kendall's trend over the repeats, the change between halves) and the repeat span."""
+    k = len(g.n)
     d = s["drift"]
     tau = np.full(k, np.nan)
     pval = np.full(k, np.nan)
@@ -248,9 +281,6 @@ def describe(g: Groups, s: Mapping[str, Any], inferential: bool = True) -> pd.Da
     last[nz] = g.repeats[g.starts[nz] + g.n[nz] - 1]
     out["first_repeat"] = pd.array(first, dtype="Float64").astype("Int64")
     out["last_repeat"] = pd.array(last, dtype="Float64").astype("Int64")
-    if not inferential:
-        _blank_inferential(out)
-    return out
 
 
 def _blank_inferential(out: pd.DataFrame) -> None:
