@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from podnet import adapters
-from podnet.adapters.base import Adapter, Incomplete, ParseError
+from podnet.adapters.base import Adapter, Incomplete, ParseError, last_line_complete
 from podnet.decode import HEAD_BYTES, DecodeError, decode, iter_text, read_head
 from podnet.raw import (
     BadEntry,
@@ -71,14 +71,19 @@ def choose_adapter(head: str, tool: str | None = None) -> Adapter:
 
 
 def complete_lines(text: str) -> tuple[str, str]:
-    """``text`` without a last line that has no newline (it may be cut inside a number), and that line.
+    """``text`` without a last line that has no newline and may be cut, and that line.
 
     Tools end every line they print with a newline; an output that stops inside a
     line was cut, and its last figure may have lost digits (``27685.76`` -> ``2``).
+    A last line that is whole by :func:`~podnet.adapters.base.last_line_complete`
+    (it ends in a unit or a word, as outputs pasted without their final newline do)
+    is kept, with the newline added; a last line of only blanks is returned as the cut.
     """
     if text.endswith("\n") or text.lstrip().startswith(("{", "[")):
         return text, ""  # JSON is self-delimiting: a cut document does not load
     head, _, last = text.rpartition("\n")
+    if last_line_complete(last):
+        return text + "\n", ""
     return (head + "\n" if head else ""), last[-40:]
 
 
@@ -105,14 +110,14 @@ def parse_text(
         result = adapter.parse(text)
         if command:
             adapter.complete_for(result, _command_text(command))
-        if cut.strip():
+        if cut:
             # every tool ends its lines with a newline: a last line without one was cut, and what
             # the cut took (an out-of-order count, a later stream) may change the numbers
             # (not an Incomplete: an excerpt pasted on purpose ends its lines too)
             raise ParseError(f"{adapter.name} output ends inside a line ({cut!r}): cut off")
         return adapter, result
     except Incomplete as exc:
-        if excerpt and exc.partial is not None and not cut.strip():
+        if excerpt and exc.partial is not None and not cut:
             return adapter, _mark_excerpt(exc.partial, str(exc), excerpt_lines)
         raise Incomplete(f"{exc}{where}", exc.partial) from None
     except ParseError as exc:

@@ -33,6 +33,21 @@ class Incomplete(ParseError):
         self.partial = partial
 
 
+def last_line_complete(line: str) -> bool:
+    """Whether an output's last line, which has no newline, is whole (tools print each line whole).
+
+    A line that stopped inside a number may have lost digits (``27685.76`` -> ``2``), so a
+    last line ending in a digit or a number's punctuation is taken as cut; one ending in a
+    unit, a word or a closing bracket is whole: pasted and captured outputs often lack only
+    the final newline. A last line of only blanks is a line the tool had begun and not
+    finished: never whole.
+    """
+    end = line.rstrip(" \t\r")
+    if not end.strip():
+        return False
+    return not (end[-1].isdigit() or end[-1] in ".,+-/=")
+
+
 class UnsupportedTest(ValueError):
     """The adapter cannot build a command for the requested test parameters."""
 

@@ -97,7 +97,9 @@ class Iperf2Adapter(Adapter):
 
     # ------------------------------------------------------------------ sniffing
     def sniff(self, text: str) -> float:
-        if re.search(r"^\s*iperf 3|Bitrate|\b(sender|receiver)\s*$|connected to \S+ port", text, re.M):
+        if re.search(
+            r"^\s*iperf 3|Bitrate|\b(sender|receiver)\s*$|connected to \S+ port|^(?:- ){10,}", text, re.M
+        ):
             return 0.0  # iperf3 text
         score = 0.0
         if re.search(

@@ -32,7 +32,7 @@ from podnet.units import rate_to_bps
 # [  5]   0.00-2.00   sec  2.41 MBytes  10.1 Mbits/sec  0.009 ms  0/77 (0%)  receiver
 # an optional prefix without '[' is what `--timestamps[=FORMAT]` puts before every line
 _LINE = re.compile(
-    r"^[^\[\n]*\[\s*(?P<id>\d+|SUM)\](?:\[(?P<role>[TR]X-[CS])\])?\s+"
+    r"^[^\[\n]*\[\s*(?P<id>\d+|SUM)\s*\](?:\[(?P<role>[TR]X-[CS])\])?\s+"
     r"(?P<start>[\d.]+)\s*-\s*(?P<end>[\d.]+)\s+sec\s+"
     r"(?P<xfer>[\d.]+)\s*(?P<xunit>[KMGT]?Bytes)\s+"
     r"(?P<rate>[\d.]+)\s*(?P<runit>[KMGT]?bits/sec)"
@@ -40,9 +40,12 @@ _LINE = re.compile(
     re.M,
 )
 _UDP_TAIL = re.compile(
-    r"^\s*(?P<jitter>[\d.]+)\s*ms\s+(?P<lost>-?\d+)\s*/\s*(?P<total>\d+)\s*\((?P<pct>[-\d.e+]+)%\)"
+    r"^\s*(?P<jitter>[\d.]+)\s*ms\s+(?P<lost>-?\d+)\s*/\s*(?P<total>\d+)\s*\((?P<pct>-?nan|[-\d.e+]+)%\)"
 )
 _RETR_TAIL = re.compile(r"^\s*(?P<retr>\d+)\b")
+# iperf 3.0/3.1 UDP clients end with '[  4] Sent 216481 datagrams' after one unlabelled summary line
+_UDP_SENT = re.compile(r"^[^\[\n]*\[\s*(?P<id>\d+|SUM)\s*\]\s+Sent (?P<sent>\d+) datagrams\s*$", re.M)
+_SEPARATOR = re.compile(r"^(?:- ){10,}-?\s*$", re.M)
 
 
 _NONNEG = {"type": "number", "minimum": 0}
@@ -187,6 +190,8 @@ class Iperf3Adapter(Adapter):
             return 0.95
         if re.search(r"^[^\[\n]*\[ ID\](\[Role\])?\s+Interval\s+Transfer\s+Bitrate", text, re.M):
             return 0.9
+        if _SEPARATOR.search(text) and _LINE.search(text):
+            return 0.9  # iperf3's '- - -' rule above its summary (iperf 2 never prints it)
         return 0.0
 
     # ---- parsing ---------------------------------------------------------------
@@ -321,6 +326,8 @@ class Iperf3Adapter(Adapter):
         m = re.search(r"^iperf3: error - (.*)$", text, re.M)
         lines = [m_ for m_ in _LINE.finditer(text)]
         summaries = [x for x in lines if re.search(r"\b(sender|receiver)\s*$", x["rest"])]
+        if not summaries and _UDP_SENT.search(text):
+            return self._parse_udp_legacy(text, lines)
         if not summaries:
             if m:
                 raise ParseError(f"iperf3 reported an error: {m.group(1).strip()}")
@@ -409,6 +416,53 @@ class Iperf3Adapter(Adapter):
                 "iperf3 text has sender lines but no 'receiver' summary line: receiver goodput unknown"
             )
         self._text_intervals(lines, summaries, use_sum, result)
+        return result
+
+    def _parse_udp_legacy(self, text: str, lines: list) -> ParseResult:
+        """iperf 3.0/3.1 UDP client text: after the '- - -' rule, one unlabelled line per stream
+        (the client's send rate, the server's jitter and loss) and 'Sent N datagrams'.
+
+        Those versions print no receiver rate, so none is made up: the rate is
+        ``sender_throughput``, loss and jitter are the server's. A run whose server received
+        no datagram at all (``0/0 (-nan%)``) measured no path and is an error.
+        """
+        rules = list(_SEPARATOR.finditer(text))
+        if not rules:
+            raise Incomplete("iperf3 UDP text has 'Sent N datagrams' but no '- - -' rule before its summary")
+        after = rules[-1].end()
+        summary = [x for x in lines if x.start() > after and _UDP_TAIL.match(x["rest"])]
+        sent = {m["id"] for m in _UDP_SENT.finditer(text) if m.start() > after}
+        ids = {x["id"] for x in summary if x["id"] != "SUM"}
+        if not summary or not ids or ids != sent:
+            raise Incomplete(
+                "iperf3 UDP text: every stream needs its summary line and its 'Sent N datagrams' line "
+                f"(streams with a summary: {sorted(ids)}, with 'Sent': {sorted(sent)}): cut off?"
+            )
+        use = [x for x in summary if x["id"] == "SUM"] if len(ids) > 1 else summary
+        if not use:
+            raise Incomplete(f"iperf3 UDP text with {len(ids)} streams but no [SUM] summary line: cut off?")
+        x = use[-1]
+        tail = _UDP_TAIL.match(x["rest"])
+        lost, total = int(tail["lost"]), int(tail["total"])
+        if total == 0:
+            raise ParseError(
+                "iperf3 UDP: the server received no datagram (Lost/Total 0/0): the run measured no path"
+            )
+        result = ParseResult(test="udp", protocol="udp", streams=len(ids))
+        result.info["summary"] = (
+            "iperf 3.0/3.1 UDP client: the client's send rate with the server's jitter and loss; "
+            "these versions print no receiver rate"
+        )
+        secs = float(x["end"]) - float(x["start"])
+        add = result.measurements.append
+        add(Measurement("sender_throughput", rate_to_bps(float(x["rate"]), x["runit"]), "bit/s"))
+        add(Measurement("jitter", float(tail["jitter"]) * 1e-3, "s"))
+        add(Measurement("packets", float(total), "count"))
+        add(Measurement("lost_packets", float(lost), "count"))
+        add(Measurement("loss", lost / total, "fraction"))
+        if secs > 0:
+            add(Measurement("pps", (total - lost) / secs, "packets/s"))
+        self._text_intervals(lines, summary, len(ids) > 1, result)
         return result
 
     def _text_complete(self, summaries: list, default: str | None) -> None:

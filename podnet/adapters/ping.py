@@ -19,23 +19,24 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from podnet.adapters.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError
+from podnet.adapters.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError, last_line_complete
 from podnet.tidy import Measurement, ParseResult
 
 _REPLY = re.compile(
     r"^\d+ bytes from .*?icmp_[rs]eq=(?P<seq>\d+).*?time[=<](?P<time>[\d.]+) ?(?P<unit>ms|us|s)\b",
     re.M,
 )
-_STATS_HEADER = re.compile(r"^---? .* ping statistics ---?", re.M)
+_STATS_HEADER = re.compile(r"^---? .* ping6? statistics ---?", re.M)
 _IPUTILS = re.compile(
     r"^(?P<tx>\d+) packets transmitted, (?P<rx>\d+) (?:packets )?received,"
     r"(?: \+(?P<dup>\d+) duplicates,)?(?: \+(?P<corrupt>\d+) corrupted,)?(?: \+(?P<err>\d+) errors,)?"
     r" (?P<loss>[\d.]+)% packet loss",
     re.M,
 )
+# iputils (mdev), FreeBSD/macOS (stddev, std-dev) and BusyBox (min/avg/max only)
 _RTT = re.compile(
-    r"^(?:rtt|round-trip) min/avg/max/(?:mdev|stddev) = "
-    r"(?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+)/(?P<mdev>[\d.]+) ?(?P<unit>ms|us|s)",
+    r"^(?:rtt|round-trip) min/avg/max(?P<has_dev>/(?:mdev|stddev|std-dev))? = "
+    r"(?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+)(?(has_dev)/(?P<mdev>[\d.]+)) ?(?P<unit>ms|us|s)\b",
     re.M,
 )
 # the one figure left when people pipe ping through an averaging script
@@ -105,8 +106,10 @@ class PingAdapter(Adapter):
         cut = ""
         for line in lines:
             if not line.endswith("\n"):
-                cut = line  # the last line, without its newline: cut off
-                break
+                if not last_line_complete(line):
+                    cut = line  # the last line, without its newline, stopped inside a figure: cut off
+                    break
+                line += "\n"  # whole, only its newline missing
             if line == prev and any(c.isdigit() for c in line):
                 raise ParseError(
                     f"a line repeats the line before it ({line.strip()[:60]!r}): corrupted or spliced"
@@ -165,9 +168,12 @@ class PingAdapter(Adapter):
         if rtt:
             scale = _SCALE[rtt["unit"]]
             for field in ("min", "avg", "max", "mdev"):
-                add(Measurement(f"rtt_{field}", float(rtt[field]) * scale, "s"))
+                if rtt[field] is not None:  # BusyBox prints no deviation
+                    add(Measurement(f"rtt_{field}", float(rtt[field]) * scale, "s"))
         elif rx:
-            raise ParseError("replies were received but no 'rtt min/avg/max/mdev' line was found")
+            raise ParseError(
+                "replies were received but no 'rtt min/avg/max[/mdev]' (or 'round-trip ...') line was found"
+            )
 
     def _parse_other_dialects(self, text: str, result: ParseResult) -> None:
         # imported here: 0.4 s (typepy) in every process that only asks adapters for metric facts
@@ -198,7 +204,9 @@ class PingAdapter(Adapter):
             if value is not None:
                 add(Measurement(f"rtt_{field}", float(value) * 1e-3, "s"))
         if stats.packet_receive and stats.rtt_avg is None:
-            raise ParseError("replies were received but no 'rtt min/avg/max/mdev' line was found")
+            raise ParseError(
+                "replies were received but no 'rtt min/avg/max[/mdev]' (or 'round-trip ...') line was found"
+            )
 
     def _parse_replies(self, text: str, result: ParseResult) -> None:
         """No statistics block: the output was cut (or piped through head/gawk). Never a run's
