@@ -1,6 +1,9 @@
 """Fuzz every parser with mangled real outputs; print rejected / same-values / WRONG counts.
 
-Usage: .venv/bin/python benchmarks/fuzz_parsers.py [--max-bytes N] [--only SUBSTR]
+Usage: .venv/bin/python benchmarks/fuzz_parsers.py [--max-bytes N] [--only SUBSTR] [--no-shared]
+
+The real outputs are the fixtures, the seeds' raw files and (unless --no-shared) every output of
+../shared/corpus/ (other people's ping, iperf3, iperf2, netperf and wrk), read where they are.
 
 Deterministic and exhaustive where it can be: every cut at a line end, every
 cut inside the last 40 bytes of each line (and every byte for files up to
@@ -62,13 +65,16 @@ def main() -> int:
     ap.add_argument("--show", type=int, default=20, help="WRONG cases to print")
     ap.add_argument("--kinds", default="", help="only these mutation kinds (comma-separated), e.g. cut,json")
     ap.add_argument("--by-sample", action="store_true", help="print WRONG/crash counts per real output")
+    ap.add_argument(
+        "--no-shared", action="store_true", help="leave out ../shared/corpus (read there, never copied)"
+    )
     args = ap.parse_args()
     counts: collections.Counter = collections.Counter()
     by_kind: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     wrong = []
     per_sample: collections.Counter = collections.Counter()
     t0 = time.perf_counter()
-    samples = [s for s in mangle.corpus() if args.only in s.name]
+    samples = [s for s in mangle.corpus(shared=not args.no_shared) if args.only in s.name]
     for s in samples:
         base = mangle.outcome(s.data, s.tool, s.excerpt, s.command, s.excerpt_lines)
         for label, data in mutations(s, args.max_bytes):

@@ -16,9 +16,10 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from podnet import schema
 from podnet.adapters import all_adapters
 from podnet.adapters.base import ParseError
-from podnet.parse import failure, parse_file
+from podnet.parse import error_fraction_problem, failure, parse_file
 from podnet.raw import entry_problem, read_sidecar, sidecar_path
 from podnet.tidy import frame
 
@@ -37,6 +38,9 @@ def _cmd_parse(args: argparse.Namespace) -> int:
             if sidecar_path(path).exists() or sidecar_path(path).is_symlink():
                 meta = read_sidecar(path)
             r, _ = parse_file(path, meta, experiment=args.experiment, run=path.stem, tool=args.tool)
+            frac = next((float(x["value"]) for x in r if x["metric"] == "error_fraction"), 0.0)
+            if frac > args.max_error_fraction:
+                raise ParseError(error_fraction_problem(frac, args.max_error_fraction))
             rows.extend(r)
         except Exception as exc:  # noqa: BLE001 (one bad file never loses the others' rows)
             row = failure(args.experiment, path, exc)
@@ -142,6 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--experiment", default="adhoc", help="experiment column (default: adhoc)")
     p.add_argument("--variant", default="", help="variant column when the file has no sidecar")
     p.add_argument("--scenario", default="", help="scenario column when the file has no sidecar")
+    p.add_argument(
+        "--max-error-fraction",
+        type=float,
+        default=float(schema.defaults("parse")["max_error_fraction"]),
+        help="HTTP runs with a larger share of error responses fail (default 0: any error)",
+    )
     p.set_defaults(func=_cmd_parse)
     s = sub.add_parser("stats", help="summary.csv and ratios.csv from a tidy table")
     s.add_argument("tidy", metavar="TIDY", help="tidy table (.parquet or .csv)")

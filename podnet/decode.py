@@ -13,6 +13,7 @@ corrupted byte is never guessed around, because it may sit inside a number.
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -95,6 +96,64 @@ def decode(data: bytes, *, final: bool = True) -> str:
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text
+
+
+# a terminal's control sequences: CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or ESC \\), charset
+# selection; and the same CSI written out in caret notation (^[[F) when a terminal session is pasted
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\\\)|\x1b[()][0-9A-Za-z]")
+_CARET_ESCAPES = re.compile(r"^(?:\^\[\[[0-?]*[ -/]*[@-~])+", re.M)
+# what a document adds in front of every line of a pasted output: indentation, a quote marker
+_MARGIN = re.compile(r"^[ \t]*(?:>[ \t]?)*[ \t]*")
+
+
+def unpaste(text: str) -> tuple[str, list[str]]:
+    """``text`` without what a terminal or a document added around a tool's output, and what went.
+
+    Terminal control sequences (colours, cursor moves; also written out in caret notation
+    as ``^[[F`` at the start of a line) are no part of any tool's figures. A margin that
+    every non-blank line shares (indentation of a Markdown code block, ``> `` quote
+    markers) is removed; lines' indentation relative to each other is kept. The notes say
+    what was removed, for the run's provenance.
+    """
+    notes = []
+    if "\x1b" in text:
+        text, n = _ESCAPES.subn("", text)
+        if n:
+            notes.append(f"removed {n} terminal control sequence(s)")
+    if "^[[" in text:
+        text, n = _CARET_ESCAPES.subn("", text)
+        if n:
+            notes.append(f"removed {n} terminal control sequence(s) written in caret notation (^[[...)")
+    removed = ""
+    for _ in range(3):  # a quote marker, then the code block's indentation under it
+        common = _common_margin(text)
+        if not common:
+            break
+        cut = len(common)
+        text = "\n".join(ln[cut:] if ln.startswith(common) else "" for ln in text.split("\n"))
+        removed += common
+    if removed:
+        notes.append(f"removed the margin {removed!r} that every line of a pasted document had")
+    return text, notes
+
+
+def _common_margin(text: str) -> str:
+    """The margin (indentation, quote markers) every line with content shares ("" if none)."""
+    common: str | None = None
+    for ln in text.split("\n"):
+        if not ln.strip(" \t>"):
+            continue  # blank, or only a quote marker
+        m = _MARGIN.match(ln).group(0)  # type: ignore[union-attr]
+        if common is None:
+            common = m
+            continue
+        k = 0
+        while k < min(len(common), len(m)) and common[k] == m[k]:
+            k += 1
+        common = common[:k]
+        if not common:
+            return ""
+    return common or ""
 
 
 def read_text(path: Path | str) -> str:

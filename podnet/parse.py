@@ -20,7 +20,7 @@ import pandas as pd
 
 from podnet import adapters
 from podnet.adapters.base import Adapter, Incomplete, ParseError, last_line_complete
-from podnet.decode import HEAD_BYTES, DecodeError, decode, iter_text, read_head
+from podnet.decode import HEAD_BYTES, DecodeError, decode, iter_text, read_head, unpaste
 from podnet.raw import (
     BadEntry,
     SidecarError,
@@ -102,6 +102,7 @@ def parse_text(
     result is returned with ``info["excerpt"] = True``, provided it has the sidecar's
     ``excerpt_lines`` result lines when the sidecar gives that count.
     """
+    text, pasted = unpaste(text)
     adapter = choose_adapter(text[:HEAD_BYTES], tool)
     text, cut = complete_lines(text)
     _no_repeated_lines(text)
@@ -115,6 +116,8 @@ def parse_text(
             # the cut took (an out-of-order count, a later stream) may change the numbers
             # (not an Incomplete: an excerpt pasted on purpose ends its lines too)
             raise ParseError(f"{adapter.name} output ends inside a line ({cut!r}): cut off")
+        if pasted:
+            result.info["unpasted"] = pasted
         return adapter, result
     except Incomplete as exc:
         if excerpt and exc.partial is not None and not cut:
@@ -356,6 +359,47 @@ def parse_files(files: Iterable[Path | str | BadEntry], raw_dir: Path | str, exp
             {"t_start": "float64", "t_end": "float64", "value": "float64", "omitted": "bool"}
         ),
         failed=pd.DataFrame(failed, columns=FAILED_COLUMNS),
+    )
+
+
+def error_fraction_problem(fraction: float, max_error_fraction: float) -> str:
+    """Why a run with this error fraction is failed under ``parse.max_error_fraction``."""
+    return (
+        f"{fraction:.2%} of the requests were errors (non-2xx responses or socket errors; "
+        f"error_fraction {fraction:.4g} > parse.max_error_fraction {float(max_error_fraction):g}): "
+        "the run measured a service answering with errors"
+    )
+
+
+def apply_error_threshold(parsed: Parsed, max_error_fraction: float) -> Parsed:
+    """Runs whose ``error_fraction`` (HTTP benchmarks: non-2xx responses and socket errors) is
+    above ``max_error_fraction`` (config ``parse.max_error_fraction``; default 0, any error) become
+    failed runs with that reason: a benchmark of a service that answered with errors measured the
+    errors, not the service. Their tidy and interval rows go; the rest is untouched."""
+    t = parsed.tidy
+    if not len(t):
+        return parsed
+    ef = t[t["metric"] == "error_fraction"]
+    bad = ef[ef["value"].astype(float) > float(max_error_fraction)]
+    if bad.empty:
+        return parsed
+    rows = []
+    for _, r in bad.drop_duplicates("run_id").iterrows():
+        frac = float(r["value"])
+        rows.append(
+            {
+                "experiment": r["experiment"],
+                "raw_path": r["raw_path"],
+                "tool": r["tool"],
+                "error": "ErrorFraction",
+                "reason": error_fraction_problem(frac, max_error_fraction),
+            }
+        )
+    ids = set(bad["run_id"])
+    return Parsed(
+        tidy=t[~t["run_id"].isin(ids)].reset_index(drop=True),
+        intervals=parsed.intervals[~parsed.intervals["run_id"].isin(ids)].reset_index(drop=True),
+        failed=pd.concat([parsed.failed, pd.DataFrame(rows, columns=FAILED_COLUMNS)], ignore_index=True),
     )
 
 

@@ -150,20 +150,39 @@ def selectors(sel: dict[str, str], test: str, proto: str | None, res: ParseResul
 
 
 def from_csv(body: list[str]) -> dict[str, str] | None:
-    """-o output: a header row of omni column names, then the values row."""
+    """-o output: a header row of omni column names, then the values row.
+
+    netperf prints the header on one line; a capture pasted through an 80-column
+    terminal or editor may have it hard-wrapped over several lines (a space turned into a
+    line break). Such a header is joined back when every joined name is an omni column and
+    the values row under it has as many fields; the result says so (``__unwrapped__``).
+    """
     rows = [ln.strip() for ln in body if ln.strip()]
-    for i, ln in enumerate(rows[:-1]):
-        head = [h.strip() for h in ln.split(",")]
-        if len(head) >= 1 and all(h in HEADERS for h in head) and ("," in ln or len(rows) == 2):
-            vals = _split_csv(rows[i + 1])
+    for i in range(len(rows) - 1):
+        for j in range(i, min(i + 8, len(rows) - 1)):
+            joined = _unwrap(rows[i : j + 1])
+            head = [h.strip() for h in joined.split(",")]
+            if not (head and all(h in HEADERS for h in head) and ("," in joined or len(rows) == 2)):
+                continue
+            vals = _split_csv(rows[j + 1])
             if len(vals) != len(head):
                 raise ParseError(
-                    f"netperf -o CSV: {len(head)} column names but {len(vals)} values in {rows[i + 1]!r}"
+                    f"netperf -o CSV: {len(head)} column names but {len(vals)} values in {rows[j + 1]!r}"
                 )
             out = {HEADERS[h]: v for h, v in zip(head, vals)}
             out["__format__"] = "csv"
+            if j > i:
+                out["__unwrapped__"] = str(j - i + 1)
             return out
     return None
+
+
+def _unwrap(lines: list[str]) -> str:
+    """Header lines hard-wrapped at spaces, joined back: after a comma directly, else with a space."""
+    out = lines[0]
+    for ln in lines[1:]:
+        out += ln if out.endswith(",") else " " + ln
+    return out
 
 
 def from_columns(body: list[str]) -> dict[str, str] | None:

@@ -32,6 +32,7 @@ from podnet.adapters.base import (
     MetricInfo,
     ParseError,
     UnsupportedTest,
+    http_errors,
     http_url,
 )
 from podnet.tidy import Measurement, ParseResult
@@ -182,7 +183,29 @@ class AbAdapter(Adapter):
         self._connection_times(text, add)
         self._percentiles(text, add, has_total=bool(re.search(r"^\s*Total:\s", text, re.M)))
         self._complete(text, info)
+        if complete_report:
+            self._errors(res)
         return res
+
+    @staticmethod
+    def _errors(res: ParseResult) -> None:
+        """error_fraction of the completed requests, or a ParseError when all were errors.
+
+        Errors are non-2xx responses, write errors and the failures ab counts as connect,
+        receive and exception failures. Length failures are not: ab counts a response whose
+        length differs from the first one's, which dynamic pages always do.
+        """
+        got = {m.metric: m.value for m in res.measurements}
+        errors = {
+            "non-2xx responses": got.get("non_2xx_responses", 0.0),
+            "write errors": got.get("write_errors", 0.0),
+            "connect failures": got.get("failed_connect", 0.0),
+            "receive failures": got.get("failed_receive", 0.0),
+            "exceptions": got.get("failed_exceptions", 0.0),
+        }
+        if "failed_connect" not in got:  # no breakdown printed: the failures are of unknown kind
+            errors["failed requests"] = got.get("failed_requests", 0.0)
+        http_errors(res, "ab", errors, got.get("complete_requests", 0.0))
 
     @staticmethod
     def _complete(text: str, info: dict[str, Any]) -> None:

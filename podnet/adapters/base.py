@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from podnet.tidy import ParseResult
+from podnet.tidy import Measurement, ParseResult
 
 
 class ParseError(ValueError):
@@ -46,6 +46,25 @@ def last_line_complete(line: str) -> bool:
     if not end.strip():
         return False
     return not (end[-1].isdigit() or end[-1] in ".,+-/=")
+
+
+def http_errors(result: Any, tool: str, errors: dict[str, float], attempts: float) -> None:
+    """An HTTP benchmark's errors: the ``error_fraction`` metric, or a :class:`ParseError` when
+    nothing but errors came back (the run measured no service, whatever rate it printed).
+
+    ``errors`` names each kind counted (non-2xx responses, socket errors ...) with its count;
+    ``attempts`` is what they are a fraction of (requests the tool completed or tried).
+    """
+    total = float(sum(errors.values()))
+    if attempts <= 0 or total >= attempts:
+        said = ", ".join(f"{int(v)} {k}" for k, v in errors.items() if v) or "no request completed"
+        raise ParseError(
+            f"{tool}: every request was an error ({said} of {int(attempts)}): the run measured no "
+            "service, so its requests/s is no throughput"
+        )
+    result.measurements.append(Measurement("error_fraction", total / attempts, "fraction"))
+    if total:
+        result.info["errors"] = {k: int(v) for k, v in errors.items() if v}
 
 
 class UnsupportedTest(ValueError):
@@ -104,6 +123,7 @@ COMMON_METRICS: dict[str, MetricInfo] = {
     "sender_throughput": MetricInfo("Sender throughput", "bit/s", "higher"),
     "transfer_rate": MetricInfo("Transfer rate", "bit/s", "higher"),
     "pps": MetricInfo("Packet rate", "packets/s", "higher"),
+    "error_fraction": MetricInfo("Error fraction", "fraction", "lower", "proportion"),
     "sender_pps": MetricInfo("Sender packet rate", "packets/s", "higher"),
     "msg_rate": MetricInfo("Message rate", "messages/s", "higher"),
     "requests_per_second": MetricInfo("Request rate", "requests/s", "higher"),

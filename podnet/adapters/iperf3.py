@@ -214,6 +214,11 @@ class Iperf3Adapter(Adapter):
         start, end = doc.get("start") or {}, doc.get("end") or {}
         ts = start.get("test_start") or {} if isinstance(start, dict) else {}
         if not end or not ts:
+            if isinstance(start, dict) and start.get("connected") == [] and not doc.get("intervals"):
+                raise ParseError(
+                    "iperf3 JSON with no connection (start.connected is empty), no intervals and no 'end' "
+                    "summary: the client never connected to a server, nothing was measured"
+                )
             raise ParseError("iperf3 JSON has no 'end' summary or 'start.test_start': the run did not finish")
         _check_json(doc)
         proto = str(ts.get("protocol", "TCP")).lower()

@@ -194,6 +194,12 @@ class NetperfAdapter(Adapter):
             sel = from_csv(body) or from_columns(body)
             if sel is not None:
                 info["format"] = sel.pop("__format__")
+                wrapped = sel.pop("__unwrapped__", None)
+                if wrapped:
+                    info["unwrapped_header"] = (
+                        f"the -o CSV header was hard-wrapped over {wrapped} lines (an edited capture: "
+                        "netperf prints it on one line); joined back, its names match the values row"
+                    )
                 selectors(sel, test, proto, res)
             elif banner:
                 info["format"] = "classic"

@@ -263,6 +263,11 @@ class QperfAdapter(Adapter):
                 r"^(qperf|server|client)?:?\s*.*(error|failed|unable|refused|timed out|cannot)", line, re.I
             ):
                 errors.append(line.strip())
+        if blocks and not blocks[-1][1] and not errors:
+            raise Incomplete(
+                f"qperf output ends with the header '{blocks[-1][0]}:' and no result under it: cut off "
+                "while that test ran (tests without results)"
+            )
         self._complete(blocks, res_info.get("command"))
         self._consistent(blocks)
         res = ParseResult(streams=1, info=res_info)

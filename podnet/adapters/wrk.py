@@ -30,12 +30,24 @@ from podnet.adapters.base import (
     MetricInfo,
     ParseError,
     UnsupportedTest,
+    http_errors,
     http_url,
     percentile_name,
 )
 from podnet.tidy import Measurement, ParseResult
 
-_NUM = r"\d+(?:\.\d+)?"
+# a number, also with the thousands separators a locale-aware formatter or a report adds (12,345.67)
+_NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+
+
+_SOCKET = ("connect errors", "read errors", "write errors", "timeouts")
+
+
+def _f(text: str) -> float:
+    """A number of the output as a float (thousands separators dropped)."""
+    return float(str(text).replace(",", ""))
+
+
 _TIME = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _BIN = {"B": 1, "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40, "PB": 2**50}
 _METRIC = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
@@ -46,7 +58,7 @@ def _scaled(text: str, units: dict[str, float], what: str, expected: str) -> flo
     m = re.fullmatch(rf"({_NUM})({'|'.join(map(re.escape, units))})", text.strip())
     if not m:
         raise ParseError(f"wrk {what} {text!r}: expected {expected!r}")
-    return float(m.group(1)) * units[m.group(2)]
+    return _f(m.group(1)) * units[m.group(2)]
 
 
 def _time(text: str) -> float:
@@ -111,11 +123,11 @@ class WrkAdapter(Adapter):
             hint = f" wrk said: {err.group(1).strip()!r}" if err else " the run may have been cut off"
             raise ParseError("no 'Requests/sec:  27685.76' line found: wrk did not finish its report." + hint)
         # wrk's report ends with Transfer/sec, after the totals line: a cut output lacks them
-        if not re.search(r"^Transfer/sec:\s*\d+(?:\.\d+)?[KMGTP]?B\s*$", text, re.M):
+        if not re.search(rf"^Transfer/sec:\s*{_NUM}[KMGTP]?B\s*$", text, re.M):
             raise Incomplete(
                 "wrk output is incomplete (cut off?): it lacks its last line 'Transfer/sec:  21.81MB'"
             )
-        if not re.search(r"^\s*\d+ requests in \S+, \S+ read\s*$", text, re.M):
+        if not re.search(rf"^\s*{_NUM} requests in \S+, \S+ read\s*$", text, re.M):
             raise Incomplete(
                 "wrk output is incomplete: it lacks the totals line '83932 requests in 3.03s, 66.12MB read'"
             )
@@ -123,7 +135,7 @@ class WrkAdapter(Adapter):
             raise Incomplete("wrk output lacks its '2 threads and 20 connections' line (every report has it)")
         res = ParseResult(test="http", protocol="http", direction="roundtrip")
         info: dict[str, Any] = res.info
-        add = lambda metric, value, unit: res.measurements.append(Measurement(metric, float(value), unit))  # noqa: E731
+        add = lambda metric, value, unit: res.measurements.append(Measurement(metric, _f(value), unit))  # noqa: E731
         run = re.search(r"^Running (\S+) test @ (\S+)", text, re.M)
         if run:
             info["planned_duration"] = run.group(1)
@@ -146,13 +158,13 @@ class WrkAdapter(Adapter):
             add("latency_mean", _time(lat.group(1)), "s")
             add("latency_stddev", _time(lat.group(2)), "s")
             add("latency_max", _time(lat.group(3)), "s")
-            add("latency_within_stddev", float(lat.group(4)) / 100, "fraction")
+            add("latency_within_stddev", _f(lat.group(4)) / 100, "fraction")
         rq = re.search(rf"^\s*Req/Sec\s+(\S+)\s+(\S+)\s+(\S+)\s+({_NUM})%", text, re.M)
         if rq:
             add("thread_requests_per_second_mean", _count(rq.group(1)), "requests/s")
             add("thread_requests_per_second_stddev", _count(rq.group(2)), "requests/s")
             add("thread_requests_per_second_max", _count(rq.group(3)), "requests/s")
-            add("thread_requests_per_second_within_stddev", float(rq.group(4)) / 100, "fraction")
+            add("thread_requests_per_second_within_stddev", _f(rq.group(4)) / 100, "fraction")
         dist = re.search(r"^\s*Latency Distribution.*$", text, re.M)
         if dist:
             seen = set()
@@ -164,13 +176,15 @@ class WrkAdapter(Adapter):
                     continue
                 seen.add(name)
                 add(name, _time(m.group(2)), "s")
-        total = re.search(rf"^\s*(\d+) requests in ({_NUM}(?:ns|us|ms|s|m|h)), (\S+) read", text, re.M)
+        total = re.search(rf"^\s*({_NUM}) requests in ({_NUM}(?:ns|us|ms|s|m|h)), (\S+) read", text, re.M)
         if total:
             add("complete_requests", total.group(1), "count")
             add("duration", _time(total.group(2)), "s")
             add("total_transferred", _size(total.group(3)), "bytes")
         se = re.search(
-            r"^\s*Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text, re.M
+            rf"^\s*Socket errors: connect ({_NUM}), read ({_NUM}), write ({_NUM}), timeout ({_NUM})",
+            text,
+            re.M,
         )
         complete = total is not None
         for i, kind in enumerate(("connect", "read", "write", "timeout"), start=1):
@@ -178,11 +192,17 @@ class WrkAdapter(Adapter):
                 add(f"socket_errors_{kind}", se.group(i), "count")
             elif complete:
                 add(f"socket_errors_{kind}", 0, "count")  # wrk prints the line only when non-zero
-        nx = re.search(r"^\s*Non-2xx or 3xx responses: (\d+)", text, re.M)
+        nx = re.search(rf"^\s*Non-2xx or 3xx responses: ({_NUM})", text, re.M)
         if nx:
             add("non_2xx_responses", nx.group(1), "count")
         elif complete:
             add("non_2xx_responses", 0, "count")
+        if complete:
+            # wrk counts non-2xx/3xx among its completed requests; socket errors are requests that
+            # did not complete (a read error closes the connection)
+            sock = {k: _f(se.group(i)) if se else 0.0 for i, k in enumerate(_SOCKET, start=1)}
+            errors = {"non-2xx/3xx responses": _f(nx.group(1)) if nx else 0.0, **sock}
+            http_errors(res, "wrk", errors, _f(total.group(1)) + sum(sock.values()))  # type: ignore[union-attr]
         return res
 
     def invocation(self, params: dict[str, Any], target: str) -> Invocation:

@@ -116,8 +116,23 @@ def fixture_commands() -> dict[str, str]:
     return yaml.safe_load((FIXTURES / "commands.yaml").read_text()) or {}
 
 
-def corpus() -> list[Sample]:
-    """Fixtures (tool detected) and the seeds' raw files (tool and excerpt from their sidecars)."""
+#: real outputs other people recorded (README there); read in place, never copied into the project
+SHARED_CORPUS = REPO.parent / "shared" / "corpus"
+
+
+def shared_corpus() -> list[Sample]:
+    """The shared corpus's outputs (tool detected), when it is there: jc-ping/*.out and wild/*."""
+    if not (SHARED_CORPUS / "README.md").exists():
+        return []
+    files = sorted((SHARED_CORPUS / "jc-ping").glob("*.out")) + sorted(
+        p for p in (SHARED_CORPUS / "wild").iterdir() if p.name != "expected.json"
+    )
+    return [Sample(f"corpus/{p.relative_to(SHARED_CORPUS).as_posix()}", p.read_bytes(), None) for p in files]
+
+
+def corpus(shared: bool = False) -> list[Sample]:
+    """Fixtures (tool detected) and the seeds' raw files (tool and excerpt from their sidecars);
+    with ``shared``, the shared corpus's outputs too (:func:`shared_corpus`)."""
     commands = fixture_commands()
     out = [
         Sample(
@@ -145,7 +160,7 @@ def corpus() -> list[Sample]:
                     meta.get("excerpt_lines"),
                 )
             )
-    return out
+    return out + (shared_corpus() if shared else [])
 
 
 def _num(v: float) -> object:

@@ -47,12 +47,25 @@ def test_loopback_runs():
     fl = metrics(parse("failed-length.txt"))
     assert fl["failed_requests"] == 2964 and fl["failed_length"] == 2964 and fl["failed_connect"] == 0
     assert fl["keep_alive_requests"] == 2998
-    nx = metrics(parse("non2xx.txt"))
-    assert nx["non_2xx_responses"] == 2000
+    assert fl["error_fraction"] == 0  # length failures are dynamic pages, not errors
+    assert m["error_fraction"] == 0
     post = metrics(parse("post.txt"))
     assert post["body_sent"] == 723000 and post["sent_rate"] == pytest.approx(6417.63 * 1024 * 8)
     assert metrics(parse("timelimit.txt"))["complete_requests"] == 10986
     assert metrics(parse("keepalive.txt"))["keep_alive_requests"] == 5000
+
+
+def test_only_errors_measure_nothing_and_some_errors_are_a_fraction():
+    # 2000 of 2000 responses were 404: the printed requests/s is no service's throughput
+    with pytest.raises(ParseError, match=r"every request was an error \(2000 non-2xx responses of 2000\)"):
+        parse("non2xx.txt")
+    text = (
+        (FIXTURES / "ab/non2xx.txt")
+        .read_text()
+        .replace("Non-2xx responses:      2000", "Non-2xx responses:      500")
+    )
+    m = metrics(ab.parse(text))
+    assert m["error_fraction"] == pytest.approx(0.25) and m["requests_per_second"] > 0
 
 
 def test_errors():

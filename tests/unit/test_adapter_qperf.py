@@ -96,10 +96,20 @@ def test_test_without_results_is_listed_not_zero():
 def test_errors():
     with pytest.raises(ParseError, match="failed to connect"):
         parse("error-refused.txt")
-    with pytest.raises(ParseError, match="no qperf result block"):
+    with pytest.raises(ParseError, match="ends with the header 'tcp_bw:' and no result"):
         qperf.parse("tcp_bw:\n")
     with pytest.raises(ParseError, match="unknown unit"):
         qperf.parse("tcp_bw:\n    bw  =  3.2 furlongs/sec\n")
+
+
+def test_cut_just_after_a_tests_header_is_rejected_with_that_test():
+    # tcp_bw complete, then 'tcp_lat:', a newline and a space: the cut came while tcp_lat ran
+    from podnet.parse import parse_text
+
+    text = (FIXTURES / "qperf/plain.txt").read_text()
+    for cut in (text.split("tcp_lat:")[0] + "tcp_lat:\n ", text.split("tcp_lat:")[0] + "tcp_lat:\n"):
+        with pytest.raises(ParseError, match="'tcp_lat:' and no result under it"):
+            parse_text(cut)
 
 
 def test_invocation():

@@ -36,8 +36,29 @@ def test_latency_distribution_and_errors():
     assert m["latency_p50"] == pytest.approx(355e-6) and m["latency_p99"] == pytest.approx(35.17e-3)
     se = metrics(parse("socket-errors.txt"))
     assert se["socket_errors_read"] == 17265 and se["socket_errors_connect"] == 0
-    assert metrics(parse("non2xx.txt"))["non_2xx_responses"] == 40004
+    # read errors are requests that did not complete: a fraction of those tried
+    assert se["error_fraction"] == pytest.approx(17265 / (34779 + 17265))
+    with pytest.raises(
+        ParseError, match=r"every request was an error \(40004 non-2xx/3xx responses of 40004\)"
+    ):
+        parse("non2xx.txt")
+    assert m["error_fraction"] == 0
     assert metrics(parse("many.txt"))["latency_max"] == pytest.approx(725.57e-3)
+
+
+def test_thousands_separators_and_a_pasted_indent():
+    # a report pasted from a document: every line indented, figures with thousands separators
+    text = (FIXTURES / "wrk/basic.txt").read_text()
+    plain = metrics(wrk.parse(text))
+    rps = f"{plain['requests_per_second']:.2f}"
+    pasted = text.replace(rps, f"{float(rps):,.2f}")
+    assert "," in pasted
+    pasted = "\n".join("    " + ln for ln in pasted.split("\n"))
+    from podnet.parse import parse_text
+
+    adapter, res = parse_text(pasted)
+    assert adapter.name == "wrk" and metrics(res) == plain
+    assert "margin" in res.info["unpasted"][0]
 
 
 def test_wrk2_percentiles_are_named_by_value():

@@ -19,7 +19,9 @@ EXP = config["experiment"]
 RAW = config.get("raw_dir") or f"raw/{EXP}"
 OUT = config.get("processed_dir") or f"processed/{EXP}"
 # defaults: the schema's `default:` values (podnet.schema), never repeated here
-SHARDS = int({**schema.defaults("parse"), **config.get("parse", {})}["shards"])
+PARSE = {**schema.defaults("parse"), **config.get("parse", {})}
+SHARDS = int(PARSE["shards"])
+MAX_ERROR_FRACTION = float(PARSE["max_error_fraction"])
 REPORT = {**schema.defaults("report"), **config.get("report", {})}
 NOTEBOOKS = REPORT["notebooks"]
 COMPARE_WITH = REPORT["compare_with"]

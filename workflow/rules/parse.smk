@@ -29,6 +29,7 @@ rule parse_shard:
         raw_dir=RAW,
         experiment=EXP,
         shards=SHARDS,
+        max_error_fraction=MAX_ERROR_FRACTION,
         state=shard_state,
     script:
         "../scripts/parse_shard.py"

@@ -12,7 +12,7 @@ skip_iri_grammar()  # before anything imports jsonschema (podnet/lean.py)
 import logging
 from pathlib import Path
 
-from podnet.parse import write_parsed
+from podnet.parse import apply_error_threshold, write_parsed
 from podnet.parse_cache import parse_files_cached
 from podnet.raw import BadEntry
 from podnet.shards import shard_entries, shard_state
@@ -30,6 +30,7 @@ bad = [e for e in entries if isinstance(e, BadEntry)]
 out = Path(sm.output.tidy).parent.parent  # processed/<exp>/
 cache = out / ".cache" / "parse" / f"shard-{shard}"
 parsed = parse_files_cached([*files, *bad], sm.params.raw_dir, sm.params.experiment, cache)
+parsed = apply_error_threshold(parsed, sm.params.max_error_fraction)
 for row in parsed.failed.itertuples():
     logging.warning("failed: %s: %s", row.raw_path, row.reason)
 logging.info("%d files, %d tidy rows, %d failed", len(files), len(parsed.tidy), len(parsed.failed))
