@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
+# no backend is chosen here: a notebook keeps its inline backend (figures shown in the .ipynb and
+# its HTML), a script that writes files chooses Agg itself (workflow/scripts/figure.py), and a
+# headless process without one gets matplotlib's own fallback (Agg)
 import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns

@@ -50,7 +50,9 @@ def plant_account(raw: Path, launch_id: str, reason: str) -> Path:
 def experiment(tmp_path_factory):
     """seed-raven copied to a scratch place, run once (report and seed checks)."""
     tmp = tmp_path_factory.mktemp("declared")
-    path, raw, out = scratch_example(tmp, "declared", report={"notebooks": ["report", "seed_discrepancies"]})
+    path, raw, out = scratch_example(
+        tmp, "declared", report={"notebooks": ["report", "explore", "seed_discrepancies"]}
+    )
     plant_account(raw, "L1", "budget spent")
     snakemake(path)
     return path, raw, out
@@ -176,13 +178,36 @@ def test_the_reports_open_in_headless_chromium(experiment, tmp_path):
         "embedded"
     ]
     assert all(i["w"] > 0 for i in v["page"])
-    for nb in ("report", "seed_discrepancies"):
+    for nb in ("report", "explore", "seed_discrepancies"):
         r = open_page(out / f"notebooks/{nb}.html", IMAGES_JS)
         assert r["errors"] == [], (nb, r["errors"])
         images = json.loads(r["value"])
         assert all(i["complete"] and i["w"] > 0 for i in images), (nb, images)
         if nb == "report":
             assert len(images) >= 4
+        if nb == "explore":  # the distributions and the iperf3 interval series
+            assert len(images) >= 2, (nb, len(images))
+
+
+def test_every_figure_of_every_published_notebook_is_an_image(experiment):
+    """A figure shows as an image/png output, never as the text '<Figure size 700x210 with 4 Axes>'
+    (what a backend chosen at import, e.g. Agg, leaves in an executed notebook)."""
+    import json
+    import re
+
+    cfg, raw, out = experiment
+    counts = {}
+    for nb in sorted((out / "notebooks").glob("*.ipynb")):
+        n = 0
+        for i, cell in enumerate(json.loads(nb.read_text())["cells"]):
+            for o in cell.get("outputs", []):
+                data = o.get("data", {})
+                text = "".join(data.get("text/plain", ""))
+                if re.search(r"<Figure size [\d.]+x[\d.]+ with \d+ Axes>", text):
+                    assert "image/png" in data, f"{nb.name} cell {i}: a figure without its image: {text[:80]}"
+                n += "image/png" in data
+        counts[nb.stem] = n
+    assert counts["report"] >= 4 and counts["explore"] >= 2, counts
 
 
 def test_the_adaptive_accounts_are_declared_inputs_of_the_findings(experiment):

@@ -7,7 +7,11 @@ A figure whose drawn data, texts and code are unchanged since it was written is 
 import logging
 from pathlib import Path
 
-from podnet import figures
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display, whatever MPLBACKEND or the machine says
+
+from podnet import figures  # after the backend is chosen
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)
