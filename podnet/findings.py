@@ -51,10 +51,17 @@ def _n_of(r: pd.Series) -> str:
     return _n(r["n_treatment"], r["n_baseline"])
 
 
-def sentence(r: pd.Series, a: float = 0.05, confidence: float = 0.95, with_variant: bool = False) -> str:
-    """The finding of one ratios.csv row (``with_variant``: name the variant, when there are several)."""
+def sentence(
+    r: pd.Series,
+    a: float = 0.05,
+    confidence: float = 0.95,
+    with_variant: bool = False,
+    bounds: dict[tuple[str, str], str] | None = None,
+) -> str:
+    """The finding of one ratios.csv row (``with_variant``: name the variant, when there are several;
+    ``bounds``: what bounds each stream test, :func:`podnet.figures.data.stream_bounds`)."""
     info = metric_info(str(r["metric"]), str(r["tool"]))
-    what = f"{data.measure_label(r)} {data.in_sentence(info.label)}"
+    what = f"{data.measure_label(r, bounds=bounds)} {data.in_sentence(info.label)}"
     treat = r["scenario"] if r["by"] == "scenario" else r["treatment"]
     if r["by"] != "scenario":
         treat = f"{r['treatment']} ({r['scenario']})"
@@ -96,7 +103,8 @@ def findings(t: data.Tables) -> pd.DataFrame:
     r = as_judged(r)
     out = r.copy()
     several = r["by"].eq("scenario").any() and r["variant"].nunique() > 1
-    out["sentence"] = [sentence(row, a, conf, several) for _, row in r.iterrows()]
+    bounds = data.stream_bounds(t)
+    out["sentence"] = [sentence(row, a, conf, several, bounds) for _, row in r.iterrows()]
     out["resolved"] = ~out["sentence"].str.endswith(("not resolved.", "primary comparison)."))
     return out
 
@@ -190,13 +198,14 @@ def _ci(lo: float, hi: float, factor: float) -> str:
 def headline_table(t: data.Tables) -> pd.DataFrame:
     """Headline metrics per path and variant in display units (mean, 95 % CI, CV, n)."""
     rows = data.headline_rows(t.summary, None, t.settings)
+    bounds = data.stream_bounds(t)
     out = []
     for _, r in rows.iterrows():
         factor, unit = data.display_unit([r["mean"]], str(r["unit"]))
         cv = float(r["cv"]) if "cv" in r and pd.notna(r["cv"]) else np.nan
         out.append(
             {
-                "test": data.measure_label(r),
+                "test": data.measure_label(r, bounds=bounds),
                 "metric": data.axis_label(str(r["metric"]), str(r["tool"]), unit),
                 "path": r["scenario"],
                 "variant": r["variant"],
@@ -222,7 +231,9 @@ def ratio_table(t: data.Tables) -> pd.DataFrame:
         return pd.DataFrame()
     return pd.DataFrame(
         {
-            "test": [data.measure_label(r, with_metric=True) for _, r in f.iterrows()],
+            "test": [
+                data.measure_label(r, with_metric=True, bounds=data.stream_bounds(t)) for _, r in f.iterrows()
+            ],
             "treatment": f["treatment"],
             "baseline": f["baseline"],
             "ratio": [fmt_ratio(x) for x in f["ratio"]],

@@ -114,6 +114,11 @@ def selectors(sel: dict[str, str], test: str, proto: str | None, res: ParseResul
         if v is not None:
             add(f"{prefix}_{suffix}", v * 1e-6, "s")
         used.add(key)
+    if stream_like:
+        size = positive(sel.get("LOCAL_SEND_SIZE"))
+        if size:
+            add("send_size", size, "bytes")  # what bounds a stream test: -m, else the socket buffer
+        used.add("LOCAL_SEND_SIZE")
     el = positive(sel.get("ELAPSED_TIME"))
     if el is not None:
         add("duration", el, "s")

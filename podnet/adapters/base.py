@@ -124,6 +124,9 @@ COMMON_METRICS: dict[str, MetricInfo] = {
     "transfer_rate": MetricInfo("Transfer rate", "bit/s", "higher"),
     "pps": MetricInfo("Packet rate", "packets/s", "higher"),
     "error_fraction": MetricInfo("Error fraction", "fraction", "lower", "proportion"),
+    # the bytes a stream test hands the socket per call: netperf -m (else the send buffer), iperf3 -l
+    # (128 KiB by default for TCP); small sends bound a stream test by per-call cost, not the path
+    "send_size": MetricInfo("Send size", "bytes", "", "count"),
     "sender_pps": MetricInfo("Sender packet rate", "packets/s", "higher"),
     "msg_rate": MetricInfo("Message rate", "messages/s", "higher"),
     "requests_per_second": MetricInfo("Request rate", "requests/s", "higher"),

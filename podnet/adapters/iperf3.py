@@ -237,6 +237,9 @@ class Iperf3Adapter(Adapter):
             connected=start.get("connected"),
             sender_tcp_congestion=end.get("sender_tcp_congestion"),
         )
+        if proto == "tcp" and isinstance(ts.get("blksize"), int) and ts["blksize"] > 0:
+            # the bytes per write call (-l; 128 KiB by default): what bounds a stream test's rate
+            result.measurements.append(Measurement("send_size", float(ts["blksize"]), "bytes"))
         legs = [("", result.direction)]
         if bidir:
             legs.append(("_bidir_reverse", "bidir-reverse"))

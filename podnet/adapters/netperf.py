@@ -120,6 +120,8 @@ class NetperfAdapter(Adapter):
         "request_size": 1,
         "response_size": 1,
         "message_size": None,
+        # -j (per-call timing for latency percentiles): None = for RR/CRR only; true/false forces it
+        "histogram": None,
         "cpu": False,
         "data_port": None,
         # CPU affinity: client CPU, or [client, server] (-T n,m; either may be None)
@@ -325,6 +327,8 @@ class NetperfAdapter(Adapter):
         add("duration", row[3], "s")
         add("throughput", rate_to_bps(float(row[4]), unit.group(1)), "bit/s")
         res.info["message_size"] = int(float(row[2]))
+        if float(row[2]) > 0 and test.endswith("STREAM"):
+            add("send_size", row[2], "bytes")  # 'Send Message Size bytes': what bounds the rate
         cpu_cols(row, 5)
 
     @staticmethod
@@ -368,8 +372,13 @@ class NetperfAdapter(Adapter):
             "-l",
             str(int(duration) if duration.is_integer() else duration),
         ]
-        # -j: keep the per-transaction timings the *_LATENCY percentile selectors report
-        client.append("-j")
+        # -j: keep the per-transaction timings the *_LATENCY percentile selectors report: for the
+        # RR/CRR tests, whose latency percentiles the config asks for; a stream test's figure is its
+        # throughput, so it gets -j only when `histogram: true` asks (benchmarks/netperf_send_size.py
+        # measures what -j does to it)
+        histogram = p.get("histogram")
+        if histogram or (histogram is None and test.endswith(("_RR", "_CRR"))):
+            client.append("-j")
         if p.get("cpu"):
             client += ["-c", "-C"]
         cpu_c, cpu_s = cpu_pair(p.get("affinity"))

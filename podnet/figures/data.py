@@ -152,8 +152,43 @@ def in_sentence(label: str) -> str:
     return label if label[1:2].isupper() else label[0].lower() + label[1:]
 
 
-def measure_label(row: pd.Series | dict[str, Any], with_metric: bool = False) -> str:
-    """A short human label of one measure, e.g. "iperf3 tcp reverse P4"."""
+def size_text(nbytes: float) -> str:
+    """1024 -> "1 KiB", 131072 -> "128 KiB", 87380 -> "85.3 KiB", 64 -> "64 B"."""
+    for factor, name in ((2**20, "MiB"), (2**10, "KiB")):
+        if nbytes >= factor:
+            v = nbytes / factor
+            return f"{v:.0f} {name}" if abs(v - round(v)) < 0.05 else f"{v:.1f} {name}"
+    return f"{nbytes:.0f} B"
+
+
+def stream_bounds(t: Tables) -> dict[tuple[str, str], str]:
+    """What bounds each stream test, from the runs themselves: (tool, test) -> "1 KiB sends".
+
+    A stream test hands the socket ``send_size`` bytes per call (netperf ``-m``, else its send
+    buffer; iperf3 ``-l``, 128 KiB by default for TCP), and small sends bound the rate by per-call
+    cost, not by the path (METHODS.md, "What a stream test measures"). Tests whose runs carry no
+    ``send_size`` (RR tests, imported text outputs) are not in the mapping.
+    """
+    tidy = t.tidy
+    if tidy.empty or "metric" not in tidy.columns:
+        return {}
+    rows = tidy[tidy["metric"] == "send_size"]
+    out = {}
+    for (tool, test), g in rows.groupby(["tool", "test"], sort=True):
+        sizes = sorted(set(g["value"].astype(float)))
+        noun = "writes" if tool == "iperf3" else "sends"
+        text = size_text(sizes[0]) if len(sizes) == 1 else f"{size_text(sizes[0])}-{size_text(sizes[-1])}"
+        out[(str(tool), str(test))] = f"{text} {noun}"
+    return out
+
+
+def measure_label(
+    row: pd.Series | dict[str, Any],
+    with_metric: bool = False,
+    bounds: dict[tuple[str, str], str] | None = None,
+) -> str:
+    """A short human label of one measure, e.g. "iperf3 tcp reverse P4", and with ``bounds``
+    (:func:`stream_bounds`) what bounds a stream test: "netperf TCP_STREAM (1 KiB sends)"."""
     parts = [tool_name(str(row["tool"])), str(row["test"])]
     direction = str(row.get("direction", ""))
     if direction not in ("", "nan", "roundtrip", "forward") and direction not in str(row["test"]):
@@ -166,6 +201,9 @@ def measure_label(row: pd.Series | dict[str, Any], with_metric: bool = False) ->
         and f"{int(streams)}" not in str(row["test"])
     ):
         parts.append(f"{'c' if row.get('protocol') == 'http' else 'P'}{int(streams)}")
+    bound = (bounds or {}).get((str(row["tool"]), str(row["test"])))
+    if bound:
+        parts.append(f"({bound})")
     if with_metric:
         parts.append("·")
         parts.append(metric_info(str(row["metric"]), str(row["tool"])).label)

@@ -63,6 +63,7 @@ def by_path(t: data.Tables, kind: str) -> plt.Figure:
     if rows.empty:
         return empty(title, f"no {'throughput' if kind == 'rate' else 'latency'} measured in this experiment")
     panels = []
+    bounds = data.stream_bounds(t)
     for _, sub in rows.groupby(data.MEASURE, sort=True, dropna=False):
         first = sub.iloc[0]
         factor, unit = data.display_unit(sub["mean"], str(first["unit"]))
@@ -70,7 +71,7 @@ def by_path(t: data.Tables, kind: str) -> plt.Figure:
         dots["value"] = dots["value"] / factor
         panels.append(
             grid.Panel(
-                title=data.measure_label(first),
+                title=data.measure_label(first, bounds=bounds),
                 xlabel=data.axis_label(str(first["metric"]), str(first["tool"]), unit),
                 rows=pd.DataFrame(
                     {
@@ -104,7 +105,9 @@ def alpha(settings: dict[str, Any] | None) -> float:
     return 1.0 - float(confidence)
 
 
-def _ratio_panels(r: pd.DataFrame, y: str, hue: str, a: float) -> list[grid.Panel]:
+def _ratio_panels(
+    r: pd.DataFrame, y: str, hue: str, a: float, bounds: dict[tuple[str, str], str] | None = None
+) -> list[grid.Panel]:
     from podnet.stats.precision import as_judged  # the interval the findings state (paired when it can be)
 
     r = as_judged(r)
@@ -114,7 +117,7 @@ def _ratio_panels(r: pd.DataFrame, y: str, hue: str, a: float) -> list[grid.Pane
         p = sub["p_adjusted"].astype(float) if "p_adjusted" in sub.columns else pd.Series(np.nan, sub.index)
         panels.append(
             grid.Panel(
-                title=data.measure_label(first, with_metric=True),
+                title=data.measure_label(first, with_metric=True, bounds=bounds),
                 xlabel=f"Ratio to {first['baseline']} (log scale)",
                 rows=pd.DataFrame(
                     {
@@ -147,10 +150,10 @@ def ratios(t: data.Tables) -> plt.Figure:
     a = alpha(t.settings)
     paths = data.path_order(t)
     if (r["by"] == "variant").all():
-        panels = _ratio_panels(r, "scenario", "treatment", a)
+        panels = _ratio_panels(r, "scenario", "treatment", a, data.stream_bounds(t))
         hues = data.variant_order(t)
     else:
-        panels = _ratio_panels(r, "treatment", "variant", a)
+        panels = _ratio_panels(r, "treatment", "variant", a, data.stream_bounds(t))
         hues = data.variant_order(t)
     note = "no line: too few runs for an interval; arrows: interval open at that end"
     if "role" in r.columns and not (r["role"] == "primary").any():
@@ -186,7 +189,7 @@ def variants(t: data.Tables) -> plt.Figure:
             return empty(title, "no measured runs: nothing to compare with an interval")
         return empty(title, f"one variant ({', '.join(names) or 'none'}): nothing to compare")
     a = alpha(t.settings)
-    panels = _ratio_panels(r, "scenario", "treatment", a)
+    panels = _ratio_panels(r, "scenario", "treatment", a, data.stream_bounds(t))
     note = "no line: too few runs for an interval; arrows: interval open at that end"
     paths = [p for p in data.path_order(t) if p in set(r["scenario"].astype(str))]
     return grid.draw(panels, paths, data.variant_order(t), title, note)

@@ -106,6 +106,23 @@ def test_errors():
         netperf.parse("\n".join(head) + "\n")
 
 
+def test_j_only_where_latency_percentiles_are_asked():
+    # -j (per-call timing) serves the RR/CRR latency percentiles; it took 3-23 % off TCP_STREAM
+    # rates between two namespaces (benchmarks/netperf_send_size.py, METHODS.md), so a stream test
+    # gets it only when the config asks
+    for test in ("TCP_RR", "TCP_CRR", "UDP_RR"):
+        assert "-j" in netperf.invocation({"test": test}, "10.0.0.7").client
+    for test in ("TCP_STREAM", "TCP_MAERTS", "UDP_STREAM"):
+        assert "-j" not in netperf.invocation({"test": test, "message_size": 1024}, "10.0.0.7").client
+    assert "-j" in netperf.invocation({"test": "TCP_STREAM", "histogram": True}, "10.0.0.7").client
+    assert "-j" not in netperf.invocation({"test": "TCP_RR", "histogram": False}, "10.0.0.7").client
+
+
+def test_stream_send_size_is_recorded():
+    m = metrics(parse("tcp-stream-k.txt"))
+    assert m["send_size"] > 0
+
+
 def test_invocation_uses_keyval_with_percentiles():
     inv = netperf.invocation(
         {"test": "TCP_RR", "duration": 60, "request_size": 1024, "response_size": 1024}, "10.0.0.7"
