@@ -1,0 +1,1 @@
+"""The report stage: figures, findings, the notebooks' helpers, seed reports, HTML (reads what stats writes)."""
