@@ -81,11 +81,11 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=1)
     args = ap.parse_args()
 
-    from podnet import adapters
+    from podnet import tools as adapters
     from podnet.launch.config import from_mapping
     from podnet.launch.runner import launch
     from podnet.parse import parse_experiment
-    from podnet.raw import read_sidecar
+    from podnet.parse.raw import read_sidecar
 
     raw = Path(tempfile.mkdtemp(prefix="bench-harness-")) / "raw"
     cfg = from_mapping(config(raw, args.repeats, args.duration, args.warmup))

@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 
 from podnet.parse import parse_experiment
-from podnet.raw import find_raw_files, sidecar_path, write_raw
+from podnet.parse.raw import find_raw_files, sidecar_path, write_raw
 
 FIX = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 KINDS = [

@@ -157,7 +157,7 @@ def _jobs(seen: dict[int, dict]) -> tuple[list[tuple[str, float, float, float]],
 
 def add_one_run(raw: Path) -> Path:
     """A copy of one seed-raven iperf3 run (raw file + sidecar) with a repeat no other run has."""
-    from podnet.raw import find_raw_files, read_sidecar, sidecar_path, write_raw
+    from podnet.parse.raw import find_raw_files, read_sidecar, sidecar_path, write_raw
 
     src = next(f for f in sorted(find_raw_files(REPO / "raw/seed-raven")) if "iperf3" in f.name)
     meta = read_sidecar(src)

@@ -36,7 +36,7 @@ SETTINGS = {"comparisons": [{"by": "scenario", "baseline": "same-edge"}]}
 
 def build_raw(dest: Path, runs: int, dirs: list[Path] | None = None) -> int:
     """Copies of raw/seed-*/ (or ``dirs``; raw file + sidecar, repeat renumbered) until ``runs`` files exist."""
-    from podnet.raw import find_raw_files, read_sidecar, write_raw
+    from podnet.parse.raw import find_raw_files, read_sidecar, write_raw
 
     dirs = dirs or sorted((REPO / "raw").glob("seed-*"))
     sources = [(d, f) for d in dirs for f in find_raw_files(d)]

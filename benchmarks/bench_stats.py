@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from podnet import stats
-from podnet.tidy import frame
+from podnet.parse.tidy import frame
 
 
 def synthetic(groups: int, repeats: int, variants: int = 4, seed: int = 1) -> pd.DataFrame:
@@ -51,7 +51,7 @@ def synthetic(groups: int, repeats: int, variants: int = 4, seed: int = 1) -> pd
                             "raw_path": "raw/x",
                         }
                     )
-    return frame(rows)  # the tidy columns (podnet.tidy.TIDY_COLUMNS), in order, typed
+    return frame(rows)  # the tidy columns (podnet.parse.tidy.TIDY_COLUMNS), in order, typed
 
 
 def intervals(tidy: pd.DataFrame, seconds: int = 30, seed: int = 2) -> pd.DataFrame:

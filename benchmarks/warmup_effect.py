@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from podnet.adapters import headline_metrics
-from podnet.adapters.base import ParseError
-from podnet.decode import DecodeError
 from podnet.parse import parse_file
-from podnet.raw import SidecarError, read_sidecar
+from podnet.parse.decode import DecodeError
+from podnet.parse.raw import SidecarError, read_sidecar
+from podnet.tools import headline_metrics
+from podnet.tools.base import ParseError
 
 KEY = ["experiment", "scenario", "tool", "test", "metric"]
 

@@ -16,12 +16,12 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from podnet import schema
-from podnet.adapters import all_adapters
-from podnet.adapters.base import ParseError
+from podnet.config import schema
 from podnet.parse import error_fraction_problem, failure, parse_file
-from podnet.raw import entry_problem, read_sidecar, sidecar_path
-from podnet.tidy import frame
+from podnet.parse.raw import entry_problem, read_sidecar, sidecar_path
+from podnet.parse.tidy import frame
+from podnet.tools import all_adapters
+from podnet.tools.base import ParseError
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
@@ -199,14 +199,14 @@ def build_parser() -> argparse.ArgumentParser:
     fp = sub.add_parser(
         "floor", help="the noise floor: the config's tests between two bare network namespaces"
     )
-    from podnet import floor
+    from podnet.launch import netns_floor as floor
 
     floor.add_arguments(fp)
     fp.set_defaults(func=floor.cmd_floor)
     sp = sub.add_parser(
         "settle", help="warm-up and test length from iperf3 runs' per-second intervals (-J -i 1)"
     )
-    from podnet import settle
+    from podnet.stats import settle
 
     settle.add_arguments(sp)
     sp.set_defaults(func=settle.cmd_settle)

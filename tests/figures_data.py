@@ -11,7 +11,7 @@ import yaml
 
 from podnet import stats
 from podnet.parse import parse_experiment
-from podnet.raw import write_raw
+from podnet.parse.raw import write_raw
 from tests.conftest import FIXTURES, REPO
 
 EXAMPLES = ["seed-raven", "seed-cni-1gbe", "seed-qperf", "seed-cni-report"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from podnet.tidy import frame
+from podnet.parse.tidy import frame
 
 BASE = dict(
     experiment="exp",

@@ -56,12 +56,12 @@ cluster-ci:
 CAMPAIGN ?= config/campaigns/cni.yaml
 # (floor-tools: the main experiment interleaves the noise floor, launch.floor)
 compare: floor-tools
-	$(CLUSTER_PYTHON) -m podnet.campaign run $(CAMPAIGN) --cores $(or $(CORES),2)
+	$(CLUSTER_PYTHON) -m podnet.launch.campaign run $(CAMPAIGN) --cores $(or $(CORES),2)
 
 # CI-sized campaign (quick experiment cut down; bridge, flannel-vxlan, flannel-host-gw, one nftables
 # variant); like every campaign it resumes (a fresh checkout launches everything), then checks
 # the published comparison and that the cluster is gone
 compare-ci:
-	$(CLUSTER_PYTHON) -m podnet.campaign run config/campaigns/cni-ci.yaml --cores $(or $(CORES),2)
+	$(CLUSTER_PYTHON) -m podnet.launch.campaign run config/campaigns/cni-ci.yaml --cores $(or $(CORES),2)
 	PODNET_REQUIRE_CLUSTER=1 $(CLUSTER_PYTHON) -m pytest -q -p no:cacheprovider tests/integration/test_campaign.py
 	bash envs/cluster/check-clean.sh

@@ -4,8 +4,8 @@ Snakemake parses the Snakefile on every run (a no-op too) and starts one Python 
 job; at 10,000 runs their imports, not their work, were most of an incremental re-run
 (``benchmarks/bench_pipeline.py``).
 
-- :data:`FIGURE_NAMES`: the figures' names, for the Snakefile; :mod:`podnet.figures` imports
-  matplotlib, seaborn and scipy.stats (about 2 s of CPU). ``podnet.figures.FIGURES`` has one
+- :data:`FIGURE_NAMES`: the figures' names, for the Snakefile; :mod:`podnet.report.figures` imports
+  matplotlib, seaborn and scipy.stats (about 2 s of CPU). ``podnet.report.figures.FIGURES`` has one
   function per name, in this order (tested).
 - :func:`skip_iri_grammar`: ``import jsonschema`` imports the optional ``rfc3987_syntax``
   (installed with jupyter-events' ``jsonschema[format-nongpl]``), which compiles an Earley

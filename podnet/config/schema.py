@@ -1,4 +1,4 @@
-"""The experiment config schema (package data: ``podnet/config.schema.yaml``) and its defaults.
+"""The experiment config schema (package data: ``podnet/config/config.schema.yaml``) and its defaults.
 
 The schema is the one source of config defaults: code reads a key's default
 with :func:`defaults` instead of repeating it. Snakemake's ``validate()`` and
@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 #: the schema file inside the installed package
-SCHEMA_PATH = Path(str(resources.files("podnet").joinpath("config.schema.yaml")))
+SCHEMA_PATH = Path(str(resources.files("podnet.config").joinpath("config.schema.yaml")))
 
 
 @lru_cache(maxsize=1)

@@ -15,7 +15,7 @@ mode, link rate, node count) or real clusters (one kubeconfig per variant)::
       - {cni: flannel-vxlan, proxy: nftables}
       - {name: calico, kubeconfig: ~/.kube/calico.yaml}   # a real cluster
 
-``python -m podnet.campaign run CONFIG`` (``make compare``) goes through the variants in order.
+``python -m podnet.launch.campaign run CONFIG`` (``make compare``) goes through the variants in order.
 For an embedded variant it takes the cluster lock, brings the cluster up in that variant, launches
 the experiment with ``launch.variant`` set to the variant's name, and always takes the cluster
 down again. A variant whose runs are all in ``raw/`` is skipped, and the launcher itself runs only
@@ -46,7 +46,7 @@ from typing import Any
 
 import yaml
 
-from podnet import schema
+from podnet.config import schema
 
 CNI_MODES = ("bridge", "flannel-vxlan", "flannel-host-gw")
 PROXY_MODES = ("iptables", "nftables")
@@ -333,7 +333,7 @@ def run(path: str | Path, *, python: str = sys.executable, cores: int = 2, publi
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m podnet.campaign", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m podnet.launch.campaign", description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run every variant that lacks runs, then publish the comparison")
     r.add_argument("config", help="campaign config (config/campaigns/*.yaml)")

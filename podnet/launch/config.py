@@ -1,6 +1,6 @@
 """The ``launch`` section of an experiment config, as typed data.
 
-The YAML is validated against the config schema (``podnet/config.schema.yaml``,
+The YAML is validated against the config schema (``podnet/config/config.schema.yaml``,
 strict: unknown keys are errors), then turned into :class:`LaunchConfig`. Every
 default comes from the schema's ``default:`` values, server ports from the
 adapters. Nothing here talks to a cluster; :mod:`podnet.launch.plan` resolves
@@ -21,10 +21,10 @@ from typing import Any
 
 import yaml
 
-from podnet import schema
+from podnet.config import schema
 
 #: the scenario of the interleaved noise floor's runs (podnet.launch.floor); no config scenario may use it
-FLOOR_SCENARIO = "floor-netns-veth"
+from podnet.parse.tidy import FLOOR_SCENARIO
 
 #: the key of ``launch.ports`` shared by every tool whose server is nginx in the server pod
 HTTP_PORT_KEY = "http"
@@ -32,14 +32,14 @@ HTTP_PORT_KEY = "http"
 
 def port_key(tool: str) -> str:
     """The ``launch.ports`` key of ``tool``'s server: its name, or ``http`` for nginx-served tools."""
-    from podnet import adapters
+    from podnet import tools as adapters
 
     return HTTP_PORT_KEY if adapters.get(tool).server_kind == "http" else tool
 
 
 def default_ports() -> dict[str, int]:
     """Built-in server ports, from each adapter's ``default_port`` (``http`` for nginx-served tools)."""
-    from podnet import adapters
+    from podnet import tools as adapters
 
     ports: dict[str, int] = {}
     for name, adapter in adapters.all_adapters().items():
@@ -225,8 +225,8 @@ class LaunchConfig:
         """What the launcher did to keep itself and the cluster off the measurement (the sidecar's
         ``harness``); ``params``: the case's adapter parameters (an ``affinity`` there, or from
         ``launch.affinity``, pins the tool when its adapter has the option)."""
-        from podnet import adapters
-        from podnet.adapters.base import cpu_pair
+        from podnet import tools as adapters
+        from podnet.tools.base import cpu_pair
 
         supported = "affinity" in adapters.get(tool).defaults
         pinned = (params or {}).get("affinity") if supported else None

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from podnet import adapters
-from podnet.adapters.base import Invocation, ParseError
+from podnet import tools as adapters
 from podnet.launch.config import LaunchConfig
 from podnet.launch.interference import Interference
 from podnet.launch.k8s import ExecResult
@@ -33,7 +32,8 @@ from podnet.launch.results import Tally, now_iso
 from podnet.launch.schedule import Slot
 from podnet.launch.state import raw_path, warmup_path
 from podnet.launch.workload import Workload
-from podnet.raw import write_raw
+from podnet.parse.raw import write_raw
+from podnet.tools.base import Invocation, ParseError
 
 log = logging.getLogger("podnet.launch")
 

@@ -3,9 +3,9 @@
 At the start of every round, the launcher runs the floor's version of the tests in
 ``launch.floor.tests`` (the same adapters' command lines with the same parameters and test
 length as the cluster's cases, :func:`podnet.launch.plan.case_params`) between two network
-namespaces of its own on this machine, joined by one veth (:class:`podnet.floor.Floor`). The
+namespaces of its own on this machine, joined by one veth (:class:`podnet.launch.netns_floor.Floor`). The
 floor and the cluster then share the session's interference, and "how much does the cluster
-add" is a ratio of CVs measured in one launch (:mod:`podnet.noise`).
+add" is a ratio of CVs measured in one launch (:mod:`podnet.stats.noise`).
 
 Runs are ``raw/<exp>/<variant>/floor-netns-veth/<tool>-<test>/r<NNN>.<ext>``: the launch's
 variant (the session), scenario :data:`SCENARIO` (a name no config may use), repeat = the next
@@ -33,9 +33,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from podnet import adapters
-from podnet.floor import Floor, FloorBusy, FloorTest, Names
+from podnet import tools as adapters
 from podnet.launch.config import FLOOR_SCENARIO, LaunchConfig, LaunchConfigError
+from podnet.launch.netns_floor import Floor, FloorBusy, FloorTest, Names
 from podnet.launch.plan import case_params
 from podnet.launch.provenance import read_cluster_info
 from podnet.launch.signals import shielded

@@ -35,14 +35,15 @@ from typing import Any
 
 import pandas as pd
 
-from podnet import adapters
-from podnet.raw import write_raw
+from podnet import tools as adapters
+from podnet.parse.raw import write_raw
+from podnet.parse.tidy import FLOOR_STANDALONE_SCENARIO, FLOOR_VARIANT
 
 #: namespaces and addresses of the floor (10.211.255.0/30: away from the embedded cluster's ranges)
 NS_CLIENT, NS_SERVER = "podnet-floor-c", "podnet-floor-s"
 LINK_CLIENT, LINK_SERVER = "pnfloor-c", "pnfloor-s"
 IP_CLIENT, IP_SERVER = "10.211.255.1", "10.211.255.2"
-VARIANT, SCENARIO = "floor", "netns-veth"
+VARIANT, SCENARIO = FLOOR_VARIANT, FLOOR_STANDALONE_SCENARIO
 
 
 @dataclass(frozen=True)
@@ -365,7 +366,7 @@ def noise_vs_floor(summary: pd.DataFrame, metrics: Sequence[str] | None = None) 
     """Per (tool, test, metric): the floor's CV, each cluster group's CV, and their ratio.
 
     For the floor interleaved with a launch (``launch.floor``), with the same-launch rule,
-    intervals and primary paths, use :func:`podnet.noise.noise_table` (``noise_floor.csv``).
+    intervals and primary paths, use :func:`podnet.stats.noise.noise_table` (``noise_floor.csv``).
 
     ``summary`` is one experiment's summary.csv holding both the floor's groups
     (variant ``floor``) and the cluster's. Only headline metrics unless ``metrics``.

@@ -3,7 +3,7 @@
 Endpoints are deduplicated: one client pod per (kind, node) and one server pod
 per (kind, node), shared by every scenario that needs it. A server pod runs one
 container per distinct server argv (e.g. ``iperf3 -s -p 15201``), straight from
-the adapter's :class:`~podnet.adapters.base.Invocation` (argv, never a shell
+the adapter's :class:`~podnet.tools.base.Invocation` (argv, never a shell
 string), plus nginx for HTTP tools. A ClusterIP Service is put in front of a
 server pod when a scenario's server is ``kind: service``.
 """
@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from podnet import adapters
-from podnet.adapters.base import Invocation, UnsupportedTest
+from podnet import tools as adapters
 from podnet.launch.config import Case, LaunchConfig, LaunchConfigError, TestSpec, port_key
 from podnet.launch.placement import Node, Placement, resolve_scenario
+from podnet.tools.base import Invocation, UnsupportedTest
 
 #: placeholder target used to build server argv at plan time (TEST-NET-1, never contacted)
 PLACEHOLDER_TARGET = "192.0.2.1"
@@ -291,4 +292,21 @@ def server_binaries(cfg: LaunchConfig) -> dict[str, list[str]]:
         if adapter.server_kind == "http" and "nginx" not in bins:
             bins.append("nginx")
         out[tool] = bins
+    return out
+
+
+def test_lengths(config: Mapping[str, Any]) -> dict[tuple[str, str], float]:
+    """Seconds each (tool, test) of a config's launch section runs (its invocation's duration)."""
+    if not config.get("launch"):
+        return {}
+    from podnet import tools as adapters
+    from podnet.launch.config import from_mapping
+
+    cfg = from_mapping(config, check_schema=False)
+    out = {}
+    for tool, specs in cfg.tools.items():
+        for t in specs:
+            out[(tool, t.name)] = float(
+                adapters.get(tool).invocation(case_params(cfg, t), PLACEHOLDER_TARGET).duration
+            )
     return out

@@ -22,7 +22,7 @@ import yaml
 
 from podnet.launch import provenance
 from podnet.launch.config import Case, LaunchConfig
-from podnet.raw import SIDECAR_SUFFIX
+from podnet.parse.raw import SIDECAR_SUFFIX
 
 log = logging.getLogger("podnet.launch")
 
@@ -85,7 +85,7 @@ def warmup_path(
     raw_dir: Path | str, launch_id: str, variant: str, case: Case, ext: str, number: int = 1
 ) -> Path:
     """Raw file of a launch's warm-up run ``number`` of a case: under ``_warmup/``, which the parse stage
-    never reads (:data:`podnet.raw.DEFAULT_IGNORE`, directories starting with ``_``), one directory per launch."""
+    never reads (:data:`podnet.parse.raw.DEFAULT_IGNORE`, directories starting with ``_``), one directory per launch."""
     name = f"{case.test.tool}-{case.test.name}" + (f".w{number}" if number > 1 else "") + f".{ext}"
     return Path(raw_dir) / "_warmup" / launch_id / variant / case.scenario.name / name
 

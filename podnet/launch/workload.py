@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from podnet import adapters
+from podnet import tools as adapters
 from podnet.launch import manifests, provenance
 from podnet.launch.config import LaunchConfig
 from podnet.launch.k8s import KubeError, PodFailure

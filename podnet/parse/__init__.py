@@ -1,8 +1,8 @@
 """Parse stage: raw outputs + sidecars -> tidy rows, interval rows and failed runs.
 
-Inputs: files under ``raw/<experiment>/`` (see :mod:`podnet.raw`).
-Outputs: ``tidy`` (:data:`podnet.tidy.TIDY_COLUMNS`), ``intervals``
-(:data:`podnet.tidy.INTERVAL_COLUMNS`) and ``failed`` (:data:`podnet.tidy.FAILED_COLUMNS`).
+Inputs: files under ``raw/<experiment>/`` (see :mod:`podnet.parse.raw`).
+Outputs: ``tidy`` (:data:`podnet.parse.tidy.TIDY_COLUMNS`), ``intervals``
+(:data:`podnet.parse.tidy.INTERVAL_COLUMNS`) and ``failed`` (:data:`podnet.parse.tidy.FAILED_COLUMNS`).
 A file that cannot be parsed becomes a row of ``failed`` with the reason; it
 never stops the others. Raw files are parsed in shards (a stable hash of the
 path picks the shard) so adding one file re-parses one shard.
@@ -18,10 +18,9 @@ from typing import Any
 
 import pandas as pd
 
-from podnet import adapters
-from podnet.adapters.base import Adapter, Incomplete, ParseError, last_line_complete
-from podnet.decode import HEAD_BYTES, DecodeError, decode, iter_text, read_head, unpaste
-from podnet.raw import (
+from podnet import tools as adapters
+from podnet.parse.decode import HEAD_BYTES, DecodeError, decode, iter_text, read_head, unpaste
+from podnet.parse.raw import (
     BadEntry,
     SidecarError,
     display_path,
@@ -31,21 +30,22 @@ from podnet.raw import (
     scan_raw_dir,
     sha256,
 )
-from podnet.shards import shard_entries, shard_files, shard_of  # noqa: F401 (re-exported)
-from podnet.tidy import (
+from podnet.parse.shards import shard_entries, shard_files, shard_of  # noqa: F401 (re-exported)
+from podnet.parse.tidy import (
     FAILED_COLUMNS,
     INTERVAL_COLUMNS,
     ParseResult,
     coerce,
     empty_tidy,
 )
+from podnet.tools.base import Adapter, Incomplete, ParseError, last_line_complete
 
 #: files bigger than this are parsed line by line when their adapter can (``parse_lines``)
 STREAM_BYTES = 32 * 1024 * 1024
 
 
 def read_text(path: Path | str) -> str:
-    """A raw file's text (:func:`podnet.decode.decode`); :class:`ParseError` for empty or binary files."""
+    """A raw file's text (:func:`podnet.parse.decode.decode`); :class:`ParseError` for empty or binary files."""
     try:
         return decode(Path(path).read_bytes())
     except DecodeError as exc:
@@ -75,7 +75,7 @@ def complete_lines(text: str) -> tuple[str, str]:
 
     Tools end every line they print with a newline; an output that stops inside a
     line was cut, and its last figure may have lost digits (``27685.76`` -> ``2``).
-    A last line that is whole by :func:`~podnet.adapters.base.last_line_complete`
+    A last line that is whole by :func:`~podnet.tools.base.last_line_complete`
     (it ends in a unit or a word, as outputs pasted without their final newline do)
     is kept, with the newline added; a last line of only blanks is returned as the cut.
     """
@@ -97,7 +97,7 @@ def parse_text(
 ) -> tuple[Adapter, ParseResult]:
     """Parse one output with the named adapter, or the detected one.
 
-    An :class:`~podnet.adapters.base.Incomplete` output is an error unless ``excerpt``
+    An :class:`~podnet.tools.base.Incomplete` output is an error unless ``excerpt``
     (the sidecar says it was pasted as an excerpt on purpose); then its partial
     result is returned with ``info["excerpt"] = True``, provided it has the sidecar's
     ``excerpt_lines`` result lines when the sidecar gives that count.

@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 from podnet.parse import Parsed, parse_files
-from podnet.raw import BadEntry, display_path, entry_problem, sha256, sidecar_path
-from podnet.tidy import coerce
+from podnet.parse.raw import BadEntry, display_path, entry_problem, sha256, sidecar_path
+from podnet.parse.tidy import coerce
 
 KEY = "_parse_key"
 PARTS = ("tidy", "intervals", "failed")

@@ -12,7 +12,7 @@ import os
 import zlib
 from pathlib import Path
 
-from podnet.raw import BadEntry, scan_raw_dir, sidecar_path
+from podnet.parse.raw import BadEntry, scan_raw_dir, sidecar_path
 
 
 def shard_of(path: Path | str, raw_dir: Path | str, shards: int) -> int:

@@ -2,32 +2,24 @@
 
 Every stage after parsing speaks this schema. A *run* is one raw file (one tool
 invocation); its identity and context come from the raw file's sidecar
-(:mod:`podnet.raw`), its measurements from the tool adapter
-(:mod:`podnet.adapters`).
+(:mod:`podnet.parse.raw`), its measurements from the tool adapter
+(:mod:`podnet.tools`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 import pandas as pd
 
-#: Units used in the tidy table. Everything is SI or a plain count.
-UNITS = {
-    "bit/s",  # throughput
-    "s",  # time, latency
-    "packets/s",
-    "requests/s",
-    "transactions/s",
-    "messages/s",
-    "bytes",
-    "bytes/s",
-    "count",
-    "fraction",  # loss, CPU use (1.0 = one whole CPU / 100 %)
-    "s/byte",  # CPU cost per byte moved (qperf send/recv cost)
-    "bit/s/s",  # iperf2 NetPwr-like figures where needed
-}
+# what an adapter returns (podnet.tools.result), re-exported: the tidy table is built from it
+from podnet.tools.result import UNITS, IntervalPoint, Measurement, ParseResult  # noqa: F401
+
+#: the noise floor's runs: the scenario of the floor interleaved with a launch's rounds
+#: (podnet.launch.floor), and the variant and scenario of ``podnet floor``'s own
+#: (podnet.launch.netns_floor); no config scenario may use them
+FLOOR_SCENARIO = "floor-netns-veth"
+FLOOR_VARIANT, FLOOR_STANDALONE_SCENARIO = "floor", "netns-veth"
 
 #: Columns of tidy.parquet / tidy.csv, in order.
 TIDY_COLUMNS = [
@@ -83,60 +75,6 @@ INTERVAL_COLUMNS = [
     "unit",
     "raw_path",
 ]
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """One metric of one run as an adapter reports it.
-
-    Fields left as ``None`` are filled from the run's sidecar
-    (protocol, direction, streams, test).
-    """
-
-    metric: str
-    value: float
-    unit: str
-    direction: str | None = None
-    protocol: str | None = None
-    test: str | None = None
-    streams: int | None = None
-    #: only for adapters whose one file holds many cases (published reference tables)
-    variant: str | None = None
-    scenario: str | None = None
-    tool: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.unit not in UNITS:
-            raise ValueError(f"unit {self.unit!r} of metric {self.metric!r} is not a tidy unit")
-
-
-@dataclass(frozen=True)
-class IntervalPoint:
-    """One interval sample of a within-run series (seconds since the run started)."""
-
-    t_start: float
-    t_end: float
-    metric: str
-    value: float
-    unit: str
-    stream: str = "sum"
-    direction: str | None = None
-    omitted: bool = False
-
-
-@dataclass
-class ParseResult:
-    """What an adapter extracts from one raw output."""
-
-    measurements: list[Measurement] = field(default_factory=list)
-    intervals: list[IntervalPoint] = field(default_factory=list)
-    #: facts found in the output (tool version, local/remote host, conf block...)
-    info: dict[str, object] = field(default_factory=dict)
-    #: test name / protocol / direction / streams as read from the output itself
-    test: str | None = None
-    protocol: str | None = None
-    direction: str | None = None
-    streams: int | None = None
 
 
 def empty_tidy() -> pd.DataFrame:

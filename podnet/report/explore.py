@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from podnet.adapters import metric_info
-from podnet.figures import data, style
-from podnet.raw import read_sidecar
+from podnet.parse.raw import read_sidecar
+from podnet.report.figures import data, style
+from podnet.tools import metric_info
 
 #: what competed with a run (its sidecar's ``interference``, podnet.launch.interference), as shares of
 #: the time the client ran: CPU busy / stolen on its machines (busiest machine), one CPU's share used

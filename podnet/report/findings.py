@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from podnet.adapters import metric_info
-from podnet.figures import data
-from podnet.figures.plots import alpha, primary_ratios
+from podnet.report.figures import data
+from podnet.report.figures.plots import alpha, primary_ratios
 from podnet.stats.precision import as_judged
+from podnet.tools import metric_info
 
 
 def fmt_ratio(x: float) -> str:
@@ -59,7 +59,7 @@ def sentence(
     bounds: dict[tuple[str, str], str] | None = None,
 ) -> str:
     """The finding of one ratios.csv row (``with_variant``: name the variant, when there are several;
-    ``bounds``: what bounds each stream test, :func:`podnet.figures.data.stream_bounds`)."""
+    ``bounds``: what bounds each stream test, :func:`podnet.report.figures.data.stream_bounds`)."""
     info = metric_info(str(r["metric"]), str(r["tool"]))
     what = f"{data.measure_label(r, bounds=bounds)} {data.in_sentence(info.label)}"
     treat = r["scenario"] if r["by"] == "scenario" else r["treatment"]

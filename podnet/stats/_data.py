@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from podnet.tidy import GROUP_COLUMNS, TIDY_COLUMNS, coerce, empty_tidy
+from podnet.parse.tidy import GROUP_COLUMNS, TIDY_COLUMNS, coerce, empty_tidy
 
 #: columns a tidy table must have; any other tidy column gets a default
 REQUIRED_COLUMNS = ["variant", "scenario", "tool", "metric", "value", "unit"]

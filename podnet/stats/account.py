@@ -4,7 +4,7 @@ An adaptive launch writes ``raw/<experiment>/<variant>/_adaptive/<launch_id>.jso
 ``_adaptive`` directory is not read as tool output by the parse stage). Its shape is
 :data:`ACCOUNT_SCHEMA`; :func:`read_accounts` flattens any number of them into one table
 (``processed/<experiment>/adaptive.csv``, one row per judged comparison or case), which the report's
-findings put into words (:func:`podnet.findings.adaptive_markdown`).
+findings put into words (:func:`podnet.report.findings.adaptive_markdown`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A ratio row is *primary* when it matches an entry of ``stats.primary``
 (by, baseline, treatments, tool or tool:test, metrics; metrics default to the
-tool's headline metrics from :func:`podnet.adapters.headline_metrics`). Holm
+tool's headline metrics from :func:`podnet.tools.headline_metrics`). Holm
 and Benjamini-Hochberg run over the primary rows of one family
 (``stats.multiple_comparisons.family`` columns, default the experiment) only.
 Every other row is *exploratory*: its p-values stay unadjusted and it is never

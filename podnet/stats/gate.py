@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from podnet import schema
+from podnet.config import schema
 
 from ._data import read_table
 from .family import tests_match

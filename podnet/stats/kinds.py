@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from podnet.adapters import headline_metrics, metric_info
+from podnet.tools import headline_metrics, metric_info
 
 KINDS = ("positive", "proportion", "count", "signed")
 
@@ -26,7 +26,7 @@ def _pairs(keys: pd.DataFrame) -> tuple[np.ndarray, list[tuple[str, str]]]:
 
 
 def metric_facts(keys: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """(kind, better) of each row of ``keys`` (columns tool, metric), from :func:`podnet.adapters.metric_info`."""
+    """(kind, better) of each row of ``keys`` (columns tool, metric), from :func:`podnet.tools.metric_info`."""
     if len(keys) == 0:
         return np.zeros(0, dtype=object), np.zeros(0, dtype=object)
     codes, uniq = _pairs(keys)

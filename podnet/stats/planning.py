@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from podnet.tidy import GROUP_COLUMNS
+from podnet.parse.tidy import GROUP_COLUMNS
 
 from . import core
 from ._data import Groups, as_tidy, group_moments, make_groups, split_sources
@@ -86,7 +86,7 @@ def cases_needing_more(
 
     A case needs more when it has fewer than ``min_repeats`` measured values
     for some metric, or when one of its headline metrics (the tool's, from
-    :func:`podnet.adapters.headline_metrics`, unless ``planning.headline_metrics``
+    :func:`podnet.tools.headline_metrics`, unless ``planning.headline_metrics``
     lists them) has a relative CI half-width above the target;
     never once its n has reached ``max_repeats``. A case with no headline
     metric is judged by the minimum only. Returns one dict per case

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from podnet.tidy import GROUP_COLUMNS
+from podnet.parse.tidy import GROUP_COLUMNS
 
 from . import core
 from .family import primary_targets

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from podnet.tidy import GROUP_COLUMNS
+from podnet.parse.tidy import GROUP_COLUMNS
 
 from . import bootstrap, core, family
 from ._data import Groups, as_tidy, group_moments, key_text, log_moments, make_groups, split_sources
@@ -28,7 +28,7 @@ RATIO_COLUMNS = (
         "family",  # the primary family adjusted together ("" for exploratory rows)
         "m",  # p-values in the family (Holm / BH divide by it)
         "kind",  # positive | proportion | count | signed
-        "better",  # higher | lower | "" (podnet.adapters.metric_info)
+        "better",  # higher | lower | "" (podnet.tools.metric_info)
         "estimand",  # ratio of geometric means | ratio of means
         "n_treatment",
         "n_baseline",

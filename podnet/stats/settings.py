@@ -1,7 +1,7 @@
 """Settings of the statistics stage: the schema's defaults with a config's ``stats`` mapping merged over them.
 
 The defaults have one source: the ``default:`` values of the ``stats`` property
-of ``podnet/config.schema.yaml``. :data:`DEFAULTS` is read from there. A
+of ``podnet/config/config.schema.yaml``. :data:`DEFAULTS` is read from there. A
 config's ``stats`` mapping is merged over it key by key (nested mappings are
 merged, lists and scalars replaced). Unknown keys are an error so that a typo
 does not silently fall back to a default.
@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from podnet import schema  # the config schema, package data (podnet/config.schema.yaml)
-from podnet.tidy import GROUP_COLUMNS
+from podnet.config import schema  # the config schema, package data (podnet/config/config.schema.yaml)
+from podnet.parse.tidy import GROUP_COLUMNS
 
 
 def _defaults_of(node: Mapping[str, Any], path: str) -> dict[str, Any]:

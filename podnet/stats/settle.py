@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from podnet.raw import SIDECAR_SUFFIX, read_sidecar
+from podnet.parse.raw import SIDECAR_SUFFIX, read_sidecar
 
 WINDOWS = (3, 5, 10, 20)
 TOLERANCE = 0.02

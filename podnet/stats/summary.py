@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from podnet.tidy import GROUP_COLUMNS
+from podnet.parse.tidy import GROUP_COLUMNS
 
 from . import bootstrap, core
 from ._data import Groups, as_tidy, group_moments, key_text, log_moments, make_groups, split_sources
@@ -28,7 +28,7 @@ SUMMARY_COLUMNS = GROUP_COLUMNS + [
     "min",
     "max",
     "se",  # sd / sqrt(n)
-    "kind",  # positive | proportion | count | signed (podnet.adapters.metric_info)
+    "kind",  # positive | proportion | count | signed (podnet.tools.metric_info)
     "gmean",  # geometric mean (positive values only)
     "centre",  # the estimate the primary interval is about (see estimand)
     "estimand",  # geometric mean | mean | mean fraction

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from podnet.tidy import INTERVAL_COLUMNS
+from podnet.parse.tidy import INTERVAL_COLUMNS
 
 from .settings import resolve
 

@@ -1,7 +1,7 @@
 """Tool adapters: one module per tool, discovered automatically.
 
 Each module in this package defines ``ADAPTER``, an instance of
-:class:`podnet.adapters.base.Adapter`. :func:`get` looks one up by name,
+:class:`podnet.tools.base.Adapter`. :func:`get` looks one up by name,
 :func:`detect` picks the adapter whose ``sniff`` is most confident. Modules whose
 names start with ``_`` are parts of an adapter (line tables, sub-formats), not adapters.
 """
@@ -12,7 +12,7 @@ import importlib
 import pkgutil
 from functools import lru_cache
 
-from podnet.adapters.base import (
+from podnet.tools.base import (
     COMMON_METRICS,
     Adapter,
     Incomplete,

@@ -8,8 +8,8 @@ and then the server report (receiver side); the other rows are the ``-i`` interv
 
 from __future__ import annotations
 
-from podnet.adapters.base import Incomplete, ParseError
-from podnet.tidy import IntervalPoint, Measurement, ParseResult
+from podnet.tools.base import Incomplete, ParseError
+from podnet.tools.result import IntervalPoint, Measurement, ParseResult
 
 
 def parse_csv(lines: list[str]) -> ParseResult:

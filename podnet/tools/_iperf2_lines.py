@@ -1,7 +1,7 @@
 """iperf 2 text output, line by line: the regexes of its line shapes and what each one records.
 
 :data:`_SHAPES` is the parser's table (flent's RegexpRunner idea): a line goes to the first
-shape whose regex matches it. :mod:`podnet.adapters.iperf2` builds the run's result from the
+shape whose regex matches it. :mod:`podnet.tools.iperf2` builds the run's result from the
 state the shapes fill in.
 """
 
@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from podnet.units import prefix_factor
+from podnet.tools.units import prefix_factor
 
 _NUM = r"\d+(?:\.\d+)?"
 _ROW = re.compile(

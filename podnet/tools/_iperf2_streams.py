@@ -6,8 +6,8 @@ and (UDP client) 'Sent N datagrams' line and server report must be there, or the
 
 from __future__ import annotations
 
-from podnet.adapters._iperf2_lines import _UDP_RECV, _Row, _State
-from podnet.adapters.base import Incomplete
+from podnet.tools._iperf2_lines import _UDP_RECV, _Row, _State
+from podnet.tools.base import Incomplete
 
 
 def cross_check(st: _State) -> None:

@@ -1,7 +1,7 @@
 """netperf's omni output column headers (as ``-O`` prints them) -> selector names, and the selectors
 that map one to one to a metric.
 
-Data tables, kept out of :mod:`podnet.adapters.netperf` so the parser reads as code.
+Data tables, kept out of :mod:`podnet.tools.netperf` so the parser reads as code.
 """
 
 from __future__ import annotations

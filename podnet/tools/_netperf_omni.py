@@ -10,9 +10,9 @@ from __future__ import annotations
 import csv
 import re
 
-from podnet.adapters._netperf_fields import COUNTS, HEADERS, LATENCY
-from podnet.adapters.base import ParseError
-from podnet.tidy import Measurement, ParseResult
+from podnet.tools._netperf_fields import COUNTS, HEADERS, LATENCY
+from podnet.tools.base import ParseError
+from podnet.tools.result import Measurement, ParseResult
 
 
 def rate_to_bps(value: float, unit: str) -> float | None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podnet.adapters.base import (
+from podnet.tools.base import (
     Adapter,
     Incomplete,
     Invocation,
@@ -35,7 +35,7 @@ from podnet.adapters.base import (
     http_errors,
     http_url,
 )
-from podnet.tidy import Measurement, ParseResult
+from podnet.tools.result import Measurement, ParseResult
 
 _NUM = r"-?\d+(?:\.\d+)?"
 

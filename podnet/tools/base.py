@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from podnet.tidy import Measurement, ParseResult
+from podnet.tools.result import Measurement, ParseResult
 
 
 class ParseError(ValueError):

@@ -35,8 +35,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podnet.adapters._iperf2_csv import parse_csv
-from podnet.adapters._iperf2_lines import (
+from podnet.tools._iperf2_csv import parse_csv
+from podnet.tools._iperf2_lines import (
     _CSV,
     _LAT4,
     _PPS,
@@ -52,8 +52,8 @@ from podnet.adapters._iperf2_lines import (
     _Scan,
     _State,
 )
-from podnet.adapters._iperf2_streams import cross_check, summary_row
-from podnet.adapters.base import (
+from podnet.tools._iperf2_streams import cross_check, summary_row
+from podnet.tools.base import (
     Adapter,
     Incomplete,
     Invocation,
@@ -63,8 +63,8 @@ from podnet.adapters.base import (
     check_duration_streams,
     command_option,
 )
-from podnet.tidy import IntervalPoint, Measurement, ParseResult
-from podnet.units import prefix_factor
+from podnet.tools.result import IntervalPoint, Measurement, ParseResult
+from podnet.tools.units import prefix_factor
 
 
 class Iperf2Adapter(Adapter):

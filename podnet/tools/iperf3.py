@@ -15,7 +15,7 @@ import json
 import re
 from typing import Any
 
-from podnet.adapters.base import (
+from podnet.tools.base import (
     Adapter,
     Incomplete,
     Invocation,
@@ -24,8 +24,8 @@ from podnet.adapters.base import (
     affinity_argv,
     check_duration_streams,
 )
-from podnet.tidy import IntervalPoint, Measurement, ParseResult
-from podnet.units import rate_to_bps
+from podnet.tools.result import IntervalPoint, Measurement, ParseResult
+from podnet.tools.units import rate_to_bps
 
 # [  5]   0.00-100.00 sec  42.8 GBytes  3.67 Gbits/sec  12742   sender
 # [SUM][TX-C]   0.00-2.00   sec  2.42 GBytes  10.4 Gbits/sec    3   sender

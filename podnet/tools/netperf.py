@@ -7,7 +7,7 @@ CSV headers are mapped back to selector names through netperf's own header texts
 ``set_output_elt``): e.g. ``Minimum Latency Microseconds`` is ``MIN_LATENCY``. ``-O`` columns are cut
 at the starts of the left-aligned values in the result row, so column widths do not matter.
 This module reads the banner, the classic blocks and ``-D`` interims; the omni forms and the value
-helpers are in :mod:`podnet.adapters._netperf_omni`, the header table in ``_netperf_fields``.
+helpers are in :mod:`podnet.tools._netperf_omni`, the header table in ``_netperf_fields``.
 
 Units: ``THROUGHPUT_UNITS`` ``10^Nbits/s`` are decimal, ``KBytes``/``MBytes``/``GBytes`` binary
 (netperf divides by 1024), ``Trans/s`` are transactions. Latency selectors are microseconds. netperf
@@ -31,8 +31,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podnet.adapters._netperf_omni import direction, from_columns, from_csv, positive, rate_to_bps, selectors
-from podnet.adapters.base import (
+from podnet.tools._netperf_omni import direction, from_columns, from_csv, positive, rate_to_bps, selectors
+from podnet.tools.base import (
     Adapter,
     Incomplete,
     Invocation,
@@ -41,7 +41,7 @@ from podnet.adapters.base import (
     UnsupportedTest,
     cpu_pair,
 )
-from podnet.tidy import IntervalPoint, Measurement, ParseResult
+from podnet.tools.result import IntervalPoint, Measurement, ParseResult
 
 _NUM = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 _BANNER = re.compile(r"^(?P<migrated>MIGRATED )?(?P<what>[A-Za-z][\w/|]*(?: [\w/|]+)*?) TEST\b(?P<rest>.*)$")

@@ -19,8 +19,8 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from podnet.adapters.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError, last_line_complete
-from podnet.tidy import Measurement, ParseResult
+from podnet.tools.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError, last_line_complete
+from podnet.tools.result import Measurement, ParseResult
 
 _REPLY = re.compile(
     r"^\d+ bytes from .*?icmp_[rs]eq=(?P<seq>\d+).*?time[=<](?P<time>[\d.]+) ?(?P<unit>ms|us|s)\b",

@@ -34,8 +34,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podnet.adapters.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError, UnsupportedTest
-from podnet.tidy import Measurement, ParseResult
+from podnet.tools.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError, UnsupportedTest
+from podnet.tools.result import Measurement, ParseResult
 
 _HEADER = re.compile(r"^([a-z][a-z0-9_]*):\s*$")
 _ITEM = re.compile(r"^\s+([a-z][a-z0-9_]*)\s*=\s*(.*?)\s*$")

@@ -24,8 +24,8 @@ import io
 import re
 from typing import Any
 
-from podnet.adapters.base import Adapter, ParseError
-from podnet.tidy import UNITS, Measurement, ParseResult
+from podnet.tools.base import Adapter, ParseError
+from podnet.tools.result import UNITS, Measurement, ParseResult
 
 REQUIRED = ("variant", "scenario", "tool", "test", "metric", "value", "unit")
 

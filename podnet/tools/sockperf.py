@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podnet.adapters.base import (
+from podnet.tools.base import (
     Adapter,
     Incomplete,
     Invocation,
@@ -34,7 +34,7 @@ from podnet.adapters.base import (
     UnsupportedTest,
     percentile_name,
 )
-from podnet.tidy import Measurement, ParseResult
+from podnet.tools.result import Measurement, ParseResult
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _NUM = r"\d+(?:\.\d+)?"

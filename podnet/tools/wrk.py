@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podnet.adapters.base import (
+from podnet.tools.base import (
     Adapter,
     Incomplete,
     Invocation,
@@ -34,7 +34,7 @@ from podnet.adapters.base import (
     http_url,
     percentile_name,
 )
-from podnet.tidy import Measurement, ParseResult
+from podnet.tools.result import Measurement, ParseResult
 
 # a number, also with the thousands separators a locale-aware formatter or a report adds (12,345.67)
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"

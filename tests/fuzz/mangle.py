@@ -23,10 +23,10 @@ from pathlib import Path
 
 import yaml
 
-from podnet.adapters.base import ParseError
-from podnet.decode import DecodeError, decode
 from podnet.parse import parse_text
-from podnet.raw import SidecarError, find_raw_files, read_sidecar
+from podnet.parse.decode import DecodeError, decode
+from podnet.parse.raw import SidecarError, find_raw_files, read_sidecar
+from podnet.tools.base import ParseError
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"

@@ -21,7 +21,7 @@ from podnet.launch.config import from_mapping
 from podnet.launch.runner import launch
 from podnet.launch.workload import MANAGED_SELECTOR
 from podnet.parse import parse_experiment
-from podnet.raw import find_raw_files, read_sidecar
+from podnet.parse.raw import find_raw_files, read_sidecar
 
 pytestmark = pytest.mark.cluster
 
@@ -271,7 +271,7 @@ def test_fidelity_pod_pod_cross_node(core, tmp_path):
     """Pipeline iperf3 vs iperf3 run by hand (text output, no -J) in the same pods, interleaved."""
     import statistics
 
-    from podnet import adapters
+    from podnet import tools as adapters
     from podnet.launch.k8s import Kube
     from podnet.launch.runner import Launcher
     from podnet.launch.state import pending_runs

@@ -10,7 +10,7 @@ import pytest
 
 from podnet.launch.config import from_mapping
 from podnet.launch.runner import launch
-from podnet.raw import find_raw_files, read_sidecar
+from podnet.parse.raw import find_raw_files, read_sidecar
 from tests.integration.test_launch import leftovers, small
 
 pytestmark = pytest.mark.cluster

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from podnet.raw import find_raw_files, read_sidecar
+from podnet.parse.raw import find_raw_files, read_sidecar
 from tests.integration.test_launch import REPO, leftovers, quick, small
 
 pytestmark = pytest.mark.cluster

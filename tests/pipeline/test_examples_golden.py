@@ -17,8 +17,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from podnet import seed_reports, stats
+from podnet import stats
 from podnet.parse import combine, parse_files, shard_entries, write_parsed
+from podnet.report import seed_reports
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.pipeline

@@ -72,7 +72,7 @@ def test_one_changed_value_changes_its_tables_and_figure_as_a_run_from_nothing_w
     # the figure that plots it changed; one that does not plot ping latency is byte-identical
     assert (out / "figures/latency.png").read_bytes() != figures["latency.png"]
     assert (out / "figures/throughput.png").read_bytes() == figures["throughput.png"]
-    # ... and was not drawn again at all: its job saw the same drawn data (podnet.figures.publish_one)
+    # ... and was not drawn again at all: its job saw the same drawn data (podnet.report.figures.publish_one)
     assert "unchanged data, kept throughput" in (out / "logs/figure-throughput.log").read_text()
     assert "drew latency" in (out / "logs/figure-latency.log").read_text()
 

@@ -50,7 +50,7 @@ def test_pip_install_then_podnet_parse(tmp_path):
         [
             str(venv / "bin" / "python"),
             "-c",
-            "import podnet.schema as s, podnet.launch.rbac as r; print(s.SCHEMA_PATH); print(r.RBAC_PATH)",
+            "import podnet.config.schema as s, podnet.launch.rbac as r; print(s.SCHEMA_PATH); print(r.RBAC_PATH)",
         ],
         cwd=tmp_path,
         env=env,

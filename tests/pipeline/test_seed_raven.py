@@ -5,7 +5,7 @@ import re
 import pandas as pd
 import pytest
 
-from podnet.raw import write_raw
+from podnet.parse.raw import write_raw
 from tests.conftest import FIXTURES, REPO
 from tests.workflow_runs import scratch_example, snakemake
 
@@ -72,7 +72,7 @@ def test_ratios_against_same_edge_come_from_the_raw_numbers(seed_raven):
 
 
 def test_figures_are_byte_stable(seed_raven, tmp_path):
-    from podnet import figures
+    from podnet.report import figures
 
     again = figures.publish(seed_raven, tmp_path)
     for p in again:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from podnet import adapters
-from podnet.adapters.base import ParseError
+from podnet import tools as adapters
+from podnet.tools.base import ParseError
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 TOOLS = sorted(adapters.all_adapters())

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from podnet.adapters import ParseError, all_adapters, detect, get
+from podnet.tools import ParseError, all_adapters, detect, get
 from tests.conftest import FIXTURES
 
 iperf2 = get("iperf2")

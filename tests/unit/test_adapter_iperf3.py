@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from podnet.adapters import ParseError, detect, get
+from podnet.tools import ParseError, detect, get
 from tests.conftest import FIXTURES
 
 iperf3 = get("iperf3")

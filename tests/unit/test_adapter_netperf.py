@@ -3,7 +3,7 @@ classic TCP_STREAM/MAERTS/RR/CRR/UDP_*, -c/-C, -D interim results, omni -O colum
 
 import pytest
 
-from podnet.adapters import ParseError, UnsupportedTest, get
+from podnet.tools import ParseError, UnsupportedTest, get
 from tests.conftest import FIXTURES
 
 netperf = get("netperf")

@@ -2,8 +2,8 @@
 
 import pytest
 
-from podnet.adapters import Incomplete, ParseError, detect, get
 from podnet.parse import parse_text
+from podnet.tools import Incomplete, ParseError, detect, get
 from tests.conftest import FIXTURES
 
 ping = get("ping")

@@ -3,7 +3,7 @@
 
 import pytest
 
-from podnet.adapters import ParseError, get
+from podnet.tools import ParseError, get
 from tests.conftest import FIXTURES
 
 qperf = get("qperf")

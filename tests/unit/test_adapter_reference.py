@@ -2,10 +2,10 @@
 
 import pytest
 
-from podnet.adapters import ParseError, get
-from podnet.adapters.reference import to_si
 from podnet.parse import parse_files
-from podnet.raw import find_raw_files
+from podnet.parse.raw import find_raw_files
+from podnet.tools import ParseError, get
+from podnet.tools.reference import to_si
 from tests.conftest import REPO
 
 ref = get("reference")

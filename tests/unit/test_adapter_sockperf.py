@@ -3,7 +3,7 @@ under-load, throughput UDP/TCP); ANSI colour codes are part of the fixtures."""
 
 import pytest
 
-from podnet.adapters import ParseError, get
+from podnet.tools import ParseError, get
 from tests.conftest import FIXTURES
 
 sp = get("sockperf")

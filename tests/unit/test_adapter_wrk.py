@@ -2,7 +2,7 @@
 
 import pytest
 
-from podnet.adapters import ParseError, get
+from podnet.tools import ParseError, get
 from tests.conftest import FIXTURES
 
 wrk = get("wrk")

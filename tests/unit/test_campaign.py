@@ -1,4 +1,4 @@
-"""The comparison campaign (podnet.campaign): configs, derived experiments, resume and ordering."""
+"""The comparison campaign (podnet.launch.campaign): configs, derived experiments, resume and ordering."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from podnet import campaign
+from podnet.launch import campaign
 from podnet.launch.config import from_mapping
 
 REPO = Path(__file__).resolve().parents[2]

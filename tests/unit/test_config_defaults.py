@@ -1,5 +1,5 @@
 """Config defaults have one source, the schema's `default:` values: the workflow reads them from
-podnet.schema, and where the READMEs state a default it is the schema's."""
+podnet.config.schema, and where the READMEs state a default it is the schema's."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 import pytest
 import yaml
 
-from podnet import schema
+from podnet.config import schema
 from tests.conftest import REPO
 
 DOCS = ["README.md", "podnet/launch/README.md"]
@@ -48,7 +48,7 @@ def test_a_stated_default_is_the_schemas(doc, path, text):
 
 
 def test_the_workflow_repeats_no_schema_default():
-    # the workflow takes parse/report/stats defaults from podnet.schema; a literal copy would drift
+    # the workflow takes parse/report/stats defaults from podnet.config.schema; a literal copy would drift
     src = "\n".join(p.read_text() for p in sorted((REPO / "workflow").rglob("*.smk")))
     assert "schema.defaults(" in src
     notebooks = schema.defaults("report")["notebooks"]
@@ -77,7 +77,7 @@ def test_the_launch_config_reads_endpoint_and_tool_defaults_from_the_schema():
 
 
 def test_a_campaign_goes_round_by_the_schemas_repeats_when_the_experiment_sets_none(tmp_path):
-    from podnet import campaign
+    from podnet.launch import campaign
     from tests.launch_configs import experiment, pod_pod
 
     exp = tmp_path / "exp.yaml"
@@ -114,7 +114,7 @@ def test_a_threshold_without_by_compares_by_the_schemas_default():
 
 
 def test_the_default_headline_metrics_null_is_read_as_each_tools_own():
-    from podnet.figures.data import headline_for
+    from podnet.report.figures.data import headline_for
     from podnet.stats import DEFAULTS
 
     assert DEFAULTS["planning"]["headline_metrics"] is None  # the schema's default

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from podnet.adapters.base import ParseError
 from podnet.parse import apply_error_threshold, parse_path
+from podnet.tools.base import ParseError
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 if not (CORPUS / "README.md").exists():
@@ -116,7 +116,7 @@ def test_some_http_errors_are_a_fraction_that_the_default_threshold_fails():
     import pandas as pd
 
     from podnet.parse import Parsed, parse_file
-    from podnet.tidy import FAILED_COLUMNS, INTERVAL_COLUMNS, coerce
+    from podnet.parse.tidy import FAILED_COLUMNS, INTERVAL_COLUMNS, coerce
 
     path = CORPUS / "wild" / "wrk--pkb--wrk2-some-non2xx.txt"
     got, _, _ = _parse(path)

@@ -4,10 +4,10 @@
 import pytest
 
 from podnet import parse as parse_mod
-from podnet.adapters import ParseError, get
-from podnet.adapters.base import Incomplete
 from podnet.parse import parse_path, parse_text
-from podnet.raw import read_sidecar
+from podnet.parse.raw import read_sidecar
+from podnet.tools import ParseError, get
+from podnet.tools.base import Incomplete
 from tests.conftest import REPO
 
 PING = REPO / "raw" / "seed-cni-1gbe" / "physical" / "ping.txt"
@@ -57,8 +57,8 @@ def test_a_streamed_parse_checks_the_command_too(tmp_path, monkeypatch):
 
 def test_a_launcher_sidecar_command_rejects_a_cut_keyval_output(tmp_path):
     """The launcher records its argv (a list) as the sidecar's command; parse_file checks -k with it."""
-    from podnet.adapters.netperf import LAUNCH_SELECTORS
     from podnet.parse import parse_file
+    from podnet.tools.netperf import LAUNCH_SELECTORS
 
     src = REPO / "tests" / "fixtures" / "netperf" / "tcp-rr-k-launcher.txt"
     lines = src.read_text().splitlines(keepends=True)

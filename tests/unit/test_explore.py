@@ -6,9 +6,9 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from podnet import explore
-from podnet.figures import data
-from podnet.raw import write_raw
+from podnet.parse.raw import write_raw
+from podnet.report import explore
+from podnet.report.figures import data
 from tests import figures_data
 from tests.conftest import FIXTURES
 

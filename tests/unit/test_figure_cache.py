@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from podnet import figures
+from podnet.report import figures
 from tests import figures_data
 
 

@@ -1,6 +1,6 @@
 """Axis labels fit narrow panels: a rate whose label names its noun drops it from the unit."""
 
-from podnet.figures.data import axis_label
+from podnet.report.figures.data import axis_label
 
 
 def test_rate_units_are_short_when_the_label_names_them():
@@ -13,7 +13,7 @@ def test_rate_units_are_short_when_the_label_names_them():
 def test_a_stream_test_is_named_by_what_bounds_it():
     import pandas as pd
 
-    from podnet.figures.data import Tables, measure_label, stream_bounds
+    from podnet.report.figures.data import Tables, measure_label, stream_bounds
 
     tidy = pd.DataFrame(
         {

@@ -8,8 +8,8 @@ import matplotlib
 import matplotlib.pyplot as plt
 import pytest
 
-from podnet import figures
-from podnet.figures import check, style
+from podnet.report import figures
+from podnet.report.figures import check, style
 from tests import figures_data
 
 

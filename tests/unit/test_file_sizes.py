@@ -1,7 +1,7 @@
 """No source file of the package or the workflow over 500 lines, except the data tables listed here.
 
-A long module is split along its seams (see podnet/adapters/_iperf2_*.py, _netperf_omni.py,
-podnet/seed_reports/); a module that is one table of data (tool header texts, published values) may
+A long module is split along its seams (see podnet/tools/_iperf2_*.py, _netperf_omni.py,
+podnet/report/seed_reports/); a module that is one table of data (tool header texts, published values) may
 be longer, and is named in DATA_TABLES with what it holds.
 """
 

@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from podnet import figures, findings
+from podnet.report import figures, findings
 from tests import figures_data
 
 

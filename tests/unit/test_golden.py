@@ -18,9 +18,9 @@ from tests.conftest import FIXTURES, REPO
 sys.path.insert(0, str(REPO / "tests" / "fuzz"))
 import mangle
 
-from podnet.adapters.base import ParseError
-from podnet.decode import DecodeError, decode
 from podnet.parse import parse_text
+from podnet.parse.decode import DecodeError, decode
+from podnet.tools.base import ParseError
 
 COMMANDS = mangle.fixture_commands()
 FILES = mangle.fixture_files()

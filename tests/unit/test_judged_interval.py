@@ -7,7 +7,7 @@ adaptive account and "not resolved" in the sentence beside it."""
 import numpy as np
 import pandas as pd
 
-from podnet import findings
+from podnet.report import findings
 from podnet.stats import compare, gate
 from podnet.stats.precision import as_judged, judged
 from tests.stats_tables import one, rows, tidy

@@ -19,7 +19,7 @@ from podnet.launch.config import LaunchConfigError, from_mapping, parse_duration
 from podnet.launch.k8s import ExecResult
 from podnet.launch.runner import Launcher
 from podnet.parse import parse_experiment
-from podnet.raw import find_raw_files
+from podnet.parse.raw import find_raw_files
 from podnet.stats import account
 from tests.fakekube import FakeKube
 from tests.unit.test_launch_runner import BASE, PING, iperf_json, nodes
@@ -180,7 +180,7 @@ def test_only_the_cases_of_unmet_primary_comparisons_get_more_rounds(tmp_path, c
     )
     assert "used, no time budget, next round ~20s" in lines[0]
     # adaptive rounds stay interleaved: each added round runs host-host and pod-pod once, in config order
-    from podnet.raw import read_sidecar
+    from podnet.parse.raw import read_sidecar
 
     side = [read_sidecar(f) for f in find_raw_files(cfg.raw_dir)]
     added = sorted((s["round"], s["position"], s["scenario"], s["repeat"]) for s in side if s["round"] > 3)
@@ -319,8 +319,8 @@ def test_the_account_is_not_parsed_as_tool_output(tmp_path):
 
 
 def test_findings_say_what_was_resolved_and_why(tmp_path):
-    from podnet import findings
-    from podnet.figures.data import Tables
+    from podnet.report import findings
+    from podnet.report.figures.data import Tables
 
     cfg = adaptive_config(tmp_path, budget=215, max_repeats=30)
     run(cfg, Clock())
@@ -363,7 +363,7 @@ def test_a_later_launch_replaces_the_earlier_account_in_the_findings(tmp_path):
     acc = account.read_accounts(sorted(tmp_path.glob("*.json")))
     assert list(account.latest(acc)["launch_id"].astype(str)) == ["2"]
     assert "1 of 1 primary comparisons reached their precision target (±5 %" in (
-        __import__("podnet.findings", fromlist=["x"]).adaptive_markdown(pd.DataFrame(acc))
+        __import__("podnet.report.findings", fromlist=["x"]).adaptive_markdown(pd.DataFrame(acc))
     )
     bad = copy.deepcopy(a)
     bad["items"][0]["reason"] = "bad luck"

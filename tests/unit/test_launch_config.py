@@ -171,7 +171,7 @@ def test_quick_runs_every_tool_in_every_scenario():
 
 
 def test_schema_documents_every_launch_key():
-    from podnet.schema import load
+    from podnet.config.schema import load
 
     schema = load()
     launch = schema["properties"]["launch"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from podnet import schema
+from podnet.config import schema
 from podnet.launch.config import default_ports
 
 README = (Path(__file__).resolve().parents[2] / "podnet" / "launch" / "README.md").read_text()

@@ -15,7 +15,7 @@ from podnet.launch.config import LaunchConfigError, from_mapping
 from podnet.launch.runner import launch
 from podnet.launch.signals import Interrupted
 from podnet.parse import parse_experiment, parse_files
-from podnet.raw import read_sidecar, write_raw
+from podnet.parse.raw import read_sidecar, write_raw
 from tests.fakekube import FakeKube
 from tests.unit.test_launch_runner import BASE, IPERF, PING, nodes, ok_responder
 
@@ -30,7 +30,7 @@ def config(tmp_path: Path, floor: dict | None = None, **over):
 
 
 class FakeFloor:
-    """Stands in for podnet.floor.Floor: records calls, writes a real tool output per run."""
+    """Stands in for podnet.launch.netns_floor.Floor: records calls, writes a real tool output per run."""
 
     def __init__(self, *args, **kwargs):
         self.entered = 0

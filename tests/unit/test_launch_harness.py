@@ -12,8 +12,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from podnet.adapters import get as adapter
-from podnet.adapters.base import UnsupportedTest
 from podnet.cli import main as cli_main
 from podnet.launch import interference as itf
 from podnet.launch.config import from_mapping
@@ -23,7 +21,9 @@ from podnet.launch.plan import build_plan, case_params
 from podnet.launch.provenance import to_nodes
 from podnet.launch.runner import launch
 from podnet.parse import parse_experiment, parse_files
-from podnet.raw import SidecarError, find_raw_files, read_sidecar, validate_sidecar
+from podnet.parse.raw import SidecarError, find_raw_files, read_sidecar, validate_sidecar
+from podnet.tools import get as adapter
+from podnet.tools.base import UnsupportedTest
 from tests.fakekube import PROCSTAT, FakeKube, make_node
 from tests.launch_configs import HOST_HOST, experiment, pod_pod
 from tests.unit.test_launch_runner import config, iperf_json, nodes, ok_responder

@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from podnet import adapters
-from podnet.adapters.base import Adapter, Invocation, MetricInfo, ParseError
+from podnet import tools as adapters
 from podnet.launch.k8s import ExecResult
 from podnet.launch.plan import build_plan
 from podnet.launch.provenance import to_nodes
 from podnet.launch.runner import launch
 from podnet.parse import parse_experiment
-from podnet.tidy import Measurement, ParseResult
+from podnet.parse.tidy import Measurement, ParseResult
+from podnet.tools.base import Adapter, Invocation, MetricInfo, ParseError
 from tests.fakekube import FakeKube, make_node
 from tests.launch_configs import launch_config, pod_pod
 
@@ -131,9 +131,9 @@ def test_a_new_tool_is_one_module(tmp_path, with_echorate):
     assert adapters.metric_info("echo_rtt", "echorate").better == "lower"
 
     # figures, when the figures stage exists as a library module
-    if importlib.util.find_spec("podnet.figures") is not None:
-        from podnet import figures
+    if importlib.util.find_spec("podnet.report.figures") is not None:
         from podnet.parse import write_parsed
+        from podnet.report import figures
 
         out = tmp_path / "processed"
         write_parsed(parsed, out / "tidy.parquet", out / "intervals.parquet", out / "failed_runs.csv")

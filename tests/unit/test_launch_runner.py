@@ -14,7 +14,7 @@ from podnet.launch.k8s import ExecResult
 from podnet.launch.runner import launch
 from podnet.launch.signals import Interrupted
 from podnet.parse import parse_experiment
-from podnet.raw import find_raw_files, read_sidecar
+from podnet.parse.raw import find_raw_files, read_sidecar
 from tests.fakekube import FakeKube, make_node
 from tests.launch_configs import HOST_HOST, IPERF3_PING, experiment, pod_pod
 

@@ -13,7 +13,7 @@ from podnet.launch.state import (
     raw_path,
     scan_case,
 )
-from podnet.raw import write_raw
+from podnet.parse.raw import write_raw
 from tests.launch_configs import experiment
 
 CFG = experiment(

@@ -1,10 +1,11 @@
-"""podnet.lean: the Snakefile's figure names are podnet.figures' names, and skipping jsonschema's
+"""podnet.config.lean: the Snakefile's figure names are podnet.report.figures' names, and skipping jsonschema's
 IRI grammar changes no validation result (it only makes imports cheaper)."""
 
 import subprocess
 import sys
 
-from podnet import figures, lean
+from podnet.config import lean
+from podnet.report import figures
 from tests.conftest import REPO
 
 PROBE = """
@@ -12,7 +13,7 @@ import json, sys
 from pathlib import Path
 {skip}
 import jsonschema, yaml
-from podnet import schema
+from podnet.config import schema
 
 schema_ = schema.load()
 out = {{"loaded": "rfc3987_syntax" in sys.modules and sys.modules["rfc3987_syntax"] is not None}}
@@ -35,7 +36,9 @@ def test_figure_names_are_the_figures():
 def _probe(skip: bool) -> dict:
     import json
 
-    code = PROBE.format(skip="from podnet.lean import skip_iri_grammar; skip_iri_grammar()" if skip else "")
+    code = PROBE.format(
+        skip="from podnet.config.lean import skip_iri_grammar; skip_iri_grammar()" if skip else ""
+    )
     p = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     return json.loads(p.stdout)
 
@@ -50,8 +53,8 @@ def test_skipping_the_iri_grammar_changes_no_validation():
 
 def test_what_the_snakefile_imports_stays_light():
     code = (
-        "import sys; from podnet.lean import FIGURE_NAMES, skip_iri_grammar; skip_iri_grammar()\n"
-        "from podnet.shards import shard_entries; from podnet.raw import sidecar_path\n"
+        "import sys; from podnet.config.lean import FIGURE_NAMES, skip_iri_grammar; skip_iri_grammar()\n"
+        "from podnet.parse.shards import shard_entries; from podnet.parse.raw import sidecar_path\n"
         "print(sorted(m for m in ('pandas', 'matplotlib', 'seaborn', 'scipy') if m in sys.modules))"
     )
     p = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)

@@ -1,4 +1,4 @@
-"""podnet.noise: the cluster's per-run CV against the interleaved floor's, per path and over paths."""
+"""podnet.stats.noise: the cluster's per-run CV against the interleaved floor's, per path and over paths."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from podnet import noise
+from podnet.launch.plan import test_lengths
+from podnet.report import noise_text
+from podnet.stats import noise
 
 FLOOR = "floor-netns-veth"
 
@@ -109,14 +111,14 @@ def test_interval_covers_at_the_nominal_rate():
 
 def test_empty_and_sentences():
     assert list(noise.noise_table(pd.DataFrame()).columns) == noise.NOISE_COLUMNS
-    assert "not measured" in noise.markdown(pd.DataFrame())
+    assert "not measured" in noise_text.markdown(pd.DataFrame())
     t = noise.noise_table(tidy(), {("iperf3", "tcp"): 4.0})
-    (s,) = noise.sentences(t)
+    (s,) = noise_text.sentences(t)
     med = t[t["level"] == "median"].iloc[0]
     assert f"{med['cv']:.3f}" in s and f"{med['floor_cv']:.3f}" in s and "4-s tests" in s
     phrase = {"within": "within the target", "above": "above the target", "unresolved": "not resolved"}
     assert "median over 2 paths" in s and phrase[med["verdict"]] in s
-    shown = noise.display_table(t)
+    shown = noise_text.display_table(t)
     assert len(shown) == 3 and shown["<= 1.25x"].isin(["yes", "no"]).all()
 
 
@@ -124,10 +126,10 @@ def test_test_lengths_come_from_the_config():
     from tests.unit.test_launch_runner import BASE
 
     c = {**BASE, "launch": {**BASE["launch"], "defaults": {"duration": 3, "omit": 1}}}
-    lengths = noise.test_lengths(c)
+    lengths = test_lengths(c)
     assert lengths[("iperf3", "tcp")] == 4.0  # -t 3 -O 1
     assert lengths[("ping", "plain")] > 0
-    assert noise.test_lengths({"experiment": "x"}) == {}
+    assert test_lengths({"experiment": "x"}) == {}
 
 
 def test_primary_paths_are_flagged_and_get_their_own_median():
@@ -147,14 +149,14 @@ def test_primary_paths_are_flagged_and_get_their_own_median():
     prim = t[t["level"] == "median-primary"].iloc[0]
     assert prim["groups"] == 2 and prim["cv"] == pytest.approx(statistics.median([cv(A), cv(B)]))
     assert t[t["level"] == "median"].iloc[0]["groups"] == 3
-    (s,) = noise.sentences(t)
+    (s,) = noise_text.sentences(t)
     assert "Over the 2 primary paths" in s
-    assert "pod-pod (primary)" in set(noise.display_table(t)["path"])
+    assert "pod-pod (primary)" in set(noise_text.display_table(t)["path"])
 
 
 def test_a_label_that_starts_with_an_acronym_keeps_its_capitals():
     # the embedded-cluster report read "ping plain rTT (mean)"
     r = rows("bridge", "pod-pod", "ping", "plain", "rtt_avg", "s", [1e-4, 1.2e-4, 0.9e-4, 1.1e-4])
     r += rows("bridge", FLOOR, "ping", "plain", "rtt_avg", "s", [2e-5, 2.4e-5, 1.8e-5, 2.2e-5])
-    (s,) = noise.sentences(noise.noise_table(pd.DataFrame(r)))
+    (s,) = noise_text.sentences(noise.noise_table(pd.DataFrame(r)))
     assert "RTT (mean)" in s and "rTT" not in s

@@ -1,4 +1,4 @@
-"""The parse cache (podnet.parse_cache): results equal the uncached parse's in every state, and a
+"""The parse cache (podnet.parse.cache): results equal the uncached parse's in every state, and a
 file is parsed again exactly when its bytes, its sidecar, its name or the code changed."""
 
 import os
@@ -7,9 +7,9 @@ import shutil
 import pandas as pd
 import pytest
 
-from podnet import parse_cache
+from podnet.parse import cache as parse_cache
 from podnet.parse import parse_files
-from podnet.raw import scan_raw_dir, sidecar_path, write_raw
+from podnet.parse.raw import scan_raw_dir, sidecar_path, write_raw
 from tests.conftest import FIXTURES, REPO
 
 

@@ -13,10 +13,10 @@ import pytest
 import yaml
 
 from podnet import parse as parse_mod
-from podnet.adapters import ParseError, get
-from podnet.decode import DecodeError, decode
 from podnet.parse import parse_experiment, parse_text, shard_entries
-from podnet.raw import SidecarError, read_sidecar, validate_sidecar, write_raw
+from podnet.parse.decode import DecodeError, decode
+from podnet.parse.raw import SidecarError, read_sidecar, validate_sidecar, write_raw
+from podnet.tools import ParseError, get
 from tests.conftest import FIXTURES, REPO
 
 
@@ -246,7 +246,7 @@ def test_a_sidecar_with_a_wrong_type_is_a_failed_run(raw):
 def test_config_names_with_a_trailing_newline_are_refused():
     import jsonschema
 
-    schema = yaml.safe_load((REPO / "podnet/config.schema.yaml").read_text())
+    schema = yaml.safe_load((REPO / "podnet/config/config.schema.yaml").read_text())
     jsonschema.validate({"experiment": "ok-name"}, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"experiment": "ok-name\n"}, schema)

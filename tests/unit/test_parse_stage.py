@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from podnet.parse import parse_experiment, shard_files, shard_of
-from podnet.raw import find_raw_files, read_sidecar, sidecar_path, write_raw
+from podnet.parse.raw import find_raw_files, read_sidecar, sidecar_path, write_raw
 from tests.conftest import FIXTURES, REPO
 
 GOOD_JSON = (FIXTURES / "iperf3/tcp-forward.json").read_text()
@@ -94,7 +94,7 @@ def test_shard_state_changes_with_exactly_what_a_shard_reads(raw_dir):
     rewritten or touched, or its sidecar edited, changes its own shard's digest and no other's."""
     import os
 
-    from podnet.shards import shard_entries, shard_state
+    from podnet.parse.shards import shard_entries, shard_state
 
     def states():
         return {k: shard_state(v, raw_dir) for k, v in shard_entries(raw_dir, 4).items()}

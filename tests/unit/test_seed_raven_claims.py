@@ -1,10 +1,10 @@
-"""Seed 000's own tables and ratio sentences against its raw output (podnet.seed_reports)."""
+"""Seed 000's own tables and ratio sentences against its raw output (podnet.report.seed_reports)."""
 
 import pandas as pd
 import pytest
 
-from podnet import seed_reports as seeds
 from podnet.parse import parse_experiment
+from podnet.report import seed_reports as seeds
 from tests.conftest import REPO
 
 RAW = REPO / "raw/seed-raven"

@@ -1,11 +1,11 @@
-"""Seed imports: the raw figures the seeds pasted reach the tidy table in SI, and podnet.seed_reports lists
+"""Seed imports: the raw figures the seeds pasted reach the tidy table in SI, and podnet.report.seed_reports lists
 every place where seed 001's conclusion table (and the raw outputs themselves) disagree."""
 
 import pytest
 
-from podnet import seed_reports as seeds
 from podnet.parse import parse_files
-from podnet.raw import find_raw_files
+from podnet.parse.raw import find_raw_files
+from podnet.report import seed_reports as seeds
 from tests.conftest import REPO
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from podnet import settle
 from podnet.cli import main
+from podnet.stats import settle
 from tests.conftest import FIXTURES
 
 LONG = sorted((FIXTURES / "iperf3").glob("floor-30s-loaded-r?.json"))

@@ -7,7 +7,7 @@ import re
 import pytest
 import yaml
 
-from podnet.schema import SCHEMA_PATH
+from podnet.config.schema import SCHEMA_PATH
 from podnet.stats import DEFAULTS, METHODS_PATH
 from tests.conftest import REPO
 

@@ -19,7 +19,7 @@ from tests.stats_tables import one, rows, tidy
 @pytest.fixture(autouse=True)
 def headlines(monkeypatch):
     """The tools' headline metrics come from the adapters; pin them so these tests do not depend on them."""
-    from podnet.adapters import get
+    from podnet.tools import get
 
     monkeypatch.setattr(type(get("iperf3")), "headline", ("throughput", "rtt_avg"))
 
@@ -87,7 +87,7 @@ def test_case_without_headline_metric_judged_by_minimum_only():
 
 
 def test_headline_metrics_come_from_the_adapter(monkeypatch):
-    from podnet.adapters import get
+    from podnet.tools import get
 
     df = tidy(rows(LOOSE, metric="throughput"))
     assert cases_needing_more(df, None, ["variant"]) == [{"variant": "calico"}]

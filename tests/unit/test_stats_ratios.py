@@ -19,11 +19,11 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from podnet.parse.tidy import GROUP_COLUMNS
 from podnet.stats import RATIO_COLUMNS, compare, core
 from podnet.stats._data import key_text
 from podnet.stats.bootstrap import group_seed
 from podnet.stats.ratios import UNBOUNDED_NOTE
-from podnet.tidy import GROUP_COLUMNS
 from tests.stats_tables import one, rows, tidy
 
 REL = 1e-9
@@ -471,7 +471,7 @@ def test_never_paired_across_launches():
 
 
 def test_primary_metrics_default_to_the_tools_headline(monkeypatch):
-    from podnet.adapters import get
+    from podnet.tools import get
 
     monkeypatch.setattr(type(get("iperf3")), "headline", ("throughput",))
     t = tidy(

@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 from scipy import special, stats
 
+from podnet.parse.tidy import GROUP_COLUMNS
 from podnet.stats import SUMMARY_COLUMNS, core, summarize
 from podnet.stats._data import key_text
 from podnet.stats.bootstrap import group_seed
-from podnet.tidy import GROUP_COLUMNS
 from tests.stats_tables import one, rows, tidy
 
 REL = 1e-9

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from podnet.parse.tidy import INTERVAL_COLUMNS
 from podnet.stats import RATIO_COLUMNS, SUMMARY_COLUMNS, WITHIN_COLUMNS, run, within_run
-from podnet.tidy import INTERVAL_COLUMNS
 from tests.stats_tables import one, rows, tidy
 
 
@@ -181,7 +181,7 @@ def _schema_stats():
 
     import yaml
 
-    from podnet.schema import SCHEMA_PATH
+    from podnet.config.schema import SCHEMA_PATH
 
     schema = yaml.safe_load(SCHEMA_PATH.read_text())
     return schema["properties"]["stats"]

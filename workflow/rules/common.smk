@@ -3,22 +3,22 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from podnet.lean import FIGURE_NAMES as FIGURES, skip_iri_grammar
+from podnet.config.lean import FIGURE_NAMES as FIGURES, skip_iri_grammar
 
-skip_iri_grammar()  # 2 s of CPU on every run otherwise (podnet/lean.py); before validate imports jsonschema
+skip_iri_grammar()  # 2 s of CPU on every run otherwise (podnet/config/lean.py); before validate imports jsonschema
 
 from snakemake.utils import validate
 
-from podnet import schema
-from podnet.shards import shard_entries, shard_state as shard_digest  # no pandas here
-from podnet.raw import sidecar_path
+from podnet.config import schema
+from podnet.parse.shards import shard_entries, shard_state as shard_digest  # no pandas here
+from podnet.parse.raw import sidecar_path
 
 validate(config, str(schema.SCHEMA_PATH))  # package data: the one schema
 
 EXP = config["experiment"]
 RAW = config.get("raw_dir") or f"raw/{EXP}"
 OUT = config.get("processed_dir") or f"processed/{EXP}"
-# defaults: the schema's `default:` values (podnet.schema), never repeated here
+# defaults: the schema's `default:` values (podnet.config.schema), never repeated here
 PARSE = {**schema.defaults("parse"), **config.get("parse", {})}
 SHARDS = int(PARSE["shards"])
 MAX_ERROR_FRACTION = float(PARSE["max_error_fraction"])
@@ -66,23 +66,13 @@ if "launch" in config:
         _force_rerun("launch")
 
 
-def code_version(*packages):
-    """sha256 of the source of podnet modules/packages: a rule's params carry it, so
-    a changed parser, statistic or figure re-runs what it produced (rerun trigger: params).
-    """
-    import hashlib
-    from pathlib import Path
+def code_version(stage):
+    """The stage's code version (podnet.config.stages): a hash of every file of its package and of
+    the packages it depends on; a rule's params carry it, so a changed parser, statistic, figure,
+    schema default or METHODS text re-runs that stage and those after it (rerun trigger: params)."""
+    from podnet.config.stages import code_version as version
 
-    import podnet
-
-    root = Path(podnet.__file__).parent
-    h = hashlib.sha256()
-    for name in packages:
-        p = root / name
-        for f in sorted(p.rglob("*.py")) if p.is_dir() else [p]:
-            h.update(f.relative_to(root).as_posix().encode())
-            h.update(f.read_bytes())
-    return h.hexdigest()[:16]
+    return version(stage)
 
 
 @lru_cache(maxsize=4)
@@ -102,7 +92,7 @@ def shard_input(wildcards):
 
 
 def shard_state(wildcards):
-    """The shard's raw files, sidecars and unreadable entries as one digest (podnet.shards): a
+    """The shard's raw files, sidecars and unreadable entries as one digest (podnet.parse.shards): a
     param, so any file added, removed or changed (size, mtime) re-runs the shard, and only it.
     """
     return _state(_shards_key(), int(wildcards.shard))

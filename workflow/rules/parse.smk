@@ -17,15 +17,7 @@ rule parse_shard:
     conda:
         "../../envs/podnet.yaml"
     params:
-        code=code_version(
-            "adapters",
-            "parse.py",
-            "parse_cache.py",
-            "shards.py",
-            "raw.py",
-            "tidy.py",
-            "units.py",
-        ),
+        code=code_version("parse"),
         raw_dir=RAW,
         experiment=EXP,
         shards=SHARDS,

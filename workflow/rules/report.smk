@@ -1,6 +1,6 @@
 # Report: figures, seed checks and notebooks of one experiment -> processed/<experiment>/
-#   figures/<figure>.{png,svg,pdf}   one job per figure (podnet.figures), in the Snakemake report
-#   seed_discrepancies.csv           a seed report's claims vs its raw outputs (podnet.seed_reports)
+#   figures/<figure>.{png,svg,pdf}   one job per figure (podnet.report.figures), in the Snakemake report
+#   seed_discrepancies.csv           a seed report's claims vs its raw outputs (podnet.report.seed_reports)
 #   notebooks/<name>.ipynb + .html   papermill-executed notebooks, rendered to HTML beside them
 
 
@@ -24,7 +24,7 @@ rule figure:
     conda:
         "../../envs/podnet.yaml"
     params:
-        code=code_version("figures", "adapters"),
+        code=code_version("report"),
     script:
         "../scripts/figure.py"
 
@@ -41,7 +41,7 @@ rule seed_discrepancies:
     conda:
         "../../envs/podnet.yaml"
     params:
-        code=code_version("seed_reports", "parse.py"),
+        code=code_version("report"),
         raw_dir=lambda w: RAW,
         raw=raw_state,
     script:
@@ -58,7 +58,7 @@ rule notebook:
     conda:
         "../../envs/podnet.yaml"
     params:
-        code=code_version("figures", "findings.py", "explore.py", "seed_reports"),
+        code=code_version("report"),
         experiment=EXP,
         raw_dir=RAW,
         processed_dir=lambda w, input: os.path.dirname(input.tidy),

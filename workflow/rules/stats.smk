@@ -63,7 +63,7 @@ rule adaptive:
         "../scripts/adaptive.py"
 
 
-# the cluster's per-run CV against the noise floor's from the same launch (podnet.noise)
+# the cluster's per-run CV against the noise floor's from the same launch (podnet.stats.noise)
 rule noise_floor:
     input:
         tidy=f"{OUT}/tidy.parquet",
@@ -74,7 +74,8 @@ rule noise_floor:
     conda:
         "../../envs/podnet.yaml"
     params:
-        code=code_version("noise.py", "floor.py"),
+        # the test lengths come from the launch's config code (podnet.launch.plan.test_lengths)
+        code=[code_version("stats"), code_version("launch")],
         launch_config=LAUNCH_CONFIG,
         primary=STATS.get("primary", []),
     script:

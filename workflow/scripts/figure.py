@@ -1,4 +1,4 @@
-"""Snakemake script: one publication figure (library: podnet.figures.publish_one).
+"""Snakemake script: one publication figure (library: podnet.report.figures.publish_one).
 
 A figure whose drawn data, texts and code are unchanged since it was written is not drawn again
 (its digest is in processed/<exp>/.cache/figures/; not an output, deleting it only costs time).
@@ -11,7 +11,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only: no display, whatever MPLBACKEND or the machine says
 
-from podnet import figures  # after the backend is chosen
+from podnet.report import figures  # after the backend is chosen
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)

@@ -1,21 +1,21 @@
-"""Snakemake script: parse one shard of raw files (library: podnet.parse, podnet.parse_cache).
+"""Snakemake script: parse one shard of raw files (library: podnet.parse, podnet.parse.cache).
 
 Files whose bytes, sidecar and path are unchanged since the last parse of this
 shard are not parsed again: their rows come from processed/<exp>/.cache/parse/
 (content-keyed; not an output, deleting it only costs time).
 """
 
-from podnet.lean import skip_iri_grammar
+from podnet.config.lean import skip_iri_grammar
 
-skip_iri_grammar()  # before anything imports jsonschema (podnet/lean.py)
+skip_iri_grammar()  # before anything imports jsonschema (podnet/config/lean.py)
 
 import logging
 from pathlib import Path
 
 from podnet.parse import apply_error_threshold, write_parsed
-from podnet.parse_cache import parse_files_cached
-from podnet.raw import BadEntry
-from podnet.shards import shard_entries, shard_state
+from podnet.parse.cache import parse_files_cached
+from podnet.parse.raw import BadEntry
+from podnet.parse.shards import shard_entries, shard_state
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)

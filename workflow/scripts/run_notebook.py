@@ -1,8 +1,8 @@
 """Snakemake script: execute a notebook with papermill (parameters: the experiment's paths)."""
 
-from podnet.lean import skip_iri_grammar
+from podnet.config.lean import skip_iri_grammar
 
-skip_iri_grammar()  # before anything imports jsonschema (podnet/lean.py)
+skip_iri_grammar()  # before anything imports jsonschema (podnet/config/lean.py)
 
 import logging
 import os

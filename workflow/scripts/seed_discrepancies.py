@@ -1,13 +1,13 @@
-"""Snakemake script: a seed report's published tables vs its raw outputs (library: podnet.seed_reports)."""
+"""Snakemake script: a seed report's published tables vs its raw outputs (library: podnet.report.seed_reports)."""
 
-from podnet.lean import skip_iri_grammar
+from podnet.config.lean import skip_iri_grammar
 
-skip_iri_grammar()  # before anything imports jsonschema (podnet/lean.py)
+skip_iri_grammar()  # before anything imports jsonschema (podnet/config/lean.py)
 
 import logging
 from pathlib import Path
 
-from podnet import seed_reports
+from podnet.report import seed_reports
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from podnet.lean import FIGURE_NAMES
+from podnet.config.lean import FIGURE_NAMES
 
 from . import check, data, grid, plots, style
 from .data import Tables, display_unit, fmt_value, human, load
@@ -32,7 +32,7 @@ FIGURES: dict[str, Callable[[Tables], plt.Figure]] = {
     "ratios": plots.ratios,
     "variants": plots.variants,
 }
-assert tuple(FIGURES) == FIGURE_NAMES, "podnet.lean.FIGURE_NAMES names the figures for the Snakefile"
+assert tuple(FIGURES) == FIGURE_NAMES, "podnet.config.lean.FIGURE_NAMES names the figures for the Snakefile"
 
 #: what each figure shows, for captions (Snakemake report, notebooks)
 CAPTIONS = {
@@ -52,7 +52,7 @@ def render(t: Tables) -> dict[str, plt.Figure]:
 
 @lru_cache(maxsize=1)
 def code_version() -> str:
-    """sha256 of podnet.figures' source and the plotting libraries' versions: what, besides the
+    """sha256 of podnet.report.figures' source and the plotting libraries' versions: what, besides the
     data, decides a figure's pixels."""
     import matplotlib
     import seaborn

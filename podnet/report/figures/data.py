@@ -2,7 +2,7 @@
 the shared order of paths and variants, and units scaled for display.
 
 Everything a figure needs to know about a metric (label, unit, which direction is better, what
-kind of quantity it is) comes from :func:`podnet.adapters.metric_info`; nothing here lists
+kind of quantity it is) comes from :func:`podnet.tools.metric_info`; nothing here lists
 metric names.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from podnet.adapters import all_adapters, headline_metrics, metric_info
+from podnet.tools import all_adapters, headline_metrics, metric_info
 
 #: the columns that identify one measured quantity (a "measure") apart from its path and variant
 MEASURE = ["tool", "test", "protocol", "direction", "streams", "metric"]

@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from podnet import schema
+from podnet.config import schema
 
 from . import data, grid, style
 

@@ -26,9 +26,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from podnet.seed_reports.claims import compare_claims, compare_ratio_claims, load_claims, load_ratio_claims
-from podnet.seed_reports.printed import COLUMNS, half_ulp, scalar_lines
-from podnet.seed_reports.self_checks import consistency_checks, provenance_checks
+from podnet.report.seed_reports.claims import (
+    compare_claims,
+    compare_ratio_claims,
+    load_claims,
+    load_ratio_claims,
+)
+from podnet.report.seed_reports.printed import COLUMNS, half_ulp, scalar_lines
+from podnet.report.seed_reports.self_checks import consistency_checks, provenance_checks
 
 __all__ = [
     "COLUMNS",

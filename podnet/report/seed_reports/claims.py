@@ -8,12 +8,12 @@ from typing import Any
 
 import pandas as pd
 
-from podnet.adapters.base import ParseError
-from podnet.adapters.reference import to_si
 from podnet.parse import read_text
-from podnet.raw import SidecarError, read_sidecar
-from podnet.seed_reports.printed import COLUMNS, agree, fmt, half_ulp, printed_tol, scalar_lines
-from podnet.seed_reports.self_checks import consistency_checks
+from podnet.parse.raw import SidecarError, read_sidecar
+from podnet.report.seed_reports.printed import COLUMNS, agree, fmt, half_ulp, printed_tol, scalar_lines
+from podnet.report.seed_reports.self_checks import consistency_checks
+from podnet.tools.base import ParseError
+from podnet.tools.reference import to_si
 
 
 def load_claims(paths: Iterable[Path | str]) -> pd.DataFrame:

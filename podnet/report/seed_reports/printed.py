@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 
-from podnet.adapters.reference import to_si
+from podnet.tools.reference import to_si
 
 #: columns of the tables the seed checks return
 COLUMNS = ["kind", "variant", "scenario", "tool", "metric", "published", "raw", "status", "detail", "where"]

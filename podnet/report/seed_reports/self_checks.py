@@ -8,11 +8,11 @@ from typing import Any
 
 import pandas as pd
 
-from podnet import adapters
-from podnet.adapters.base import ParseError
+from podnet import tools as adapters
 from podnet.parse import read_text
-from podnet.raw import SidecarError, find_raw_files, read_sidecar
-from podnet.seed_reports.printed import COLUMNS, agree, fmt
+from podnet.parse.raw import SidecarError, find_raw_files, read_sidecar
+from podnet.report.seed_reports.printed import COLUMNS, agree, fmt
+from podnet.tools.base import ParseError
 
 _UNITS = {
     "requests_per_second": "requests/s",

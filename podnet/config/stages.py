@@ -1,0 +1,47 @@
+"""The pipeline's stages, what each may import, and each stage's code version.
+
+tools -> launch -> raw -> parse -> stats -> report (ARCHITECTURE.md). Each stage is one package
+of ``podnet``; :data:`DEPENDS` says which other packages it may import (``tests/unit/
+test_architecture.py`` checks the code's imports against it). A stage's code version is a hash of
+every file of its package and of the packages it depends on (code, data, schema, text: a changed
+``METHODS.md`` or schema default counts), computed here, never kept by hand; the workflow's rules
+carry it as a parameter, so a change re-runs exactly that stage and the stages after it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+from pathlib import Path
+
+#: stage package -> the packages it may import (besides itself); cli may import every stage
+DEPENDS: dict[str, tuple[str, ...]] = {
+    "config": (),
+    "tools": ("config",),
+    "parse": ("config", "tools"),
+    "stats": ("config", "tools", "parse"),
+    "report": ("config", "tools", "parse", "stats"),
+    "launch": ("config", "tools", "parse", "stats"),
+}
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _files(package: str, root: Path) -> list[Path]:
+    base = root / package
+    return sorted(
+        p for p in base.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+    )
+
+
+@lru_cache(maxsize=None)
+def code_version(stage: str, root: Path = ROOT) -> str:
+    """sha256 (16 hex digits) of every file of ``stage``'s package and of those it depends on."""
+    if stage not in DEPENDS:
+        raise KeyError(f"unknown stage {stage!r} (one of {', '.join(DEPENDS)})")
+    h = hashlib.sha256()
+    for package in (*DEPENDS[stage], stage):
+        for f in _files(package, root):
+            h.update(f.relative_to(root).as_posix().encode() + b"\0")
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
