@@ -53,6 +53,22 @@ def default_timeouts() -> dict[str, float]:
     return {k: float(v) for k, v in schema.defaults("launch", "timeouts").items()}
 
 
+#: the ``stats`` settings a launch reads (adaptive sampling judges its primary comparisons with the
+#: statistics stage's own intervals); the rest (the gate's thresholds, bootstrap, outliers, drift)
+#: is the statistics stage's alone, so changing it re-runs stats and report, never a launch
+STATS_KEYS = ("planning", "primary", "comparisons", "confidence", "small_n", "multiple_comparisons")
+
+
+def launch_view(config: Mapping[str, Any]) -> dict[str, Any]:
+    """What of an experiment config a launch depends on: experiment, raw_dir, launch and the
+    :data:`STATS_KEYS` of stats (the workflow's launch checkpoint re-runs when this changes)."""
+    out = {k: config[k] for k in ("experiment", "raw_dir", "launch") if k in config}
+    stats = {k: v for k, v in (config.get("stats") or {}).items() if k in STATS_KEYS}
+    if stats:
+        out["stats"] = stats
+    return out
+
+
 class LaunchConfigError(ValueError):
     """The launch configuration is invalid; the message says where and why."""
 

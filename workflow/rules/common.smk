@@ -10,7 +10,11 @@ skip_iri_grammar()  # 2 s of CPU on every run otherwise (podnet/config/lean.py);
 from snakemake.utils import validate
 
 from podnet.config import schema
-from podnet.parse.shards import shard_entries, shard_state as shard_digest  # no pandas here
+from podnet.launch.config import launch_view
+from podnet.parse.shards import (
+    shard_entries,
+    shard_state as shard_digest,
+)  # no pandas here
 from podnet.parse.raw import sidecar_path
 
 validate(config, str(schema.SCHEMA_PATH))  # package data: the one schema
@@ -30,10 +34,9 @@ STATS = config.get("stats", {})
 THRESHOLDS = {**schema.defaults("stats"), **STATS}["thresholds"]
 
 
-# the launch section (with the experiment's paths and stats settings) as the launch checkpoint sees it
-LAUNCH_CONFIG = {
-    k: config[k] for k in ("experiment", "raw_dir", "launch", "stats") if k in config
-}
+# the launch section (with the experiment's paths and the stats settings adaptive sampling reads)
+# as the launch checkpoint sees it: a gate threshold or bootstrap setting never re-runs a launch
+LAUNCH_CONFIG = launch_view(config)
 
 
 LAUNCH_MANIFEST = f"{OUT}/launch/manifest.json"
@@ -69,7 +72,8 @@ if "launch" in config:
 def code_version(stage):
     """The stage's code version (podnet.config.stages): a hash of every file of its package and of
     the packages it depends on; a rule's params carry it, so a changed parser, statistic, figure,
-    schema default or METHODS text re-runs that stage and those after it (rerun trigger: params)."""
+    schema default or METHODS text re-runs that stage and those after it (rerun trigger: params).
+    """
     from podnet.config.stages import code_version as version
 
     return version(stage)

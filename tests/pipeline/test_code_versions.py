@@ -1,0 +1,118 @@
+"""Re-runs are exact: a change to any file of a stage's package (code, data, text) re-runs that
+stage and the stages after it, and nothing before it; a gate threshold re-runs stats and report,
+never a launch. Proved with Snakemake dry runs on a copy of the repository (its own podnet)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from podnet.config.stages import DEPENDS
+from tests.conftest import REPO
+from tests.workflow_runs import example_config
+
+pytestmark = pytest.mark.pipeline
+
+SNAKEMAKE = str(REPO / ".venv/bin/snakemake")
+#: rules of each stage in the example's workflow
+RULES = {
+    "parse": {"parse_shard", "tidy"},
+    "stats": {"stats", "adaptive", "noise_floor"},
+    "report": {"figure", "seed_discrepancies", "notebook", "notebook_html"},
+}
+#: the stages whose rules a change to a file of this package re-runs
+AFTER = {
+    "config": {"parse", "stats", "report"},
+    "tools": {"parse", "stats", "report"},
+    "parse": {"parse", "stats", "report"},
+    "stats": {"stats", "report"},
+    "report": {"report"},
+}
+
+
+def run(repo: Path, cfg: Path, *args: str) -> str:
+    p = subprocess.run(
+        [SNAKEMAKE, "-s", str(repo / "Snakefile"), *args, "--cores", "2", "--configfile", str(cfg)],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    return p.stdout + p.stderr
+
+
+def planned(repo: Path, cfg: Path) -> set[str]:
+    """Rules a dry run would run (``-n``: nothing is written)."""
+    out = run(repo, cfg, "-n")
+    return {line.split()[1].rstrip(":") for line in out.splitlines() if line.startswith("rule ")}
+
+
+@pytest.fixture(scope="module")
+def copy(tmp_path_factory):
+    """The repository's workflow and podnet in a scratch place, the seed-raven example run once."""
+    tmp = tmp_path_factory.mktemp("versions")
+    repo = tmp / "repo"
+    repo.mkdir()
+    for name in ("Snakefile", "workflow", "podnet", "notebooks", "envs"):
+        src = REPO / name
+        (shutil.copytree if src.is_dir() else shutil.copy2)(
+            src, repo / name, **({"ignore": shutil.ignore_patterns("__pycache__")} if src.is_dir() else {})
+        )
+    raw, out = tmp / "raw", tmp / "out"
+    shutil.copytree(REPO / "raw" / "seed-raven", raw)
+    cfg = example_config("seed-raven")
+    cfg.update(experiment="versions", raw_dir=str(raw), processed_dir=str(out), report={"notebooks": []})
+    path = tmp / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    run(repo, path)
+    assert planned(repo, path) == set()
+    return repo, path
+
+
+@pytest.mark.parametrize("package", sorted(AFTER))
+def test_a_changed_file_reruns_its_stage_and_the_stages_after_it(copy, package):
+    repo, cfg = copy
+    # a text file too, for the stats (METHODS.md) and config (the schema) packages
+    name = {"stats": "METHODS.md", "config": "config.schema.yaml"}.get(package, "__init__.py")
+    f = repo / "podnet" / package / name
+    before = f.read_bytes()
+    try:
+        f.write_bytes(before + b"\n# changed\n" if name != "METHODS.md" else before + b"\nChanged.\n")
+        got = planned(repo, cfg)
+    finally:
+        f.write_bytes(before)
+    want = set().union(*(RULES[s] for s in AFTER[package]))
+    assert got and got <= want, (package, got - want)
+    for stage in AFTER[package]:
+        assert got & RULES[stage], (package, stage, got)
+    for stage in set(RULES) - AFTER[package]:
+        assert not got & RULES[stage], (package, stage, got)
+    assert planned(repo, cfg) == set()
+
+
+def test_every_stage_package_is_covered():
+    assert set(AFTER) == set(DEPENDS) - {"launch"}
+
+
+def test_a_gate_threshold_reruns_stats_and_report_never_a_launch(copy):
+    from podnet.launch.config import launch_view
+
+    repo, cfg = copy
+    doc = yaml.safe_load(cfg.read_text())
+    changed = {
+        **doc,
+        "stats": {
+            **doc.get("stats", {}),
+            "thresholds": [{"baseline": "same-edge", "treatment": "cloud-edge", "metric": "throughput", "min": 0.5}],
+        },
+    }
+    # the launch checkpoint's params are launch_view(config): a threshold is not in it
+    assert launch_view(changed) == launch_view(doc)
+    path = cfg.with_name("threshold.yaml")
+    path.write_text(yaml.safe_dump(changed))
+    got = planned(repo, path)
+    assert got and not got & RULES["parse"] and "launch" not in got, got
