@@ -11,7 +11,7 @@ carry it as a parameter, so a change re-runs exactly that stage and the stages a
 from __future__ import annotations
 
 import hashlib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 #: stage package -> the packages it may import (besides itself); cli may import every stage
@@ -34,7 +34,7 @@ def _files(package: str, root: Path) -> list[Path]:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def code_version(stage: str, root: Path = ROOT) -> str:
     """sha256 (16 hex digits) of every file of ``stage``'s package and of those it depends on."""
     if stage not in DEPENDS:

@@ -107,7 +107,9 @@ def test_a_gate_threshold_reruns_stats_and_report_never_a_launch(copy):
         **doc,
         "stats": {
             **doc.get("stats", {}),
-            "thresholds": [{"baseline": "same-edge", "treatment": "cloud-edge", "metric": "throughput", "min": 0.5}],
+            "thresholds": [
+                {"baseline": "same-edge", "treatment": "cloud-edge", "metric": "throughput", "min": 0.5}
+            ],
         },
     }
     # the launch checkpoint's params are launch_view(config): a threshold is not in it

@@ -1,0 +1,64 @@
+"""What a launch config's plain values mean: server ports, timeouts, durations, and its error type."""
+
+from __future__ import annotations
+
+import re
+
+from podnet.config import schema
+
+#: the key of ``launch.ports`` shared by every tool whose server is nginx in the server pod
+HTTP_PORT_KEY = "http"
+
+
+def port_key(tool: str) -> str:
+    """The ``launch.ports`` key of ``tool``'s server: its name, or ``http`` for nginx-served tools."""
+    from podnet import tools as adapters
+
+    return HTTP_PORT_KEY if adapters.get(tool).server_kind == "http" else tool
+
+
+def default_ports() -> dict[str, int]:
+    """Built-in server ports, from each adapter's ``default_port`` (``http`` for nginx-served tools)."""
+    from podnet import tools as adapters
+
+    ports: dict[str, int] = {}
+    for name, adapter in adapters.all_adapters().items():
+        if adapter.default_port is not None:
+            ports.setdefault(port_key(name), int(adapter.default_port))
+    return ports
+
+
+def default_timeouts() -> dict[str, float]:
+    """``launch.timeouts`` defaults (seconds), from the schema."""
+    return {k: float(v) for k, v in schema.defaults("launch", "timeouts").items()}
+
+
+class LaunchConfigError(ValueError):
+    """The launch configuration is invalid; the message says where and why."""
+
+
+_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([hms])\s*")
+_UNIT_S = {"h": 3600.0, "m": 60.0, "s": 1.0}
+
+
+def parse_duration(value: str | float | int | None) -> float | None:
+    """Seconds of a duration: a number of seconds, or a string like ``"30m"``, ``"1h30m"``, ``"90s"``.
+
+    None stays None (no limit); anything else that is not a positive duration raises
+    :class:`LaunchConfigError`.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise LaunchConfigError(f"duration {value!r}: give seconds or a string like 30m, 1h30m, 90s")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    else:
+        text = str(value).strip()
+        parts = _DURATION.findall(text)
+        if not text or _DURATION.sub("", text) or not parts:
+            raise LaunchConfigError(f"duration {value!r}: give seconds or a string like 30m, 1h30m, 90s")
+        seconds = sum(float(n) * _UNIT_S[u] for n, u in parts)
+    if not seconds > 0 or seconds != seconds or seconds == float("inf"):
+        raise LaunchConfigError(f"duration {value!r}: must be more than 0 seconds")
+    return seconds
