@@ -24,9 +24,10 @@ the campaign goes round by round instead (A B A B ...): round r brings each vari
 its repeat r only, so slow drifts of the machine spread over all variants alike (a cluster
 bring-up per variant and round: for small measured comparisons, not for big experiments). Then the normal pipeline
 (parse, stats, report) publishes one comparison: the experiment's own comparisons plus ratios of
-every variant against the baseline variant. Variants are launched one after the other, never
-interleaved, so their ratios are between independent launches (the stats stage never pairs runs
-of different launches).
+every variant against the baseline variant. Each variant's runs come from its own launches, so the
+stats stage never pairs runs of two variants: ``variants.csv`` (:mod:`podnet.stats.variants`) gives
+each variant ratio by the designs its runs allow (normalised by each launch's own host-host
+baseline, or sequential), naming the design in every row.
 """
 
 from __future__ import annotations

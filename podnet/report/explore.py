@@ -25,9 +25,9 @@ from podnet.tools import metric_info
 INTERFERENCE = ["cpu_busy", "cpu_steal", "launcher_cpu", "daemons_cpu", "control_plane_cpu"]
 
 
-def slice(df: pd.DataFrame, **where: Any) -> pd.DataFrame:
+def rows_where(df: pd.DataFrame, **where: Any) -> pd.DataFrame:
     """Rows of ``df`` matching every ``column=value``; a value may be a list (any of) or a
-    predicate, e.g. ``slice(t.tidy, tool="iperf3", scenario=["host-host", "pod-pod"], value=lambda v: v > 0)``.
+    predicate, e.g. ``rows_where(t.tidy, tool="iperf3", scenario=["host-host", "pod-pod"], value=lambda v: v > 0)``.
     """
     mask = pd.Series(True, index=df.index)
     for col, want in where.items():
@@ -44,7 +44,7 @@ def slice(df: pd.DataFrame, **where: Any) -> pd.DataFrame:
 
 def runs(t: data.Tables, **where: Any) -> pd.DataFrame:
     """One row per run of the (sliced) tidy table, headline metrics as columns in display units."""
-    tidy = slice(t.tidy, **where) if where else t.tidy
+    tidy = rows_where(t.tidy, **where) if where else t.tidy
     if tidy.empty:
         return tidy
     head = data.headline_rows(tidy.rename(columns={"value": "mean"}), None, t.settings).rename(
@@ -113,7 +113,7 @@ def interference(t: data.Tables, raw_dir: str | Path | None = None, **where: Any
     direction: 0.1 = 10 % slower (less throughput, more latency) than the median, negative = better.
     Runs without an ``interference`` record (imported outputs) have empty columns. Sorted worst first.
     """
-    tidy = slice(t.tidy, **where) if where else t.tidy
+    tidy = rows_where(t.tidy, **where) if where else t.tidy
     base = ["variant", "scenario", "tool", "test", "direction", "streams", "metric", "repeat", "run_id"]
     if tidy.empty:
         return pd.DataFrame(columns=[*base, "value", "unit", "worse_by", *INTERFERENCE])
@@ -269,7 +269,7 @@ def interval_series(t: data.Tables, metric: str = "throughput", **where: Any) ->
         ax.text(0.5, 0.5, "no per-interval data (iperf3 runs only)", ha="center", transform=ax.transAxes)
         ax.set_axis_off()
         return fig
-    ids = set(slice(t.tidy, **where)["run_id"]) if where else set(iv["run_id"])
+    ids = set(rows_where(t.tidy, **where)["run_id"]) if where else set(iv["run_id"])
     sub = iv[(iv["metric"] == metric) & iv["run_id"].isin(ids)]
     if "stream" in sub.columns:
         sub = sub.groupby(["run_id", "t_start", "t_end"], as_index=False)["value"].sum()

@@ -251,3 +251,43 @@ def ratio_table(t: data.Tables) -> pd.DataFrame:
             "resolved": f["resolved"].map({True: "yes", False: "no"}),
         }
     )
+
+
+_DESIGN = {
+    "side-by-side": "side by side, {n} paired rounds",
+    "normalised": "each launch normalised by its own {base}, {n}+ rounds each",
+    "sequential": "separate launches, drift included, n = {n}",
+}
+
+
+def variant_sentence(r: pd.Series) -> str:
+    """One variants.csv row in words: "flannel-vxlan pod-pod iperf3 tcp throughput is 0.76x
+    flannel-host-gw [0.70, 0.82] (side by side, 12 paired rounds)"."""
+    info = metric_info(str(r["metric"]), str(r["tool"]))
+    design = _DESIGN.get(str(r["design"]), str(r["design"])).format(
+        n=int(r["n_pairs"]), base=r.get("normalised_by") or "baseline"
+    )
+    return (
+        f"{r['variant']} {r['scenario']} {data.measure_label(r)} {data.in_sentence(info.label)} is "
+        f"{fmt_ratio(float(r['ratio']))}x {r['baseline_variant']} "
+        f"[{fmt_ratio(float(r['ci_low']))}, {fmt_ratio(float(r['ci_high']))}] ({design})"
+    )
+
+
+def variant_markdown(t: data.Tables, primary_only: bool = True) -> str:
+    """The variant ratios (variants.csv) in words, the design each was read by first, resolved or not."""
+    v = t.variants
+    if v is None or v.empty:
+        return "No variant ratio with an interval: one variant only, or fewer than 2 runs a side."
+    v = v[v["preferred"].astype(bool)]
+    if primary_only and (v["role"] == "primary").any():
+        v = v[v["role"] == "primary"]
+    lines = []
+    for _, r in v.iterrows():
+        state = ""
+        if r["role"] == "primary":
+            hw = float(r["rel_half_width"])
+            ok = str(r["resolved"]).lower() == "true"
+            state = f": ±{hw * 100:.1f} %, {'resolved' if ok else 'not resolved'} (target ±{float(r['target_rel_half_width']) * 100:.0f} %)"
+        lines.append(f"- {variant_sentence(r)}{state}.")
+    return "\n".join(lines)

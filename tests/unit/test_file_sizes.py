@@ -19,7 +19,7 @@ DATA_TABLES: dict[str, str] = {}
 def source_files() -> list[Path]:
     """Python modules of the package, the workflow's rules and scripts."""
     files = [*(REPO / "podnet").rglob("*.py"), *(REPO / "workflow").rglob("*.py")]
-    files += [*(REPO / "workflow").rglob("*.smk"), REPO / "workflow" / "Snakefile"]
+    files += [*(REPO / "workflow").rglob("*.smk"), REPO / "Snakefile"]
     return sorted(f for f in files if f.is_file() and "__pycache__" not in f.parts)
 
 

@@ -1,6 +1,7 @@
 """Variant-ratio estimators (podnet.stats.variants): the intervals the drift simulation checks."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -139,3 +140,19 @@ def test_no_variant_comparison_no_rows():
     rng = np.random.default_rng(11)
     v = variant_table(tidy(launch("a", "L1", 1, 0.8, rng)), {"comparisons": CMP[:1]})
     assert v.empty and list(v.columns) == VARIANT_COLUMNS
+
+
+def test_the_findings_say_each_variant_ratio_with_its_design():
+    from podnet.report.figures.data import Tables
+    from podnet.report.findings import variant_markdown
+    from podnet.stats.variants import variant_table
+
+    rng = np.random.default_rng(12)
+    t = tidy(launch("host-gw", "L1", 1.0, 0.9, rng), launch("vxlan", "L2", 1.4, 0.6, rng))
+    v = variant_table(t, {"comparisons": CMP, "primary": PRIMARY})
+    empty = pd.DataFrame()
+    text = variant_markdown(Tables(tidy=empty, summary=empty, ratios=empty, failed=empty, variants=v))
+    assert text.startswith("- vxlan pod-pod iperf3 tcp throughput (receiver) is 0.6")
+    assert "x host-gw [" in text and "each launch normalised by its own host-host" in text
+    assert "resolved (target ±5 %)" in text and "sequential" not in text  # the preferred design only
+    assert "No variant ratio" in variant_markdown(Tables(tidy=empty, summary=empty, ratios=empty, failed=empty))

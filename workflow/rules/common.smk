@@ -13,7 +13,7 @@ from podnet.config import schema
 from podnet.launch.config import launch_view
 from podnet.parse.shards import (
     shard_entries,
-    shard_state as shard_digest,
+    shard_state,
 )  # no pandas here
 from podnet.parse.raw import sidecar_path
 
@@ -86,7 +86,7 @@ def _listing(stamp):
 
 def shard_input(wildcards):
     """What a parse shard waits for: the launch, when there is one (ancient: its manifest's time
-    never re-runs a shard; shard_state below decides that). The raw files themselves are not
+    never re-runs a shard; shard_params below decides that). The raw files themselves are not
     declared one by one: at 10,000s of runs Snakemake's bookkeeping of them cost more than parsing.
     """
     if "launch" not in config:
@@ -95,7 +95,7 @@ def shard_input(wildcards):
     return [ancient(LAUNCH_MANIFEST)]
 
 
-def shard_state(wildcards):
+def shard_params(wildcards):
     """The shard's raw files, sidecars and unreadable entries as one digest (podnet.parse.shards): a
     param, so any file added, removed or changed (size, mtime) re-runs the shard, and only it.
     """
@@ -116,7 +116,7 @@ def _shards_key():
 
 @lru_cache(maxsize=64)
 def _state(key, shard):
-    return shard_digest(_listing(key)[shard], RAW)
+    return shard_state(_listing(key)[shard], RAW)
 
 
 def adaptive_accounts(wildcards):

@@ -22,7 +22,7 @@ rule parse_shard:
         experiment=EXP,
         shards=SHARDS,
         max_error_fraction=MAX_ERROR_FRACTION,
-        state=shard_state,
+        state=shard_params,
     script:
         "../scripts/parse_shard.py"
 

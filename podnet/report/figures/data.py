@@ -36,6 +36,8 @@ class Tables:
     intervals: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: the adaptive launcher's accounts (adaptive.csv, podnet.stats.account)
     adaptive: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: every variant over its baseline variant, by design (variants.csv, podnet.stats.variants)
+    variants: pd.DataFrame = field(default_factory=pd.DataFrame)
     settings: dict[str, Any] = field(default_factory=dict)
     experiment: str = ""
 
@@ -61,6 +63,7 @@ def load(processed_dir: str | Path) -> Tables:
         outliers=_csv(d / "outliers.csv"),
         intervals=_parquet(d / "intervals.parquet"),
         adaptive=_csv(d / "adaptive.csv"),
+        variants=_csv(d / "variants.csv"),
         settings=json.loads(settings_path.read_text()) if settings_path.exists() else {},
     )
     for df in (t.tidy, t.summary):
