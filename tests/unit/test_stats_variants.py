@@ -155,4 +155,6 @@ def test_the_findings_say_each_variant_ratio_with_its_design():
     assert text.startswith("- vxlan pod-pod iperf3 tcp throughput (receiver) is 0.6")
     assert "x host-gw [" in text and "each launch normalised by its own host-host" in text
     assert "resolved (target ±5 %)" in text and "sequential" not in text  # the preferred design only
-    assert "No variant ratio" in variant_markdown(Tables(tidy=empty, summary=empty, ratios=empty, failed=empty))
+    assert "No variant ratio" in variant_markdown(
+        Tables(tidy=empty, summary=empty, ratios=empty, failed=empty)
+    )
