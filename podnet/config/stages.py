@@ -11,8 +11,10 @@ carry it as a parameter, so a change re-runs exactly that stage and the stages a
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 #: stage package -> the packages it may import (besides itself); cli may import every stage
 DEPENDS: dict[str, tuple[str, ...]] = {
@@ -45,3 +47,19 @@ def code_version(stage: str, root: Path = ROOT) -> str:
             h.update(f.relative_to(root).as_posix().encode() + b"\0")
             h.update(f.read_bytes())
     return h.hexdigest()[:16]
+
+
+#: the ``stats`` settings a launch reads (adaptive sampling judges its primary comparisons with the
+#: statistics stage's own intervals); the rest (the gate's thresholds, bootstrap, outliers, drift)
+#: is the statistics stage's alone, so changing it re-runs stats and report, never a launch
+STATS_KEYS = ("planning", "primary", "comparisons", "confidence", "small_n", "multiple_comparisons")
+
+
+def launch_view(config: Mapping[str, Any]) -> dict[str, Any]:
+    """What of an experiment config a launch depends on: experiment, raw_dir, launch and the
+    :data:`STATS_KEYS` of stats (the workflow's launch checkpoint re-runs when this changes)."""
+    out = {k: config[k] for k in ("experiment", "raw_dir", "launch") if k in config}
+    stats = {k: v for k, v in (config.get("stats") or {}).items() if k in STATS_KEYS}
+    if stats:
+        out["stats"] = stats
+    return out

@@ -22,6 +22,10 @@ import yaml
 
 from podnet.config import schema
 
+# what of a config a launch depends on (in podnet.config.stages: the workflow reads it without
+# importing the launch stage)
+from podnet.config.stages import STATS_KEYS, launch_view  # noqa: F401
+
 # the ports, timeouts and durations a config's values mean (re-exported: importers use them from here)
 from podnet.launch.defaults import (
     HTTP_PORT_KEY,  # noqa: F401
@@ -34,21 +38,6 @@ from podnet.launch.defaults import (
 
 #: the scenario of the interleaved noise floor's runs (podnet.launch.floor); no config scenario may use it
 from podnet.parse.tidy import FLOOR_SCENARIO
-
-#: the ``stats`` settings a launch reads (adaptive sampling judges its primary comparisons with the
-#: statistics stage's own intervals); the rest (the gate's thresholds, bootstrap, outliers, drift)
-#: is the statistics stage's alone, so changing it re-runs stats and report, never a launch
-STATS_KEYS = ("planning", "primary", "comparisons", "confidence", "small_n", "multiple_comparisons")
-
-
-def launch_view(config: Mapping[str, Any]) -> dict[str, Any]:
-    """What of an experiment config a launch depends on: experiment, raw_dir, launch and the
-    :data:`STATS_KEYS` of stats (the workflow's launch checkpoint re-runs when this changes)."""
-    out = {k: config[k] for k in ("experiment", "raw_dir", "launch") if k in config}
-    stats = {k: v for k, v in (config.get("stats") or {}).items() if k in STATS_KEYS}
-    if stats:
-        out["stats"] = stats
-    return out
 
 
 @dataclass(frozen=True)

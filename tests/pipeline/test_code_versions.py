@@ -99,7 +99,7 @@ def test_every_stage_package_is_covered():
 
 
 def test_a_gate_threshold_reruns_stats_and_report_never_a_launch(copy):
-    from podnet.launch.config import launch_view
+    from podnet.config.stages import launch_view
 
     repo, cfg = copy
     doc = yaml.safe_load(cfg.read_text())

@@ -3,8 +3,8 @@
 
 import pytest
 
-from podnet import parse as parse_mod
 from podnet.parse import parse_path, parse_text
+from podnet.parse import stage as parse_mod
 from podnet.parse.raw import read_sidecar
 from podnet.tools import ParseError, get
 from podnet.tools.base import Incomplete

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from podnet.launch.plan import test_lengths
+from podnet.launch import plan
 from podnet.report import noise_text
 from podnet.stats import noise
 
@@ -126,10 +126,10 @@ def test_test_lengths_come_from_the_config():
     from tests.unit.test_launch_runner import BASE
 
     c = {**BASE, "launch": {**BASE["launch"], "defaults": {"duration": 3, "omit": 1}}}
-    lengths = test_lengths(c)
+    lengths = plan.test_lengths(c)
     assert lengths[("iperf3", "tcp")] == 4.0  # -t 3 -O 1
     assert lengths[("ping", "plain")] > 0
-    assert test_lengths({"experiment": "x"}) == {}
+    assert plan.test_lengths({"experiment": "x"}) == {}
 
 
 def test_primary_paths_are_flagged_and_get_their_own_median():

@@ -12,8 +12,8 @@ import sys
 import pytest
 import yaml
 
-from podnet import parse as parse_mod
 from podnet.parse import parse_experiment, parse_text, shard_entries
+from podnet.parse import stage as parse_mod
 from podnet.parse.decode import DecodeError, decode
 from podnet.parse.raw import SidecarError, read_sidecar, validate_sidecar, write_raw
 from podnet.tools import ParseError, get

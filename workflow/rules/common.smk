@@ -10,7 +10,7 @@ skip_iri_grammar()  # 2 s of CPU on every run otherwise (podnet/config/lean.py);
 from snakemake.utils import validate
 
 from podnet.config import schema
-from podnet.launch.config import launch_view
+from podnet.config.stages import launch_view
 from podnet.parse.shards import (
     shard_entries,
     shard_state,
