@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from podnet import tools as adapters
+from podnet.parse.cost import cost_measurements
 from podnet.parse.decode import HEAD_BYTES, DecodeError, decode, iter_text, read_head, unpaste
 from podnet.parse.raw import (
     BadEntry,
@@ -212,7 +213,9 @@ def result_rows(
     run: str,
     raw_path: str,
 ) -> tuple[list[dict], list[dict]]:
-    """Tidy rows and interval rows of one parsed run, filled from its sidecar."""
+    """Tidy rows and interval rows of one parsed run, filled from its sidecar (with the run's CPU
+    cost per bit or transaction, :mod:`podnet.parse.cost`)."""
+    result.measurements = [*result.measurements, *cost_measurements(result, meta)]
     source = "reference" if str(meta.get("kind", "measured")) == "reference" else "measured"
     excerpt = bool(result.info.get("excerpt", False))
     launch = meta.get("launch")

@@ -127,6 +127,14 @@ COMMON_METRICS: dict[str, MetricInfo] = {
     # the bytes a stream test hands the socket per call: netperf -m (else the send buffer), iperf3 -l
     # (128 KiB by default for TCP); small sends bound a stream test by per-call cost, not the path
     "send_size": MetricInfo("Send size", "bytes", "", "count"),
+    # CPU-seconds per unit of work (podnet.parse.cost): the tool's own CPU figures, client and server
+    # process side, and the measured machines' busy time (tool-independent, kernel datapath included)
+    "cpu_per_bit_client": MetricInfo("CPU per bit (client, tool)", "s/bit", "lower"),
+    "cpu_per_bit_server": MetricInfo("CPU per bit (server, tool)", "s/bit", "lower"),
+    "machine_cpu_per_bit": MetricInfo("CPU per bit (machine)", "s/bit", "lower"),
+    "cpu_per_transaction_client": MetricInfo("CPU per transaction (client, tool)", "s", "lower"),
+    "cpu_per_transaction_server": MetricInfo("CPU per transaction (server, tool)", "s", "lower"),
+    "machine_cpu_per_transaction": MetricInfo("CPU per transaction (machine)", "s", "lower"),
     "sender_pps": MetricInfo("Sender packet rate", "packets/s", "higher"),
     "msg_rate": MetricInfo("Message rate", "messages/s", "higher"),
     "requests_per_second": MetricInfo("Request rate", "requests/s", "higher"),

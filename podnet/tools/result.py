@@ -21,6 +21,7 @@ UNITS = {
     "count",
     "fraction",  # loss, CPU use (1.0 = one whole CPU / 100 %)
     "s/byte",  # CPU cost per byte moved (qperf send/recv cost)
+    "s/bit",  # CPU-seconds per bit moved (podnet.parse.cost)
     "bit/s/s",  # iperf2 NetPwr-like figures where needed
 }
 
