@@ -25,6 +25,15 @@ from podnet.tools import metric_info
 INTERFERENCE = ["cpu_busy", "cpu_steal", "launcher_cpu", "daemons_cpu", "control_plane_cpu"]
 
 
+def notebook_options() -> None:
+    """pandas' display options for every published notebook, set in one place: wide tables, long
+    cells, every column and enough rows of a report's tables."""
+    pd.set_option("display.width", 250)
+    pd.set_option("display.max_columns", 40)
+    pd.set_option("display.max_rows", 500)
+    pd.set_option("display.max_colwidth", 200)
+
+
 def rows_where(df: pd.DataFrame, **where: Any) -> pd.DataFrame:
     """Rows of ``df`` matching every ``column=value``; a value may be a list (any of) or a
     predicate, e.g. ``rows_where(t.tidy, tool="iperf3", scenario=["host-host", "pod-pod"], value=lambda v: v > 0)``.

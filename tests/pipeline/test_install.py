@@ -30,7 +30,7 @@ def test_pip_install_then_podnet_parse(tmp_path):
     assert pip.returncode == 0, pip.stderr
     site = next((venv / "lib").glob("python3*/site-packages"))
     pkg = site / "podnet"
-    assert (pkg / "config.schema.yaml").is_file() and (pkg / "stats" / "METHODS.md").is_file()
+    assert (pkg / "config" / "config.schema.yaml").is_file() and (pkg / "stats" / "METHODS.md").is_file()
     assert not (pkg / "launch" / "fake.py").exists()
     for manifest in ("rbac.yaml", "admission.yaml", "rbac-namespaces.yaml"):  # podnet.launch.rbac's
         assert (pkg / "launch" / "policy" / manifest).is_file(), manifest
