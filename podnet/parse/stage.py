@@ -71,19 +71,19 @@ def choose_adapter(head: str, tool: str | None = None) -> Adapter:
     return adapter
 
 
-def complete_lines(text: str) -> tuple[str, str]:
+def complete_lines(text: str, adapter: Adapter | None = None) -> tuple[str, str]:
     """``text`` without a last line that has no newline and may be cut, and that line.
 
     Tools end every line they print with a newline; an output that stops inside a
     line was cut, and its last figure may have lost digits (``27685.76`` -> ``2``).
     A last line that is whole by :func:`~podnet.tools.base.last_line_complete`
-    (it ends in a unit or a word, as outputs pasted without their final newline do)
-    is kept, with the newline added; a last line of only blanks is returned as the cut.
+    (the final line of the tool's format, whole: outputs pasted without their last newline) is
+    kept, with the newline added; a last line of only blanks is returned as the cut.
     """
     if text.endswith("\n") or text.lstrip().startswith(("{", "[")):
         return text, ""  # JSON is self-delimiting: a cut document does not load
     head, _, last = text.rpartition("\n")
-    if last_line_complete(last):
+    if last_line_complete(last, adapter.final_line if adapter is not None else None):
         return text + "\n", ""
     return (head + "\n" if head else ""), last[-40:]
 
@@ -105,7 +105,7 @@ def parse_text(
     """
     text, pasted = unpaste(text)
     adapter = choose_adapter(text[:HEAD_BYTES], tool)
-    text, cut = complete_lines(text)
+    text, cut = complete_lines(text, adapter)
     _no_repeated_lines(text)
     where = f" (the output ends inside a line, {cut!r}: cut off?)" if cut else ""
     try:

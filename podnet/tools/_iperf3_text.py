@@ -153,6 +153,12 @@ class TextParser:
                 "iperf3 UDP text: every stream needs its summary line and its 'Sent N datagrams' line "
                 f"(streams with a summary: {sorted(ids)}, with 'Sent': {sorted(sent)}): cut off?"
             )
+        shown = {x["id"] for x in lines if x.start() < rules[-1].start() and x["id"] != "SUM"}
+        if shown and shown != ids:
+            raise Incomplete(
+                f"iperf3 UDP text: streams {sorted(shown)} in the interval rows, summaries for "
+                f"{sorted(ids)}: cut off?"
+            )
         use = [x for x in summary if x["id"] == "SUM"] if len(ids) > 1 else summary
         if not use:
             raise Incomplete(f"iperf3 UDP text with {len(ids)} streams but no [SUM] summary line: cut off?")

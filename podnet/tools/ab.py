@@ -203,8 +203,13 @@ class AbAdapter(Adapter):
             "receive failures": got.get("failed_receive", 0.0),
             "exceptions": got.get("failed_exceptions", 0.0),
         }
-        if "failed_connect" not in got:  # no breakdown printed: the failures are of unknown kind
-            errors["failed requests"] = got.get("failed_requests", 0.0)
+        if "failed_connect" not in got and got.get("failed_requests", 0.0) > 0:
+            # ab prints '(Connect: 0, Receive: 0, Length: N, Exceptions: 0)' under any failure
+            raise Incomplete(
+                "ab output is damaged: it counts failed requests but lacks their breakdown line "
+                "'(Connect: 0, Receive: 0, Length: N, Exceptions: 0)', so errors and length "
+                "differences cannot be told apart"
+            )
         http_errors(res, "ab", errors, got.get("complete_requests", 0.0))
 
     @staticmethod

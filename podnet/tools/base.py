@@ -33,19 +33,20 @@ class Incomplete(ParseError):
         self.partial = partial
 
 
-def last_line_complete(line: str) -> bool:
+def last_line_complete(line: str, final_line: re.Pattern[str] | None) -> bool:
     """Whether an output's last line, which has no newline, is whole (tools print each line whole).
 
-    A line that stopped inside a number may have lost digits (``27685.76`` -> ``2``), so a
-    last line ending in a digit or a number's punctuation is taken as cut; one ending in a
-    unit, a word or a closing bracket is whole: pasted and captured outputs often lack only
-    the final newline. A last line of only blanks is a line the tool had begun and not
-    finished: never whole.
+    Pasted and captured outputs often lack only the final newline. A cut can leave a line that
+    still reads as one (``116 MB/sec`` -> ``116 MB``, ``[ 3] 0.0-10.0 sec`` -> ``[ 3] 0.0-10.0 s``),
+    so the last line counts as whole only when it is the line the tool's format ends with
+    (the adapter's ``final_line``, matched whole: ping's ``rtt min/avg/max/mdev = ... ms``,
+    iperf3's ``iperf Done.``, wrk's ``Transfer/sec: 2.38MB``), whose end no cut of it has. A last
+    line of only blanks is a line the tool had begun and not finished: never whole.
     """
     end = line.rstrip(" \t\r")
-    if not end.strip():
+    if not end.strip() or final_line is None:
         return False
-    return not (end[-1].isdigit() or end[-1] in ".,+-/=")
+    return final_line.fullmatch(end.strip()) is not None
 
 
 def http_errors(result: Any, tool: str, errors: dict[str, float], attempts: float) -> None:
@@ -244,7 +245,7 @@ def check_duration_streams(result: ParseResult, command: str, tool: str) -> None
     """For iperf-like commands: the summary spans ``-t`` seconds and counts ``-P`` streams.
 
     A cut output whose last line is an interval row looks like a shorter run; with the
-    command at hand it is not one.
+    command at hand it is not one. A summary longer than ``-t`` is the run's (it overran).
     """
     t = command_option(command, "-t", "--time")
     bytes_mode = command_option(command, "-n", "--num", "-k", "--blockcount", "--bytes", "--blocks")
@@ -254,7 +255,9 @@ def check_duration_streams(result: ParseResult, command: str, tool: str) -> None
         except ValueError:
             want = 0.0
         spans = [m.value for m in result.measurements if m.metric == "duration"]
-        if want > 0 and spans and any(abs(v - want) > max(0.5, 0.05 * want) for v in spans):
+        # short of -t: an interval row taken for the summary (a cut); longer is a real run that
+        # overran (iperf 2 waits for its last write to drain: a stall at the end stretches it)
+        if want > 0 and spans and any(want - v > max(0.5, 0.05 * want) for v in spans):
             raise Incomplete(
                 f"{tool} output is incomplete (cut off?): the command ran -t {t} but the summary spans "
                 f"{', '.join(f'{v:g}' for v in spans)} s (an interval row, not the run's summary)"
@@ -298,6 +301,9 @@ class Adapter:
     metrics: ClassVar[Mapping[str, MetricInfo]] = {}
     #: what to tell a user whose image lacks this tool's binaries (where to get them)
     install_hint: ClassVar[str] = ""
+    #: the whole line the tool's output ends with, when its format has one (no cut of it matches):
+    #: a last line without its newline is whole only if it matches (last_line_complete)
+    final_line: ClassVar[re.Pattern[str] | None] = None
 
     def metric_info(self, metric: str) -> MetricInfo:
         """Label, unit, better direction and kind of ``metric`` as this tool reports it."""

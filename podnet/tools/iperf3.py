@@ -155,6 +155,8 @@ class Iperf3Adapter(TextParser, Adapter):
     }
 
     # ---- detection -------------------------------------------------------------
+    final_line = re.compile(r"iperf Done\.")
+
     def sniff(self, text: str) -> float:
         head = text[:4000]
         if _is_json(head) and ('"start"' in head or '"error"' in head):

@@ -65,6 +65,10 @@ class PingAdapter(Adapter):
         "errors": MetricInfo("Errors", "count", "lower", "count"),
     }
     defaults: dict[str, Any] = {"count": 10, "flood": False, "interval": None, "size": None}
+    final_line = re.compile(
+        r"(?:rtt|round-trip) min/avg/max(?:/(?:mdev|stddev|std-dev))? = [\d.]+/[\d.]+/[\d.]+(?:/[\d.]+)? (?:ms|us|s)"
+        r"(?:, (?:pipe \d+|ipg/ewma [\d.]+/[\d.]+ ms)(?:, ipg/ewma [\d.]+/[\d.]+ ms)?)?"
+    )
 
     def sniff(self, text: str) -> float:
         if _STATS_HEADER.search(text) and "packets transmitted" in text:
@@ -106,7 +110,7 @@ class PingAdapter(Adapter):
         cut = ""
         for line in lines:
             if not line.endswith("\n"):
-                if not last_line_complete(line):
+                if not last_line_complete(line, self.final_line):
                     cut = line  # the last line, without its newline, stopped inside a figure: cut off
                     break
                 line += "\n"  # whole, only its newline missing

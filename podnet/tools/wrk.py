@@ -105,6 +105,8 @@ class WrkAdapter(Adapter):
         "timeout": None,
     }
 
+    final_line = re.compile(rf"Transfer/sec:\s*{_NUM}[KMGTP]?B")
+
     def sniff(self, text: str) -> float:
         if re.search(r"^Running \S+ test @ \S+", text, re.M) and "Thread Stats" in text:
             return 0.95
@@ -131,6 +133,8 @@ class WrkAdapter(Adapter):
             raise Incomplete(
                 "wrk output is incomplete: it lacks the totals line '83932 requests in 3.03s, 66.12MB read'"
             )
+        if not re.search(r"^Running \S+ test @ \S+", text, re.M):
+            raise Incomplete("wrk output lacks its first line 'Running 10s test @ URL' (every report has it)")
         if not re.search(r"^\s*\d+ threads and \d+ connections", text, re.M):
             raise Incomplete("wrk output lacks its '2 threads and 20 connections' line (every report has it)")
         res = ParseResult(test="http", protocol="http", direction="roundtrip")

@@ -320,3 +320,24 @@ def _fixture_files():
 def test_detect_picks_each_fixture_directory_tool(path: Path):
     """Every fixture of every tool (iperf3 and ping fixtures too) is recognised as its directory's tool."""
     assert detect(path.read_text(encoding="utf-8")).name == path.parent.name
+
+
+def test_a_run_that_overran_its_time_is_the_runs_summary():
+    # launched through a Service on a loaded machine: -t 1 took 2.0154 s (a stall at the end); the
+    # summary row spans the whole run, it is not an interval row taken for one
+    text = """------------------------------------------------------------
+Client connecting to 10.96.167.34, TCP port 15001 with pid 423 (1 flows)
+Write buffer size: 131072 Byte
+TOS set to 0x0 (Nagle on)
+TCP window size: 1.93 MByte (default)
+------------------------------------------------------------
+[  1] local 10.210.0.12%eth0 port 43104 connected with 10.96.167.34 port 15001 (sock=3) (icwnd/mss/irtt=14/1448/124) (ct=0.20 ms) on 2026-11-24 22:37:44 (UTC)
+[ ID] Interval            Transfer    Bandwidth       Write/Err  Rtry     Cwnd/RTT(var)        NetPwr
+[  1] 0.0000-1.0000 sec  1.51 GBytes  13.0 Gbits/sec  12387/0        135     1538K/153(165) us  10611692
+[  1] 1.0000-2.0154 sec   128 KBytes  1.03 Mbits/sec  1/0          0     1787K/252(322) us  512
+[  1] 0.0000-2.0154 sec  1.51 GBytes  6.45 Gbits/sec  12388/0        135     1787K/252(322) us  3197065
+"""
+    from podnet.parse.stage import parse_text
+
+    _, r = parse_text(text, command="iperf -c 10.96.167.34 -p 15001 -t 1 -i 1 -e")
+    assert {m.metric: m.value for m in r.measurements}["throughput"] == pytest.approx(6.45e9)
