@@ -18,6 +18,7 @@ from __future__ import annotations
 import codecs
 import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,7 +138,8 @@ def fixture_commands() -> dict[str, str]:
 
 
 #: real outputs other people recorded (README there); read in place, never copied into the project
-SHARED_CORPUS = REPO.parent / "shared" / "corpus"
+#: ``../shared/corpus`` beside the clone unless PODNET_SHARED_CORPUS says where
+SHARED_CORPUS = Path(os.environ.get("PODNET_SHARED_CORPUS") or REPO.parent / "shared" / "corpus")
 
 
 def shared_corpus() -> list[Sample]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,9 +18,11 @@ import pytest
 from podnet.parse import apply_error_threshold, parse_path
 from podnet.tools.base import ParseError
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
+from mangle import SHARED_CORPUS as CORPUS
+
 if not (CORPUS / "README.md").exists():
-    pytest.skip(f"the shared corpus is not at {CORPUS}", allow_module_level=True)
+    pytest.skip(f"the shared corpus is not at {CORPUS} (set PODNET_SHARED_CORPUS)", allow_module_level=True)
 
 # jc's keys -> (podnet metric, factor from jc's unit to podnet's SI unit)
 JC = {
