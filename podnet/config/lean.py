@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 
 #: the figures of every experiment (``processed/<exp>/figures/<name>.png|svg|pdf``)
-FIGURE_NAMES: tuple[str, ...] = ("throughput", "latency", "ratios", "variants")
+FIGURE_NAMES: tuple[str, ...] = ("throughput", "latency", "ratios", "variants", "sweeps", "costs")
 
 
 def skip_iri_grammar() -> None:

@@ -35,6 +35,7 @@ from podnet.launch.defaults import (
     parse_duration,
     port_key,  # noqa: F401
 )
+from podnet.launch.sweep import SweepPoint, points
 
 #: the scenario of the interleaved noise floor's runs (podnet.launch.floor); no config scenario may use it
 from podnet.parse.tidy import FLOOR_SCENARIO
@@ -88,10 +89,27 @@ class TestSpec:
     name: str
     params: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
     description: str = ""
+    #: a point of a sweep (config ``sweep``): the configured test's name, the parameter and its value
+    sweep: SweepPoint | None = field(default=None, compare=False)
 
     @property
     def key(self) -> str:
         return f"{self.tool}:{self.name}"
+
+    @property
+    def family(self) -> str:
+        """The configured test's name: a sweep point's base name, else the test's own."""
+        return self.sweep.test if self.sweep is not None else self.name
+
+
+def expand_sweep(tool: str, t: Mapping[str, Any]) -> list[TestSpec]:
+    """The tests of one configured test: itself, or one per point of its ``sweep`` (:mod:`.sweep`)."""
+    try:
+        return [
+            TestSpec(tool, name, params, description, point) for name, params, description, point in points(t)
+        ]
+    except ValueError as e:
+        raise LaunchConfigError(f"launch.tools.{tool}.{t['name']}: {e}") from None
 
 
 @dataclass(frozen=True)
@@ -327,21 +345,15 @@ def _tools(launch: Mapping[str, Any]) -> tuple[dict[str, list[TestSpec]], list[s
         if not {**tool_defaults, **spec}["enabled"]:
             disabled.append(tool)
             continue
-        names = [t["name"] for t in spec["tests"]]
+        specs = [p for t in spec["tests"] for p in expand_sweep(tool, t)]
+        names = [t["name"] for t in spec["tests"]] + [p.name for p in specs if p.sweep is not None]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise LaunchConfigError(
-                f"launch.tools.{tool}: test names must be unique; repeated: {', '.join(dup)}"
+                f"launch.tools.{tool}: test names (sweep points included) must be unique; "
+                f"repeated: {', '.join(dup)}"
             )
-        tools[tool] = [
-            TestSpec(
-                tool=tool,
-                name=t["name"],
-                params=dict(t.get("params") or {}),
-                description=t.get("description", ""),
-            )
-            for t in spec["tests"]
-        ]
+        tools[tool] = specs
     return tools, disabled
 
 
@@ -418,9 +430,12 @@ def _select_tests(
                 f"{where}.tests: {item!r} names tool {tool!r}, which launch.tools does not define"
             )
         if test:
-            match = [t for t in tools[tool] if t.name == test]
+            # a sweep's name selects every point of it
+            match = [
+                t for t in tools[tool] if t.name == test or (t.sweep is not None and t.sweep.test == test)
+            ]
             if not match:
-                known = ", ".join(t.name for t in tools[tool])
+                known = ", ".join(dict.fromkeys(t.family for t in tools[tool]))
                 raise LaunchConfigError(
                     f"{where}.tests: {item!r}: {tool} has no test {test!r} (its tests: {known})"
                 )

@@ -335,6 +335,8 @@ class Executor:
             t = cp.template
             meta.update(protocol=t.protocol, direction=t.direction, streams=t.streams)
         meta["params"] = _plain(cp.params)
+        if case.test.sweep is not None:
+            meta["sweep"] = _plain(case.test.sweep.as_meta())
         meta["scenario_description"] = case.scenario.description
         meta["harness"] = self.cfg.harness_settings(case.test.tool, cp.params)
         return meta

@@ -74,6 +74,20 @@ SIDECAR_SCHEMA: dict[str, Any] = {
         "warmup": {"type": "boolean"},
         "interference": {"$ref": "#/$defs/interference"},
         "harness": {"type": ["object", "null"]},
+        "sweep": {
+            "type": "object",
+            "required": ["test", "param", "value"],
+            "properties": {
+                "test": {"type": ["string", "integer"], "not": {"type": "boolean"}},
+                "param": {"type": "string", "pattern": "^[a-z_]+$"},
+                "value": {
+                    "anyOf": [
+                        {"type": "number", "not": {"type": "boolean"}},
+                        {"type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?[KMGkmg]?$"},
+                    ]
+                },
+            },
+        },
     },
     "$defs": {
         "fraction": {"type": ["number", "null"], "minimum": 0, "maximum": 1},

@@ -40,6 +40,7 @@ from podnet.parse.tidy import (
     empty_tidy,
 )
 from podnet.tools.base import Adapter, Incomplete, ParseError, last_line_complete
+from podnet.tools.units import param_number
 
 #: files bigger than this are parsed line by line when their adapter can (``parse_lines``)
 STREAM_BYTES = 32 * 1024 * 1024
@@ -204,6 +205,19 @@ def _first(*values: Any) -> Any:
     return None
 
 
+def sweep_columns(sweep: Any) -> dict[str, Any]:
+    """The tidy ``sweep``, ``sweep_param`` and ``sweep_value`` of a sidecar's ``sweep`` (a number in SI
+    units, :func:`podnet.tools.units.param_number`); empty when the run is not a sweep point."""
+    if not isinstance(sweep, dict):
+        return {"sweep": "", "sweep_param": "", "sweep_value": float("nan")}
+    param = str(sweep["param"])
+    return {
+        "sweep": str(sweep["test"]),
+        "sweep_param": param,
+        "sweep_value": param_number(param, sweep["value"]),
+    }
+
+
 def result_rows(
     adapter: Adapter,
     result: ParseResult,
@@ -220,6 +234,7 @@ def result_rows(
     excerpt = bool(result.info.get("excerpt", False))
     launch = meta.get("launch")
     launch_id = str(launch.get("id") or "") if isinstance(launch, dict) else ""
+    sweep = sweep_columns(meta.get("sweep"))
     rows = []
     for m in result.measurements:
         rows.append(
@@ -243,6 +258,7 @@ def result_rows(
                 "raw_path": raw_path,
                 "excerpt": excerpt,
                 "launch_id": launch_id,
+                **sweep,
             }
         )
     intervals = [

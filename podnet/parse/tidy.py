@@ -40,10 +40,19 @@ TIDY_COLUMNS = [
     "raw_path",  # path of the raw file, relative to the repo/working dir
     "excerpt",  # True: values of an output pasted as an excerpt on purpose (sidecar `excerpt: true`)
     "launch_id",  # the launch that ran it (sidecar `launch.id`); "" for imported outputs
+    "sweep",  # the swept test's configured name (sidecar `sweep.test`); "" when not a sweep point
+    "sweep_param",  # the swept adapter parameter: streams, length, bandwidth, ...
+    "sweep_value",  # its value here, a number in SI units (bandwidth in bit/s, sizes in bytes)
 ]
 
 #: Columns a tidy table may lack (older tables, hand-made frames), with the value they mean.
-OPTIONAL_COLUMNS = {"excerpt": False, "launch_id": ""}
+OPTIONAL_COLUMNS = {
+    "excerpt": False,
+    "launch_id": "",
+    "sweep": "",
+    "sweep_param": "",
+    "sweep_value": float("nan"),
+}
 
 #: Columns that identify a group of repeats for the statistics stage.
 GROUP_COLUMNS = [
@@ -92,7 +101,7 @@ def coerce(df: pd.DataFrame) -> pd.DataFrame:
     for col in TIDY_COLUMNS:
         if col == "excerpt":
             out[col] = out[col].fillna(False).astype("bool")
-        elif col in ("value",):
+        elif col in ("value", "sweep_value"):
             out[col] = pd.to_numeric(out[col], errors="coerce").astype("float64")
         elif col in ("streams", "repeat"):
             out[col] = pd.to_numeric(out[col], errors="coerce").astype("Int64")

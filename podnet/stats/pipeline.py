@@ -14,6 +14,7 @@ from .planning import plan
 from .ratios import compare
 from .settings import resolve
 from .summary import outlier_rows, summarize
+from .sweeps import load_curves, sweep_table
 from .variants import variant_table
 from .within import within_run
 
@@ -30,7 +31,8 @@ def run(
     """Read the tidy table, write the statistics tables into ``out_dir``, return their paths.
 
     Always written: summary.csv, ratios.csv, planning.csv, variants.csv (no rows without a
-    ``by: variant`` comparison), outliers.csv,
+    ``by: variant`` comparison), sweeps.csv and load_curves.csv (no rows without a sweep),
+    outliers.csv,
     stats_settings.json (the effective settings, seed included) and
     METHODS.md. within_run.csv when ``intervals_path`` exists. A table with
     no rows, a non-numeric value or a comparison whose baseline no measured
@@ -55,6 +57,8 @@ def run(
     paths["ratios"] = _write(compare(tidy, s, groups=g), out / "ratios.csv")
     paths["planning"] = _write(plan(tidy, s, groups=g), out / "planning.csv")
     paths["variants"] = _write(variant_table(tidy, s), out / "variants.csv")
+    paths["sweeps"] = _write(sweep_table(tidy, summary), out / "sweeps.csv")
+    paths["load_curves"] = _write(load_curves(tidy, s, float(s["confidence"])), out / "load_curves.csv")
     meas_summary = summary[summary["source"] == "measured"].reset_index(drop=True)
     if len(measured):
         outl = outlier_rows(g, meas_summary)

@@ -75,3 +75,20 @@ def number(text: str) -> float:
     if not NUMBER_RE.fullmatch(text):
         raise ValueError(f"not a number: {text!r}")
     return float(text)
+
+
+#: adapter parameters whose K/M/G values are decimal rates (iperf's -b); other sizes are binary (-l 64K)
+RATE_PARAMS = frozenset({"bandwidth", "rate"})
+
+
+def param_number(param: str, value: object) -> float:
+    """A swept parameter's value as a number: ``(bandwidth, "500M")`` -> 5e8 bit/s, ``(length, "64K")``
+    -> 65536 bytes, ``(streams, 4)`` -> 4.0 (iperf's conventions: rates decimal, sizes binary)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{param}: not a number: {value!r}")
+    if isinstance(value, int | float):
+        return float(value)
+    m = re.fullmatch(rf"({_NUMBER})([kKmMgG]?)", str(value).strip())
+    if not m:
+        raise ValueError(f"{param}: not a number with an optional K/M/G: {value!r}")
+    return float(m.group(1)) * prefix_factor(m.group(2).upper(), binary=param not in RATE_PARAMS)

@@ -67,6 +67,8 @@ CASES = {
         "ratios.csv",
         "planning.csv",
         "variants.csv",
+        "sweeps.csv",
+        "load_curves.csv",
         "outliers.csv",
         "within_run.csv",
         "stats_settings.json",

@@ -140,6 +140,8 @@ TABLES = {
     "failed": f"{OUT}/failed_runs.csv",
     "settings": f"{OUT}/stats_settings.json",
     "adaptive": f"{OUT}/adaptive.csv",
+    "sweeps": f"{OUT}/sweeps.csv",
+    "load_curves": f"{OUT}/load_curves.csv",
 }
 FIGURE_FILES = [
     f"{OUT}/figures/{fig}.{ext}" for fig in FIGURES for ext in ("png", "svg", "pdf")

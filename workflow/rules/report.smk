@@ -9,6 +9,8 @@ rule figure:
         tidy=f"{OUT}/tidy.parquet",
         summary=f"{OUT}/summary.csv",
         ratios=f"{OUT}/ratios.csv",
+        sweeps=f"{OUT}/sweeps.csv",
+        load_curves=f"{OUT}/load_curves.csv",
         settings=f"{OUT}/stats_settings.json",
     output:
         png=report(

@@ -1,4 +1,5 @@
-# Statistics: tidy table -> summary.csv (per group) and ratios.csv (against baselines);
+# Statistics: tidy table -> summary.csv (per group) and ratios.csv (against baselines), variants.csv,
+# sweeps.csv and load_curves.csv (swept tests as curves);
 # with stats.thresholds in the config, the gate (podnet check) -> check.csv as the last step.
 
 
@@ -11,6 +12,8 @@ rule stats:
         ratios=f"{OUT}/ratios.csv",
         planning=f"{OUT}/planning.csv",
         variants=f"{OUT}/variants.csv",
+        sweeps=f"{OUT}/sweeps.csv",
+        load_curves=f"{OUT}/load_curves.csv",
         outliers=f"{OUT}/outliers.csv",
         within_run=f"{OUT}/within_run.csv",
         settings=f"{OUT}/stats_settings.json",

@@ -7,7 +7,9 @@ One figure per question, each a journal column (3.5 in) or page (7 in) wide, wri
 - ``throughput``: headline rate of each path per test, mean with its interval and every repeat;
 - ``latency``: the same for the headline time;
 - ``ratios``: each primary comparison against its baseline, log axis, significance after adjustment;
-- ``variants``: each variant (e.g. CNI) against the reference variant.
+- ``variants``: each variant (e.g. CNI) against the reference variant;
+- ``sweeps``: swept tests as curves (streams, message size, offered load), load curves with loss;
+- ``costs``: each path's rate against the machine's CPU time per bit or per transaction.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import matplotlib.pyplot as plt
 
 from podnet.config.lean import FIGURE_NAMES
 
-from . import check, data, grid, plots, style
+from . import check, curves, data, grid, plots, style
 from .data import Tables, display_unit, fmt_value, human, load
 
 #: figure name -> function of the experiment's tables; the names are the files' stems
@@ -31,6 +33,8 @@ FIGURES: dict[str, Callable[[Tables], plt.Figure]] = {
     "latency": lambda t: plots.by_path(t, "time"),
     "ratios": plots.ratios,
     "variants": plots.variants,
+    "sweeps": curves.sweeps,
+    "costs": curves.costs,
 }
 assert tuple(FIGURES) == FIGURE_NAMES, "podnet.config.lean.FIGURE_NAMES names the figures for the Snakefile"
 
@@ -42,6 +46,10 @@ CAPTIONS = {
     "ratios": "Each primary comparison as treatment / baseline on a logarithmic axis, 95 % interval; "
     "filled points are significant after Holm adjustment.",
     "variants": "Each variant against the reference variant, per path and test (ratio, 95 % interval).",
+    "sweeps": "Each swept test's headline metric against the swept parameter, 95 % interval at each point; "
+    "a UDP load curve's received rate against the offered rate (dashed: all arrived) beside its loss.",
+    "costs": "Each path's rate against the machine's CPU time per Gbit (or per transaction), 95 % intervals "
+    "on both axes: further right costs more CPU for the same work.",
 }
 
 
@@ -83,6 +91,8 @@ def _draw(spec: grid.Spec) -> plt.Figure:
     """The figure of ``spec``: what the figure function returns when not asked for its spec."""
     if spec.kind == "empty":
         return plots.empty(spec.title, spec.note)
+    if spec.kind == "xy":
+        return curves.draw_xy(spec.panels, spec.hue_order, spec.title, spec.note)
     return grid.draw(spec.panels, spec.y_order, spec.hue_order, spec.title, spec.note)
 
 

@@ -38,6 +38,10 @@ class Tables:
     adaptive: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: every variant over its baseline variant, by design (variants.csv, podnet.stats.variants)
     variants: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: swept tests' points with their summaries (sweeps.csv, podnet.stats.sweeps)
+    sweeps: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: UDP load curves' loss-free rates (load_curves.csv, podnet.stats.sweeps)
+    load_curves: pd.DataFrame = field(default_factory=pd.DataFrame)
     settings: dict[str, Any] = field(default_factory=dict)
     experiment: str = ""
 
@@ -64,6 +68,8 @@ def load(processed_dir: str | Path) -> Tables:
         intervals=_parquet(d / "intervals.parquet"),
         adaptive=_csv(d / "adaptive.csv"),
         variants=_csv(d / "variants.csv"),
+        sweeps=_csv(d / "sweeps.csv"),
+        load_curves=_csv(d / "load_curves.csv"),
         settings=json.loads(settings_path.read_text()) if settings_path.exists() else {},
     )
     for df in (t.tidy, t.summary):

@@ -1,0 +1,213 @@
+"""Sweeps in the config language -> sidecar -> tidy columns -> sweeps.csv / load_curves.csv -> figures."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from podnet.launch.config import LaunchConfigError, from_mapping
+from podnet.parse.raw import SidecarError, validate_sidecar
+from podnet.parse.stage import parse_text, result_rows
+from podnet.parse.tidy import frame
+from podnet.report.figures import curves, data, grid
+from podnet.stats.settings import resolve
+from podnet.stats.summary import summarize
+from podnet.stats.sweeps import load_curves, loss_free_rate, sweep_table
+from podnet.tools.units import param_number
+from tests.conftest import FIXTURES
+from tests.launch_configs import HOST_HOST, experiment, pod_pod
+
+
+def _tools(sweep: dict, params: dict | None = None) -> dict:
+    return {"iperf2": {"tests": [{"name": "udp", "params": params or {"protocol": "udp"}, "sweep": sweep}]}}
+
+
+def test_a_sweep_becomes_one_test_per_value_selected_by_its_name():
+    cfg = from_mapping(
+        experiment(
+            [{**HOST_HOST, "tests": ["iperf2:udp"]}, pod_pod()],
+            _tools({"bandwidth": ["100M", "1G", "5G"]}),
+        )
+    )
+    names = [c.test.name for c in cfg.cases if c.scenario.name == "host-host"]
+    assert names == ["udp-bandwidth-100M", "udp-bandwidth-1G", "udp-bandwidth-5G"]
+    point = cfg.cases[1].test
+    assert point.params == {"protocol": "udp", "bandwidth": "1G"}
+    assert (point.sweep.test, point.sweep.param, point.sweep.value) == ("udp", "bandwidth", "1G")
+    assert point.family == "udp"
+
+
+def test_a_swept_parameter_also_in_params_is_an_error():
+    with pytest.raises(LaunchConfigError, match="both in params and swept"):
+        from_mapping(experiment([HOST_HOST], _tools({"bandwidth": ["1M", "2M"]}, {"bandwidth": "1M"})))
+
+
+def test_a_sweep_needs_two_distinct_values():
+    with pytest.raises(LaunchConfigError):
+        from_mapping(experiment([HOST_HOST], _tools({"bandwidth": ["1M"]})))
+    with pytest.raises(LaunchConfigError):
+        from_mapping(experiment([HOST_HOST], _tools({"bandwidth": ["1M", "1M"]})))
+
+
+def test_param_numbers_follow_iperf_conventions():
+    assert param_number("bandwidth", "1.5G") == 1.5e9
+    assert param_number("length", "64K") == 65536
+    assert param_number("streams", 8) == 8.0
+    with pytest.raises(ValueError):
+        param_number("length", "lots")
+
+
+def test_the_sidecar_point_reaches_the_tidy_row():
+    text = (FIXTURES / "iperf2" / "seed001-udp-10s.txt").read_text()
+    adapter, result = parse_text(text, tool="iperf2")
+    meta = {"variant": "v", "scenario": "s", "test": "udp-bandwidth-1G", "repeat": 2}
+    meta["sweep"] = {"test": "udp", "param": "bandwidth", "value": "1G"}
+    validate_sidecar(meta)
+    rows, _ = result_rows(adapter, result, meta, experiment="e", run="r", raw_path="p")
+    df = frame(rows)
+    assert set(df["sweep"]) == {"udp"} and set(df["sweep_param"]) == {"bandwidth"}
+    assert set(df["sweep_value"]) == {1e9}
+    with pytest.raises(SidecarError, match="sweep.value"):
+        validate_sidecar({**meta, "sweep": {"test": "udp", "param": "bandwidth", "value": "fast"}})
+
+
+def _curve_tidy(
+    losses: dict[float, list[float]], received_share: float = 1.0, variant: str = "v"
+) -> pd.DataFrame:
+    """Tidy rows of a UDP bandwidth sweep: offered -> loss per repeat; received = offered x (1 - loss)."""
+    rows = []
+    for offered, per_repeat in losses.items():
+        for rep, loss in enumerate(per_repeat, start=1):
+            for metric, value, unit in (
+                ("throughput", offered * (1 - loss) * received_share, "bit/s"),
+                ("loss", loss, "fraction"),
+            ):
+                rows.append(
+                    {
+                        "experiment": "e",
+                        "variant": variant,
+                        "scenario": "pod-pod",
+                        "tool": "iperf2",
+                        "test": f"udp-bandwidth-{offered:g}",
+                        "protocol": "udp",
+                        "direction": "forward",
+                        "streams": 1,
+                        "repeat": rep,
+                        "run_id": f"{variant}/{offered:g}/{rep}",
+                        "metric": metric,
+                        "value": value,
+                        "unit": unit,
+                        "source": "measured",
+                        "raw_path": "x",
+                        "launch_id": "L1",
+                        "sweep": "udp",
+                        "sweep_param": "bandwidth",
+                        "sweep_value": offered,
+                    }
+                )
+    return frame(rows)
+
+
+def test_loss_free_rate_stops_at_the_first_lossy_step():
+    steps = pd.DataFrame(
+        {"offered": [1e8, 5e8, 1e9, 2e9], "received": [1e8, 5e8, 9e8, 1e9], "loss": [0, 0, 0.1, 0]}
+    )
+    assert loss_free_rate(steps, 0.001) == (5e8, 5e8, 1e9, True)  # the later loss-free step does not count
+    none_lossy = steps.assign(loss=0.0)
+    rate, offered, nxt, saturated = loss_free_rate(none_lossy, 0.001)
+    assert (rate, offered, saturated) == (1e9, 2e9, False) and math.isnan(nxt)
+    assert loss_free_rate(steps.assign(loss=0.5), 0.001)[:2] == (0.0, 0.0)
+    assert loss_free_rate(steps.assign(loss=[0, np.nan, 0, 0]), 0.001) is None
+
+
+def test_load_curves_give_each_repeat_its_rate_and_a_t_interval():
+    tidy = _curve_tidy({1e8: [0, 0, 0], 5e8: [0, 0.0005, 0.01], 1e9: [0.2, 0.3, 0.2]})
+    lc = load_curves(tidy, resolve({}))
+    (row,) = lc.to_dict("records")
+    # repeats 1 and 2 are loss-free (<= 0.1 %) at 500 Mbit/s, repeat 3 only at 100 Mbit/s
+    per = [5e8, 5e8 * (1 - 0.0005), 1e8]
+    assert row["n"] == 3 and row["n_saturated"] == 3
+    assert row["loss_free_rate"] == pytest.approx(np.mean(per))
+    half = 4.302652729911275 * np.std(per, ddof=1) / np.sqrt(3)
+    assert row["ci_low"] == pytest.approx(np.mean(per) - half)
+    assert row["ci_high"] == pytest.approx(np.mean(per) + half)
+    assert row["per_repeat"].count(";") == 2
+
+
+def test_a_curve_that_never_lost_is_a_lower_bound_and_a_failed_step_leaves_its_repeat_out():
+    tidy = _curve_tidy({1e8: [0, 0], 2e8: [0, 0]})
+    tidy = tidy[~((tidy["repeat"] == 2) & (tidy["metric"] == "loss") & (tidy["sweep_value"] == 2e8))]
+    (row,) = load_curves(tidy, resolve({})).to_dict("records")
+    assert row["n"] == 1 and row["n_incomplete"] == 1
+    assert "lower bound" in row["note"] and "n < 2" in row["note"] and math.isnan(row["ci_low"])
+
+
+def test_sweep_table_joins_points_with_their_summaries_in_curve_order():
+    tidy = _curve_tidy({5e8: [0, 0, 0.001], 1e8: [0, 0, 0]})
+    s = resolve({})
+    sw = sweep_table(tidy, summarize(tidy, s))
+    thr = sw[sw["metric"] == "throughput"]
+    assert list(thr["sweep_value"]) == [1e8, 5e8]
+    assert (thr["n"] == 3).all() and thr["ci_low"].notna().all()
+
+
+def _tables(tidy: pd.DataFrame, summary: pd.DataFrame | None = None) -> data.Tables:
+    s = resolve({})
+    summary = summarize(tidy, s) if summary is None else summary
+    return data.Tables(
+        tidy=tidy,
+        summary=summary,
+        ratios=pd.DataFrame(),
+        failed=pd.DataFrame(),
+        sweeps=sweep_table(tidy, summary),
+        load_curves=load_curves(tidy, s),
+        settings=s,
+    )
+
+
+def test_the_sweeps_figure_draws_received_and_loss_against_offered():
+    tidy = pd.concat(
+        [
+            _curve_tidy({1e8: [0, 0, 0], 1e9: [0.1, 0.2, 0.3]}),
+            _curve_tidy({1e8: [0, 0, 0], 1e9: [0, 0, 0.002]}, variant="w"),
+        ]
+    )
+    t = _tables(frame(tidy.to_dict("records")))
+    with grid.specs_only():
+        spec = curves.sweeps(t)
+    assert spec.kind == "xy"
+    titles = [p.title for p in spec.panels]
+    assert len(titles) == 2 and "Loss" in titles[1] and "threshold 0.1 %" in titles[1]
+    assert spec.panels[0].ratio  # the received panel draws the diagonal
+    assert set(spec.panels[0].rows["hue"]) == {"v", "w"}
+    assert "loss-free rate" in spec.note
+    fig = curves.sweeps(t)
+    assert len(fig.podnet_intervals) >= 4
+
+
+def test_the_costs_figure_pairs_each_rate_with_its_cpu_cost_and_says_when_there_is_none():
+    rows = []
+    for rep in (1, 2, 3):
+        for scen, rate, cpu in (("host-host", 10e9, 1e-10), ("pod-pod", 5e9, 3e-10)):
+            for metric, value, unit in (
+                ("throughput", rate * (1 + rep / 100), "bit/s"),
+                ("machine_cpu_per_bit", cpu, "s/bit"),
+            ):
+                rows.append(
+                    dict(experiment="e", variant="v", scenario=scen, tool="iperf3", test="tcp", protocol="tcp",
+                         direction="forward", streams=1, repeat=rep, run_id=f"{scen}{rep}", metric=metric,
+                         value=value * (1 + rep / 50), unit=unit, source="measured", raw_path="x")
+                )  # fmt: skip
+    t = _tables(frame(rows))
+    with grid.specs_only():
+        spec = curves.costs(t)
+    assert spec.kind == "xy" and len(spec.panels) == 1
+    r = spec.panels[0].rows.set_index("series")
+    assert r.loc["pod-pod", "x"] > r.loc["host-host", "x"]  # CPU·s per Gbit: 0.3 vs 0.1 (x scale)
+    assert r.loc["host-host", "x"] == pytest.approx(1e-10 * 1e9 * np.mean([1.02, 1.04, 1.06]), rel=0.01)
+    no_cost = frame([x for x in rows if x["metric"] == "throughput"])
+    with grid.specs_only():
+        assert curves.costs(_tables(no_cost)).kind == "empty"
