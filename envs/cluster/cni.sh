@@ -9,6 +9,16 @@
 #                    iptables rules. flannel's CNI plugin is not served by any reachable registry,
 #                    so the node's CNI config is generated here from flannel's own subnet.env the
 #                    way that plugin does it (bridge delegate + host-local IPAM).
+#   macvlan          seed 003's "macvlan standalone": Debian's reference macvlan + host-local CNI
+#                    plugins, pods on macvlan sub-interfaces (bridge mode) of each node's eth0, so
+#                    pods of all nodes share the nodes' L2 segment (pod to pod: no routing, no
+#                    encapsulation). Addresses 10.244.0.0/16, node N's pods from 10.244.N.2-254. A
+#                    macvlan child cannot reach its parent, so each node gets a host shim (a macvlan
+#                    "mvshim" of its own eth0, 10.244.N.1/32, its pods' gateway and the route to
+#                    them); other nodes reach a node's pods through that node (routes via its IP).
+#                    A pod's reply to a Service goes straight to the client pod over L2, never
+#                    through the node that translated it, so kube-proxy masquerades all Service
+#                    traffic (masqueradeAll), as macvlan setups with kube-proxy do.
 
 # render TEMPLATE OUT VAR=value... : envsubst templates/TEMPLATE into OUT; only the ${VARS} the
 # template names are substituted, each must be given (or set in the environment), none may be empty.
@@ -30,6 +40,16 @@ render() {
 }
 
 cni_is_flannel() { [[ $CNI == flannel-* ]]; }
+cni_is_macvlan() { [[ $CNI == macvlan ]]; }
+
+# the encapsulation of pod-to-pod traffic across nodes (info.json)
+cni_encapsulation() { if [[ $CNI == flannel-vxlan ]]; then echo vxlan; else echo none; fi; }
+
+# the reference CNI plugins' version (Debian's containernetworking-plugins), for provenance
+cni_plugins_version() { dpkg-query -W -f '${Version}' containernetworking-plugins 2>/dev/null || echo unknown; }
+
+# kube-proxy's masqueradeAll: macvlan needs it (see above)
+kube_proxy_masquerade_all() { if cni_is_macvlan; then echo true; else echo false; fi; }
 flannel_backend() { echo "${CNI#flannel-}"; }
 
 # the datapath in words (info.json, status)
@@ -38,6 +58,7 @@ cni_datapath() {
         bridge) echo "bridge CNI + routed node-to-node (host-gw style, static routes set by podnet, no encapsulation)" ;;
         flannel-vxlan) echo "flanneld $FLANNEL_VERSION vxlan backend (flannel.1, VNI 1, UDP 8472) + bridge CNI from flannel's subnet.env" ;;
         flannel-host-gw) echo "flanneld $FLANNEL_VERSION host-gw backend (routes via node IPs, no encapsulation) + bridge CNI from flannel's subnet.env" ;;
+        macvlan) echo "macvlan standalone: reference macvlan CNI $(cni_plugins_version) (bridge mode on each node's eth0, pods on the nodes' L2, no encapsulation) + host shim mvshim per node; Services through kube-proxy with masqueradeAll" ;;
     esac
 }
 
@@ -47,6 +68,21 @@ write_bridge_cni_conf() {
     render cni-bridge.conflist "$(node_dir "$n")/net.d/10-podnet.conflist" \
         NODE_DIR="$(node_dir "$n")" POD_SUBNET="$(node_pod_cidr "$n")" POD_GATEWAY="$(node_pod_gw "$n")" \
         POD_MTU=1500 POD_ROUTE=0.0.0.0/0 DEFAULT_GATEWAY=false IP_MASQ=false
+}
+
+# write_macvlan_cni_conf N: pods on macvlan children of node N's eth0, addresses from its range
+write_macvlan_cni_conf() {
+    local n=$1
+    render cni-macvlan.conflist "$(node_dir "$n")/net.d/10-podnet.conflist" \
+        NODE_DIR="$(node_dir "$n")" POD_CIDR_ALL="$POD_CIDR_ALL" POD_MTU=1500 \
+        RANGE_START="10.244.$n.2" RANGE_END="10.244.$n.254" POD_GATEWAY="$(node_pod_gw "$n")"
+}
+
+# write_node_cni_conf N: the CNI config of modes that need no daemon first (flannel writes its own
+# once flanneld has written subnet.env, cni_start)
+write_node_cni_conf() {
+    if cni_is_flannel; then return 0; fi
+    if cni_is_macvlan; then write_macvlan_cni_conf "$1"; else write_bridge_cni_conf "$1"; fi
 }
 
 flannel_subnet_env() { echo "$RUN_DIR/nodes/$1/flannel/subnet.env"; }

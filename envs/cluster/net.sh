@@ -11,6 +11,8 @@
 # CNI=bridge: per node the bridge CNI plugin (cni0, host-local IPAM) and a route per peer
 #             pod CIDR via the peer's node IP (host-gw style, no encapsulation), set here.
 # CNI=flannel-*: flanneld programs the node-to-node datapath itself (cni.sh); nothing here.
+# CNI=macvlan: the same routes as bridge mode for node -> other nodes' pods, and per node a host
+#             shim mvshim (macvlan of eth0, 10.244.N.1/32) with the route to its own pods.
 
 # ---- kernel feature probe -------------------------------------------------------------
 # Sets NETEM_AVAILABLE=true|false. Dies with a clear message when something required is absent.
@@ -23,6 +25,10 @@ probe_kernel() {
     ip -n "$p" link set lo up
     ip -n "$p" link add pa type veth peer name pb 2>/dev/null || missing+=("veth (CONFIG_VETH)")
     ip -n "$p" link add pbr type bridge 2>/dev/null || missing+=("bridge (CONFIG_BRIDGE)")
+    if [[ $CNI == macvlan ]]; then
+        ip -n "$p" link add pmv link pa type macvlan mode bridge 2>/dev/null || missing+=("macvlan (CONFIG_MACVLAN), needed for CNI=macvlan")
+        [[ -x /usr/lib/cni/macvlan ]] || missing+=("the macvlan CNI plugin (/usr/lib/cni/macvlan: apt-get install containernetworking-plugins)")
+    fi
     if [[ $CNI == flannel-vxlan ]]; then
         ip -n "$p" link add pvx type vxlan id 42 dstport 8472 local 127.0.0.1 2>/dev/null || missing+=("vxlan (CONFIG_VXLAN), needed for CNI=flannel-vxlan")
     fi
@@ -135,7 +141,7 @@ net_up() {
         ip -n "$CP_NS" route add "$(node_pod_cidr "$n")" via "$(node_ip "$n")" dev eth0
     done
 
-    # inter-node pod routes (bridge mode; flanneld programs its own)
+    # inter-node pod routes (bridge and macvlan modes; flanneld programs its own)
     cni_is_flannel && return 0
     for ((n = 1; n <= NODES; n++)); do
         for ((m = 1; m <= NODES; m++)); do
@@ -143,6 +149,18 @@ net_up() {
             ip -n "$(node_ns "$n")" route add "$(node_pod_cidr "$m")" via "$(node_ip "$m")" dev eth0
         done
     done
+    # macvlan: a node reaches its own pods (macvlan children of its eth0, which the parent cannot
+    # talk to) through a macvlan of its own, mvshim, that is also its pods' gateway
+    if cni_is_macvlan; then
+        for ((n = 1; n <= NODES; n++)); do
+            ns=$(node_ns "$n")
+            ip -n "$ns" link add mvshim link eth0 type macvlan mode bridge
+            in_ns "$ns" sysctl -qw net.ipv6.conf.mvshim.disable_ipv6=1
+            ip -n "$ns" addr add "$(node_pod_gw "$n")/32" dev mvshim
+            ip -n "$ns" link set mvshim up
+            ip -n "$ns" route add "$(node_pod_cidr "$n")" dev mvshim src "$(node_pod_gw "$n")"
+        done
+    fi
 }
 
 # ---- teardown -----------------------------------------------------------------------------

@@ -11,8 +11,8 @@ cluster_lock
 
 # ---- settings ------------------------------------------------------------------------------
 [[ $NODES =~ ^[0-9]+$ ]] && ((NODES >= 1 && NODES <= 20)) || die "NODES must be 1..20 (got '$NODES')"
-[[ $CNI =~ ^(bridge|flannel-vxlan|flannel-host-gw)$ ]] ||
-    die "CNI must be 'bridge' (routed, no overlay), 'flannel-vxlan' or 'flannel-host-gw' (got '$CNI')"
+[[ $CNI =~ ^(bridge|flannel-vxlan|flannel-host-gw|macvlan)$ ]] ||
+    die "CNI must be 'bridge' (routed, no overlay), 'flannel-vxlan', 'flannel-host-gw' or 'macvlan' (got '$CNI')"
 [[ $DAEMON_CPU_WEIGHT =~ ^[0-9]+$ ]] && ((DAEMON_CPU_WEIGHT <= 10000)) ||
     die "DAEMON_CPU_WEIGHT must be 0 (no daemon cgroup) or a cgroup cpu.weight 1..10000 (got '$DAEMON_CPU_WEIGHT')"
 [[ $PROXY == iptables || $PROXY == nftables ]] || die "PROXY must be 'iptables' or 'nftables' (got '$PROXY')"
@@ -137,9 +137,9 @@ write_node_configs() {
     local common=(NODE_NAME="$name" NODE_INDEX="$n" NODE_IP="$ip" NODE_DIR="$d" NODE_RUN="$rd" PKI_DIR="$PKI_DIR")
     render containerd.toml "$d/containerd.toml" "${common[@]}" PAUSE_REF="$PAUSE_REF"
     render kubelet.yaml "$d/kubelet.yaml" "${common[@]}"
-    render kube-proxy.yaml "$d/kube-proxy.yaml" "${common[@]}" PROXY="$PROXY" POD_CIDR_ALL="$POD_CIDR_ALL"
-    # flannel modes write the CNI config once flanneld has written subnet.env (cni_start)
-    cni_is_flannel || write_bridge_cni_conf "$n"
+    render kube-proxy.yaml "$d/kube-proxy.yaml" "${common[@]}" PROXY="$PROXY" POD_CIDR_ALL="$POD_CIDR_ALL" \
+        MASQUERADE_ALL="$(kube_proxy_masquerade_all)"
+    write_node_cni_conf "$n"
 }
 
 start_containerd() {
@@ -184,6 +184,9 @@ write_info() {
   "variant": "$CNI.$PROXY${LINK_RATE:+.$LINK_RATE}",
   "cni_datapath": "$(cni_datapath)",
   "flannel_version": $(if cni_is_flannel; then json_str "$FLANNEL_VERSION"; else echo null; fi),
+  "cni_plugins_version": "$(cni_plugins_version)",
+  "encapsulation": "$(cni_encapsulation)",
+  "kube_proxy_masquerade_all": $(kube_proxy_masquerade_all),
   "pod_mtu": $(pod_mtu),
   "link_rate": $rate_json,
   "link_shaping": "$(if [[ -n $LINK_RATE ]]; then echo "tbf on each node uplink, both directions"; else echo none; fi)",

@@ -49,7 +49,7 @@ import yaml
 
 from podnet.config import schema
 
-CNI_MODES = ("bridge", "flannel-vxlan", "flannel-host-gw")
+CNI_MODES = ("bridge", "flannel-vxlan", "flannel-host-gw", "macvlan")
 PROXY_MODES = ("iptables", "nftables")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 

@@ -139,6 +139,43 @@ def test_datapath_matches_cni_mode(kube, fleet, cluster_info):
     for i in range(1, fleet["n"] + 1):
         mtu = kube.check(f"client-{i}", ["cat", "/sys/class/net/eth0/mtu"]).strip()
         assert int(mtu) == expected_mtu
+    assert cluster_info["encapsulation"] == ("vxlan" if cluster_info["cni"] == "flannel-vxlan" else "none")
+
+
+def test_macvlan_pods_share_the_nodes_l2(kube, fleet, cluster_info):
+    """macvlan: a pod's eth0 is a macvlan (bridge mode) of its node's uplink; a pod on another node is
+    on-link (no router between pods); the node reaches its own pods through its host shim."""
+    if cluster_info["cni"] != "macvlan":
+        pytest.skip("not macvlan")
+    assert cluster_info["kube_proxy_masquerade_all"] is True
+    for a, b in _pair_ids(fleet):
+        link = kube.check(f"client-{a}", ["ip", "-d", "-o", "link", "show", "eth0"])
+        assert "macvlan mode bridge" in link, link
+        ip = fleet["pods"][f"web-{b}"].status.pod_ip
+        route = kube.check(f"client-{a}", ["ip", "-4", "-o", "route", "get", ip])
+        assert "dev eth0" in route and " via " not in route, route
+        own = fleet["pods"][f"web-{a}"].status.pod_ip
+        assert "dev mvshim" in kube.check(f"host-{a}", ["ip", "-4", "-o", "route", "get", own])
+
+
+def test_pod_to_its_own_node(kube, fleet, cluster_info):
+    """A pod reaches the node it runs on (its node IP), whatever the CNI."""
+    for i, info in enumerate(cluster_info["nodes"], 1):
+        if fleet["pods"][f"client-{i}"].spec.node_name != info["name"]:
+            continue
+        kube.check(f"client-{i}", ["ping", "-c", "2", "-W", "2", info["ip"]])
+
+
+def test_path_mtu_between_pods(kube, fleet, cluster_info):
+    """A don't-fragment ping of the path MTU passes between pods on two nodes; one byte more fails."""
+    mtu = int(cluster_info["pod_mtu"])
+    for a, b in _pair_ids(fleet):
+        ip = fleet["pods"][f"web-{b}"].status.pod_ip
+        kube.check(f"client-{a}", ["ping", "-M", "do", "-s", str(mtu - 28), "-c", "1", "-W", "2", ip])
+        r = kube.exec(
+            f"client-{a}", ["ping", "-M", "do", "-s", str(mtu - 27), "-c", "1", "-W", "2", ip], timeout=15
+        )
+        assert r.rc != 0, f"a {mtu + 1}-byte packet with DF set crossed a path of MTU {mtu}: {r.out}"
 
 
 def test_flannel_programs_the_datapath(kube, fleet, cluster_info):
@@ -202,7 +239,8 @@ def test_host_network_pod_in_node_namespace(kube, fleet, cluster_info):
         assert pod.status.pod_ip == info["ip"]
         addrs = kube.check(f"host-{i}", ["ip", "-4", "-o", "addr", "show"])
         assert f"inet {info['ip']}/" in addrs
-        assert "cni0" in addrs  # the node's pod bridge is visible from the node namespace
+        # the node's pod bridge (or macvlan's host shim) is visible from the node namespace
+        assert ("mvshim" if cluster_info["cni"] == "macvlan" else "cni0") in addrs
         # node -> pod on another node, and node -> node
         j = i % fleet["n"] + 1
         ip = fleet["pods"][f"web-{j}"].status.pod_ip
