@@ -1,6 +1,6 @@
 # Embedded multi-node Kubernetes cluster (see envs/cluster/README.md).
 # Included from the top-level Makefile; paths are relative to the repo root.
-#   make cluster-up [NODES=2] [CNI=bridge|flannel-vxlan|flannel-host-gw] [PROXY=iptables|nftables]
+#   make cluster-up [NODES=2] [CNI=bridge|flannel-vxlan|flannel-host-gw|macvlan] [PROXY=iptables|nftables]
 #                   [LINK_RATE=1gbit] [ZONES=zone-a,zone-a,zone-b] [POOLS=...]
 #   make cluster-status
 #   make cluster-down
@@ -45,7 +45,7 @@ cluster-check-clean:
 	@bash envs/cluster/check-clean.sh
 
 # CI: up, integration tests, down (always) and check-clean, for each CNI:NODES[:PROXY] in CLUSTER_CI_MATRIX
-CLUSTER_CI_MATRIX ?= bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3
+CLUSTER_CI_MATRIX ?= bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3 macvlan:2
 CLUSTER_CI_TESTS ?= tests/integration
 CLUSTER_CI_MORE_TESTS ?= tests/integration/test_cluster.py
 cluster-ci:

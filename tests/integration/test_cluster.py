@@ -73,7 +73,7 @@ def test_node_labels(core, cluster_info):
 
 
 def test_info_json(cluster_info, image):
-    assert cluster_info["cni"] in ("bridge", "flannel-vxlan", "flannel-host-gw")
+    assert cluster_info["cni"] in ("bridge", "flannel-vxlan", "flannel-host-gw", "macvlan")
     assert cluster_info["k8s_version"].startswith("v1.33.")
     assert cluster_info["kube_proxy_mode"] in ("iptables", "nftables")
     rate = f".{cluster_info['link_rate']}" if cluster_info["link_rate"] else ""
