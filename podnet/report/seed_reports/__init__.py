@@ -12,8 +12,10 @@ finds every place where
   differently by qperf ``conf`` blocks).
 
 Tolerances come from the printed precision: a figure printed as ``4.886`` stands for
-[4.8855, 4.8865]; two figures agree when their intervals overlap. The notebook
-``notebooks/seed_discrepancies.ipynb`` only calls :func:`discrepancies`.
+[4.8855, 4.8865]; two figures agree when their intervals overlap. The ``seed_discrepancies`` rule
+writes every check (agreeing ones too) to ``seed_discrepancies.csv``; the notebook
+``notebooks/seed_discrepancies.ipynb`` reads that file (:func:`read_checks`, :func:`disagreements`)
+and computes nothing.
 
 Modules: :mod:`.printed` (precision, agreement), :mod:`.claims` (published vs raw),
 :mod:`.self_checks` (raw vs itself).
@@ -40,13 +42,18 @@ __all__ = [
     "compare_claims",
     "compare_ratio_claims",
     "consistency_checks",
+    "disagreements",
     "discrepancies",
     "half_ulp",
     "load_claims",
     "load_ratio_claims",
     "provenance_checks",
+    "read_checks",
     "scalar_lines",
 ]
+
+#: the statuses of a check that found nothing wrong
+AGREEING = ("agrees", "consistent")
 
 
 def discrepancies(
@@ -81,5 +88,16 @@ def discrepancies(
     parts = [p for p in parts if len(p)]
     out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COLUMNS)
     if not include_agreeing:
-        out = out[~out["status"].isin(["agrees", "consistent"])]
+        out = disagreements(out)
     return out.reset_index(drop=True)
+
+
+def disagreements(checks: pd.DataFrame) -> pd.DataFrame:
+    """The checks of :func:`discrepancies` that found something (every status but agreeing ones)."""
+    return checks[~checks["status"].isin(AGREEING)].reset_index(drop=True)
+
+
+def read_checks(path: Path | str) -> pd.DataFrame:
+    """``seed_discrepancies.csv`` as the rule wrote it: every check, each cell as the text written
+    (a published figure keeps its printed digits; an empty cell stays empty)."""
+    return pd.read_csv(path, dtype=str, keep_default_na=False)
