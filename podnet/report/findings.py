@@ -15,7 +15,7 @@ import pandas as pd
 
 from podnet.report.figures import data
 from podnet.report.figures.plots import alpha, primary_ratios
-from podnet.stats.precision import as_judged
+from podnet.stats.precision import as_judged, resolved
 from podnet.tools import metric_info
 
 
@@ -88,7 +88,7 @@ def sentence(
     if not np.isfinite(p):
         return f"{head} ({ci}, {n}; no test): not resolved."
     adj = f"Holm-adjusted {fmt_p(p)}"
-    if p < a and not (lo <= 1 <= hi):
+    if resolved(r, a):
         return f"{head} ({ci}, {n}, {adj})."
     return f"{head} ({ci}, {n}, {adj}): the difference is not resolved."
 
@@ -105,7 +105,7 @@ def findings(t: data.Tables) -> pd.DataFrame:
     several = r["by"].eq("scenario").any() and r["variant"].nunique() > 1
     bounds = data.stream_bounds(t)
     out["sentence"] = [sentence(row, a, conf, several, bounds) for _, row in r.iterrows()]
-    out["resolved"] = ~out["sentence"].str.endswith(("not resolved.", "primary comparison)."))
+    out["resolved"] = [resolved(row, a) for _, row in r.iterrows()]
     return out
 
 

@@ -105,6 +105,17 @@ def as_judged(r: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def resolved(r: pd.Series | Mapping[str, Any], alpha: float) -> bool:
+    """Whether a judged ratios row (:func:`as_judged`) resolves its comparison: a finite interval
+    that excludes 1, a primary row (exploratory rows resolve nothing), and its adjusted p below
+    ``alpha``. What the findings and the report call "resolved"."""
+    lo, hi = float(r["ci_low"]), float(r["ci_high"])
+    p = float(r.get("p_adjusted", np.nan))
+    if not (np.isfinite(lo) and np.isfinite(hi)) or str(r.get("role", "")) == "exploratory":
+        return False
+    return bool(np.isfinite(p) and p < alpha and not (lo <= 1 <= hi))
+
+
 def min_to_stop(settings: Mapping[str, Any]) -> int:
     """The fewest pairs (values) on which adaptive sampling may call an interval met (resolved settings).
 
