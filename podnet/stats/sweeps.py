@@ -20,21 +20,15 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from podnet.parse.tidy import GROUP_COLUMNS
+
 #: columns of sweeps.csv: the point, the measure, and the summary of its repeats
 SWEEP_COLUMNS = [
-    "experiment",
-    "variant",
-    "scenario",
-    "tool",
+    *GROUP_COLUMNS[:4],  # experiment, variant, scenario, tool
     "sweep",
     "sweep_param",
     "sweep_value",
-    "test",
-    "protocol",
-    "direction",
-    "streams",
-    "metric",
-    "unit",
+    *GROUP_COLUMNS[4:],  # test, protocol, direction, streams, metric, unit
     "n",
     "centre",
     "estimand",

@@ -53,18 +53,7 @@ def draw_xy(panels: list[grid.Panel], hue_order: list[str], title: str, note: st
         ax.set_axis_off()
     drawn = [h for h in hue_order if any((p.rows["hue"] == h).any() for p in panels)]
     handles = [plt.Line2D([], [], color=colors[h], marker="o", ls="-", ms=3.5, label=h) for h in drawn]
-    if handles:
-        fig.legend(
-            handles=handles,
-            loc="outside lower center",
-            ncols=min(len(handles), 4),
-            frameon=False,
-            title="\n".join(
-                textwrap.fill(line, 62 if width < style.PAGE else 125) for line in note.split("\n")
-            )
-            or None,
-            title_fontsize=6,
-        )
+    style.legend(fig, handles, note, wrap=62 if width < style.PAGE else 125)
     fig.suptitle(title)
     return fig
 

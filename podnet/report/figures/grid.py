@@ -190,15 +190,7 @@ def draw(
         Line2D([], [], color=colors[h], marker="o", ls="-", ms=4, label=h) for h in hue_order if n_hue > 1
     ]
     handles += _key(panels)
-    if handles:
-        fig.legend(
-            handles=handles,
-            loc="outside lower center",
-            ncols=min(len(handles), 4),
-            frameon=False,
-            title=note or None,
-            title_fontsize=6,
-        )
+    style.legend(fig, handles, note)
     fig.suptitle(title)
     return fig
 

@@ -7,6 +7,7 @@ without creation date), so a regenerated figure is byte-stable.
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 # no backend is chosen here: a notebook keeps its inline backend (figures shown in the .ipynb and
@@ -49,6 +50,23 @@ def apply() -> None:
     """Set the house style (seaborn ticks theme + podnet sizes)."""
     sns.set_theme(style="ticks", context="paper", rc=RC)
     plt.rcParams.update(RC)
+
+
+def legend(fig: plt.Figure, handles: list, note: str = "", wrap: int | None = None) -> None:
+    """The house legend below the panels (at most 4 columns), ``note`` as its title (each line
+    wrapped at ``wrap`` characters when given); nothing without handles."""
+    if not handles:
+        return
+    if wrap:
+        note = "\n".join(textwrap.fill(line, wrap) for line in note.split("\n"))
+    fig.legend(
+        handles=handles,
+        loc="outside lower center",
+        ncols=min(len(handles), 4),
+        frameon=False,
+        title=note or None,
+        title_fontsize=6,
+    )
 
 
 def variant_colors(variants: list[str]) -> dict[str, tuple[float, float, float]]:
