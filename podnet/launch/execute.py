@@ -56,13 +56,14 @@ class Judged:
     headline: str = ""
 
 
-def judge(tool: str, r: ExecResult) -> Judged:
-    """Ok when the client finished in time and the adapter parses a measurement from its output."""
+def judge(tool: str, r: ExecResult, requires: tuple[str, ...] = ()) -> Judged:
+    """Ok when the client finished in time and the adapter parses a measurement from its output,
+    including every metric in ``requires`` (:attr:`Invocation.requires`)."""
     adapter = adapters.get(tool)
     candidates = [r.stdout]
     if r.stderr.strip():
         candidates.append(r.stdout + ("\n" if r.stdout and not r.stdout.endswith("\n") else "") + r.stderr)
-    parse_error = ""
+    parse_error = unmeasured = ""
     finished = r.rc is not None and not r.timed_out and r.rc not in (TIMEOUT_RC, KILLED_RC)
     for text in candidates:
         if not text.strip():
@@ -71,6 +72,11 @@ def judge(tool: str, r: ExecResult) -> Judged:
             res = adapter.parse(text)
         except (ParseError, ValueError, KeyError, TypeError) as exc:
             parse_error = str(exc)
+            continue
+        missing = sorted(set(requires) - {m.metric for m in res.measurements})
+        if missing:
+            warnings = "; ".join(res.info.get("warnings", [])) or "the tool did not report them"
+            unmeasured = f"measured no {', '.join(missing)}: {warnings}"
             continue
         if res.measurements and finished:
             return Judged(text, "ok", "", headline(tool, res))
@@ -81,7 +87,9 @@ def judge(tool: str, r: ExecResult) -> Judged:
         why.append("timed out (client killed at its time limit)")
     elif r.rc not in (0, None):
         why.append(f"exit code {r.rc}")
-    if parse_error:
+    if unmeasured:
+        why.append(unmeasured)
+    elif parse_error:
         why.append(f"output not parsable: {parse_error}")
     elif not r.stdout.strip():
         why.append("no output")
@@ -127,6 +135,8 @@ class Executor:
         self.facts = facts
         self.tally = tally
         self.launch_meta = launch_meta
+        #: (server pod, container) -> monotonic time its last test ended (``Invocation.server_gap``)
+        self.server_free: dict[tuple[str, str], float] = {}
         self.interference: Interference | None = None
         if cfg.interference:
             info = read_cluster_info(cfg.cluster_info) if "embedded" in facts.cluster else None
@@ -165,6 +175,7 @@ class Executor:
             else (server_ep.ip if server_ep else None)
         )
         inv = cp.invocation(str(target))
+        self._server_gap(cp, inv)
         limit = float(inv.duration) + float(self.cfg.timeouts["run_margin"])
         argv = ["timeout", "-k", str(KILL_GRACE), f"{limit:g}", *[str(a) for a in inv.client]]
         attempt = 1 if warmup else self.tally.states[case.key].next_attempt(slot.repeat)
@@ -186,6 +197,8 @@ class Executor:
         )
         elapsed = time.monotonic() - t0
         ended = now_iso()
+        if cp.server and cp.server_pod:
+            self.server_free[(cp.server_pod, cp.server.container)] = time.monotonic()
         if ia and probe:
             started_ok = not (r.rc is None and r.error and not r.timed_out)
             meta["interference"] = ia.finish(probe, client_side, server_side, ran=started_ok)
@@ -194,7 +207,7 @@ class Executor:
         restarted = {
             k: v - before[k] for k, v in self.w.restarts(cp).items() if k in before and v > before[k]
         }
-        verdict = judge(case.test.tool, r)
+        verdict = judge(case.test.tool, r, inv.requires)
         ext = "json" if verdict.content.lstrip().startswith("{") else "txt"
         timing = {"started": started, "ended": ended, "elapsed_s": round(elapsed, 3)}
         self._describe(meta, cp, inv, argv, target, verdict, r, timing)
@@ -203,6 +216,16 @@ class Executor:
         if warmup:
             return self._keep_warmup(cp, slot, tag, verdict, r, meta, ext)
         return self._keep_counted(cp, slot, attempt, tag, verdict, r, meta, ext, restarted, elapsed)
+
+    def _server_gap(self, cp: CasePlan, inv: Invocation) -> None:
+        """Wait until the case's server has had ``inv.server_gap`` seconds since its last test ended."""
+        if not inv.server_gap or cp.server is None or not cp.server_pod:
+            return
+        last = self.server_free.get((cp.server_pod, cp.server.container))
+        if last is not None:
+            rest = inv.server_gap - (time.monotonic() - last)
+            if rest > 0:
+                time.sleep(rest)
 
     def _describe(
         self,

@@ -323,8 +323,9 @@ class Workload:
         return "; ".join(reasons) if reasons else None
 
     def server_ready(self, cp: CasePlan) -> str | None:
-        """Wait until the case's server container is ready; the reason if it does not get so."""
-        if cp.server is None or not cp.server.tcp or not cp.server_pod:
+        """Wait until the case's server container is ready (a TCP server: its port answers; any other:
+        its process runs, e.g. after a crash and the kubelet's restart); the reason if it does not."""
+        if cp.server is None or not cp.server_pod:
             return None
         limit = self.cfg.timeouts["server_ready"]
         end = time.monotonic() + limit

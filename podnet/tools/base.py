@@ -95,6 +95,12 @@ class Invocation:
     streams: int = 1
     #: argv that prints the tool's version (recorded as provenance)
     version: list[str] = field(default_factory=list)
+    #: metrics a launched run must report to count as ok: a UDP client without the server's report
+    #: measured nothing about the path (only what it offered), so it is a failed run, not a number
+    requires: tuple[str, ...] = ()
+    #: seconds the server needs between the end of one test and the start of the next (the
+    #: launcher waits that long since the last run against the same server container ended)
+    server_gap: float = 0.0
 
 
 Better = Literal["higher", "lower", ""]

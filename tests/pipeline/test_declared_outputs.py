@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from podnet.config.lean import FIGURE_NAMES
 from tests.conftest import REPO
 from tests.workflow_runs import example_config, scratch_example, snakemake
 
@@ -176,9 +177,9 @@ def test_the_reports_open_in_headless_chromium(experiment, tmp_path):
     assert r["errors"] == [], r["errors"]
     v = json.loads(r["value"])
     assert "Figures" in v["text"] and "Notebooks" in v["text"]
-    assert len(v["embedded"]) == 4 and all(i["w"] > 500 and i["h"] > 100 for i in v["embedded"]), v[
-        "embedded"
-    ]
+    assert len(v["embedded"]) == len(FIGURE_NAMES) and all(
+        i["w"] > 500 and i["h"] > 100 for i in v["embedded"]
+    ), v["embedded"]
     assert all(i["w"] > 0 for i in v["page"])
     for nb in ("report", "explore", "seed_discrepancies"):
         r = open_page(out / f"notebooks/{nb}.html", IMAGES_JS)

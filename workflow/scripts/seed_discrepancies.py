@@ -13,7 +13,10 @@ sm = snakemake  # noqa: F821 (injected by Snakemake)
 logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)
 # every check, agreeing ones too (status column): the notebook and readers filter, nobody recomputes
 checks = seed_reports.discrepancies(
-    Path(sm.input.tidy).parent, Path(sm.params.raw_dir), [Path(p) for p in sm.input.published], include_agreeing=True
+    Path(sm.input.tidy).parent,
+    Path(sm.params.raw_dir),
+    [Path(p) for p in sm.input.published],
+    include_agreeing=True,
 )
 checks.to_csv(sm.output.csv, index=False)
 logging.info(
