@@ -14,7 +14,7 @@ for p in /proc/[0-9]*; do
     pid=${p#/proc/}
     [[ $pid == "$$" || $pid == "$BASHPID" ]] && continue
     cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
-    if [[ $cmd =~ (/run/podnet-cluster|/var/lib/podnet-cluster|/(k8s|flannel)/v[0-9.]+/bin/) ]] && [[ ! $cmd =~ check-clean ]]; then
+    if [[ $cmd =~ (/run/podnet-cluster|/var/lib/podnet-cluster|/(k8s|flannel)/v[0-9.]+/bin/|^wireguard-go\ -f\ pnwg) ]] && [[ ! $cmd =~ check-clean ]]; then
         bad "process $pid: ${cmd:0:160}"
     elif grep -qE ":/(podnet|$DAEMON_CGROUP_NAME)(/|$)" "$p/cgroup" 2>/dev/null; then
         bad "process $pid in a podnet cgroup: ${cmd:0:160}"
@@ -23,6 +23,7 @@ done
 # network namespaces and links
 for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^${NAME_PREFIX}-"); do bad "network namespace $ns"; done
 ip link show podnet0 >/dev/null 2>&1 && bad "link podnet0 in the root namespace"
+ls /run/wireguard/pnwg*.sock >/dev/null 2>&1 && bad "wireguard-go control sockets /run/wireguard/pnwg*.sock"
 for l in flannel.1 cni0; do ip link show "$l" >/dev/null 2>&1 && bad "link $l in the root namespace"; done
 # routes to the pod network, flannel's vxlan FDB and ARP entries (only in node namespaces)
 ip -4 route show | grep -qE "^(${POD_CIDR_ALL%.0.0/16}\.|${SERVICE_CIDR%.0.0/16}\.)" && bad "routes to the pod/service network in the root namespace: $(ip -4 route show | grep -E "^(${POD_CIDR_ALL%.0.0/16}\.|${SERVICE_CIDR%.0.0/16}\.)" | tr '\n' ';')"

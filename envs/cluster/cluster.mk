@@ -1,7 +1,7 @@
 # Embedded multi-node Kubernetes cluster (see envs/cluster/README.md).
 # Included from the top-level Makefile; paths are relative to the repo root.
 #   make cluster-up [NODES=2] [CNI=bridge|flannel-vxlan|flannel-host-gw|macvlan] [PROXY=iptables|nftables]
-#                   [LINK_RATE=1gbit] [ZONES=zone-a,zone-a,zone-b] [POOLS=...]
+#                   [LINK_RATE=1gbit] [ZONES=zone-a,zone-a,zone-b] [POOLS=...] [EDGE_TUNNEL=wireguard]
 #   make cluster-status
 #   make cluster-down
 #   make cluster-test          (pytest -m cluster tests/integration against the running cluster)
@@ -12,13 +12,14 @@ NODES ?= 2
 CNI ?= bridge
 PROXY ?= iptables
 LINK_RATE ?=
+EDGE_TUNNEL ?=
 ZONES ?= zone-a,zone-a,zone-b
 POOLS ?= pool-a,pool-a,pool-b
 K8S_VERSION ?= v1.33.13
 FLANNEL_VERSION ?= v0.28.10
 CLUSTER_PYTHON ?= .venv/bin/python
 
-CLUSTER_ENV = NODES='$(NODES)' CNI='$(CNI)' PROXY='$(PROXY)' LINK_RATE='$(LINK_RATE)' ZONES='$(ZONES)' POOLS='$(POOLS)' K8S_VERSION='$(K8S_VERSION)' FLANNEL_VERSION='$(FLANNEL_VERSION)' DAEMON_CPU_WEIGHT='$(DAEMON_CPU_WEIGHT)'
+CLUSTER_ENV = NODES='$(NODES)' CNI='$(CNI)' PROXY='$(PROXY)' LINK_RATE='$(LINK_RATE)' EDGE_TUNNEL='$(EDGE_TUNNEL)' ZONES='$(ZONES)' POOLS='$(POOLS)' K8S_VERSION='$(K8S_VERSION)' FLANNEL_VERSION='$(FLANNEL_VERSION)' DAEMON_CPU_WEIGHT='$(DAEMON_CPU_WEIGHT)'
 
 .PHONY: cluster-up cluster-down cluster-status cluster-test cluster-check-clean cluster-build cluster-ci compare compare-ci
 

@@ -67,14 +67,14 @@ write_bridge_cni_conf() {
     local n=$1
     render cni-bridge.conflist "$(node_dir "$n")/net.d/10-podnet.conflist" \
         NODE_DIR="$(node_dir "$n")" POD_SUBNET="$(node_pod_cidr "$n")" POD_GATEWAY="$(node_pod_gw "$n")" \
-        POD_MTU=1500 POD_ROUTE=0.0.0.0/0 DEFAULT_GATEWAY=false IP_MASQ=false
+        POD_MTU="$(pod_mtu)" POD_ROUTE=0.0.0.0/0 DEFAULT_GATEWAY=false IP_MASQ=false
 }
 
 # write_macvlan_cni_conf N: pods on macvlan children of node N's eth0, addresses from its range
 write_macvlan_cni_conf() {
     local n=$1
     render cni-macvlan.conflist "$(node_dir "$n")/net.d/10-podnet.conflist" \
-        NODE_DIR="$(node_dir "$n")" POD_CIDR_ALL="$POD_CIDR_ALL" POD_MTU=1500 \
+        NODE_DIR="$(node_dir "$n")" POD_CIDR_ALL="$POD_CIDR_ALL" POD_MTU="$(pod_mtu)" \
         RANGE_START="10.244.$n.2" RANGE_END="10.244.$n.254" POD_GATEWAY="$(node_pod_gw "$n")"
 }
 
@@ -111,6 +111,8 @@ write_flannel_cni_conf() {
     [[ -n $FLANNEL_SUBNET && -n $FLANNEL_MTU && -n $FLANNEL_NETWORK ]] || die "$env lacks FLANNEL_SUBNET/MTU/NETWORK"
     local gw=${FLANNEL_SUBNET%/*} len=${FLANNEL_SUBNET#*/} masq=true
     [[ $FLANNEL_IPMASQ == true ]] && masq=false
+    # an edge tunnel carries flannel's VXLAN packets: pods leave room for both encapsulations
+    if tunnel_on && ((FLANNEL_MTU > $(tunnel_pod_mtu))); then FLANNEL_MTU=$(tunnel_pod_mtu); fi
     [[ "${gw%.*}.0/$len" == "$(node_pod_cidr "$n")" ]] ||
         die "flannel gave $(node_name "$n") subnet $FLANNEL_SUBNET, not its podCIDR $(node_pod_cidr "$n")"
     render cni-bridge.conflist "$(node_dir "$n")/net.d/10-podnet.conflist" \
@@ -136,5 +138,11 @@ cni_start() {
 
 # pod MTU (flannel: what flannel chose, recorded from subnet.env)
 pod_mtu() {
-    if cni_is_flannel; then cat "$RUN_DIR/pod_mtu"; else echo 1500; fi
+    if cni_is_flannel; then
+        cat "$RUN_DIR/pod_mtu"
+    elif tunnel_on; then
+        tunnel_pod_mtu
+    else
+        echo 1500
+    fi
 }

@@ -74,7 +74,7 @@ shim_pids() {
 
 log "cluster-down: stopping processes"
 # shellcheck disable=SC2046
-stop_pids 10 $(recorded 'kubelet-*') $(recorded 'kube-proxy-*') $(recorded 'flanneld-*')
+stop_pids 10 $(recorded 'kubelet-*') $(recorded 'kube-proxy-*') $(recorded 'flanneld-*') $(recorded 'wireguard-*')
 for _ in 1 2 3 4 5 6 7 8 9 10; do
     mapfile -t cp < <(cgroup_pids)
     ((${#cp[@]})) || break
@@ -177,6 +177,7 @@ if [[ -f $BASE/complete ]]; then
         done
     fi
     had /run/flannel || rm -rf /run/flannel
+    had /run/wireguard || rm -rf /run/wireguard
     for d in /var/lib/cni /var/lib/kubelet /var/lib/kubelet/device-plugins /var/log/containers /var/log/pods; do
         had "$d" || rm -rf "$d"
     done

@@ -13,6 +13,7 @@ NODES="${NODES:-2}"
 CNI="${CNI:-bridge}"                     # bridge (routed, no overlay) | flannel-vxlan | flannel-host-gw | macvlan
 PROXY="${PROXY:-iptables}"               # kube-proxy mode: iptables | nftables
 LINK_RATE="${LINK_RATE:-}"               # empty = unshaped; e.g. 1gbit, 500mbit (tc rate syntax)
+EDGE_TUNNEL="${EDGE_TUNNEL:-}"           # empty | wireguard: zones joined through gateways (tunnel.sh)
 ZONES="${ZONES:-zone-a,zone-a,zone-b}"   # per node, comma separated; last entry repeats
 POOLS="${POOLS:-pool-a,pool-a,pool-b}"   # per node, comma separated; last entry repeats
 DAEMON_CPU_WEIGHT="${DAEMON_CPU_WEIGHT:-20}" # cgroup cpu.weight of all daemons together (pods: 100); 0 = no cgroup
@@ -48,7 +49,7 @@ API_SERVICE_IP="10.96.0.1"
 # libcni's cache, kubelet's device-plugin socket and container log links). cluster-up records which
 # existed before; cluster-down removes the ones that did not.
 GLOBAL_PATHS=(/run/netns /run/containerd /run/containerd/s /run/flannel /var/lib/cni /var/lib/kubelet
-    /var/lib/kubelet/device-plugins /var/log/containers /var/log/pods)
+    /var/lib/kubelet/device-plugins /var/log/containers /var/log/pods /run/wireguard)
 
 node_name() { echo "${NAME_PREFIX}-node-$1"; }
 node_ns() { node_name "$1"; }
@@ -265,6 +266,7 @@ ensure_packages() {
     )
     local missing=() c
     for c in "${!need[@]}"; do command -v "$c" >/dev/null 2>&1 || missing+=("${need[$c]}"); done
+    if [[ $EDGE_TUNNEL == wireguard ]]; then need[wireguard-go]=wireguard-go need[wg]=wireguard-tools; fi
     [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local && -x /usr/lib/cni/loopback && -x /usr/lib/cni/portmap ]] ||
         missing+=(containernetworking-plugins)
     if ((${#missing[@]})); then

@@ -18,6 +18,11 @@ print(f"variant:     {i.get('variant', i['cni'])}")
 print(f"cni:         {i['cni']}: {i['cni_datapath']}; pod MTU {i['pod_mtu']}")
 print(f"link rate:   {i['link_rate'] or 'unshaped'} ({i['link_shaping']}; "
       f"netem available: {str(i['netem_available']).lower()})")
+t = i.get("edge_tunnel")
+if t:
+    gws = ", ".join(f"{z}: {n}" for z, n in t["gateways"].items())
+    print(f"edge tunnel: {t['kind']} ({t['implementation']} {t['version']}), hub {t['hub_zone']}, "
+          f"gateways {gws}, MTU {t['mtu']}")
 print(f"kube-proxy:  {i['kube_proxy_mode']}; services {i['service_cidr']}; pods {i['pod_cidr']}")
 print(f"pod image:   {i['image']}")
 cg = i.get("daemon_cgroup")

@@ -5,6 +5,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$CLUSTER_DIR/net.sh"
 source "$CLUSTER_DIR/pki.sh"
 source "$CLUSTER_DIR/cni.sh"
+source "$CLUSTER_DIR/tunnel.sh"
 
 need_root cluster-up
 cluster_lock
@@ -19,6 +20,7 @@ cluster_lock
 if [[ -n $LINK_RATE ]]; then
     link_rate_bytes "$LINK_RATE" >/dev/null || die "LINK_RATE=$LINK_RATE not understood (use e.g. 1gbit, 500mbit)"
 fi
+tunnel_validate
 label_ok='^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'
 for ((n = 1; n <= NODES; n++)); do
     [[ $(node_zone "$n") =~ $label_ok ]] || die "ZONES: '$(node_zone "$n")' is not a valid label value"
@@ -27,7 +29,7 @@ done
 
 # ---- idempotency ---------------------------------------------------------------------------
 fingerprint() {
-    echo "k8s=$K8S_VERSION nodes=$NODES cni=$CNI proxy=$PROXY flannel=$FLANNEL_VERSION rate=$LINK_RATE zones=$ZONES pools=$POOLS tools=$TOOLS_REF pause=$PAUSE_REF daemon_weight=$DAEMON_CPU_WEIGHT"
+    echo "k8s=$K8S_VERSION nodes=$NODES cni=$CNI proxy=$PROXY flannel=$FLANNEL_VERSION rate=$LINK_RATE tunnel=$EDGE_TUNNEL zones=$ZONES pools=$POOLS tools=$TOOLS_REF pause=$PAUSE_REF daemon_weight=$DAEMON_CPU_WEIGHT"
 }
 
 cluster_healthy() {
@@ -38,6 +40,7 @@ cluster_healthy() {
     for ((n = 1; n <= NODES; n++)); do
         for name in containerd kubelet kube-proxy; do pid_alive "$name-$n" >/dev/null || return 1; done
         if cni_is_flannel; then pid_alive "flanneld-$n" >/dev/null || return 1; fi
+        if tunnel_on && [[ $(gateway_of "$(node_zone "$n")") == "$n" ]]; then pid_alive "wireguard-$n" >/dev/null || return 1; fi
     done
     local ready
     ready=$(kubectl_admin get nodes --request-timeout=5s -o jsonpath='{range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' 2>/dev/null) || return 1
@@ -181,7 +184,7 @@ write_info() {
 {
   "k8s_version": "$K8S_VERSION",
   "cni": "$CNI",
-  "variant": "$CNI.$PROXY${LINK_RATE:+.$LINK_RATE}",
+  "variant": "$CNI.$PROXY${LINK_RATE:+.$LINK_RATE}${EDGE_TUNNEL:+.edge-$EDGE_TUNNEL}",
   "cni_datapath": "$(cni_datapath)",
   "flannel_version": $(if cni_is_flannel; then json_str "$FLANNEL_VERSION"; else echo null; fi),
   "cni_plugins_version": "$(cni_plugins_version)",
@@ -189,6 +192,7 @@ write_info() {
   "kube_proxy_masquerade_all": $(kube_proxy_masquerade_all),
   "pod_mtu": $(pod_mtu),
   "link_rate": $rate_json,
+  "edge_tunnel": $(tunnel_info_json),
   "link_shaping": "$(if [[ -n $LINK_RATE ]]; then echo "tbf on each node uplink, both directions"; else echo none; fi)",
   "netem_available": $NETEM_AVAILABLE,
   "kube_proxy_mode": "$PROXY",
@@ -214,7 +218,7 @@ EOF
 
 # ================================ main ======================================================
 mkdir -p "$STATE_DIR" "$LOG_DIR"
-log "cluster-up: NODES=$NODES CNI=$CNI PROXY=$PROXY LINK_RATE=${LINK_RATE:-unshaped} K8S_VERSION=$K8S_VERSION ZONES=$ZONES POOLS=$POOLS"
+log "cluster-up: NODES=$NODES CNI=$CNI PROXY=$PROXY LINK_RATE=${LINK_RATE:-unshaped} EDGE_TUNNEL=${EDGE_TUNNEL:-none} K8S_VERSION=$K8S_VERSION ZONES=$ZONES POOLS=$POOLS"
 ensure_packages
 # images (debootstrap: mostly network and dpkg) build while Go compiles
 images_env="$STATE_DIR/.images.env"
@@ -265,9 +269,10 @@ mkdir -p "$LOG_DIR" "$RUN_DIR" "$DATA_DIR"
 mount -t tmpfs -o size=40%,mode=0700 podnet-cluster "$DATA_DIR"
 log "generating certificates"
 make_pki
-net_up
-make_cgroups
 make_daemon_cgroup
+net_up
+tunnel_up
+make_cgroups
 start_control_plane
 
 log "starting $NODES node(s): containerd"

@@ -2,17 +2,20 @@
 
 A campaign config (``config/campaigns/*.yaml``) names an experiment config, optional overrides of
 its ``launch`` section, and the variants to compare: embedded-cluster settings (CNI mode, kube-proxy
-mode, link rate, node count) or real clusters (one kubeconfig per variant)::
+mode, link rate, node count, zones and pools, edge tunnel) or real clusters (one kubeconfig per
+variant)::
 
     campaign: cni                       # experiment name of the comparison: raw/cni/<variant>/...
     experiment: config/config.yaml      # the experiment run under every variant
     launch: {repeats: 3}                # optional: keys replacing the experiment's launch keys
     interleave: false                   # true: round r launches repeat r of every variant in turn
     nodes: 3
+    zones: [zone-a, zone-a, zone-b]     # optional, also per variant (make cluster-up ZONES; pools: POOLS)
     variants:                           # the first is the baseline of the variant ratios
       - {cni: bridge}
       - {cni: flannel-vxlan}
       - {cni: flannel-vxlan, proxy: nftables}
+      - {cni: flannel-vxlan, edge_tunnel: wireguard}   # zones joined through gateways (seed 000)
       - {name: calico, kubeconfig: ~/.kube/calico.yaml}   # a real cluster
 
 ``python -m podnet.launch.campaign run CONFIG`` (``make compare``) goes through the variants in order.
@@ -52,6 +55,8 @@ from podnet.config import schema
 CNI_MODES = ("bridge", "flannel-vxlan", "flannel-host-gw", "macvlan")
 PROXY_MODES = ("iptables", "nftables")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+#: a Kubernetes label value (a zone or pool of the embedded cluster)
+_LABEL = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 
 
 class CampaignError(ValueError):
@@ -68,6 +73,11 @@ class Variant:
     link_rate: str | None = None
     nodes: int = 2
     kubeconfig: str | None = None
+    #: ``wireguard``: zones joined through gateways over wireguard-go (seed 000's edge tunnel)
+    edge_tunnel: str | None = None
+    #: the nodes' zones and pools (``ZONES``/``POOLS`` of make cluster-up; None: its defaults)
+    zones: str | None = None
+    pools: str | None = None
 
     @property
     def embedded(self) -> bool:
@@ -81,13 +91,21 @@ class Variant:
             "PROXY": self.proxy,
             "NODES": str(self.nodes),
             "LINK_RATE": self.link_rate or "",
+            "EDGE_TUNNEL": self.edge_tunnel or "",
+            **({"ZONES": self.zones} if self.zones else {}),
+            **({"POOLS": self.pools} if self.pools else {}),
         }
 
 
-def variant_name(cni: str, proxy: str = "iptables", link_rate: str | None = None) -> str:
-    """The name of an embedded variant: ``<cni>.<proxy>[.<link rate>]``, e.g. ``flannel-vxlan.nftables``
-    (the same name ``envs/cluster/up.sh`` records as ``variant`` in ``.cluster/info.json``)."""
-    return ".".join([cni, proxy] + ([link_rate] if link_rate else []))
+def variant_name(
+    cni: str, proxy: str = "iptables", link_rate: str | None = None, edge_tunnel: str | None = None
+) -> str:
+    """The name of an embedded variant: ``<cni>.<proxy>[.<link rate>][.edge-<tunnel>]``, e.g.
+    ``flannel-vxlan.nftables`` (the name ``envs/cluster/up.sh`` records as ``variant`` in
+    ``.cluster/info.json``)."""
+    return ".".join(
+        [cni, proxy] + ([link_rate] if link_rate else []) + ([f"edge-{edge_tunnel}"] if edge_tunnel else [])
+    )
 
 
 @dataclass(frozen=True)
@@ -116,15 +134,37 @@ class Campaign:
         return Path(".campaign") / self.name
 
 
-def _variant(entry: Mapping[str, Any], nodes: int) -> Variant:
-    unknown = set(entry) - {"name", "cni", "proxy", "link_rate", "nodes", "kubeconfig"}
+def _labels(value: Any) -> str | None:
+    """ZONES/POOLS from a campaign (a list or a comma-separated string), or None."""
+    if value is None:
+        return None
+    items = [str(x).strip() for x in (value if isinstance(value, list) else str(value).split(","))]
+    if not items or not all(_LABEL.match(x) for x in items):
+        raise CampaignError(f"zones/pools {value!r}: label values (letters, digits, '-', '_', '.')")
+    return ",".join(items)
+
+
+def _variant(entry: Mapping[str, Any], nodes: int, zones: Any = None, pools: Any = None) -> Variant:
+    unknown = set(entry) - {
+        "name",
+        "cni",
+        "proxy",
+        "link_rate",
+        "nodes",
+        "kubeconfig",
+        "edge_tunnel",
+        "zones",
+        "pools",
+    }
     if unknown:
         raise CampaignError(f"variant {dict(entry)}: unknown keys {sorted(unknown)}")
     if entry.get("kubeconfig"):
         if not entry.get("name"):
             raise CampaignError(f"variant {dict(entry)}: a real cluster (kubeconfig) needs a name")
-        if entry.get("cni") or entry.get("proxy") or entry.get("link_rate"):
-            raise CampaignError(f"variant {entry['name']}: cni/proxy/link_rate are for the embedded cluster")
+        if entry.get("cni") or entry.get("proxy") or entry.get("link_rate") or entry.get("edge_tunnel"):
+            raise CampaignError(
+                f"variant {entry['name']}: cni/proxy/link_rate/edge_tunnel are for the embedded cluster"
+            )
         v = Variant(name=str(entry["name"]), kubeconfig=os.path.expanduser(str(entry["kubeconfig"])))
     else:
         cni = str(entry.get("cni", "bridge"))
@@ -134,8 +174,22 @@ def _variant(entry: Mapping[str, Any], nodes: int) -> Variant:
             raise CampaignError(f"variant {dict(entry)}: cni must be one of {', '.join(CNI_MODES)}")
         if proxy not in PROXY_MODES:
             raise CampaignError(f"variant {dict(entry)}: proxy must be one of {', '.join(PROXY_MODES)}")
-        name = str(entry.get("name") or variant_name(cni, proxy, str(rate) if rate else None))
-        v = Variant(name, cni, proxy, str(rate) if rate else None, int(entry.get("nodes", nodes)))
+        tunnel = entry.get("edge_tunnel")
+        if tunnel not in (None, "wireguard"):
+            raise CampaignError(f"variant {dict(entry)}: edge_tunnel must be wireguard (or absent)")
+        if tunnel and cni not in ("bridge", "flannel-vxlan"):
+            raise CampaignError(f"variant {dict(entry)}: edge_tunnel needs cni bridge or flannel-vxlan")
+        name = str(entry.get("name") or variant_name(cni, proxy, str(rate) if rate else None, tunnel))
+        v = Variant(
+            name,
+            cni,
+            proxy,
+            str(rate) if rate else None,
+            int(entry.get("nodes", nodes)),
+            edge_tunnel=tunnel,
+            zones=_labels(entry.get("zones", zones)),
+            pools=_labels(entry.get("pools", pools)),
+        )
     if not _NAME.match(v.name):
         raise CampaignError(f"variant name {v.name!r}: use letters, digits, '.', '_' and '-'")
     return v
@@ -151,6 +205,8 @@ def load(path: str | Path) -> Campaign:
         "experiment",
         "launch",
         "nodes",
+        "zones",
+        "pools",
         "variants",
         "interleave",
     }
@@ -172,7 +228,9 @@ def load(path: str | Path) -> Campaign:
     exp.pop("processed_dir", None)
     if doc.get("description"):
         exp["description"] = str(doc["description"])
-    variants = tuple(_variant(v, int(doc.get("nodes", 2))) for v in doc["variants"])
+    variants = tuple(
+        _variant(v, int(doc.get("nodes", 2)), doc.get("zones"), doc.get("pools")) for v in doc["variants"]
+    )
     names = [v.name for v in variants]
     if len(set(names)) != len(names):
         raise CampaignError(f"{path}: variant names repeat: {names}")

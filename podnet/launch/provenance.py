@@ -163,6 +163,8 @@ class ClusterFacts:
 #: embedded-cluster settings from info.json recorded in every sidecar
 EMBEDDED_KEYS = (
     "cni_datapath",
+    "encapsulation",
+    "edge_tunnel",
     "pod_mtu",
     "link_rate",
     "kube_proxy_mode",

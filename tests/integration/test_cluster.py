@@ -269,3 +269,49 @@ def test_iperf3_across_nodes(kube, fleet):
     bps = json.loads(out)["end"]["sum_received"]["bits_per_second"]
     print(f"iperf3 client-1 -> web-2 (cross-node): {bps / 1e9:.2f} Gbit/s")
     assert bps > 1e6
+
+
+def _tunnel_counters(kube, gateways: dict[str, int]) -> dict[int, tuple[int, int]]:
+    """(tx, rx) packets of each gateway's WireGuard device, read in its node's network namespace."""
+    out = {}
+    for g in gateways.values():
+        dev = f"/sys/class/net/pnwg{g}/statistics"
+        text = kube.check(f"host-{g}", ["cat", f"{dev}/tx_packets", f"{dev}/rx_packets"])
+        tx, rx = (int(x) for x in text.split())
+        out[g] = (tx, rx)
+    return out
+
+
+def test_edge_tunnel_carries_cross_zone_traffic_only(kube, fleet, cluster_info):
+    """EDGE_TUNNEL=wireguard: pod and node traffic between zones crosses the gateways' WireGuard
+    devices (edge to edge through the hub's), same-zone traffic does not touch them."""
+    tunnel = cluster_info.get("edge_tunnel")
+    if not tunnel:
+        pytest.skip("no edge tunnel (EDGE_TUNNEL=wireguard)")
+    index = {n["name"]: i for i, n in enumerate(cluster_info["nodes"], 1)}
+    zone = {i: n["zone"] for i, n in enumerate(cluster_info["nodes"], 1)}
+    gateways = {z: index[name] for z, name in tunnel["gateways"].items()}
+    hub = gateways[tunnel["hub_zone"]]
+    # fleet index -> node index (the fleet's pods are pinned one set per node)
+    node_of = {i: index[fleet["pods"][f"client-{i}"].spec.node_name] for i in range(1, fleet["n"] + 1)}
+    count = 20
+    for a, b in _pair_ids(fleet):
+        za, zb = zone[node_of[a]], zone[node_of[b]]
+        for src, dst in (
+            (f"client-{a}", fleet["pods"][f"web-{b}"].status.pod_ip),
+            (f"host-{a}", cluster_info["nodes"][node_of[b] - 1]["ip"]),
+        ):
+            before = _tunnel_counters(kube, gateways)
+            kube.check(src, ["ping", "-q", "-c", str(count), "-i", "0.2", "-W", "2", dst])
+            after = _tunnel_counters(kube, gateways)
+            tx = {g: after[g][0] - before[g][0] for g in after}
+            rx = {g: after[g][1] - before[g][1] for g in after}
+            where = f"{src} ({za}) -> {dst} ({zb}): tx {tx}, rx {rx}"
+            if za == zb:
+                assert all(v < count for v in tx.values()) and all(v < count for v in rx.values()), where
+                continue
+            # requests leave through the source zone's gateway, replies come back into it
+            assert tx[gateways[za]] >= count and rx[gateways[za]] >= count, where
+            assert rx[gateways[zb]] >= count and tx[gateways[zb]] >= count, where
+            if hub not in (gateways[za], gateways[zb]):  # edge to edge: through the hub, both ways
+                assert rx[hub] >= 2 * count and tx[hub] >= 2 * count, where

@@ -35,10 +35,31 @@ def test_ci_campaign_variants(in_repo):
         "PROXY": "nftables",
         "NODES": "2",
         "LINK_RATE": "",
+        "EDGE_TUNNEL": "",
     }
 
 
-@pytest.mark.parametrize("path", [CI, FULL])
+def test_an_edge_tunnel_variant_names_itself_and_sets_the_cluster(in_repo):
+    v = campaign._variant({"cni": "flannel-vxlan", "edge_tunnel": "wireguard", "nodes": 3}, 2)
+    assert v.name == "flannel-vxlan.iptables.edge-wireguard"
+    assert v.cluster_env()["EDGE_TUNNEL"] == "wireguard" and v.cluster_env()["NODES"] == "3"
+    c = campaign.load("config/campaigns/seed-000.yaml")
+    env = c.variants[1].cluster_env()
+    assert env["ZONES"] == "zone-a,zone-a,zone-b,zone-c" and env["POOLS"].endswith("pool-c")
+    assert env["EDGE_TUNNEL"] == "wireguard" and c.variants[0].cluster_env()["EDGE_TUNNEL"] == ""
+    for bad, why in (
+        ({"cni": "bridge", "zones": "zone a"}, "label values"),
+        ({"cni": "macvlan", "edge_tunnel": "wireguard"}, "needs cni bridge or flannel-vxlan"),
+        ({"cni": "bridge", "edge_tunnel": "ipsec"}, "must be wireguard"),
+        ({"name": "x", "kubeconfig": "/k", "edge_tunnel": "wireguard"}, "for the embedded cluster"),
+    ):
+        with pytest.raises(campaign.CampaignError, match=why):
+            campaign._variant(bad, 2)
+
+
+@pytest.mark.parametrize(
+    "path", [CI, FULL, "config/campaigns/seed-000.yaml", "config/campaigns/efficiency.yaml"]
+)
 def test_variant_configs_are_valid_experiments(in_repo, path):
     c = campaign.load(path)
     for v in c.variants:
