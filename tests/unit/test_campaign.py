@@ -58,7 +58,15 @@ def test_an_edge_tunnel_variant_names_itself_and_sets_the_cluster(in_repo):
 
 
 @pytest.mark.parametrize(
-    "path", [CI, FULL, "config/campaigns/seed-000.yaml", "config/campaigns/efficiency.yaml"]
+    "path",
+    [
+        CI,
+        FULL,
+        "config/campaigns/seed-000.yaml",
+        "config/campaigns/efficiency.yaml",
+        "config/campaigns/aa.yaml",
+        "config/campaigns/vxlan-vs-host-gw.yaml",
+    ],
 )
 def test_variant_configs_are_valid_experiments(in_repo, path):
     c = campaign.load(path)
