@@ -2,8 +2,9 @@
 # CI for the embedded cluster: for each configuration bring the cluster up, run the integration
 # tests (pytest -m cluster tests/integration) against it; always take it down at the end, even
 # when a test or a bring-up fails, and verify that nothing was left behind (check-clean.sh).
-#   CLUSTER_CI_MATRIX="bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3 macvlan:2"
-#                                         (CNI:NODES[:PROXY]; default)
+#   CLUSTER_CI_MATRIX="bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3 macvlan:2
+#                      flannel-vxlan:4:iptables:wireguard:zone-a/zone-a/zone-b/zone-c"
+#                                         (CNI:NODES[:PROXY[:EDGE_TUNNEL[:ZONES with /]]]; default)
 #   CLUSTER_CI_TESTS="tests/integration"  (pytest paths of the first entry; default)
 #   CLUSTER_CI_MORE_TESTS="tests/integration/test_cluster.py"  (pytest paths of the other entries:
 #       the datapath tests; the launcher's tests do not depend on the CNI, and the CNI campaign
@@ -11,7 +12,7 @@
 # Exit status: non-zero if any bring-up, test, teardown or cleanliness check failed.
 set -o nounset -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-MATRIX=${CLUSTER_CI_MATRIX:-bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3 macvlan:2}
+MATRIX=${CLUSTER_CI_MATRIX:-bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3 macvlan:2 flannel-vxlan:4:iptables:wireguard:zone-a/zone-a/zone-b/zone-c}
 read -r -a TESTS <<<"${CLUSTER_CI_TESTS:-tests/integration}"
 read -r -a MORE_TESTS <<<"${CLUSTER_CI_MORE_TESTS:-tests/integration/test_cluster.py}"
 PY=${CLUSTER_PYTHON:-.venv/bin/python}
@@ -37,11 +38,13 @@ trap 'rc=130; exit' INT TERM
 times=()
 first=1
 for cfg in $MATRIX; do
-    IFS=: read -r cni nodes proxy <<<"$cfg"
+    IFS=: read -r cni nodes proxy tunnel zones <<<"$cfg"
     proxy=${proxy:-iptables}
+    zones=${zones:-${ZONES:-zone-a,zone-a,zone-b}}
+    zones=${zones//\//,}
     t0=$(date +%s)
-    echo "== cluster-ci: cluster-up CNI=$cni NODES=$nodes PROXY=$proxy"
-    if ! CNI=$cni NODES=$nodes PROXY=$proxy bash envs/cluster/up.sh; then
+    echo "== cluster-ci: cluster-up CNI=$cni NODES=$nodes PROXY=$proxy EDGE_TUNNEL=${tunnel:-none} ZONES=$zones"
+    if ! CNI=$cni NODES=$nodes PROXY=$proxy EDGE_TUNNEL=$tunnel ZONES=$zones bash envs/cluster/up.sh; then
         rc=1
         times+=("$cfg: bring-up FAILED after $(($(date +%s) - t0)) s")
         continue

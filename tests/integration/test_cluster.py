@@ -294,7 +294,7 @@ def test_edge_tunnel_carries_cross_zone_traffic_only(kube, fleet, cluster_info):
     hub = gateways[tunnel["hub_zone"]]
     # fleet index -> node index (the fleet's pods are pinned one set per node)
     node_of = {i: index[fleet["pods"][f"client-{i}"].spec.node_name] for i in range(1, fleet["n"] + 1)}
-    count = 20
+    count = 10
     for a, b in _pair_ids(fleet):
         za, zb = zone[node_of[a]], zone[node_of[b]]
         for src, dst in (
