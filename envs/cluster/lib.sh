@@ -264,9 +264,9 @@ ensure_packages() {
         [nsenter]=util-linux [setsid]=util-linux [sysctl]=procps [curl]=curl
         [envsubst]=gettext-base [nft]=nftables
     )
+    if [[ $EDGE_TUNNEL == wireguard ]]; then need[wireguard-go]=wireguard-go need[wg]=wireguard-tools; fi
     local missing=() c
     for c in "${!need[@]}"; do command -v "$c" >/dev/null 2>&1 || missing+=("${need[$c]}"); done
-    if [[ $EDGE_TUNNEL == wireguard ]]; then need[wireguard-go]=wireguard-go need[wg]=wireguard-tools; fi
     [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local && -x /usr/lib/cni/loopback && -x /usr/lib/cni/portmap ]] ||
         missing+=(containernetworking-plugins)
     if ((${#missing[@]})); then

@@ -77,7 +77,8 @@ def test_info_json(cluster_info, image):
     assert cluster_info["k8s_version"].startswith("v1.33.")
     assert cluster_info["kube_proxy_mode"] in ("iptables", "nftables")
     rate = f".{cluster_info['link_rate']}" if cluster_info["link_rate"] else ""
-    assert cluster_info["variant"] == f"{cluster_info['cni']}.{cluster_info['kube_proxy_mode']}{rate}"
+    tunnel = f".edge-{cluster_info['edge_tunnel']['kind']}" if cluster_info.get("edge_tunnel") else ""
+    assert cluster_info["variant"] == f"{cluster_info['cni']}.{cluster_info['kube_proxy_mode']}{rate}{tunnel}"
     assert image.startswith("localhost/podnet-tools:")
     assert cluster_info["image"] == image
     assert len(cluster_info["nodes"]) >= 2
@@ -124,17 +125,30 @@ def test_pod_to_pod_across_nodes(kube, fleet):
 
 
 def test_datapath_matches_cni_mode(kube, fleet, cluster_info):
-    """bridge, flannel-host-gw: routed to the peer node's IP over eth0; flannel-vxlan: flannel.1."""
+    """bridge, flannel-host-gw: routed to the peer node's IP over eth0; flannel-vxlan: flannel.1.
+    With an edge tunnel, bridge routes another zone's pods into the tunnel (its gateway's pnwg
+    device, or via the zone's gateway), and every pod's MTU leaves room for it."""
+    tunnel = cluster_info.get("edge_tunnel")
+    nodes = cluster_info["nodes"]
     for a, b in _pair_ids(fleet):
         ip = fleet["pods"][f"web-{b}"].status.pod_ip
         route = kube.check(f"host-{a}", ["ip", "-4", "-o", "route", "get", ip])
         if cluster_info["cni"] == "flannel-vxlan":
             # flannel routes the peer's subnet via its VTEP address (the subnet's .0) on flannel.1
-            peer_net = cluster_info["nodes"][b - 1]["pod_cidr"].split("/")[0]
+            peer_net = nodes[b - 1]["pod_cidr"].split("/")[0]
             assert f"via {peer_net} dev flannel.1" in route, route
+        elif tunnel and nodes[a - 1]["zone"] != nodes[b - 1]["zone"]:
+            gateway = tunnel["gateways"][nodes[a - 1]["zone"]]
+            if gateway == nodes[a - 1]["name"]:
+                assert f"dev pnwg{a} " in route, route
+            else:
+                gw_ip = next(n["ip"] for n in nodes if n["name"] == gateway)
+                assert f"via {gw_ip} dev eth0" in route, route
         else:
-            assert f"via {cluster_info['nodes'][b - 1]['ip']} dev eth0" in route, route
+            assert f"via {nodes[b - 1]['ip']} dev eth0" in route, route
     expected_mtu = 1450 if cluster_info["cni"] == "flannel-vxlan" else 1500
+    if tunnel:
+        expected_mtu = tunnel["mtu"] - (50 if cluster_info["cni"] == "flannel-vxlan" else 0)
     assert cluster_info["pod_mtu"] == expected_mtu
     for i in range(1, fleet["n"] + 1):
         mtu = kube.check(f"client-{i}", ["cat", "/sys/class/net/eth0/mtu"]).strip()
