@@ -57,7 +57,7 @@ def run(
     paths["ratios"] = _write(compare(tidy, s, groups=g), out / "ratios.csv")
     paths["planning"] = _write(plan(tidy, s, groups=g), out / "planning.csv")
     paths["variants"] = _write(variant_table(tidy, s), out / "variants.csv")
-    paths["sweeps"] = _write(sweep_table(tidy, summary), out / "sweeps.csv")
+    paths["sweeps"] = _write(sweep_table(tidy, summary, float(s["confidence"])), out / "sweeps.csv")
     paths["load_curves"] = _write(load_curves(tidy, s, float(s["confidence"])), out / "load_curves.csv")
     meas_summary = summary[summary["source"] == "measured"].reset_index(drop=True)
     if len(measured):

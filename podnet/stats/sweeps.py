@@ -8,7 +8,9 @@ with the point they belong to, so a figure draws the curve.
 A sweep over ``bandwidth`` of a tool that reports loss is a load curve. :func:`load_curves` gives,
 per repeat (one pass over the offered steps: steps of one repeat were run in the same round), the
 received rate at the highest step below the first step whose loss exceeds ``load_curve.max_loss``,
-and over the repeats its mean with a Student t interval (METHODS.md, "Load curves").
+and over the repeats its median with a distribution-free interval from order statistics (the
+per-repeat rates sit on a grid of steps, and a repeat lossy at the lowest step is only known to be
+below it; METHODS.md, "Load curves").
 """
 
 from __future__ import annotations
@@ -74,9 +76,11 @@ def _points(tidy: pd.DataFrame) -> pd.DataFrame:
     return t
 
 
-def sweep_table(tidy: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+def sweep_table(tidy: pd.DataFrame, summary: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     """Summary rows of every sweep point with the sweep, parameter and value it belongs to, in
-    curve order (sweeps.csv; empty when no test was swept)."""
+    curve order (sweeps.csv; empty when no test was swept). A UDP point's ``loss`` is the pooled
+    fraction of its runs' datagrams with :func:`pooled_loss`'s interval, where the runs report
+    their datagram counts."""
     pts = _points(tidy)
     if pts.empty or summary.empty:
         return pd.DataFrame(columns=SWEEP_COLUMNS)
@@ -86,10 +90,71 @@ def sweep_table(tidy: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
     s = s.assign(**{c: s[c].astype(str) for c in _POINT})
     out = s.merge(key, on=_POINT, how="inner")
     out["sweep_value"] = out["sweep_value"].astype(float)
+    out = _pooled_loss_rows(out, pts, confidence)
     out = out.sort_values(
         ["experiment", "variant", "scenario", "tool", "sweep", "metric", "direction", "sweep_value"]
     )
     return out[SWEEP_COLUMNS].reset_index(drop=True)
+
+
+def pooled_loss(lost: np.ndarray, total: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float]:
+    """The fraction of all datagrams lost over a point's runs, sum(lost) / sum(total), and its
+    interval: the union of Cox's interval for a log-normal mean over the runs' fractions (their
+    spread, n - 1 df; each fraction (lost + 1/2) / (sent + 1), so a run without loss counts) and the
+    Clopper-Pearson interval of the pooled counts (the binomial floor when the runs agree, e.g. no
+    loss at all), clipped to [0, 1]. Coverage is simulated in tests/unit/test_sweeps.py and
+    METHODS.md ("Load curves"). (nan, nan, nan) without datagrams."""
+    lost, total = np.asarray(lost, dtype=float), np.asarray(total, dtype=float)
+    n, y, x = len(total), float(lost.sum()), float(total.sum())
+    if n == 0 or x <= 0:
+        return float("nan"), float("nan"), float("nan")
+    p = y / x
+    a = 1 - confidence
+    lo = float(sps.beta.ppf(a / 2, y, x - y + 1)) if y > 0 else 0.0
+    hi = float(sps.beta.ppf(1 - a / 2, y + 1, x - y)) if y < x else 1.0
+    if n >= 2:
+        f = np.log((lost + 0.5) / (total + 1))
+        m, s2 = float(f.mean()), float(f.var(ddof=1))
+        half = float(sps.t.ppf(1 - a / 2, n - 1)) * float(np.sqrt(s2 / n + s2 * s2 / (2 * (n - 1))))
+        lo, hi = min(lo, float(np.exp(m + s2 / 2 - half))), max(hi, float(np.exp(m + s2 / 2 + half)))
+    return p, max(lo, 0.0), min(hi, 1.0)
+
+
+#: the tools' datagram counts of a UDP run: lost, and sent (iperf2 total_packets, iperf3 packets)
+LOST, SENT = "lost_packets", ("total_packets", "packets")
+
+
+def _pooled_loss_rows(out: pd.DataFrame, pts: pd.DataFrame, confidence: float) -> pd.DataFrame:
+    """Replace the loss rows of sweep points whose runs report datagram counts by :func:`pooled_loss`."""
+    loss = out["metric"].astype(str) == LOSS
+    if not loss.any():
+        return out
+    keys = [*_POINT, "direction"]
+    counts = pts[pts["metric"].isin([LOST, *SENT])].assign(
+        **{c: lambda d, c=c: d[c].astype(str) for c in keys}
+    )
+    if counts.empty:
+        return out
+    run = "run_id" if "run_id" in counts.columns else "raw_path"
+    wide = counts.pivot_table(index=[*keys, run], columns="metric", values="value", aggfunc="first")
+    sent = next((c for c in SENT if c in wide.columns), None)
+    if sent is None or LOST not in wide.columns:
+        return out
+    wide = wide[[LOST, sent]].dropna()
+    out = out.copy()
+    for i in out.index[loss]:
+        key = tuple(str(out.at[i, c]) for c in keys)
+        try:
+            g = wide.loc[key]
+        except KeyError:
+            continue
+        if len(g) != int(out.at[i, "n"]):
+            continue  # not every run has its counts: the summary's interval stands
+        p, lo, hi = pooled_loss(g[LOST].to_numpy(), g[sent].to_numpy(), confidence)
+        out.loc[i, ["centre", "ci_low", "ci_high"]] = [p, lo, hi]
+        out.loc[i, "estimand"] = "lost / sent datagrams over the runs"
+        out.loc[i, "ci_method"] = "pooled datagrams: Cox log-normal and Clopper-Pearson"
+    return out
 
 
 def loss_free_rate(steps: pd.DataFrame, max_loss: float) -> tuple[float, float, float, bool] | None:
@@ -112,7 +177,7 @@ def loss_free_rate(steps: pd.DataFrame, max_loss: float) -> tuple[float, float, 
 
 def load_curves(tidy: pd.DataFrame, settings: Mapping[str, Any], confidence: float = 0.95) -> pd.DataFrame:
     """Per UDP load curve (a bandwidth sweep with loss), the loss-free rate of each repeat and their
-    mean with a t interval (load_curves.csv; empty when there is none)."""
+    median with its order-statistic interval (load_curves.csv; empty when there is none)."""
     max_loss = float((settings.get("load_curve") or {}).get("max_loss", 0.001))
     pts = _points(tidy)
     if pts.empty:
@@ -154,6 +219,26 @@ def load_curves(tidy: pd.DataFrame, settings: Mapping[str, Any], confidence: flo
     return pd.DataFrame(rows, columns=CURVE_COLUMNS)
 
 
+def median_interval(x: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float, float]:
+    """Median of ``x`` and its distribution-free interval from order statistics: [x(k), x(n-k+1)]
+    with the largest k whose coverage 1 - 2 P(Bin(n, 1/2) < k) is at least ``confidence``; with too
+    few values for that, the full range (k = 1) and its smaller coverage. -> (median, low, high,
+    coverage); (median, nan, nan, nan) for n < 2."""
+    x = np.sort(np.asarray(x, dtype=float))
+    n = len(x)
+    if n == 0:
+        return float("nan"), float("nan"), float("nan"), float("nan")
+    med = float(np.median(x))
+    if n < 2:
+        return med, float("nan"), float("nan"), float("nan")
+    k = 1
+    for j in range(1, n // 2 + 1):
+        if 1 - 2 * float(sps.binom.cdf(j - 1, n, 0.5)) >= confidence:
+            k = j
+    cover = 1 - 2 * float(sps.binom.cdf(k - 1, n, 0.5))
+    return med, float(x[k - 1]), float(x[n - k]), cover
+
+
 def _curve_row(
     key: dict[str, Any],
     per: list[tuple[float, float, float, bool]],
@@ -165,13 +250,9 @@ def _curve_row(
 ) -> dict[str, Any]:
     rates = np.array([p[0] for p in per], dtype=float)
     n = len(rates)
-    mean = float(rates.mean()) if n else float("nan")
-    lo = hi = float("nan")
-    method = ""
-    if n >= 2:
-        sd = float(rates.std(ddof=1))
-        half = float(sps.t.ppf(0.5 + confidence / 2, n - 1)) * sd / np.sqrt(n)
-        lo, hi, method = mean - half, mean + half, "t over repeats"
+    below = int(np.sum(np.array([p[1] for p in per]) == 0)) if n else 0
+    med, lo, hi, cover = median_interval(rates, confidence)
+    method = f"median; order statistics, coverage {cover:.1%}" if np.isfinite(cover) else ""
     offered = float(np.median([p[1] for p in per])) if n else float("nan")
     nexts = [p[2] for p in per if np.isfinite(p[2])]
     nxt = float(np.median(nexts)) if nexts else float("nan")
@@ -183,18 +264,24 @@ def _curve_row(
             f"{n - n_sat} of {n} repeats lost no more than {max_loss:g} at every offered step: "
             "the rate is a lower bound (offer more)"
         )
-    if n and np.any(rates == 0):
-        notes.append("a repeat lost more than the threshold at the lowest step (rate 0)")
+    if below:
+        notes.append(
+            f"{below} of {n} repeats lost more than {max_loss:g} already at the lowest step: below it "
+            "(counted as 0; offer less)"
+        )
     if n_incomplete:
         notes.append(f"{n_incomplete} repeats left out: a step failed or lacks its loss")
-    if n >= 2 and float(rates.std(ddof=1)) == 0:
-        notes.append("every repeat gave the same step: the interval shows the rate's spread only")
+    if n and len({p[1] for p in per}) == 1 and not below:
+        notes.append(
+            "every repeat stopped at the same step: the path's loss-free rate lies between it and the "
+            "next step (offer finer steps to narrow it)"
+        )
     return {
         **key,
         "max_loss": max_loss,
         "unit": unit,
         "n": n,
-        "loss_free_rate": mean,
+        "loss_free_rate": med,
         "ci_low": lo,
         "ci_high": hi,
         "ci_method": method,

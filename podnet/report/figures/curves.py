@@ -188,9 +188,15 @@ def sweeps(t: data.Tables) -> plt.Figure:
                 else ""
             )
             parts.append(
-                f"{r['variant']} {r['scenario']}: {data.fmt_value(r['loss_free_rate'] / f)}{ci} {unit}"
+                f"{r['tool']} {r['variant']} {r['scenario']}: "
+                f"{data.fmt_value(r['loss_free_rate'] / f)}{ci} {unit}"
             )
-        note += "\nloss-free rate (loss ≤ " + f"{max_loss * 100:g} %): " + "; ".join(parts[:6])
+        lines = ["; ".join(parts[i : i + 3]) for i in range(0, min(len(parts), 12), 3)]
+        more = f" (and {len(parts) - 12} more: load_curves.csv)" if len(parts) > 12 else ""
+        note += (
+            f"\nloss-free rate (loss ≤ {max_loss * 100:g} %; median of the repeats, order-statistic "
+            f"interval){more}:\n" + "\n".join(lines)
+        )
     return draw_xy(panels, hues, title, note)
 
 
