@@ -137,9 +137,11 @@ def _pooled_loss_rows(out: pd.DataFrame, pts: pd.DataFrame, confidence: float) -
         return out
     run = "run_id" if "run_id" in counts.columns else "raw_path"
     wide = counts.pivot_table(index=[*keys, run], columns="metric", values="value", aggfunc="first")
-    sent = next((c for c in SENT if c in wide.columns), None)
-    if sent is None or LOST not in wide.columns:
+    present = [c for c in SENT if c in wide.columns]
+    if not present or LOST not in wide.columns:
         return out
+    sent = "_sent"
+    wide[sent] = wide[present].bfill(axis=1).iloc[:, 0]  # each tool's own word for it
     wide = wide[[LOST, sent]].dropna()
     out = out.copy()
     for i in out.index[loss]:

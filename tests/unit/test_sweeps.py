@@ -75,22 +75,31 @@ def test_the_sidecar_point_reaches_the_tidy_row():
 
 
 def _curve_tidy(
-    losses: dict[float, list[float]], received_share: float = 1.0, variant: str = "v"
+    losses: dict[float, list[float]],
+    received_share: float = 1.0,
+    variant: str = "v",
+    tool: str = "iperf2",
+    datagrams: int = 0,
 ) -> pd.DataFrame:
-    """Tidy rows of a UDP bandwidth sweep: offered -> loss per repeat; received = offered x (1 - loss)."""
+    """Tidy rows of a UDP bandwidth sweep: offered -> loss per repeat; received = offered x (1 - loss);
+    ``datagrams``: also the run's lost and sent datagram counts under the tool's names."""
     rows = []
+    sent = "total_packets" if tool == "iperf2" else "packets"
     for offered, per_repeat in losses.items():
         for rep, loss in enumerate(per_repeat, start=1):
-            for metric, value, unit in (
+            measures = [
                 ("throughput", offered * (1 - loss) * received_share, "bit/s"),
                 ("loss", loss, "fraction"),
-            ):
+            ]
+            if datagrams:
+                measures += [("lost_packets", round(loss * datagrams), "count"), (sent, datagrams, "count")]
+            for metric, value, unit in measures:
                 rows.append(
                     {
                         "experiment": "e",
                         "variant": variant,
                         "scenario": "pod-pod",
-                        "tool": "iperf2",
+                        "tool": tool,
                         "test": f"udp-bandwidth-{offered:g}",
                         "protocol": "udp",
                         "direction": "forward",
@@ -154,6 +163,25 @@ def test_the_median_interval_covers_as_it_says(n):
         hits.append(lo <= 1.0 <= hi)  # the true median of lognormal(0, s) is 1
     assert cover >= (0.95 if n >= 6 else 0.5)
     assert abs(np.mean(hits) - cover) < 0.025, (n, np.mean(hits), cover)
+
+
+def test_sweep_loss_pools_each_tools_datagram_counts():
+    tidy = pd.concat(
+        [
+            _curve_tidy({1e8: [0, 0, 0], 1e9: [0.01, 0.02, 0.03]}, datagrams=30000),
+            _curve_tidy({1e8: [0, 0, 0], 1e9: [0.01, 0.02, 0.03]}, tool="iperf3", datagrams=30000),
+        ],
+        ignore_index=True,
+    )
+    sw = sweep_table(tidy, summarize(tidy, resolve({})))
+    loss = sw[sw["metric"] == "loss"]
+    assert (
+        len(loss) == 4 and (loss["ci_method"] == "pooled datagrams: Cox log-normal and Clopper-Pearson").all()
+    )
+    zero = loss[loss["sweep_value"] == 1e8]
+    assert (zero["centre"] == 0).all() and (zero["ci_high"] < 2e-4).all()  # not the runs-as-trials 0.71
+    lossy = loss[loss["sweep_value"] == 1e9]
+    assert lossy["centre"].to_numpy() == pytest.approx([0.02, 0.02])
 
 
 def test_pooled_loss_counts_datagrams_and_keeps_a_binomial_floor():

@@ -18,13 +18,19 @@ import pandas as pd
 
 from . import data, grid, style
 
-#: an xy panel's rows: series (legend label), hue (colour key), x and its interval, y and its
+#: an xy panel's rows: series (legend label), hue (colour key), x and its interval, y and its;
+#: an optional "path" column gives each path its own line style when colours are variants
 XY_COLUMNS = ["series", "hue", "x", "xlo", "xhi", "centre", "lo", "hi", "label"]
+#: line style and marker of the n-th path
+PATH_STYLES = [("-", "o"), ("--", "s"), (":", "^"), ("-.", "D")]
+#: a loss panel's y axis ends at this many times its largest centre (at least 1 %), so the points
+#: stay readable; an interval reaching beyond is drawn to the edge with an arrow head
+LOSS_VIEW = 3.0
 
 #: what a cost figure shows per quantity: the rate metric, its CPU cost metric, the x scale and unit
 COSTS = {
-    "throughput": ("machine_cpu_per_bit", 1e9, "CPU per Gbit (CPU·s/Gbit = cores at 1 Gbit/s)"),
-    "transaction_rate": ("machine_cpu_per_transaction", 1e6, "CPU per transaction (CPU·µs)"),
+    "throughput": ("machine_cpu_per_bit", 1e9, "CPU·s per Gbit"),
+    "transaction_rate": ("machine_cpu_per_transaction", 1e6, "CPU·µs per transaction"),
 }
 
 
@@ -47,28 +53,53 @@ def draw_xy(panels: list[grid.Panel], hue_order: list[str], title: str, note: st
         layout="constrained",
     )
     fig.podnet_intervals = []
+    paths = list(dict.fromkeys(str(x) for p in panels if "path" in p.rows for x in p.rows["path"]))
+    styles = {path: PATH_STYLES[i % len(PATH_STYLES)] for i, path in enumerate(paths)}
     for ax, p in zip(axes.flat, panels):
-        _xy_panel(fig, ax, p, colors)
+        _xy_panel(fig, ax, p, colors, styles)
     for ax in list(axes.flat)[n:]:
         ax.set_axis_off()
     drawn = [h for h in hue_order if any((p.rows["hue"] == h).any() for p in panels)]
     handles = [plt.Line2D([], [], color=colors[h], marker="o", ls="-", ms=3.5, label=h) for h in drawn]
+    if len(styles) > 1:
+        handles += [
+            plt.Line2D([], [], color="0.35", marker=m, ls=ls, ms=3.5, label=path)
+            for path, (ls, m) in styles.items()
+        ]
     style.legend(fig, handles, note, wrap=62 if width < style.PAGE else 125)
     fig.suptitle(title)
     return fig
 
 
-def _xy_panel(fig: plt.Figure, ax: plt.Axes, p: grid.Panel, colors: dict) -> None:
+def _xy_panel(fig: plt.Figure, ax: plt.Axes, p: grid.Panel, colors: dict, styles: dict | None = None) -> None:
     rows = p.rows
+    top = _loss_view(rows) if p.title.split(" · ")[-1].startswith("Loss") else None
     for _, g in rows.groupby("series", sort=False):
         g = g.sort_values("x")
         c = colors[str(g["hue"].iloc[0])]
+        ls, marker = (styles or {}).get(str(g["path"].iloc[0]) if "path" in g else "", ("-", "o"))
         x, y = g["x"].to_numpy(float), g["centre"].to_numpy(float)
+        hi = g["hi"].to_numpy(float)
+        clipped = np.isfinite(hi) & (hi > top) if top is not None else np.zeros(len(hi), bool)
         xerr = _err(x, g["xlo"].to_numpy(float), g["xhi"].to_numpy(float))
-        yerr = _err(y, g["lo"].to_numpy(float), g["hi"].to_numpy(float))
+        yerr = _err(y, g["lo"].to_numpy(float), hi if top is None else np.where(clipped, top, hi))
         ax.errorbar(
-            x, y, xerr=xerr, yerr=yerr, color=c, marker="o", ms=3.2, lw=0.9, elinewidth=0.8, capsize=1.5
+            x,
+            y,
+            xerr=xerr,
+            yerr=yerr,
+            color=c,
+            marker=marker,
+            ls=ls,
+            ms=3.2,
+            lw=0.9,
+            elinewidth=0.8,
+            capsize=1.5,
         )
+        if clipped.any():  # the interval goes on above the view: an arrow head at the edge
+            ax.plot(
+                x[clipped], np.full(clipped.sum(), top), ls="", marker="^", ms=3.5, color=c, clip_on=False
+            )
         for lo, hi in zip(g["lo"].to_numpy(float), g["hi"].to_numpy(float)):
             if np.isfinite(lo) and np.isfinite(hi):
                 fig.podnet_intervals.append((p.positive, lo, hi))
@@ -86,10 +117,24 @@ def _xy_panel(fig: plt.Figure, ax: plt.Axes, p: grid.Panel, colors: dict) -> Non
         ax.set_xscale("log")
     if p.positive:
         ax.set_ylim(bottom=0)
+    if top is not None:
+        ax.set_ylim(0, top)
     style.plain_axis(ax, "y")
     ax.set_title(textwrap.fill(p.title, 48 if len(fig.axes) <= 2 else 34))
     ax.set_xlabel(p.xlabel)
     ax.grid(lw=0.4, alpha=0.4)
+
+
+def _loss_view(rows: pd.DataFrame) -> float | None:
+    """The top of a loss panel's view: LOSS_VIEW x its largest centre, at least 1 (%), at most what
+    the intervals need; None when every interval fits under that anyway."""
+    c = rows["centre"].to_numpy(float)
+    hi = rows["hi"].to_numpy(float)
+    if not np.isfinite(c).any():
+        return None
+    top = max(LOSS_VIEW * float(np.nanmax(c)), 1.0)
+    need = float(np.nanmax(hi)) if np.isfinite(hi).any() else 0.0
+    return top if need > top else None
 
 
 def _err(centre: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
@@ -152,6 +197,7 @@ def sweeps(t: data.Tables) -> plt.Figure:
                     {
                         "series": label.to_numpy(),
                         "hue": hue.to_numpy(),
+                        "path": md["scenario"].astype(str).to_numpy(),
                         "x": md["sweep_value"].astype(float).to_numpy() / xf,
                         "xlo": np.nan,
                         "xhi": np.nan,
@@ -181,7 +227,9 @@ def sweeps(t: data.Tables) -> plt.Figure:
     if len(lc):
         parts = []
         for _, r in lc.iterrows():
-            f, unit = data.display_unit([r["loss_free_rate"]], str(r["unit"]))
+            f, unit = data.display_unit(
+                [r["loss_free_rate"] or r["ci_high"] or r["offered_step"]], str(r["unit"])
+            )
             ci = (
                 f" [{data.fmt_value(r['ci_low'] / f)}, {data.fmt_value(r['ci_high'] / f)}]"
                 if np.isfinite(float(r["ci_low"]))
@@ -215,6 +263,8 @@ def costs(t: data.Tables) -> plt.Figure:
         if rate.empty or cost.empty:
             continue
         both = rate.merge(cost, on=keys, suffixes=("", "_cost"))
+        # a load curve's offered steps are not paths to rank by cost: the sweeps figure has them
+        both = both[~both["test"].astype(str).isin(_load_curve_tests(t))]
         for _, g in both.groupby(["tool", "test", "direction", "streams"], sort=True):
             first = g.iloc[0]
             tool = str(first["tool"])
@@ -230,7 +280,8 @@ def costs(t: data.Tables) -> plt.Figure:
                     "centre": g["centre"].astype(float).to_numpy() / f,
                     "lo": g["ci_low"].astype(float).to_numpy() / f,
                     "hi": g["ci_high"].astype(float).to_numpy() / f,
-                    "label": g["scenario"].astype(str).to_numpy() if g["variant"].nunique() > 1 else "",
+                    "label": "",
+                    "path": g["scenario"].astype(str).to_numpy(),
                 }
             )
             panels.append(
@@ -251,9 +302,18 @@ def costs(t: data.Tables) -> plt.Figure:
     hues = list(dict.fromkeys(h for p in panels for h in p.rows["hue"].astype(str)))
     note = (
         "mean with 95 % CI on both axes; CPU = busy share of the machines' CPUs during the run x their "
-        "count (embedded cluster: the one machine, both ends and every daemon)"
+        "count (embedded cluster: the one machine, both ends and every daemon); 1 CPU·s per Gbit = one "
+        "core busy at 1 Gbit/s; UDP load-curve steps: see the sweeps figure"
     )
     return draw_xy(panels, hues, title, note)
+
+
+def _load_curve_tests(t: data.Tables) -> set[str]:
+    """The tests that are offered-rate steps of a load curve (bandwidth sweeps)."""
+    sw = t.sweeps
+    if sw is None or sw.empty:
+        return set()
+    return set(sw.loc[sw["sweep_param"].astype(str) == "bandwidth", "test"].astype(str))
 
 
 def _empty(title: str, message: str) -> plt.Figure:
