@@ -8,6 +8,7 @@ variant)::
     campaign: cni                       # experiment name of the comparison: raw/cni/<variant>/...
     experiment: config/config.yaml      # the experiment run under every variant
     launch: {repeats: 3}                # optional: keys replacing the experiment's launch keys
+    stats: {primary: [...]}             # optional: keys replacing the experiment's stats keys
     interleave: false                   # true: round r launches repeat r of every variant in turn
     nodes: 3
     zones: [zone-a, zone-a, zone-b]     # optional, also per variant (make cluster-up ZONES; pools: POOLS)
@@ -204,6 +205,7 @@ def load(path: str | Path) -> Campaign:
         "description",
         "experiment",
         "launch",
+        "stats",
         "nodes",
         "zones",
         "pools",
@@ -223,6 +225,8 @@ def load(path: str | Path) -> Campaign:
         raise CampaignError(f"{doc['experiment']}: the experiment has no `launch` section")
     exp = copy.deepcopy(exp)
     exp["launch"].update(copy.deepcopy(doc.get("launch") or {}))
+    if doc.get("stats"):  # e.g. the campaign's primary family of variant comparisons
+        exp["stats"] = {**(exp.get("stats") or {}), **copy.deepcopy(doc["stats"])}
     exp["experiment"] = name
     exp.pop("raw_dir", None)
     exp.pop("processed_dir", None)

@@ -134,6 +134,24 @@ def test_aa_variants_contain_one():
     assert nrm["ci_low"] < 1 < nrm["ci_high"] and not bool(nrm["significant"])
 
 
+def test_a_sequential_row_is_shown_but_never_resolved_nor_significant():
+    """A/A with a launch-to-launch factor of 0.7: host-host's own variant ratio can only be
+    sequential, its interval excludes 1 (the drift), and it must not count as a finding."""
+    from podnet.stats.variants import variant_table
+
+    rng = np.random.default_rng(10)
+    t = tidy(launch("host-gw", "L1", 1.0, 0.8, rng), launch("host-gw-b", "L2", 0.7, 0.8, rng))
+    broad = [{"by": "variant", "baseline": "host-gw"}]  # every path of the variant pair is primary
+    v = variant_table(t, {"comparisons": CMP, "primary": broad})
+    host = one(v[v["scenario"] == "host-host"], design="sequential")
+    assert host["ci_high"] < 1 and host["role"] == "primary" and bool(host["preferred"])
+    assert not bool(host["resolved"]) and pd.isna(host["significant"]) and np.isnan(host["p_adjusted"])
+    nrm = one(v[v["scenario"] == "pod-pod"], design="normalised")
+    assert (
+        nrm["ci_low"] < 1 < nrm["ci_high"] and not bool(nrm["significant"]) and np.isfinite(nrm["p_adjusted"])
+    )
+
+
 def test_no_variant_comparison_no_rows():
     from podnet.stats.variants import VARIANT_COLUMNS, variant_table
 
