@@ -28,8 +28,10 @@ browser:
 $(VENV_STAMP): envs/requirements.lock pyproject.toml
 	@test -x $(PY) || python3 -m venv .venv
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -r envs/requirements.lock
-	$(PY) -m pip install -q --no-deps -e .
+	# one install with dependency resolution: a pin of the lock that contradicts pyproject.toml's
+	# requirements (or another pin's) fails here, named by pip, instead of hiding behind --no-deps
+	$(PY) -m pip install -q -r envs/requirements.lock -e '.[dev]'
+	$(PY) -m pip check
 	@touch $@
 
 # ---- main job ------------------------------------------------------------------------
