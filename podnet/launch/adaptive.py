@@ -48,10 +48,6 @@ def fmt_duration(seconds: float) -> str:
     return f"{sec}s"
 
 
-def _pct(x: float) -> str:
-    return f"±{x * 100:.0f} %" if x >= 0.1 else f"±{x * 100:.2g} %"
-
-
 class RunTimes:
     """Wall time of each run of this launch by case: what predicts the next round's length."""
 
@@ -304,11 +300,13 @@ class Sampler:
 
     def progress(self, round_no: int, unmet: list[dict[str, Any]], used: float, nxt: float) -> str:
         """``adaptive round 7: 5 of 24 primary comparisons still miss ±5 % (worst ...); 9m40s of 30m budget left, next round ~1m10s``."""
+        from podnet.stats.precision import half_width_text
+
         targets = {it["target_rel_half_width"] for it in self.items}
-        goal = _pct(targets.pop()) if len(targets) == 1 else "their targets"
+        goal = half_width_text(targets.pop()) if len(targets) == 1 else "their targets"
         judged = [it for it in unmet if it["rel_half_width"] is not None]
         worst = max(judged, key=lambda it: it["rel_half_width"] / it["target_rel_half_width"], default=None)
-        w = f" (worst {_label(worst)} {_pct(worst['rel_half_width'])})" if worst else ""
+        w = f" (worst {_label(worst)} {half_width_text(worst['rel_half_width'])})" if worst else ""
         noun = "primary comparisons" if self.mode == "primary" else "case headline metrics"
         budget = self.L.cfg.budget_s
         left = (

@@ -15,7 +15,7 @@ import pandas as pd
 
 from podnet.report.figures import data
 from podnet.report.figures.plots import alpha, primary_ratios
-from podnet.stats.precision import as_judged, resolved
+from podnet.stats.precision import as_judged, half_width_text, resolved
 from podnet.tools import metric_info
 
 
@@ -128,10 +128,6 @@ def markdown(t: data.Tables) -> str:
     return text + ("\n\n" + account if account else "")
 
 
-def _pct(x: float) -> str:
-    return f"±{x * 100:.0f} %" if x >= 0.095 else f"±{x * 100:.2g} %"
-
-
 def _hms(seconds: float) -> str:
     s = int(round(float(seconds)))
     h, m = divmod(s // 60, 60)
@@ -160,7 +156,7 @@ def adaptive_markdown(acc: pd.DataFrame) -> str:
         head = g.iloc[0]
         noun = "primary comparisons" if head["mode"] == "primary" else "case headline metrics"
         targets = sorted(set(g["target_rel_half_width"].astype(float)))
-        goal = _pct(targets[0]) if len(targets) == 1 else "per comparison"
+        goal = half_width_text(targets[0]) if len(targets) == 1 else "per comparison"
         unmet = g[g["status"] != "met"]
         why = unmet["reason"].value_counts()
         lead = f"**Adaptive sampling** (variant {variant}, launch {launch}): {len(g) - len(unmet)} of {len(g)} {noun} "
@@ -180,7 +176,11 @@ def adaptive_markdown(acc: pd.DataFrame) -> str:
             rhw = float(r["rel_half_width"]) if pd.notna(r["rel_half_width"]) else np.nan
             n_need = float(r["n_needed"]) if pd.notna(r["n_needed"]) else np.nan
             if np.isfinite(rhw):
-                state = f"{_pct(rhw)} with n = {int(r['n'])}" if pd.notna(r["n"]) else _pct(rhw)
+                state = (
+                    f"{half_width_text(rhw)} with n = {int(r['n'])}"
+                    if pd.notna(r["n"])
+                    else half_width_text(rhw)
+                )
             else:
                 state = "no interval"
             need = f"; needs ~{int(n_need)} repeats at this noise" if np.isfinite(n_need) else ""

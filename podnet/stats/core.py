@@ -9,6 +9,14 @@ from numpy.typing import ArrayLike
 from scipy import special, stats
 
 
+def cv(values: ArrayLike) -> float:
+    """Coefficient of variation (sample sd over |mean|); NaN for fewer than 2 values or a zero mean."""
+    x = np.asarray(values, dtype=float)
+    if len(x) < 2 or np.mean(x) == 0:
+        return float("nan")
+    return float(np.std(x, ddof=1) / abs(np.mean(x)))
+
+
 def t_quantile(confidence: float, df: np.ndarray | float) -> np.ndarray:
     """Two-sided t critical value t_{1-alpha/2, df} (NaN where df is not > 0)."""
     df = np.asarray(df, dtype=float)

@@ -35,6 +35,7 @@ from podnet import tools as adapters
 from podnet.parse.tidy import FLOOR_SCENARIO
 from podnet.parse.tidy import FLOOR_STANDALONE_SCENARIO as STANDALONE_SCENARIO
 from podnet.parse.tidy import FLOOR_VARIANT as STANDALONE_VARIANT
+from podnet.stats.core import cv as sample_cv
 
 TARGET = 1.25
 KEYS = ["tool", "test", "protocol", "direction", "streams", "metric", "unit"]
@@ -61,11 +62,6 @@ NOISE_COLUMNS = [
     "floor_source",  # same launch | separate session (podnet floor)
     "launches",
 ]
-
-
-def _cv(v: pd.Series) -> float:
-    x = v.to_numpy(dtype=float)
-    return float(np.std(x, ddof=1) / abs(np.mean(x))) if len(x) >= 2 and np.mean(x) != 0 else np.nan
 
 
 def ratio_interval(ratio: float, df1: int, df2: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -141,7 +137,7 @@ def noise_table(
             cl = cluster[sel]
             if cl.empty:
                 continue
-            fcv, fn = _cv(fl["value"]), len(fl)
+            fcv, fn = sample_cv(fl["value"]), len(fl)
             base = {
                 "variant": variant,
                 **dict(zip(KEYS, key, strict=True)),
@@ -156,7 +152,7 @@ def noise_table(
             paths = []
             for scenario, g in cl.groupby("scenario", sort=True):
                 is_primary = bool(primary) and (prim is None or str(scenario) in prim)
-                paths.append((scenario, len(g), _cv(g["value"]), is_primary))
+                paths.append((scenario, len(g), sample_cv(g["value"]), is_primary))
             for scenario, n, cv, is_primary in paths:
                 rows.append(_row(base, "path", scenario, [(n, cv)], confidence, primary=is_primary))
             rows.append(_row(base, "median", "all paths", [(n, cv) for _, n, cv, _ in paths], confidence))

@@ -49,6 +49,11 @@ PRECISION_COLUMNS = (
 JUDGED_COLUMNS = ["interval", "ratio", "low", "high", "n", "p_adjusted"]
 
 
+def half_width_text(x: float) -> str:
+    """A relative half-width in words: 0.048 -> "±4.8 %", 0.12 -> "±12 %"."""
+    return f"±{x * 100:.0f} %" if x >= 0.095 else f"±{x * 100:.2g} %"
+
+
 def judged(r: pd.DataFrame) -> pd.DataFrame:
     """The one interval each ratios.csv row is read by (index aligned with ``r``).
 

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from podnet.parse.raw import SIDECAR_SUFFIX, read_sidecar
+from podnet.stats.core import cv
 
 WINDOWS = (3, 5, 10, 20)
 TOLERANCE = 0.02
@@ -163,13 +164,6 @@ def settle_seconds(prof: np.ndarray, threshold: float = TOLERANCE) -> int:
     return int(bad[-1] + 1) if len(bad) else 0
 
 
-def _cv(x: np.ndarray) -> float:
-    x = np.asarray(x, dtype=float)
-    if len(x) < 2:
-        return float("nan")
-    return float(np.std(x, ddof=1) / abs(np.mean(x)))
-
-
 def window_means(values: np.ndarray, width: int, seconds: np.ndarray | None = None) -> np.ndarray:
     """Means of the non-overlapping ``width``-interval windows of one run (a last partial one dropped).
 
@@ -195,7 +189,7 @@ def windows(
     """
     vals = [v[omit:] for v in _one_second(runs)]
     secs = [s[omit:] for s in _seconds(runs)]
-    between = _cv(np.array([np.average(v, weights=s) for v, s in zip(vals, secs, strict=True) if len(v)]))
+    between = cv(np.array([np.average(v, weights=s) for v, s in zip(vals, secs, strict=True) if len(v)]))
     rows = []
     for w in widths:
         per_run = [window_means(v, w, s) for v, s in zip(vals, secs, strict=True)]
@@ -212,8 +206,8 @@ def windows(
                 "n_windows": int(len(allw)),
                 "runs_with_2_windows": sum(1 for m in per_run if len(m) >= 2),
                 "within_cv": float(np.sqrt(num / df)) if df else float("nan"),
-                "test_cv": _cv(allw),
-                "first_window_cv": _cv(first),
+                "test_cv": cv(allw),
+                "first_window_cv": cv(first),
                 "between_cv": between,
             }
         )
@@ -253,7 +247,7 @@ def settle(
                 "run_s_min": min(lengths),
                 "run_s_max": max(lengths),
                 "steady_mean_bps": float(np.median([steady_mean(r.values) for r in rs])),
-                "per_second_cv": float(np.median([_cv(r.values[used:]) for r in rs])),
+                "per_second_cv": float(np.median([cv(r.values[used:]) for r in rs])),
                 "tolerance": tolerance,
                 "threshold": h,
                 "noise_limited": h > tolerance,
