@@ -9,6 +9,7 @@ variant)::
     experiment: config/config.yaml      # the experiment run under every variant
     launch: {repeats: 3}                # optional: keys replacing the experiment's launch keys
     stats: {primary: [...]}             # optional: keys replacing the experiment's stats keys
+    side_by_side: true                  # default: every variant up at once where they can coexist
     interleave: false                   # true: round r launches repeat r of every variant in turn
     nodes: 3
     zones: [zone-a, zone-a, zone-b]     # optional, also per variant (make cluster-up ZONES; pools: POOLS)
@@ -19,19 +20,24 @@ variant)::
       - {cni: flannel-vxlan, edge_tunnel: wireguard}   # zones joined through gateways (seed 000)
       - {name: calico, kubeconfig: ~/.kube/calico.yaml}   # a real cluster
 
-``python -m podnet.launch.campaign run CONFIG`` (``make compare``) goes through the variants in order.
-For an embedded variant it takes the cluster lock, brings the cluster up in that variant, launches
-the experiment with ``launch.variant`` set to the variant's name, and always takes the cluster
-down again. A variant whose runs are all in ``raw/`` is skipped, and the launcher itself runs only
-the missing repeats, so an interrupted campaign resumes where it stopped. With ``interleave: true``
-the campaign goes round by round instead (A B A B ...): round r brings each variant up and launches
-its repeat r only, so slow drifts of the machine spread over all variants alike (a cluster
-bring-up per variant and round: for small measured comparisons, not for big experiments). Then the normal pipeline
+``python -m podnet.launch.campaign run CONFIG`` (``make compare``) runs the variants **side by
+side** where they can be up at once (:func:`design`): real clusters (one kubeconfig each) and at most
+one embedded cluster set-up (variants sharing it are named apart: an A/A check on one cluster). One
+launch (:mod:`podnet.launch.sidebyside`) then interleaves the variants run by run, so the runs of one
+round are pairs taken close in time, and adaptive rounds go to the primary variant comparisons
+(``stats.primary`` entries ``by: variant``) until each is met or ``launch.budget`` ends. Embedded
+variants with different cluster settings cannot coexist (:data:`ONE_EMBEDDED_CLUSTER`): they run
+**sequentially**, one after another: for each, the campaign takes the cluster lock, brings the
+cluster up in that variant, launches the experiment with ``launch.variant`` set to the variant's
+name, and always takes the cluster down again. A variant whose runs are all in ``raw/`` is skipped,
+and the launcher itself runs only the missing repeats, so an interrupted campaign resumes where it
+stopped. With ``interleave: true`` the sequential campaign goes round by round instead (A B A B
+...): round r brings each variant up and launches its repeat r only (a cluster bring-up per variant
+and round: for small measured comparisons, not for big experiments). Then the normal pipeline
 (parse, stats, report) publishes one comparison: the experiment's own comparisons plus ratios of
-every variant against the baseline variant. Each variant's runs come from its own launches, so the
-stats stage never pairs runs of two variants: ``variants.csv`` (:mod:`podnet.stats.variants`) gives
-each variant ratio by the designs its runs allow (normalised by each launch's own host-host
-baseline, or sequential), naming the design in every row.
+every variant against the baseline variant, ``variants.csv`` (:mod:`podnet.stats.variants`), by
+each design the runs allow: side by side (runs of one launch id and repeat), normalised by each
+launch's own host-host baseline, or sequential, naming the design in every row.
 """
 
 from __future__ import annotations
@@ -118,6 +124,9 @@ class Campaign:
     variants: tuple[Variant, ...]
     source: Path
     interleave: bool = False
+    #: ``side_by_side`` (default true): every variant up at once, one launch interleaving them run by
+    #: run (:mod:`podnet.launch.sidebyside`), where the variants can coexist (:func:`design`)
+    side_by_side: bool = True
 
     @property
     def repeats(self) -> int:
@@ -211,6 +220,7 @@ def load(path: str | Path) -> Campaign:
         "pools",
         "variants",
         "interleave",
+        "side_by_side",
     }
     if unknown:
         raise CampaignError(f"{path}: unknown keys {sorted(unknown)}")
@@ -238,13 +248,43 @@ def load(path: str | Path) -> Campaign:
     names = [v.name for v in variants]
     if len(set(names)) != len(names):
         raise CampaignError(f"{path}: variant names repeat: {names}")
-    return Campaign(name, exp, variants, path, bool(doc.get("interleave", False)))
+    return Campaign(
+        name, exp, variants, path, bool(doc.get("interleave", False)), bool(doc.get("side_by_side", True))
+    )
+
+
+#: why embedded variants with different cluster settings cannot be up at once on one machine
+ONE_EMBEDDED_CLUSTER = (
+    "the embedded cluster is one per machine (its fabric 10.210.0.0/24 and the root namespace's link "
+    "podnet0, the node namespaces podnet-node-N, /run/podnet-cluster, the kubelets' cgroup /podnet): "
+    "embedded variants with different cluster settings run one after another, their ratios "
+    "drift-normalised by each launch's own baseline path"
+)
+
+
+def design(c: Campaign) -> tuple[str, str]:
+    """``("side-by-side" | "sequential", why)``: side by side when every variant can be up at once,
+    i.e. real clusters (one kubeconfig each) and at most one embedded cluster set-up (variants that
+    share it are an A/A check on one cluster, named apart)."""
+    if c.interleave:
+        return "sequential", "interleave: true (a cluster bring-up per variant and round)"
+    if not c.side_by_side:
+        return "sequential", "side_by_side: false"
+    envs = {tuple(sorted(v.cluster_env().items())) for v in c.variants if v.embedded}
+    if len(envs) > 1:
+        return "sequential", ONE_EMBEDDED_CLUSTER
+    if envs:
+        return "side-by-side", "one embedded cluster set-up shared by its variants, real clusters beside it"
+    return "side-by-side", "one cluster per variant (kubeconfigs)"
 
 
 def variant_config(c: Campaign, v: Variant, repeats: int | None = None) -> dict[str, Any]:
     """The experiment config launched under variant ``v`` (variant name fixed, its kubeconfig;
     ``repeats``: launch only up to this repeat, for interleaved rounds)."""
     cfg = copy.deepcopy(c.experiment)
+    stats = cfg.setdefault("stats", {})
+    comps = [x for x in stats.get("comparisons", []) if x.get("by") != "variant"]
+    stats["comparisons"] = [*comps, {"by": "variant", "baseline": c.baseline}]
     launch = cfg["launch"]
     launch["variant"] = v.name
     if repeats is not None:
@@ -348,12 +388,43 @@ def run_variant(c: Campaign, v: Variant, config: Path, python: str) -> int:
     return rc
 
 
+def run_side_by_side(c: Campaign, files: Mapping[str, Path], python: str) -> int:
+    """One launch of every variant at once; the embedded cluster (if a variant uses it) is brought
+    up first and always taken down again."""
+    launch = [python, "-m", "podnet.launch.sidebyside", *(str(files[v.name]) for v in c.variants)]
+    embedded = [v for v in c.variants if v.embedded]
+    if not embedded:
+        return _run(launch)
+    env = embedded[0].cluster_env()
+    with cluster_lock():
+        rc = _run(["bash", "envs/cluster/up.sh"], env)
+        try:
+            if rc == 0:
+                rc = _run(launch)
+        finally:
+            down = _run(["bash", "envs/cluster/down.sh"], env)
+            rc = rc or down
+    return rc
+
+
 def run(path: str | Path, *, python: str = sys.executable, cores: int = 2, publish: bool = True) -> int:
-    """Run a campaign: each variant that lacks runs, then publish the comparison."""
+    """Run a campaign: its variants side by side where they can coexist, else each variant that
+    lacks runs one after another; then publish the comparison."""
     c = load(path)
     files = write_configs(c)
     failed: list[str] = []
+    how, why = design(c)
+    _say(f"design {how}: {why}")
     rounds: list[int | None] = list(range(1, c.repeats + 1)) if c.interleave else [None]
+    if how == "side-by-side":
+        missing = {v.name: missing_runs(c, v) for v in c.variants}
+        rounds = []
+        if any(missing.values()):
+            _say(", ".join(f"{n}: {m} run(s) missing" for n, m in missing.items()))
+            if run_side_by_side(c, files, python):
+                failed.append("side-by-side launch")
+        else:
+            _say(f"all runs in raw/{c.name}/; nothing to launch")
     for r in rounds:
         if r is not None:
             _say(f"round {r} of {c.repeats}")

@@ -132,13 +132,16 @@ class Tally:
         self.result.cases = [self.outcome(c) for c in cases]
 
 
-def write_logs(cfg: LaunchConfig, result: LaunchResult, manifest: str | Path | None) -> None:
-    """``raw/<exp>/_launch/<id>.json`` when runs were launched, and the manifest when asked (atomically)."""
+def write_logs(
+    cfg: LaunchConfig, result: LaunchResult, manifest: str | Path | None, name: str | None = None
+) -> None:
+    """``raw/<exp>/_launch/<id>.json`` (or ``<name>.json``: a side-by-side launch logs each variant)
+    when runs were launched, and the manifest when asked (atomically)."""
     text = json.dumps(result.to_dict(), indent=2, sort_keys=False, default=str) + "\n"
     if result.launched and result.launch_id:
         d = cfg.raw_dir / "_launch"
         d.mkdir(parents=True, exist_ok=True)
-        (d / f"{result.launch_id}.json").write_text(text, encoding="utf-8")
+        (d / f"{name or result.launch_id}.json").write_text(text, encoding="utf-8")
     if manifest:
         m = Path(manifest)
         m.parent.mkdir(parents=True, exist_ok=True)

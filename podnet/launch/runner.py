@@ -140,10 +140,7 @@ class Launcher:
         n = 0
         retry: list[Slot] = []
         for rnd in rounds:
-            self.result.rounds += 1
-            if self.floor is not None:  # the noise floor at each round's start (podnet.launch.floor)
-                self.result.floor_runs += len(self.floor.round(rnd, self.executor.launch_meta))
-                self.result.floor_stopped = self.floor.stopped
+            self.start_round(rnd)
             for slot in rnd:
                 if budget is not None and n >= budget:
                     return n
@@ -153,8 +150,20 @@ class Launcher:
                 n += 1
                 if self._run(cp, slot, total, n) != "ok" and not self.workload.blocked(cp):
                     retry.append(slot)
-        # one retry pass for runs that failed on working pods and Ready nodes (transient failures)
-        for slot in retry:
+        return self.retry(retry, total, n, budget)
+
+    def start_round(self, rnd: list[Slot]) -> None:
+        """Count a round and run the noise floor at its start (:mod:`podnet.launch.floor`)."""
+        assert self.executor is not None
+        self.result.rounds += 1
+        if self.floor is not None:
+            self.result.floor_runs += len(self.floor.round(rnd, self.executor.launch_meta))
+            self.result.floor_stopped = self.floor.stopped
+
+    def retry(self, slots: list[Slot], total: int, n: int, budget: int | None = None) -> int:
+        """One retry pass for runs that failed on working pods and Ready nodes (transient failures);
+        ``n``: runs launched so far, returned with the retries added."""
+        for slot in slots:
             st = self.tally.states[slot.case]
             if slot.repeat in st.ok_repeats() or st.exhausted(slot.repeat, self.cfg.max_attempts):
                 continue

@@ -217,3 +217,49 @@ def test_an_interleaved_step_launches_its_repeat_without_adaptive_rounds(in_repo
     assert campaign.variant_config(c, v)["launch"]["adaptive"]["enabled"] is True
     step = campaign.variant_config(c, v, repeats=2)["launch"]
     assert step["repeats"] == 2 and "adaptive" not in step
+
+
+def test_design_side_by_side_where_the_variants_can_coexist(in_repo, tmp_path):
+    """Variants sharing the one embedded cluster set-up (A/A) or real clusters run side by side;
+    embedded variants with different settings cannot be up at once and run one after another."""
+    aa = campaign.load(REPO / "config/campaigns/aa.yaml")
+    assert campaign.design(aa)[0] == "side-by-side"
+    how, why = campaign.design(campaign.load(REPO / "config/campaigns/vxlan-vs-host-gw.yaml"))
+    assert how == "sequential" and "one per machine" in why and "podnet-node-N" in why
+    cfg = tmp_path / "c.yaml"
+    doc = {
+        "campaign": "real",
+        "experiment": "config/examples/quick.yaml",
+        "variants": [{"cni": "flannel-vxlan"}, {"name": "calico", "kubeconfig": "/k/calico.yaml"}],
+    }
+    cfg.write_text(yaml.safe_dump(doc))
+    assert campaign.design(campaign.load(cfg))[0] == "side-by-side"  # the embedded one beside a real one
+    doc["side_by_side"] = False
+    cfg.write_text(yaml.safe_dump(doc))
+    assert campaign.design(campaign.load(cfg)) == ("sequential", "side_by_side: false")
+
+
+def test_a_side_by_side_campaign_is_one_launch_under_one_cluster_up(in_repo, tmp_path, monkeypatch):
+    monkeypatch.setenv("PODNET_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("PODNET_CLUSTER_LOCKED", raising=False)
+    monkeypatch.setattr(campaign.Campaign, "workdir", property(lambda self: tmp_path / "work"))
+    monkeypatch.setattr(campaign, "missing_runs", lambda c, v, r=None: 20)
+    calls: list[list[str]] = []
+
+    def fake_run(cmd, env=None):
+        calls.append(cmd)
+        return 0
+
+    monkeypatch.setattr(campaign, "_run", fake_run)
+    assert campaign.run(REPO / "config/campaigns/aa.yaml", python="py", publish=False) == 0
+    assert [Path(c[1]).name if c[0] == "bash" else c[2] for c in calls] == [
+        "up.sh",
+        "podnet.launch.sidebyside",
+        "down.sh",
+    ]
+    launched = [Path(p).name for p in calls[1][3:]]
+    assert launched == ["host-gw-a.yaml", "host-gw-b.yaml"]  # the baseline variant first
+    # each variant's config declares the variant comparison its primary family names
+    cfg = yaml.safe_load((tmp_path / "work" / "host-gw-b.yaml").read_text())
+    assert {"by": "variant", "baseline": "host-gw-a"} in cfg["stats"]["comparisons"]
+    assert cfg["launch"]["variant"] == "host-gw-b"

@@ -1,0 +1,399 @@
+"""Variants side by side: one launch of the same experiment under several variants at once,
+interleaved run by run.
+
+Each variant is one :class:`~podnet.launch.runner.Launcher` (its own cluster, or its own name on a
+shared cluster for an A/A check), all with one launch id. Round r runs repeat r of every pending
+case; within the round each case runs under every variant back to back, the variants in an order
+drawn per case (``random.Random(f"{seed}:{round}:{case}")``), so the runs of one round are taken
+close in time and the machine's drift is common to both sides of a pair. The statistics pair a
+variant's run with the baseline variant's run of the same launch id and repeat
+(:func:`podnet.stats.variants.side_by_side`, design ``side-by-side`` in ``variants.csv``).
+
+With ``launch.adaptive``, added rounds go to the variant comparisons of the primary family
+(``stats.primary`` entries ``by: variant``) whose side-by-side interval is still wider than its
+target (or rests on fewer than ``stats.planning.min_to_stop`` pairs), until every one is met, a
+case reaches ``stats.planning.max_repeats`` or ``launch.budget`` cannot hold another round. The
+account is ``raw/<exp>/_side_by_side/<launch id>.json``; each variant's launch log is
+``raw/<exp>/_launch/<launch id>.<variant>.json``.
+
+    python -m podnet.launch.sidebyside CONFIG CONFIG [...]   # one config per variant (make compare)
+
+The configs must be one experiment (same raw_dir, scenarios and tests) with distinct
+``launch.variant`` names; the first is the baseline of the variant comparisons. Only the first
+runs the interleaved noise floor (``launch.floor``): one floor per machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import secrets
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from podnet.launch.config import LaunchConfig, LaunchConfigError, load_config
+from podnet.launch.k8s import Kube, KubeError
+from podnet.launch.results import LaunchResult, now_iso, write_logs
+from podnet.launch.runner import Launcher
+from podnet.launch.schedule import Slot, schedule
+from podnet.launch.signals import Interrupted, interruptible
+from podnet.launch.state import CaseKey, pending_runs
+from podnet.launch.warmup import warm_up
+
+log = logging.getLogger("podnet.launch")
+
+#: one run to do: which variant's launcher, which slot
+Pair = tuple[Launcher, Slot]
+
+
+def check_configs(cfgs: Sequence[LaunchConfig]) -> None:
+    """One experiment under distinct variant names; raises :class:`LaunchConfigError` otherwise."""
+    if len(cfgs) < 2:
+        raise LaunchConfigError("side by side needs at least two variants")
+    names = [c.variant for c in cfgs]
+    if any(not n or n == "auto" for n in names) or len(set(names)) != len(names):
+        raise LaunchConfigError(f"side by side needs distinct launch.variant names (got {names})")
+    first = cfgs[0]
+    for c in cfgs[1:]:
+        if (c.experiment, Path(c.raw_dir)) != (first.experiment, Path(first.raw_dir)):
+            raise LaunchConfigError(
+                f"variant {c.variant}: experiment {c.experiment} in {c.raw_dir}, the first is "
+                f"{first.experiment} in {first.raw_dir}: side by side is one experiment"
+            )
+        if [k.key for k in c.cases] != [k.key for k in first.cases]:
+            raise LaunchConfigError(f"variant {c.variant}: its cases differ from {first.variant}'s")
+
+
+def interleave(per_variant: Sequence[tuple[Launcher, list[list[Slot]]]], seed: int) -> list[list[Pair]]:
+    """Merge each variant's rounds into side-by-side rounds: round i holds every variant's round i,
+    case by case in the first variant's order, the variants of one case in a drawn order."""
+    out: list[list[Pair]] = []
+    for i in range(max((len(r) for _, r in per_variant), default=0)):
+        by_case: dict[object, list[Pair]] = {}
+        order: list[object] = []
+        for launcher, rounds in per_variant:
+            for slot in rounds[i] if i < len(rounds) else []:
+                if slot.case not in by_case:
+                    order.append(slot.case)
+                by_case.setdefault(slot.case, []).append((launcher, slot))
+        rnd: list[Pair] = []
+        for case in order:
+            pairs = by_case[case]
+            random.Random(f"{seed}:{i + 1}:{'/'.join(map(str, case))}").shuffle(pairs)  # type: ignore[arg-type]
+            rnd.extend(pairs)
+        out.append(rnd)
+    return out
+
+
+class SideBySide:
+    """One launch of several variants at once (``kubes[i]`` talks to variant ``cfgs[i]``'s cluster)."""
+
+    def __init__(
+        self,
+        cfgs: Sequence[LaunchConfig],
+        kubes: Sequence[Any],
+        *,
+        launch_id: str | None = None,
+        repo: str | Path = ".",
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        check_configs(cfgs)
+        self.launch_id = launch_id or (time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2))
+        self.clock = clock
+        # one noise floor per machine: the first variant's
+        cfgs = [cfgs[0], *(replace(c, floor_tests=()) for c in cfgs[1:])]
+        self.launchers = [
+            Launcher(c, k, launch_id=self.launch_id, repo=repo, clock=clock)
+            for c, k in zip(cfgs, kubes, strict=True)
+        ]
+        self.cfg = cfgs[0]
+        self.sampler: VariantSampler | None = None
+        self.runs = {id(L): 0 for L in self.launchers}
+
+    @property
+    def results(self) -> list[LaunchResult]:
+        return [L.result for L in self.launchers]
+
+    def run_pairs(self, rounds: list[list[Pair]]) -> int:
+        """Run side-by-side rounds, then each variant's retry pass; returns runs launched."""
+        total = {id(L): 0 for L in self.launchers}
+        for rnd in rounds:
+            for launcher, _ in rnd:
+                total[id(launcher)] += 1
+        retry: dict[int, list[Slot]] = {id(L): [] for L in self.launchers}
+        n = 0
+        for rnd in rounds:
+            for launcher in self.launchers:
+                mine = [s for L, s in rnd if L is launcher]
+                if mine:
+                    launcher.start_round(mine)
+            for launcher, slot in rnd:
+                cp = launcher.case_plan(slot.case)
+                if cp.skipped:
+                    continue
+                self.runs[id(launcher)] += 1
+                n += 1
+                status = launcher._run(cp, slot, total[id(launcher)], self.runs[id(launcher)])
+                if status != "ok" and not launcher.workload.blocked(cp):
+                    retry[id(launcher)].append(slot)
+        for launcher in self.launchers:
+            before = self.runs[id(launcher)]
+            self.runs[id(launcher)] = launcher.retry(retry[id(launcher)], total[id(launcher)], before)
+            n += self.runs[id(launcher)] - before
+        return n
+
+    def run(self) -> list[LaunchResult]:
+        """Discover every variant, create the workloads, warm up, run the base rounds side by side,
+        then the adaptive rounds; always delete everything. Never raises for run failures."""
+        t0 = self.clock()
+        for L in self.launchers:
+            L.result.started = now_iso()
+        try:
+            with interruptible():
+                pending: dict[int, dict[CaseKey, list[int]]] = {}
+                for L in self.launchers:
+                    facts = L.discover()
+                    pending[id(L)] = pending_runs(L.cfg, facts.variant, L.tally.states)
+                adaptive = self.cfg.adaptive
+                if adaptive:
+                    self.sampler = VariantSampler(self, t0)
+                log.info(
+                    "side by side, experiment %s, launch %s: %s",
+                    self.cfg.experiment,
+                    self.launch_id,
+                    ", ".join(
+                        f"{L.variant} {sum(len(v) for v in pending[id(L)].values())} run(s) missing"
+                        for L in self.launchers
+                    ),
+                )
+                if not any(pending.values()) and not adaptive:
+                    log.info("nothing to launch: every run is in %s", self.cfg.raw_dir)
+                    return self.results
+                every = {c.key for c in self.cfg.cases}
+                for L in self.launchers:
+                    L.prepare(set(pending[id(L)]) | (every if adaptive else set()))
+                for L in self.launchers:
+                    warm_up(L, set(pending[id(L)]))
+                per_variant = []
+                for L in self.launchers:
+                    keys = [c.key for c in L.cfg.cases if c.key in pending[id(L)]]
+                    per_variant.append((L, schedule(keys, pending[id(L)], L.cfg.order, L.cfg.seed)))
+                self.run_pairs(interleave(per_variant, self.cfg.seed))
+                if self.sampler is not None:
+                    self.sampler.loop()
+        except Interrupted as exc:
+            for r in self.results:
+                r.interrupted = True
+                r.error = f"interrupted ({exc.args[0] if exc.args else 'SIGINT'})"
+            log.error("interrupted: cleaning up")
+        except (KubeError, LaunchConfigError) as exc:
+            for r in self.results:
+                r.error = str(exc)
+            log.error("%s", exc)
+        except Exception as exc:
+            for r in self.results:
+                r.error = f"{exc.__class__.__name__}: {str(exc).strip()[:500]}"
+            log.exception("side-by-side launch failed")
+        finally:
+            for L in self.launchers:
+                L.teardown()
+                L.result.ended = now_iso()
+        if self.sampler is not None:
+            try:
+                self.sampler.write_account()
+            except Exception as exc:  # noqa: BLE001 - a statistics problem must not hide the launch result
+                log.warning("could not write the side-by-side account: %s", exc)
+        for L in self.launchers:
+            L.result.node_failures.update({**L.workload.unreachable, **L.workload.nodes.seen})
+            L.tally.finish(L.cfg.cases)
+        return self.results
+
+
+class VariantSampler:
+    """Adaptive rounds across variants: more side-by-side rounds of the cases whose primary variant
+    comparison is not yet met (the same interval ``variants.csv`` states)."""
+
+    def __init__(self, sbs: SideBySide, t0: float):
+        from podnet.stats import resolve
+        from podnet.stats.precision import min_to_stop
+
+        self.sbs = sbs
+        self.t0 = t0
+        cfg = sbs.cfg
+        s = resolve(cfg.stats)
+        base = sbs.launchers[0].cfg.variant
+        comps = [c for c in s["comparisons"] if c.get("by") != "variant"]
+        comps.append({"by": "variant", "baseline": base})
+        self.settings = {**s, "comparisons": comps}
+        self.primary = [p for p in s["primary"] if p.get("by") == "variant"]
+        self.cap = int(s["planning"]["max_repeats"])
+        self.nmin = min_to_stop(s)
+        self.budget = cfg.budget_s
+        self.rounds = 0
+        self.stop = ""
+        self.items: list[dict[str, Any]] = []
+
+    def judge(self) -> list[dict[str, Any]]:
+        """The primary family's side-by-side rows of ``variants.csv`` over this variant set's runs."""
+        from podnet.parse import parse_files
+        from podnet.stats.variants import variant_table
+
+        files = [
+            a.path
+            for L in self.sbs.launchers
+            for st in L.tally.states.values()
+            for atts in st.attempts.values()
+            for a in atts
+            if a.status == "ok"
+        ]
+        if not files or not self.primary:
+            return []
+        cfg = self.sbs.cfg
+        parsed = parse_files(files, cfg.raw_dir, cfg.experiment)
+        vt = variant_table(parsed.tidy, self.settings)
+        if vt.empty:
+            return []
+        rows = vt[(vt["design"] == "side-by-side") & (vt["role"] == "primary")]
+        items = []
+        for _, r in rows.iterrows():
+            hw, target, n = float(r["rel_half_width"]), float(r["target_rel_half_width"]), int(r["n_pairs"])
+            items.append(
+                {
+                    "variant": str(r["variant"]),
+                    "baseline_variant": str(r["baseline_variant"]),
+                    "case": [str(r["scenario"]), str(r["tool"]), str(r["test"])],
+                    "metric": str(r["metric"]),
+                    "ratio": float(r["ratio"]),
+                    "ci_low": float(r["ci_low"]),
+                    "ci_high": float(r["ci_high"]),
+                    "rel_half_width": hw,
+                    "target_rel_half_width": target,
+                    "n_pairs": n,
+                    "met": bool(hw <= target and n >= self.nmin),
+                }
+            )
+        return items
+
+    def _at_cap(self, key: CaseKey) -> bool:
+        return any(max(L.tally.states[key].attempts, default=0) >= self.cap for L in self.sbs.launchers)
+
+    def _runnable(self, key: CaseKey) -> bool:
+        for L in self.sbs.launchers:
+            plan = L.workload.plan
+            cp = next((c for c in plan.cases if c.case.key == key), None) if plan else None
+            if cp is None or cp.skipped or L.workload.blocked(cp):
+                return False
+        return True
+
+    def loop(self) -> None:
+        """Add side-by-side rounds until the family is met, the cap or the budget stops it."""
+        clock = self.sbs.clock
+        while True:
+            self.items = self.judge()
+            unmet = [it for it in self.items if not it["met"]]
+            if not self.items:
+                self.stop = "no primary variant comparison (stats.primary by: variant) to judge"
+                return
+            if not unmet:
+                self.stop = "every primary variant comparison met its target"
+                return
+            keys = sorted({tuple(it["case"]) for it in unmet})
+            keys = [k for k in keys if not self._at_cap(k) and self._runnable(k)]  # type: ignore[arg-type]
+            if not keys:
+                self.stop = "max_repeats reached (or the unmet cases cannot run)"
+                return
+            used = clock() - self.t0
+            nxt = sum(L.times.predict(keys) for L in self.sbs.launchers)  # type: ignore[arg-type]
+            if self.budget is not None and used + nxt > self.budget:
+                self.stop = "budget spent"
+                return
+            self.rounds += 1
+            worst = max(unmet, key=lambda it: it["rel_half_width"])
+            log.info(
+                "side-by-side adaptive round %d: %d of %d primary variant comparisons still miss their "
+                "target (worst %s %s %s/%s %s ±%.1f %% at %d pairs); next round ~%ds",
+                self.rounds, len(unmet), len(self.items), worst["variant"], worst["baseline_variant"],
+                worst["case"][1], worst["case"][2], worst["case"][0], 100 * worst["rel_half_width"],
+                worst["n_pairs"], int(nxt),
+            )  # fmt: skip
+            per_variant = []
+            for L in self.sbs.launchers:
+                last = {k: max(L.tally.states[k].attempts, default=0) for k in keys}
+                pending = {k: [last[k] + 1] for k in keys}  # type: ignore[index]
+                rounds = schedule(keys, pending, L.cfg.order, L.cfg.seed + self.rounds)
+                slots = [s for rnd in rounds for s in rnd]
+                per_variant.append((L, [slots]))
+            self.sbs.run_pairs(interleave(per_variant, self.sbs.cfg.seed + self.rounds))
+
+    def write_account(self) -> Path:
+        """``raw/<exp>/_side_by_side/<launch id>.json``: every judged item, the stop reason, the runs."""
+        doc = {
+            "launch_id": self.sbs.launch_id,
+            "experiment": self.sbs.cfg.experiment,
+            "variants": [L.variant for L in self.sbs.launchers],
+            "design": "side-by-side",
+            "added_rounds": self.rounds,
+            "stop": self.stop,
+            "runs_launched": sum(L.result.launched for L in self.sbs.launchers),
+            "min_to_stop": self.nmin,
+            "max_repeats": self.cap,
+            "budget_s": self.budget,
+            "items": self.items,
+        }
+        path = Path(self.sbs.cfg.raw_dir) / "_side_by_side" / f"{self.sbs.launch_id}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        tmp.replace(path)
+        met = sum(it["met"] for it in self.items)
+        log.info(
+            "side by side: %d of %d primary variant comparisons met their target (%s); %d added round(s); %s",
+            met, len(self.items), self.stop, self.rounds, path,
+        )  # fmt: skip
+        return path
+
+
+def launch_side_by_side(
+    configs: Sequence[str | Path | LaunchConfig], *, kubes: Sequence[Any] | None = None
+) -> list[LaunchResult]:
+    """Launch the variant configs side by side; write each variant's launch log."""
+    cfgs = [c if isinstance(c, LaunchConfig) else load_config(c) for c in configs]
+    kubes = (
+        list(kubes) if kubes is not None else [Kube(c.kubeconfig, c.context, c.timeouts["api"]) for c in cfgs]
+    )
+    sbs = SideBySide(cfgs, kubes)
+    results = sbs.run()
+    for cfg, res in zip(cfgs, results, strict=True):
+        write_logs(cfg, res, None, name=f"{res.launch_id}.{cfg.variant}")
+        log.info(
+            "launch %s, variant %s: %d run(s) launched, %d ok, %d failed%s",
+            res.launch_id, cfg.variant, res.launched, res.ok, res.failed, f"; {res.error}" if res.error else "",
+        )  # fmt: skip
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m podnet.launch.sidebyside", description=__doc__.split("\n")[0]
+    )
+    ap.add_argument("configs", nargs="+", help="one experiment config per variant (the first: the baseline)")
+    args = ap.parse_args(argv)
+    from podnet.launch.cli import configure_logging
+
+    configure_logging()
+    try:
+        results = launch_side_by_side(args.configs)
+    except (LaunchConfigError, KubeError) as exc:
+        print(f"podnet side-by-side: {exc}", file=sys.stderr)
+        return 2
+    return 1 if any(r.error or r.failed for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
