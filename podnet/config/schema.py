@@ -1,4 +1,5 @@
-"""The experiment config schema (package data: ``podnet/config/config.schema.yaml``) and its defaults.
+"""The experiment config schema (package data: ``podnet/config/config.schema.yaml``) and its defaults;
+the JSON schemas of podnet's own files (``podnet/config/schemas/``: sidecars, adaptive accounts).
 
 The schema is the one source of config defaults: code reads a key's default
 with :func:`defaults` instead of repeating it. Snakemake's ``validate()`` and
@@ -7,7 +8,7 @@ with :func:`defaults` instead of repeating it. Snakemake's ``validate()`` and
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,14 @@ SCHEMA_PATH = Path(str(resources.files("podnet.config").joinpath("config.schema.
 def load() -> dict[str, Any]:
     """The schema as a mapping (parsed once)."""
     return yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+@cache
+def data_schema(name: str) -> dict[str, Any]:
+    """The JSON schema of one of podnet's own files (``podnet/config/schemas/<name>.schema.yaml``:
+    ``sidecar``, ``account``), parsed once."""
+    path = Path(str(resources.files("podnet.config").joinpath("schemas", f"{name}.schema.yaml")))
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
 def section(*path: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ judged (:func:`podnet.stats.cases_needing_more`). It stops when everything is me
 round is predicted not to fit in ``launch.budget`` (or ``adaptive.max_runs``), or when every unmet
 comparison reached ``stats.planning.max_repeats`` or cannot run. At the end
 :meth:`Sampler.write_account` writes ``raw/<exp>/<variant>/_adaptive/<launch_id>.json``
-(:data:`podnet.stats.account.ACCOUNT_SCHEMA`).
+(:func:`podnet.stats.account.account_schema`).
 """
 
 from __future__ import annotations
@@ -339,7 +339,7 @@ class Sampler:
         return "launch error" if self.L.result.error else "failed runs"
 
     def account(self) -> dict[str, Any]:
-        """The machine-readable account of this launch (:data:`podnet.stats.account.ACCOUNT_SCHEMA`)."""
+        """The machine-readable account of this launch (:func:`podnet.stats.account.account_schema`)."""
         from podnet.stats.account import ACCOUNT_VERSION
 
         L, cfg = self.L, self.L.cfg

@@ -1,7 +1,7 @@
 """What competed with a run: CPU busy/steal of its machines, the launcher's CPU, the cluster daemons' CPU.
 
 Every launched run's sidecar gets an ``interference`` mapping (checked by
-:data:`podnet.parse.raw.SIDECAR_SCHEMA`):
+:data:`podnet.parse.raw.sidecar_schema`):
 
 - ``nodes``: per node, the CPU time split read from ``/proc/stat`` in the run's
   pods just before and just after the test: ``busy`` (the fraction of all CPUs'

@@ -15,7 +15,7 @@ Sidecar keys (all optional but ``variant`` and ``scenario``):
 ``launch`` (the launcher's id, namespace, config hash: ``launch.id`` becomes the tidy ``launch_id``, which
 the statistics use to pair repeats only within one launch), ``excerpt`` (true: the output was pasted as an excerpt on purpose, e.g. without ping's
 statistics block; its rows are marked) and ``excerpt_lines`` (how many result lines were pasted, e.g. ping
-reply lines: an excerpt with another count is rejected), the types checked against :data:`SIDECAR_SCHEMA`,
+reply lines: an excerpt with another count is rejected), the types checked against :func:`sidecar_schema`,
 ``cluster`` (versions, CNI, nodes), ``source`` and ``notes``; from the launcher also ``warmup`` (true: an
 uncounted warm-up run, never a tidy row), ``interference`` (what competed with the run: CPU busy/steal
 of its machines, the launcher's and the cluster daemons' CPU; :mod:`podnet.launch.interference`) and
@@ -50,104 +50,23 @@ class SidecarError(ValueError):
     """A sidecar is missing, unreadable, lacks a required key or has a key of the wrong type."""
 
 
-#: JSON schema of the sidecar keys the parse stage reads (others are provenance, kept as they are)
-SIDECAR_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["variant", "scenario"],
-    "properties": {
-        "podnet_sidecar": {"type": "integer"},
-        "tool": {"type": "string", "pattern": "^[a-z0-9_-]+$"},
-        "variant": {"type": ["string", "integer"], "minLength": 1, "not": {"type": "boolean"}},
-        "scenario": {"type": ["string", "integer"], "minLength": 1, "not": {"type": "boolean"}},
-        "repeat": {"type": "integer", "minimum": 1, "not": {"type": "boolean"}},
-        "streams": {"type": "integer", "minimum": 1, "not": {"type": "boolean"}},
-        "kind": {"enum": ["measured", "reference"]},
-        "status": {"enum": ["ok", "failed"]},
-        "test": {"type": ["string", "integer"], "not": {"type": "boolean"}},
-        "protocol": {"type": "string"},
-        "direction": {"type": "string"},
-        "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
-        "excerpt": {"type": "boolean"},
-        "excerpt_lines": {"type": "integer", "minimum": 1, "not": {"type": "boolean"}},
-        "error": {"type": ["string", "null"]},
-        "command": {"type": ["string", "array", "null"]},
-        "warmup": {"type": "boolean"},
-        "interference": {"$ref": "#/$defs/interference"},
-        "harness": {"type": ["object", "null"]},
-        "sweep": {
-            "type": "object",
-            "required": ["test", "param", "value"],
-            "properties": {
-                "test": {"type": ["string", "integer"], "not": {"type": "boolean"}},
-                "param": {"type": "string", "pattern": "^[a-z_]+$"},
-                "value": {
-                    "anyOf": [
-                        {"type": "number", "not": {"type": "boolean"}},
-                        {"type": "string", "pattern": "^[0-9]+(\\.[0-9]+)?[KMGkmg]?$"},
-                    ]
-                },
-            },
-        },
-    },
-    "$defs": {
-        "fraction": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
-        "seconds": {"type": ["number", "null"], "minimum": 0},
-        "interference": {
-            "type": "object",
-            "required": ["nodes", "launcher_cpu_s", "exec_wall_s"],
-            "properties": {
-                "busy": {"$ref": "#/$defs/fraction"},
-                "steal": {"$ref": "#/$defs/fraction"},
-                "window_s": {"$ref": "#/$defs/seconds"},
-                "machines": {"type": "integer", "minimum": 0},
-                "exec_wall_s": {"$ref": "#/$defs/seconds"},
-                "launcher_cpu_s": {"$ref": "#/$defs/seconds"},
-                "launcher_cpu_fraction": {"type": ["number", "null"], "minimum": 0},
-                "nodes": {
-                    "type": "object",
-                    "additionalProperties": {
-                        "type": "object",
-                        "required": ["seen_by"],
-                        "properties": {
-                            "seen_by": {"enum": ["client", "server"]},
-                            "busy": {"$ref": "#/$defs/fraction"},
-                            "steal": {"$ref": "#/$defs/fraction"},
-                            "iowait": {"$ref": "#/$defs/fraction"},
-                            "cpus": {"type": "integer", "minimum": 1},
-                            "cpu_busy": {"type": "array", "items": {"$ref": "#/$defs/fraction"}},
-                            "window_s": {"$ref": "#/$defs/seconds"},
-                            "boot_id": {"type": "string"},
-                            "error": {"type": "string"},
-                        },
-                    },
-                },
-                "daemons": {
-                    "type": "object",
-                    "required": ["cpu_s", "by_daemon"],
-                    "properties": {
-                        "cpu_s": {"$ref": "#/$defs/seconds"},
-                        "fraction": {"type": ["number", "null"], "minimum": 0},
-                        "control_plane_cpu_s": {"$ref": "#/$defs/seconds"},
-                        "node_agents_cpu_s": {"$ref": "#/$defs/seconds"},
-                        "cgroup_cpu_s": {"$ref": "#/$defs/seconds"},
-                        "by_daemon": {"type": "object", "additionalProperties": {"$ref": "#/$defs/seconds"}},
-                    },
-                },
-            },
-        },
-    },
-}
+def sidecar_schema() -> dict[str, Any]:
+    """JSON schema of the sidecar keys the parse stage reads (others are provenance, kept as they
+    are): ``podnet/config/schemas/sidecar.schema.yaml``."""
+    from podnet.config.schema import data_schema
+
+    return data_schema("sidecar")
 
 
 @lru_cache(maxsize=1)
 def _sidecar_validator() -> Any:
     import jsonschema
 
-    return jsonschema.Draft7Validator(SIDECAR_SCHEMA)
+    return jsonschema.Draft7Validator(sidecar_schema())
 
 
 def validate_sidecar(meta: Any, where: str = "sidecar") -> dict[str, Any]:
-    """``meta`` checked against :data:`SIDECAR_SCHEMA`; :class:`SidecarError` lists every problem."""
+    """``meta`` checked against :func:`sidecar_schema`; :class:`SidecarError` lists every problem."""
     if not isinstance(meta, dict):
         raise SidecarError(f"{where} must be a mapping of keys to values")
     errors = sorted(_sidecar_validator().iter_errors(meta), key=lambda e: list(map(str, e.path)))
@@ -169,7 +88,7 @@ def validate_sidecar(meta: Any, where: str = "sidecar") -> dict[str, Any]:
 
 def _schema_hint(path: Any) -> str:
     key = str(list(path)[0]) if list(path) else ""
-    spec = SIDECAR_SCHEMA["properties"].get(key, {})
+    spec = sidecar_schema()["properties"].get(key, {})
     if "enum" in spec:
         return "expected one of " + ", ".join(spec["enum"])
     if key == "sha256":

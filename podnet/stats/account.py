@@ -2,7 +2,7 @@
 
 An adaptive launch writes ``raw/<experiment>/<variant>/_adaptive/<launch_id>.json`` (the
 ``_adaptive`` directory is not read as tool output by the parse stage). Its shape is
-:data:`ACCOUNT_SCHEMA`; :func:`read_accounts` flattens any number of them into one table
+:func:`account_schema`; :func:`read_accounts` flattens any number of them into one table
 (``processed/<experiment>/adaptive.csv``, one row per judged comparison or case), which the report's
 findings put into words (:func:`podnet.report.findings.adaptive_markdown`).
 """
@@ -18,67 +18,18 @@ import pandas as pd
 
 ACCOUNT_VERSION = 1
 
-#: why a comparison (or case) ended as it did
-REASONS = ("met", "budget spent", "max_repeats reached", "failed runs", "interrupted", "launch error")
 
-_NUM = {"type": ["number", "null"]}
-_ITEM = {
-    "type": "object",
-    "required": ["scenario", "tool", "test", "metric", "rel_half_width", "target_rel_half_width", "n"]
-    + ["status", "reason"],
-    "properties": {
-        "by": {"enum": ["scenario", "case"]},
-        "baseline": {"type": ["string", "null"]},
-        "treatment": {"type": ["string", "null"]},
-        "scenario": {"type": "string"},
-        "tool": {"type": "string"},
-        "test": {"type": "string"},
-        "metric": {"type": "string"},
-        "direction": {"type": ["string", "null"]},
-        "streams": _NUM,
-        "interval": {"enum": ["paired", "unpaired", ""]},
-        "ratio": _NUM,
-        "low": _NUM,
-        "high": _NUM,
-        "rel_half_width": _NUM,
-        "target_rel_half_width": {"type": "number"},
-        "n": _NUM,
-        "n_needed": _NUM,
-        "status": {"enum": ["met", "unmet"]},
-        "reason": {"enum": list(REASONS)},
-        "cases": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}},
-    },
-}
+def account_schema() -> dict[str, Any]:
+    """JSON schema of one account file: ``podnet/config/schemas/account.schema.yaml``."""
+    from podnet.config.schema import data_schema
 
-#: JSON schema of one account file
-ACCOUNT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["podnet_adaptive", "experiment", "variant", "launch_id", "mode", "items", "stop"]
-    + ["runs_launched", "fixed_repeats", "fixed_protocol_runs", "wall_s", "budget_s"],
-    "properties": {
-        "podnet_adaptive": {"const": ACCOUNT_VERSION},
-        "experiment": {"type": "string"},
-        "variant": {"type": "string"},
-        "launch_id": {"type": "string"},
-        "started": {"type": "string"},
-        "ended": {"type": "string"},
-        "mode": {"enum": ["primary", "cases"], "description": "judged on stats.primary, or each case"},
-        "target_rel_half_width": {"type": "number"},
-        "max_repeats": {"type": "integer"},
-        "budget_s": _NUM,
-        "max_runs": {"type": ["integer", "null"]},
-        "wall_s": {"type": "number", "description": "seconds from the launch's start to the account"},
-        "base_rounds": {"type": "integer"},
-        "adaptive_rounds": {"type": "integer"},
-        "stop": {"type": "string", "description": "why no further round was started"},
-        "cases": {"type": "integer", "description": "cases of the config"},
-        "runs_launched": {"type": "integer", "description": "runs this launch started (retries included)"},
-        "runs_recorded": {"type": "integer", "description": "attempts raw/ holds for these cases"},
-        "fixed_repeats": {"type": "integer"},
-        "fixed_protocol_runs": {"type": "integer", "description": "cases x fixed_repeats"},
-        "items": {"type": "array", "items": _ITEM},
-    },
-}
+    return data_schema("account")
+
+
+#: why a comparison (or case) ended as it did (the schema's enum of ``items.reason``)
+REASONS: tuple[str, ...] = tuple(
+    account_schema()["properties"]["items"]["items"]["properties"]["reason"]["enum"]
+)
 
 _LAUNCH_KEYS = [
     "experiment",
@@ -93,15 +44,15 @@ _LAUNCH_KEYS = [
     "fixed_repeats",
     "fixed_protocol_runs",
 ]
-_ITEM_KEYS = list(_ITEM["properties"])
+_ITEM_KEYS = list(account_schema()["properties"]["items"]["items"]["properties"])
 ACCOUNT_COLUMNS = _LAUNCH_KEYS + [k for k in _ITEM_KEYS if k != "cases"]
 
 
 def validate(doc: Any, where: str = "account") -> None:
-    """Raise ValueError when ``doc`` does not match :data:`ACCOUNT_SCHEMA`."""
+    """Raise ValueError when ``doc`` does not match :func:`account_schema`."""
     import jsonschema
 
-    errors = list(jsonschema.Draft202012Validator(ACCOUNT_SCHEMA).iter_errors(doc))
+    errors = list(jsonschema.Draft202012Validator(account_schema()).iter_errors(doc))
     if errors:
         e = errors[0]
         path = "/".join(str(p) for p in e.absolute_path) or "(top level)"

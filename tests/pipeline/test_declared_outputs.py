@@ -27,7 +27,7 @@ def state(*roots: Path) -> dict[str, tuple[int, int]]:
 
 
 def plant_account(raw: Path, launch_id: str, reason: str) -> Path:
-    """An adaptive launch's account, as the launcher writes it (podnet.stats.account.ACCOUNT_SCHEMA)."""
+    """An adaptive launch's account, as the launcher writes it (podnet.stats.account.account_schema)."""
     import json
 
     from podnet.stats.account import validate

@@ -31,6 +31,8 @@ def test_pip_install_then_podnet_parse(tmp_path):
     site = next((venv / "lib").glob("python3*/site-packages"))
     pkg = site / "podnet"
     assert (pkg / "config" / "config.schema.yaml").is_file() and (pkg / "stats" / "METHODS.md").is_file()
+    for name in ("sidecar", "account"):  # podnet's own files' JSON schemas (podnet.config.schema.data_schema)
+        assert (pkg / "config" / "schemas" / f"{name}.schema.yaml").is_file(), name
     assert not (pkg / "launch" / "fake.py").exists()
     for manifest in ("rbac.yaml", "admission.yaml", "rbac-namespaces.yaml"):  # podnet.launch.rbac's
         assert (pkg / "launch" / "policy" / manifest).is_file(), manifest

@@ -30,7 +30,12 @@ def cfg(tmp_path, variant, **over):
         IPERF3,
         raw_dir=tmp_path / "raw",
         stats={
-            "planning": {"target_rel_half_width": 0.05, "min_repeats": 3, "max_repeats": 12, "min_to_stop": 4},
+            "planning": {
+                "target_rel_half_width": 0.05,
+                "min_repeats": 3,
+                "max_repeats": 12,
+                "min_to_stop": 4,
+            },
             "primary": [PRIMARY],
             "comparisons": [{"by": "scenario", "baseline": "host-host"}, {"by": "variant", "baseline": "a"}],
         },
