@@ -29,13 +29,13 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from podnet import tools as adapters
+from podnet.launch.results import now_iso
 from podnet.parse.raw import write_raw
 from podnet.parse.tidy import FLOOR_STANDALONE_SCENARIO, FLOOR_VARIANT
 
@@ -86,6 +86,24 @@ def cpu_share(before: tuple[int, int, int], after: tuple[int, int, int]) -> dict
     if total <= 0:
         return {"busy": 0.0, "steal": 0.0}
     return {"busy": round(busy / total, 4), "steal": round(steal / total, 4)}
+
+
+def floor_interference(
+    before: tuple[int, int, int], after: tuple[int, int, int], wall_s: float, launcher_cpu_s: float
+) -> dict[str, Any]:
+    """The sidecar's ``interference`` of a floor run, in the launched runs' shape
+    (:mod:`podnet.launch.interference`): both namespaces are this one machine, measured once."""
+    share = cpu_share(before, after)
+    machine = {"seen_by": "client", **share, "cpus": os.cpu_count() or 1, "window_s": round(wall_s, 3)}
+    return {
+        **share,
+        "window_s": round(wall_s, 3),
+        "machines": 1,
+        "exec_wall_s": round(wall_s, 3),
+        "launcher_cpu_s": round(launcher_cpu_s, 3),
+        "launcher_cpu_fraction": round(launcher_cpu_s / wall_s, 4) if wall_s > 0 else None,
+        "nodes": {platform.node() or "localhost": machine},
+    }
 
 
 @dataclass
@@ -252,8 +270,9 @@ class Floor:
             "protocol": inv.protocol,
             "direction": inv.direction,
             "streams": inv.streams,
-            "command": shlex.join(inv.client),
-            "server_command": shlex.join(inv.server) if inv.server else None,
+            "command": [str(a) for a in inv.client],
+            "command_line": shlex.join(str(a) for a in inv.client),
+            "server_command": [str(a) for a in inv.server] if inv.server else None,
             "params": {k: v for k, v in test.params.items() if v is not None},
             "duration_s": inv.duration,
             "client": {"netns": n.ns_client, "ip": n.ip_client},
@@ -264,8 +283,8 @@ class Floor:
         }
         server = self._start_server(inv.server, inv.port) if inv.server else None
         try:
-            meta["started"] = _now()
-            cpu0 = cpu_times()
+            meta["started"] = now_iso()
+            cpu0, own0, t0 = cpu_times(), time.process_time(), time.monotonic()
             try:
                 r = subprocess.run(
                     _in_ns(n.ns_client, inv.client), capture_output=True, timeout=inv.duration + 30
@@ -273,8 +292,10 @@ class Floor:
                 out, rc, err = r.stdout, r.returncode, r.stderr.decode(errors="replace").strip()
             except subprocess.TimeoutExpired as exc:
                 out, rc, err = exc.stdout or b"", -1, f"timed out after {inv.duration + 30:.0f} s"
-            meta["cpu"] = cpu_share(cpu0, cpu_times())
-            meta["ended"] = _now()
+            wall = time.monotonic() - t0
+            meta["interference"] = floor_interference(cpu0, cpu_times(), wall, time.process_time() - own0)
+            meta["ended"] = now_iso()
+            meta["elapsed_s"] = round(wall, 3)
         finally:
             if server is not None:
                 _stop(server)
@@ -306,10 +327,6 @@ def _version(argv: list[str]) -> str | None:
     r = subprocess.run(argv, capture_output=True, text=True, check=False)
     text = (r.stdout or r.stderr).strip()
     return text.splitlines()[0] if text else None
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def tests_from_config(config: dict[str, Any], selectors: Sequence[str] = ()) -> list[FloorTest]:

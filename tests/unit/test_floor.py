@@ -42,7 +42,12 @@ def test_floor_runs_parse_and_leave_nothing(tmp_path: Path):
     for p in paths:
         meta = yaml.safe_load(Path(str(p) + ".meta.yaml").read_text())
         assert meta["variant"] == "floor" and meta["scenario"] == "netns-veth" and meta["status"] == "ok"
-        assert 0 <= meta["cpu"]["busy"] <= 1 and meta["floor"]["mtu"] == 1500
+        assert meta["floor"]["mtu"] == 1500
+        # the launched runs' sidecar format: command as a list, Z times, interference of the machine
+        assert meta["command"][0] in ("iperf3", "ping") and isinstance(meta["command_line"], str)
+        assert meta["started"].endswith("Z") and meta["elapsed_s"] > 0
+        (machine,) = meta["interference"]["nodes"].values()
+        assert 0 <= machine["busy"] <= 1 and machine["cpus"] >= 1 and meta["interference"]["machines"] == 1
     parsed = parse_files(paths, tmp_path, "floor-test")
     assert parsed.failed.empty
     rows = parsed.tidy
