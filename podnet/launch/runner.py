@@ -148,7 +148,7 @@ class Launcher:
                 if cp.skipped:
                     continue
                 n += 1
-                if self._run(cp, slot, total, n) != "ok" and not self.workload.blocked(cp):
+                if self.run_one(cp, slot, total, n) != "ok" and not self.workload.blocked(cp):
                     retry.append(slot)
         return self.retry(retry, total, n, budget)
 
@@ -178,10 +178,10 @@ class Launcher:
             log.info(
                 "retrying %s r%03d (attempt %d)", cp.case.label, slot.repeat, st.next_attempt(slot.repeat)
             )
-            self._run(cp, slot, total, n)
+            self.run_one(cp, slot, total, n)
         return n
 
-    def _run(self, cp: CasePlan, slot: Slot, total: int, n: int) -> str:
+    def run_one(self, cp: CasePlan, slot: Slot, total: int, n: int) -> str:
         """One run, timed by the launch's clock."""
         assert self.executor is not None
         t0 = self.clock()

@@ -139,7 +139,7 @@ class SideBySide:
                     continue
                 self.runs[id(launcher)] += 1
                 n += 1
-                status = launcher._run(cp, slot, total[id(launcher)], self.runs[id(launcher)])
+                status = launcher.run_one(cp, slot, total[id(launcher)], self.runs[id(launcher)])
                 if status != "ok" and not launcher.workload.blocked(cp):
                     retry[id(launcher)].append(slot)
         for launcher in self.launchers:
