@@ -20,7 +20,9 @@ account is ``raw/<exp>/_side_by_side/<launch id>.json``; each variant's launch l
 
 The configs must be one experiment (same raw_dir, scenarios and tests) with distinct
 ``launch.variant`` names; the first is the baseline of the variant comparisons. Only the first
-runs the interleaved noise floor (``launch.floor``): one floor per machine.
+runs the interleaved noise floor (``launch.floor``): one floor per machine. Variant i's server
+ports are ``launch.ports`` + i x 1000 (:func:`variant_ports`), so variants sharing one cluster (an
+A/A) never want one host port for two hostNetwork servers; a test that pins its own ``port`` keeps it.
 """
 
 from __future__ import annotations
@@ -50,6 +52,22 @@ log = logging.getLogger("podnet.launch")
 
 #: one run to do: which variant's launcher, which slot
 Pair = tuple[Launcher, Slot]
+
+#: variant i's server ports are the configured ones + i x this: two variants on one cluster (an A/A)
+#: run their hostNetwork servers on the same nodes, and one port cannot serve both
+PORT_STRIDE = 1000
+
+
+def variant_ports(cfg: LaunchConfig, i: int) -> dict[str, int]:
+    """Variant ``i``'s server ports (``launch.ports`` shifted by ``i`` x :data:`PORT_STRIDE`)."""
+    ports = {k: int(v) + PORT_STRIDE * i for k, v in cfg.ports.items()}
+    high = [k for k, v in ports.items() if v > 65535]
+    if high:
+        raise LaunchConfigError(
+            f"variant {cfg.variant}: launch.ports {', '.join(high)} + {PORT_STRIDE * i} (its place side by "
+            f"side) passes 65535: configure lower ports"
+        )
+    return ports
 
 
 def check_configs(cfgs: Sequence[LaunchConfig]) -> None:
@@ -106,8 +124,11 @@ class SideBySide:
         check_configs(cfgs)
         self.launch_id = launch_id or (time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2))
         self.clock = clock
-        # one noise floor per machine: the first variant's
-        cfgs = [cfgs[0], *(replace(c, floor_tests=()) for c in cfgs[1:])]
+        # one noise floor per machine (the first variant's); each variant its own server ports
+        cfgs = [
+            cfgs[0],
+            *(replace(c, floor_tests=(), ports=variant_ports(c, i)) for i, c in enumerate(cfgs) if i),
+        ]
         self.launchers = [
             Launcher(c, k, launch_id=self.launch_id, repo=repo, clock=clock)
             for c, k in zip(cfgs, kubes, strict=True)

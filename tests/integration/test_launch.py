@@ -325,25 +325,28 @@ def test_fidelity_pod_pod_cross_node(core, tmp_path):
 
 def test_two_variants_side_by_side_on_one_cluster(core, tmp_path):
     """An A/A side by side on the running cluster: two variant names, one launch id, each case's
-    repeat under both variants back to back; the statistics pair them (design side-by-side)."""
+    repeat under both variants back to back (hostNetwork servers of both on one node: each variant
+    its own ports); the statistics pair them (design side-by-side)."""
     from podnet.launch.sidebyside import launch_side_by_side
     from podnet.stats.variants import variant_table
 
     cfgs = []
     for name in ("aa-1", "aa-2"):
-        cfg = small(tmp_path, "it-sbs", ["pod-pod-cross-node"], ["iperf3"], variant=name, repeats=2)
+        cfg = small(
+            tmp_path, "it-sbs", ["host-host", "pod-pod-cross-node"], ["iperf3"], variant=name, repeats=2
+        )
         cfg["launch"]["defaults"] = {"duration": 2, "omit": 0}
         cfgs.append(from_mapping(cfg))
     results = launch_side_by_side(cfgs)
-    assert [(r.launched, r.ok, r.error) for r in results] == [(2, 2, "")] * 2, results
+    assert [(r.launched, r.ok, r.error) for r in results] == [(4, 4, "")] * 2, results
     assert len({r.launch_id for r in results}) == 1
     side = {f: read_sidecar(f) for f in find_raw_files(cfgs[0].raw_dir)}
     assert {s["launch"]["id"] for s in side.values()} == {results[0].launch_id}
     runs = sorted(side.items(), key=lambda kv: kv[1]["started"])
     variants = [p.relative_to(cfgs[0].raw_dir).parts[0] for p, _ in runs]
-    assert sorted(variants[:2]) == sorted(variants[2:]) == ["aa-1", "aa-2"], variants  # pairs in time
+    assert all(sorted(variants[i : i + 2]) == ["aa-1", "aa-2"] for i in range(0, 8, 2)), variants  # pairs
     tidy = parse_experiment(cfgs[0].raw_dir, experiment="it-sbs").tidy
     vt = variant_table(tidy, {"comparisons": [{"by": "variant", "baseline": "aa-1"}]})
     sbs = vt[(vt["design"] == "side-by-side") & (vt["metric"] == "throughput")]
-    assert len(sbs) == 1 and int(sbs["n_pairs"].iloc[0]) == 2
+    assert len(sbs) == 2 and set(sbs["n_pairs"]) == {2}, sbs
     assert leftovers(core) == []

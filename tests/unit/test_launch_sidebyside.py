@@ -118,6 +118,12 @@ def test_one_noise_floor_per_machine_and_each_variant_its_own_namespace(tmp_path
     ka = kube(order, "a", lambda: 9)
     sbs = SideBySide([a, b], [ka, ka])  # an A/A on one cluster: two variant names, one kubeconfig
     assert sbs.launchers[0].cfg.floor_tests and not sbs.launchers[1].cfg.floor_tests
+    # hostNetwork servers of both variants on one node: each variant its own ports
+    pa, pb = sbs.launchers[0].cfg.ports, sbs.launchers[1].cfg.ports
+    assert pa == a.ports and pb == {k: v + 1000 for k, v in pa.items()}
+    high = cfg(tmp_path, "c", ports={"iperf3": 65000})
+    with pytest.raises(LaunchConfigError, match="passes 65535"):
+        SideBySide([a, high], [ka, ka])
 
 
 def test_bad_variant_sets_are_refused(tmp_path):
