@@ -135,7 +135,6 @@ class SideBySide:
         ]
         self.cfg = cfgs[0]
         self.sampler: VariantSampler | None = None
-        self.runs = {id(L): 0 for L in self.launchers}
 
     @property
     def results(self) -> list[LaunchResult]:
@@ -148,6 +147,7 @@ class SideBySide:
             for launcher, _ in rnd:
                 total[id(launcher)] += 1
         retry: dict[int, list[Slot]] = {id(L): [] for L in self.launchers}
+        done = {id(L): 0 for L in self.launchers}  # this call's runs per variant: the log's [n/total]
         n = 0
         for rnd in rounds:
             for launcher in self.launchers:
@@ -158,15 +158,15 @@ class SideBySide:
                 cp = launcher.case_plan(slot.case)
                 if cp.skipped:
                     continue
-                self.runs[id(launcher)] += 1
+                done[id(launcher)] += 1
                 n += 1
-                status = launcher.run_one(cp, slot, total[id(launcher)], self.runs[id(launcher)])
+                status = launcher.run_one(cp, slot, total[id(launcher)], done[id(launcher)])
                 if status != "ok" and not launcher.workload.blocked(cp):
                     retry[id(launcher)].append(slot)
         for launcher in self.launchers:
-            before = self.runs[id(launcher)]
-            self.runs[id(launcher)] = launcher.retry(retry[id(launcher)], total[id(launcher)], before)
-            n += self.runs[id(launcher)] - before
+            before = done[id(launcher)]
+            added = launcher.retry(retry[id(launcher)], total[id(launcher)], before) - before
+            n += added
         return n
 
     def run(self) -> list[LaunchResult]:
