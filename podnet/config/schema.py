@@ -33,6 +33,24 @@ def data_schema(name: str) -> dict[str, Any]:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
+#: config keys that moved: old dotted path -> new dotted path (a config using the old one is refused
+#: with both named, never silently ignored)
+MOVED = {"launch.budget": "launch.adaptive.budget"}
+
+
+def check_moved(config: Any, where: str = "config") -> None:
+    """Raise ValueError naming ``where`` when ``config`` uses a key of :data:`MOVED`."""
+    for old, new in MOVED.items():
+        node, *parts = [config, *old.split(".")]
+        for p in parts[:-1]:
+            node = node.get(p) if isinstance(node, dict) else None
+        if isinstance(node, dict) and parts[-1] in node:
+            raise ValueError(
+                f"{where}: `{old}` moved to `{new}` (the adaptive stop's launch limits live together: "
+                f"enabled, budget, max_runs)"
+            )
+
+
 def section(*path: str) -> dict[str, Any]:
     """The schema node of a config key path, e.g. ``section("launch", "timeouts")``."""
     node = load()

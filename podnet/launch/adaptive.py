@@ -7,7 +7,7 @@ comparison's interval still is. The treatment case and the baseline case of ever
 still wider than its target get one more interleaved round; cases outside the primary family get
 the base repeats only. Without a by-scenario ``stats.primary`` each case's own headline interval is
 judged (:func:`podnet.stats.cases_needing_more`). It stops when everything is met, when the next
-round is predicted not to fit in ``launch.budget`` (or ``adaptive.max_runs``), or when every unmet
+round is predicted not to fit in ``launch.adaptive.budget`` (or ``adaptive.max_runs``), or when every unmet
 comparison reached ``stats.planning.max_repeats`` or cannot run. At the end
 :meth:`Sampler.write_account` writes ``raw/<exp>/<variant>/_adaptive/<launch_id>.json``
 (:func:`podnet.stats.account.account_schema`).

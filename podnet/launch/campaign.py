@@ -25,7 +25,7 @@ side** where they can be up at once (:func:`design`): real clusters (one kubecon
 one embedded cluster set-up (variants sharing it are named apart: an A/A check on one cluster). One
 launch (:mod:`podnet.launch.sidebyside`) then interleaves the variants run by run, so the runs of one
 round are pairs taken close in time, and adaptive rounds go to the primary variant comparisons
-(``stats.primary`` entries ``by: variant``) until each is met or ``launch.budget`` ends. Embedded
+(``stats.primary`` entries ``by: variant``) until each is met or ``launch.adaptive.budget`` ends. Embedded
 variants with different cluster settings cannot coexist (:data:`ONE_EMBEDDED_CLUSTER`): they run
 **sequentially**, one after another: for each, the campaign takes the cluster lock, brings the
 cluster up in that variant, launches the experiment with ``launch.variant`` set to the variant's

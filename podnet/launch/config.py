@@ -169,7 +169,7 @@ class LaunchConfig:
     timeouts: dict[str, float]
     adaptive: bool
     adaptive_max_runs: int | None
-    #: wall-clock budget of one launch in seconds (``launch.budget``; None: no limit): limits added rounds only
+    #: wall-clock budget of one launch in seconds (``launch.adaptive.budget``; None: no limit): limits added rounds only
     budget_s: float | None
     #: ``launch.floor``: tests run on the noise floor at each round's start (empty: off)
     floor_tests: tuple[TestSpec, ...] = ()
@@ -240,6 +240,10 @@ def validate(config: Mapping[str, Any]) -> None:
     """Validate a whole experiment config against the schema; :class:`LaunchConfigError` lists the problems."""
     import jsonschema
 
+    try:
+        schema.check_moved(config)
+    except ValueError as exc:
+        raise LaunchConfigError(str(exc)) from None
     validator = jsonschema.Draft202012Validator(schema.load())
     errors = sorted(validator.iter_errors(dict(config)), key=lambda e: list(e.absolute_path))
     if errors:
@@ -322,7 +326,7 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
         timeouts=timeouts,
         adaptive=bool(adaptive["enabled"]),
         adaptive_max_runs=adaptive.get("max_runs"),
-        budget_s=parse_duration(opt("budget")),
+        budget_s=parse_duration(adaptive.get("budget")),
         floor_tests=_floor_tests(launch.get("floor"), tools),
         warmup=int(opt("warmup")),
         warmup_per=str(opt("warmup_per")),

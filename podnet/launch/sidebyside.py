@@ -12,7 +12,7 @@ variant's run with the baseline variant's run of the same launch id and repeat
 With ``launch.adaptive``, added rounds go to the variant comparisons of the primary family
 (``stats.primary`` entries ``by: variant``) whose side-by-side interval is still wider than its
 target (or rests on fewer than ``stats.planning.min_to_stop`` pairs), until every one is met, a
-case reaches ``stats.planning.max_repeats`` or ``launch.budget`` cannot hold another round. The
+case reaches ``stats.planning.max_repeats`` or ``launch.adaptive.budget`` cannot hold another round. The
 account is ``raw/<exp>/_side_by_side/<launch id>.json``; each variant's launch log is
 ``raw/<exp>/_launch/<launch id>.<variant>.json``.
 

@@ -46,7 +46,7 @@ def adaptive_config(tmp_path, *, budget=None, max_repeats=6, target=0.05, primar
     c["launch"]["repeats"] = 3
     c["launch"]["adaptive"] = {"enabled": True}
     if budget is not None:
-        c["launch"]["budget"] = budget
+        c["launch"]["adaptive"]["budget"] = budget
     c["launch"]["scenarios"] = [
         {
             "name": "host-host",
@@ -134,6 +134,15 @@ def test_budget_in_the_config(tmp_path):
     assert adaptive_config(tmp_path).budget_s is None  # no default: no time limit
     with pytest.raises(LaunchConfigError, match="budget"):
         adaptive_config(tmp_path, budget="thirty minutes")
+
+
+def test_the_old_budget_key_is_refused_naming_its_new_place(tmp_path):
+    """The adaptive stop's launch limits live in launch.adaptive; launch.budget is not ignored."""
+    c = copy.deepcopy(BASE)
+    c["raw_dir"] = str(tmp_path / "raw")
+    c["launch"].update(adaptive={"enabled": True}, budget="30m")
+    with pytest.raises(LaunchConfigError, match=r"`launch.budget` moved to `launch.adaptive.budget`"):
+        from_mapping(c)
 
 
 def test_durations_are_written_as_people_read_them():

@@ -185,8 +185,8 @@ def test_the_budget_stops_added_rounds(tmp_path):
     order: list[str] = []
     rng = random.Random(5)
     clock = Clock()
-    a = cfg(tmp_path, "a", adaptive={"enabled": True}, budget="70s")
-    b = cfg(tmp_path, "b", adaptive={"enabled": True}, budget="70s")
+    a = cfg(tmp_path, "a", adaptive={"enabled": True, "budget": "70s"})
+    b = cfg(tmp_path, "b", adaptive={"enabled": True, "budget": "70s"})
     ka = kube(order, "a", lambda: 9 * math.exp(rng.gauss(0, 0.2)), clock)
     kb = kube(order, "b", lambda: 9 * math.exp(rng.gauss(0, 0.2)), clock)
     SideBySide([a, b], [ka, kb], clock=clock).run()

@@ -254,6 +254,12 @@ def test_the_sweeps_figure_draws_received_and_loss_against_offered():
     assert spec.panels[0].ratio  # the received panel draws the diagonal
     assert set(spec.panels[0].rows["hue"]) == {"v", "w"}
     assert "loss-free rate" in spec.note
+    # the order-statistic interval of 3 repeats covers 75 %, and the note says so, not 95 %; every
+    # rate in one unit (a rate of 0 too)
+    assert "order-statistic interval, coverage 75 %" in spec.note
+    rates = spec.note.split("interval, coverage 75 %):")[1]
+    units = [part.rsplit(" ", 1)[1] for part in rates.strip().split("; ")]
+    assert units == ["Gbit/s", "Gbit/s"], rates
     fig = curves.sweeps(t)
     assert len(fig.podnet_intervals) >= 4
 

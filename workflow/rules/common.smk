@@ -17,6 +17,9 @@ from podnet.parse.shards import (
 )  # no pandas here
 from podnet.parse.raw import sidecar_path
 
+schema.check_moved(
+    config, ", ".join(map(str, workflow.overwrite_configfiles)) or "config"
+)
 validate(config, str(schema.SCHEMA_PATH))  # package data: the one schema
 
 EXP = config["experiment"]

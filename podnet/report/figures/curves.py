@@ -225,25 +225,31 @@ def sweeps(t: data.Tables) -> plt.Figure:
     note = "mean or geometric mean of each point's repeats, 95 % CI"
     lc = t.load_curves
     if len(lc):
+        # one display unit for every loss-free rate (a rate of 0 has no unit of its own)
+        vals = lc[["loss_free_rate", "ci_low", "ci_high"]].to_numpy(dtype=float).ravel()
+        f, unit = data.display_unit(
+            [v for v in vals if np.isfinite(v) and v > 0] or [1.0], str(lc["unit"].iloc[0])
+        )
         parts = []
         for _, r in lc.iterrows():
-            f, unit = data.display_unit(
-                [r["loss_free_rate"] or r["ci_high"] or r["offered_step"]], str(r["unit"])
-            )
             ci = (
                 f" [{data.fmt_value(r['ci_low'] / f)}, {data.fmt_value(r['ci_high'] / f)}]"
                 if np.isfinite(float(r["ci_low"]))
                 else ""
             )
             parts.append(
-                f"{r['tool']} {r['variant']} {r['scenario']}: "
-                f"{data.fmt_value(r['loss_free_rate'] / f)}{ci} {unit}"
+                f"{r['tool']} {r['variant']} {r['scenario']}: {data.fmt_value(r['loss_free_rate'] / f)}{ci} {unit}"
             )
         lines = ["; ".join(parts[i : i + 3]) for i in range(0, min(len(parts), 12), 3)]
         more = f" (and {len(parts) - 12} more: load_curves.csv)" if len(parts) > 12 else ""
+        # the order-statistic interval's own coverage (75 % from 3 repeats), never implied to be 95 %
+        cover = sorted(
+            {m for m in lc["ci_method"].astype(str).str.extract(r"coverage ([0-9.]+)%")[0].dropna()}
+        )
+        covered = f", coverage {' / '.join(f'{float(c):g} %' for c in cover)}" if cover else ""
         note += (
             f"\nloss-free rate (loss ≤ {max_loss * 100:g} %; median of the repeats, order-statistic "
-            f"interval){more}:\n" + "\n".join(lines)
+            f"interval{covered}){more}:\n" + "\n".join(lines)
         )
     return draw_xy(panels, hues, title, note)
 
