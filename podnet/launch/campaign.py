@@ -370,13 +370,12 @@ def _run(cmd: list[str], env: Mapping[str, str] | None = None) -> int:
     return subprocess.run(cmd, env={**os.environ, **(env or {})}, check=False).returncode
 
 
-def run_variant(c: Campaign, v: Variant, config: Path, python: str) -> int:
-    """Launch the experiment under one variant; an embedded cluster is brought up first and
-    always taken down again (also when the launch fails)."""
-    launch = [python, "-m", "podnet.cli", "launch", "--config", str(config)]
-    if not v.embedded:
+def launch_on(launch: list[str], embedded: Variant | None) -> int:
+    """Run the ``launch`` command; with an ``embedded`` variant, under the cluster lock between
+    bringing its cluster up and always taking it down again (also when the launch fails)."""
+    if embedded is None:
         return _run(launch)
-    env = v.cluster_env()
+    env = embedded.cluster_env()
     with cluster_lock():
         rc = _run(["bash", "envs/cluster/up.sh"], env)
         try:
@@ -386,25 +385,20 @@ def run_variant(c: Campaign, v: Variant, config: Path, python: str) -> int:
             down = _run(["bash", "envs/cluster/down.sh"], env)
             rc = rc or down
     return rc
+
+
+def run_variant(c: Campaign, v: Variant, config: Path, python: str) -> int:
+    """Launch the experiment under one variant (its embedded cluster up and down around it)."""
+    return launch_on(
+        [python, "-m", "podnet.cli", "launch", "--config", str(config)], v if v.embedded else None
+    )
 
 
 def run_side_by_side(c: Campaign, files: Mapping[str, Path], python: str) -> int:
-    """One launch of every variant at once; the embedded cluster (if a variant uses it) is brought
-    up first and always taken down again."""
+    """One launch of every variant at once; the embedded cluster set-up the variants share (if any)
+    is brought up first and always taken down again."""
     launch = [python, "-m", "podnet.launch.sidebyside", *(str(files[v.name]) for v in c.variants)]
-    embedded = [v for v in c.variants if v.embedded]
-    if not embedded:
-        return _run(launch)
-    env = embedded[0].cluster_env()
-    with cluster_lock():
-        rc = _run(["bash", "envs/cluster/up.sh"], env)
-        try:
-            if rc == 0:
-                rc = _run(launch)
-        finally:
-            down = _run(["bash", "envs/cluster/down.sh"], env)
-            rc = rc or down
-    return rc
+    return launch_on(launch, next((v for v in c.variants if v.embedded), None))
 
 
 def run(path: str | Path, *, python: str = sys.executable, cores: int = 2, publish: bool = True) -> int:
