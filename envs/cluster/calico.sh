@@ -4,7 +4,7 @@
 #   - calico-node v3.28 (build-calico.sh: the Go module proxy's release-v3.28 commit) per node, in the
 #     node's network namespace, Kubernetes datastore (the embedded API server, calico's CRDs):
 #     `calico-node -startup` once (the Calico node: its IPv4 address, ClusterInformation, the
-#     NetworkUnavailable condition), `calico-node -allocate-tunnel-addrs-run-once` (the node's VXLAN
+#     NetworkUnavailable condition), `calico-node -allocate-tunnel-addrs -allocate-tunnel-addrs-run-once` (the node's VXLAN
 #     tunnel address from calico-ipam), then `calico-node -felix` as a daemon: felix's iptables
 #     dataplane (cali-* chains, ipsets), its VXLAN manager (vxlan.calico, VNI 4096, UDP 4789, one
 #     route per remote /26 block via the peer's tunnel address, ARP and FDB entries) and its route
@@ -22,6 +22,8 @@
 #     namespace (unshare -m, as in its container), so the bpffs and cgroup2 mounts its BPF clean-up
 #     code makes vanish with it. The only global path left to calico is /var/lib/calico (felix
 #     always writes /var/lib/calico/mtu: the same 1450 on every node); cluster-down removes it.
+#   - The nodes have no default route, so each gets a route to 169.254.1.1 on eth0: without one the
+#     kernel does not answer the pods' ARP for their gateway (proxy ARP needs a route to the target).
 #   - Built without cgo: felix runs with FELIX_DebugSkipCTLBCleanup=true and FELIX_XDPENABLED=false
 #     (their libbpf calls are stubs that panic); FELIX_USAGEREPORTINGENABLED=false (no outside traffic).
 #   - Not run: calico-kube-controllers (IPAM garbage collection of deleted nodes; the cluster never
@@ -71,17 +73,20 @@ calico_env() {
         FELIX_IPTABLESBACKEND="$(calico_iptables_backend)" \
         FELIX_LOGFILEPATH=none \
         FELIX_LOGSEVERITYSCREEN=info \
+        FELIX_LOGSEVERITYSYS=none \
         FELIX_HEALTHENABLED=false \
         FELIX_USAGEREPORTINGENABLED=false \
         FELIX_XDPENABLED=false \
         FELIX_DebugSkipCTLBCleanup=true
 }
 
-# calico_once N ARG: a one-shot calico-node command in node N's network namespace, logged
+# calico_once N ARG...: a one-shot calico-node command in node N's network namespace, logged to
+# calico-node<first ARG>-N.log
 calico_once() {
     local n=$1 arg=$2 env
+    shift
     mapfile -t env < <(calico_env "$n")
-    timeout 120 nsenter --net="/run/netns/$(node_ns "$n")" -- env "${env[@]}" "$CALICO_BIN/calico-node" "$arg" \
+    timeout 120 nsenter --net="/run/netns/$(node_ns "$n")" -- env "${env[@]}" "$CALICO_BIN/calico-node" "$@" \
         >>"$LOG_DIR/calico-node$arg-$n.log" 2>&1 </dev/null 9>&-
 }
 
@@ -153,7 +158,7 @@ calico_start() {
     ln -sfn "$CALICO_BIN/calico" "$bin/calico"
     ln -sfn "$CALICO_BIN/calico-ipam" "$bin/calico-ipam"
 
-    log "calico-node -startup and -allocate-tunnel-addrs-run-once on each node"
+    log "calico-node -startup and -allocate-tunnel-addrs (run once) on each node"
     for ((n = 1; n <= NODES; n++)); do
         mkdir -p "$(calico_run "$n")"
         calico_once "$n" -startup ||
@@ -162,8 +167,15 @@ calico_start() {
             die "calico-node -startup wrote no nodename file for $(node_name "$n") (see $LOG_DIR/calico-node-startup-$n.log)"
     done
     for ((n = 1; n <= NODES; n++)); do
-        calico_once "$n" -allocate-tunnel-addrs-run-once ||
-            die "calico-node -allocate-tunnel-addrs-run-once failed on $(node_name "$n") (see $LOG_DIR/calico-node-allocate-tunnel-addrs-run-once-$n.log)"
+        calico_once "$n" -allocate-tunnel-addrs -allocate-tunnel-addrs-run-once ||
+            die "calico-node -allocate-tunnel-addrs -allocate-tunnel-addrs-run-once failed on $(node_name "$n") (see $LOG_DIR/calico-node-allocate-tunnel-addrs-$n.log)"
+    done
+    # A pod's default route is calico's link-local gateway 169.254.1.1, which the node answers by proxy
+    # ARP on the pod's cali* veth (the CNI plugin turns proxy_arp on); the kernel proxies only for an
+    # address it has a unicast route to through another device. Real nodes have a default route;
+    # these have none (no outside traffic), so a route to 169.254.1.1 on eth0 stands in for it.
+    for ((n = 1; n <= NODES; n++)); do
+        ip -n "$(node_ns "$n")" route add 169.254.1.1/32 dev eth0 scope link
     done
     log "starting felix (calico-node -felix, iptables dataplane, VXLAN) on each node"
     for ((n = 1; n <= NODES; n++)); do start_calico_felix "$n"; done
