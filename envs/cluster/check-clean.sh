@@ -14,7 +14,7 @@ for p in /proc/[0-9]*; do
     pid=${p#/proc/}
     [[ $pid == "$$" || $pid == "$BASHPID" ]] && continue
     cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
-    if [[ $cmd =~ (/run/podnet-cluster|/var/lib/podnet-cluster|/(k8s|flannel)/v[0-9.]+/bin/|^wireguard-go\ -f\ pnwg) ]] && [[ ! $cmd =~ check-clean ]]; then
+    if [[ $cmd =~ (/run/podnet-cluster|/var/lib/podnet-cluster|/(k8s|flannel)/v[0-9.]+/bin/|/calico/v[^/]+/bin/|^wireguard-go\ -f\ pnwg) ]] && [[ ! $cmd =~ check-clean ]]; then
         bad "process $pid: ${cmd:0:160}"
     elif grep -qE ":/(podnet|$DAEMON_CGROUP_NAME)(/|$)" "$p/cgroup" 2>/dev/null; then
         bad "process $pid in a podnet cgroup: ${cmd:0:160}"
@@ -24,7 +24,9 @@ done
 for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^${NAME_PREFIX}-"); do bad "network namespace $ns"; done
 ip link show podnet0 >/dev/null 2>&1 && bad "link podnet0 in the root namespace"
 ls /run/wireguard/pnwg*.sock >/dev/null 2>&1 && bad "wireguard-go control sockets /run/wireguard/pnwg*.sock"
-for l in flannel.1 cni0; do ip link show "$l" >/dev/null 2>&1 && bad "link $l in the root namespace"; done
+for l in flannel.1 cni0 vxlan.calico; do ip link show "$l" >/dev/null 2>&1 && bad "link $l in the root namespace"; done
+cali=$(ip -o link show 2>/dev/null | awk -F': ' '$2 ~ /^cali[0-9a-f]+(@|$)/ {print $2}' | tr '\n' ' ')
+[[ -n $cali ]] && bad "calico veths in the root namespace: $cali"
 # routes to the pod network, flannel's vxlan FDB and ARP entries (only in node namespaces)
 ip -4 route show | grep -qE "^(${POD_CIDR_ALL%.0.0/16}\.|${SERVICE_CIDR%.0.0/16}\.)" && bad "routes to the pod/service network in the root namespace: $(ip -4 route show | grep -E "^(${POD_CIDR_ALL%.0.0/16}\.|${SERVICE_CIDR%.0.0/16}\.)" | tr '\n' ';')"
 bridge fdb show 2>/dev/null | grep -q "dev flannel" && bad "FDB entries of a flannel device in the root namespace"
@@ -45,9 +47,14 @@ for h in $(daemon_cgroup_dirs); do bad "cgroup $h (the daemons' group)"; done
 # iptables chains in the root namespace
 for t in iptables ip6tables iptables-legacy ip6tables-legacy; do
     command -v "$t-save" >/dev/null || continue
-    chains=$("$t-save" 2>/dev/null | grep -oE '^:(KUBE-|CNI-|FLANNEL-)[^ ]*' | tr '\n' ' ')
+    chains=$("$t-save" 2>/dev/null | grep -oE '^:(KUBE-|CNI-|FLANNEL-|cali-)[^ ]*' | tr '\n' ' ')
     [[ -n $chains ]] && bad "$t chains: $chains"
 done
+# calico's ipsets (felix makes them in the node namespaces only)
+if command -v ipset >/dev/null; then
+    sets=$(ipset list -n 2>/dev/null | grep -E '^cali4[06]' | tr '\n' ' ')
+    [[ -n $sets ]] && bad "calico ipsets in the root namespace: $sets"
+fi
 # nftables tables of kube-proxy's nftables mode (or flannel's) in the root namespace
 if command -v nft >/dev/null; then
     tabs=$(nft list tables 2>/dev/null | awk '$3 ~ /^(kube-proxy|flannel|podnet-probe)$/ {print $2 " " $3}' | tr '\n' ';')
@@ -62,6 +69,13 @@ if [[ -f $STATE_DIR/baseline.paths ]]; then
     done
 fi
 ls /var/lib/cni/results/podnet-* >/dev/null 2>&1 && bad "CNI results cache entries /var/lib/cni/results/podnet-*"
+# calico's own installer would write these (the cluster never runs it): a guard
+ls /etc/cni/net.d/*calico* /opt/cni/bin/calico /opt/cni/bin/calico-ipam >/dev/null 2>&1 &&
+    bad "calico CNI files in /etc/cni/net.d or /opt/cni/bin: $(ls -d /etc/cni/net.d/*calico* /opt/cni/bin/calico* 2>/dev/null | tr '\n' ' ')"
+# felix mounts bpffs and cgroup2 (CALICO_CGROUP_PATH, /run/calico/bpffs) in its own mount namespace only
+while read -r _ mp fstype _; do
+    [[ $mp == *calico* ]] && bad "mount $mp ($fstype): felix's, outside its mount namespace"
+done </proc/self/mounts
 # sysctls
 if [[ -f $STATE_DIR/baseline.sysctl ]]; then
     while IFS=$'\t' read -r key now was; do bad "sysctl $key = $now (was $was)"; done < <(sysctl_diff "$STATE_DIR/baseline.sysctl")
@@ -74,4 +88,4 @@ if ((${#problems[@]})); then
     printf '  - %s\n' "${problems[@]}"
     exit 1
 fi
-echo "check-clean: OK (no process, netns, link (podnet0, flannel.1, cni0), pod/service route, flannel FDB/ARP entry, mount, cgroup (podnet, $DAEMON_CGROUP_NAME), KUBE-*/CNI-*/FLANNEL-* chain, nft table, state dir, /run/flannel or changed sysctl left)"
+echo "check-clean: OK (no process, netns, link (podnet0, flannel.1, cni0, vxlan.calico, cali*), pod/service route, flannel FDB/ARP entry, mount, cgroup (podnet, $DAEMON_CGROUP_NAME), KUBE-*/CNI-*/FLANNEL-*/cali-* chain, calico ipset, nft table, state dir, /run/flannel, /var/lib/calico or changed sysctl left)"

@@ -13,7 +13,7 @@ cluster_lock
 set +o errexit # teardown goes on past individual failures
 
 BASE="$LIB_DIR/baseline"
-OUR_PATHS_RE="(/run/podnet-cluster|/var/lib/podnet-cluster|$CACHE_DIR/(k8s|flannel)/[^/]+/bin/)"
+OUR_PATHS_RE="(/run/podnet-cluster|/var/lib/podnet-cluster|$CACHE_DIR/(k8s|flannel|calico)/[^/]+/bin/)"
 
 # ---- processes ---------------------------------------------------------------------------------
 # stop_pids SIGNAL_GRACE_S PID... : TERM, wait, then KILL what is left
@@ -74,7 +74,7 @@ shim_pids() {
 
 log "cluster-down: stopping processes"
 # shellcheck disable=SC2046
-stop_pids 10 $(recorded 'kubelet-*') $(recorded 'kube-proxy-*') $(recorded 'flanneld-*') $(recorded 'wireguard-*')
+stop_pids 10 $(recorded 'kubelet-*') $(recorded 'kube-proxy-*') $(recorded 'flanneld-*') $(recorded 'calico-felix-*') $(recorded 'wireguard-*')
 for _ in 1 2 3 4 5 6 7 8 9 10; do
     mapfile -t cp < <(cgroup_pids)
     ((${#cp[@]})) || break
@@ -130,19 +130,25 @@ for d in $(daemon_cgroup_dirs); do
 done
 
 # ---- iptables / nftables in the root namespace ------------------------------------------------
-# The cluster's kubelets, kube-proxies and flanneds run inside the node namespaces, so their
-# KUBE-*/FLANNEL-* chains, nft tables, flannel.1 links, routes and ARP/FDB entries vanish with
-# them; this only removes what some earlier, differently set-up run left behind.
+# The cluster's kubelets, kube-proxies, flanneds and felixes run inside the node namespaces, so their
+# KUBE-*/FLANNEL-*/cali-* chains, calico's ipsets, nft tables, flannel.1/vxlan.calico/cali* links,
+# routes and ARP/FDB entries vanish with them; this only removes what some earlier, differently
+# set-up run left behind.
 for t in iptables ip6tables; do
     command -v "$t-save" >/dev/null || continue
     for table in filter nat mangle raw; do
-        if "$t-save" -t "$table" 2>/dev/null | grep -qE '^:(KUBE-|CNI-|FLANNEL-)'; then
-            log "removing leftover KUBE-*/CNI-*/FLANNEL-* chains from $t table $table"
-            "$t-save" -t "$table" | grep -vE '(^:(KUBE-|CNI-|FLANNEL-)|-j (KUBE-|CNI-|FLANNEL-)|^-A (KUBE-|CNI-|FLANNEL-))' | "$t-restore" -T "$table" 2>/dev/null ||
+        if "$t-save" -t "$table" 2>/dev/null | grep -qE '^:(KUBE-|CNI-|FLANNEL-|cali-)'; then
+            log "removing leftover KUBE-*/CNI-*/FLANNEL-*/cali-* chains from $t table $table"
+            "$t-save" -t "$table" | grep -vE '(^:(KUBE-|CNI-|FLANNEL-|cali-)|-j (KUBE-|CNI-|FLANNEL-|cali-)|^-A (KUBE-|CNI-|FLANNEL-|cali-))' | "$t-restore" -T "$table" 2>/dev/null ||
                 warn "could not clean $t $table"
         fi
     done
 done
+if command -v ipset >/dev/null; then
+    for s in $(ipset list -n 2>/dev/null | grep -E '^cali4[06]' || true); do
+        ipset destroy "$s" 2>/dev/null && log "removed leftover ipset $s" || warn "could not destroy ipset $s"
+    done
+fi
 
 if command -v nft >/dev/null; then
     nft list tables 2>/dev/null | while read -r _ fam tab; do
@@ -178,6 +184,9 @@ if [[ -f $BASE/complete ]]; then
     fi
     had /run/flannel || rm -rf /run/flannel
     had /run/wireguard || rm -rf /run/wireguard
+    for d in /var/lib/calico /run/calico /var/log/calico; do
+        had "$d" || rm -rf "$d"
+    done
     for d in /var/lib/cni /var/lib/kubelet /var/lib/kubelet/device-plugins /var/log/containers /var/log/pods; do
         had "$d" || rm -rf "$d"
     done

@@ -10,7 +10,7 @@ REPO_ROOT="$(cd "$CLUSTER_DIR/../.." && pwd)"
 # ---- settings (overridable from the environment / make command line) ----
 K8S_VERSION="${K8S_VERSION:-v1.33.13}"
 NODES="${NODES:-2}"
-CNI="${CNI:-bridge}"                     # bridge (routed, no overlay) | flannel-vxlan | flannel-host-gw | macvlan
+CNI="${CNI:-bridge}"                     # bridge (routed, no overlay) | flannel-vxlan | flannel-host-gw | macvlan | calico-vxlan
 PROXY="${PROXY:-iptables}"               # kube-proxy mode: iptables | nftables
 LINK_RATE="${LINK_RATE:-}"               # empty = unshaped; e.g. 1gbit, 500mbit (tc rate syntax)
 EDGE_TUNNEL="${EDGE_TUNNEL:-}"           # empty | wireguard: zones joined through gateways (tunnel.sh)
@@ -31,6 +31,11 @@ LOG_DIR="$STATE_DIR/logs"
 K8S_BIN="$CACHE_DIR/k8s/$K8S_VERSION/bin"
 FLANNEL_VERSION="${FLANNEL_VERSION:-v0.28.10}"
 FLANNEL_BIN="$CACHE_DIR/flannel/$FLANNEL_VERSION/bin"
+# calico: the Go module version of github.com/projectcalico/calico (release-v3.28, calico v3.28.5; the
+# proxy serves only pseudo-versions), built by build-calico.sh
+CALICO_VERSION="${CALICO_VERSION:-v1.11.0-cni-plugin.0.20250813170300-a0db560f0520}"
+CALICO_DIR="$CACHE_DIR/calico/$CALICO_VERSION"
+CALICO_BIN="$CALICO_DIR/bin"
 
 # Addressing. The fabric is a bridge inside its own network namespace; the root
 # namespace joins it with a single veth (podnet0, 10.210.0.1) so kubectl and tests
@@ -46,10 +51,11 @@ SERVICE_CIDR="10.96.0.0/16"
 API_SERVICE_IP="10.96.0.1"
 
 # Global paths the runtimes write to whatever their configuration (containerd 1.6 shim sockets,
-# libcni's cache, kubelet's device-plugin socket and container log links). cluster-up records which
-# existed before; cluster-down removes the ones that did not.
+# libcni's cache, kubelet's device-plugin socket and container log links; calico's felix always writes
+# /var/lib/calico/mtu). cluster-up records which existed before; cluster-down removes the ones that did not.
 GLOBAL_PATHS=(/run/netns /run/containerd /run/containerd/s /run/flannel /var/lib/cni /var/lib/kubelet
-    /var/lib/kubelet/device-plugins /var/log/containers /var/log/pods /run/wireguard)
+    /var/lib/kubelet/device-plugins /var/log/containers /var/log/pods /run/wireguard
+    /var/lib/calico /run/calico /var/log/calico)
 
 node_name() { echo "${NAME_PREFIX}-node-$1"; }
 node_ns() { node_name "$1"; }
@@ -265,6 +271,7 @@ ensure_packages() {
         [envsubst]=gettext-base [nft]=nftables
     )
     if [[ $EDGE_TUNNEL == wireguard ]]; then need[wireguard-go]=wireguard-go need[wg]=wireguard-tools; fi
+    if [[ $CNI == calico-* ]]; then need[ipset]=ipset; fi # felix's iptables dataplane programs ipsets
     local missing=() c
     for c in "${!need[@]}"; do command -v "$c" >/dev/null 2>&1 || missing+=("${need[$c]}"); done
     [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local && -x /usr/lib/cni/loopback && -x /usr/lib/cni/portmap ]] ||

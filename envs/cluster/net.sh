@@ -11,6 +11,7 @@
 # CNI=bridge: per node the bridge CNI plugin (cni0, host-local IPAM) and a route per peer
 #             pod CIDR via the peer's node IP (host-gw style, no encapsulation), set here.
 # CNI=flannel-*: flanneld programs the node-to-node datapath itself (cni.sh); nothing here.
+# CNI=calico-vxlan: felix programs it (calico.sh); nothing here.
 # CNI=macvlan: the same routes as bridge mode for node -> other nodes' pods, and per node a host
 #             shim mvshim (macvlan of eth0, 10.244.N.1/32) with the route to its own pods.
 
@@ -31,6 +32,10 @@ probe_kernel() {
     fi
     if [[ $CNI == flannel-vxlan ]]; then
         ip -n "$p" link add pvx type vxlan id 42 dstport 8472 local 127.0.0.1 2>/dev/null || missing+=("vxlan (CONFIG_VXLAN), needed for CNI=flannel-vxlan")
+    fi
+    if [[ $CNI == calico-vxlan ]]; then
+        ip -n "$p" link add pvx type vxlan id 4096 dstport 4789 local 127.0.0.1 2>/dev/null || missing+=("vxlan (CONFIG_VXLAN), needed for CNI=calico-vxlan")
+        in_ns "$p" ipset create podnet-probe hash:net 2>/dev/null || missing+=("ipset hash:net (CONFIG_IP_SET_HASH_NET), needed by calico's felix")
     fi
     if cni_is_flannel; then
         in_ns "$p" test -e /proc/sys/net/bridge/bridge-nf-call-iptables ||
@@ -141,8 +146,9 @@ net_up() {
         ip -n "$CP_NS" route add "$(node_pod_cidr "$n")" via "$(node_ip "$n")" dev eth0
     done
 
-    # inter-node pod routes (bridge and macvlan modes; flanneld programs its own)
+    # inter-node pod routes (bridge and macvlan modes; flanneld and felix program their own)
     cni_is_flannel && return 0
+    cni_is_calico && return 0
     for ((n = 1; n <= NODES; n++)); do
         for ((m = 1; m <= NODES; m++)); do
             ((m == n)) && continue

@@ -67,7 +67,11 @@ tunnel_validate() {
     [[ -z $EDGE_TUNNEL || $EDGE_TUNNEL == wireguard ]] || die "EDGE_TUNNEL must be empty or 'wireguard' (got '$EDGE_TUNNEL')"
     tunnel_on || return 0
     [[ $CNI == bridge || $CNI == flannel-vxlan ]] ||
-        die "EDGE_TUNNEL=wireguard needs CNI=bridge or flannel-vxlan (got '$CNI': $([[ $CNI == macvlan ]] && echo "macvlan pods of all nodes share one L2 segment, which edge pools do not" || echo "host-gw routes pod CIDRs straight to the peer node over one L2 segment, which edge pools do not have"))"
+        die "EDGE_TUNNEL=wireguard needs CNI=bridge or flannel-vxlan (got '$CNI': $(case $CNI in
+            macvlan) echo "macvlan pods of all nodes share one L2 segment, which edge pools do not" ;;
+            calico-*) echo "calico with the edge tunnel is not wired up: felix's VXLAN MTU and the pods' would have to leave room for the tunnel" ;;
+            *) echo "host-gw routes pod CIDRs straight to the peer node over one L2 segment, which edge pools do not have" ;;
+        esac))"
     (($(tunnel_zones | wc -l) >= 2)) ||
         die "EDGE_TUNNEL=wireguard needs nodes in at least two zones (NODES=$NODES ZONES=$ZONES puts them all in $(node_zone 1)); e.g. NODES=3 with the default ZONES"
     [[ -c /dev/net/tun ]] || die "EDGE_TUNNEL=wireguard needs /dev/net/tun (CONFIG_TUN) for wireguard-go"

@@ -164,6 +164,7 @@ class ClusterFacts:
 EMBEDDED_KEYS = (
     "cni_datapath",
     "encapsulation",
+    "calico",
     "edge_tunnel",
     "pod_mtu",
     "link_rate",

@@ -9,6 +9,8 @@ every node, hostNetwork pods in the node's network namespace.
 from __future__ import annotations
 
 import itertools
+import os
+import subprocess
 import time
 
 import pytest
@@ -73,7 +75,7 @@ def test_node_labels(core, cluster_info):
 
 
 def test_info_json(cluster_info, image):
-    assert cluster_info["cni"] in ("bridge", "flannel-vxlan", "flannel-host-gw", "macvlan")
+    assert cluster_info["cni"] in ("bridge", "flannel-vxlan", "flannel-host-gw", "macvlan", "calico-vxlan")
     assert cluster_info["k8s_version"].startswith("v1.33.")
     assert cluster_info["kube_proxy_mode"] in ("iptables", "nftables")
     rate = f".{cluster_info['link_rate']}" if cluster_info["link_rate"] else ""
@@ -125,8 +127,8 @@ def test_pod_to_pod_across_nodes(kube, fleet):
 
 
 def test_datapath_matches_cni_mode(kube, fleet, cluster_info):
-    """bridge, flannel-host-gw: routed to the peer node's IP over eth0; flannel-vxlan: flannel.1.
-    With an edge tunnel, bridge routes another zone's pods into the tunnel (its gateway's pnwg
+    """bridge, flannel-host-gw: routed to the peer node's IP over eth0; flannel-vxlan: flannel.1;
+    calico-vxlan: vxlan.calico, via the peer's tunnel address (in its pool). With an edge tunnel, bridge routes another zone's pods into the tunnel (its gateway's pnwg
     device, or via the zone's gateway), and every pod's MTU leaves room for it."""
     tunnel = cluster_info.get("edge_tunnel")
     nodes = cluster_info["nodes"]
@@ -137,6 +139,10 @@ def test_datapath_matches_cni_mode(kube, fleet, cluster_info):
             # flannel routes the peer's subnet via its VTEP address (the subnet's .0) on flannel.1
             peer_net = nodes[b - 1]["pod_cidr"].split("/")[0]
             assert f"via {peer_net} dev flannel.1" in route, route
+        elif cluster_info["cni"] == "calico-vxlan":
+            # felix routes each /26 block of the peer's pool via the peer's VTEP address, onlink
+            peer_prefix = nodes[b - 1]["pod_cidr"].rsplit(".", 2)[0] + "."
+            assert f"via {peer_prefix}" in route and " dev vxlan.calico " in route, route
         elif tunnel and nodes[a - 1]["zone"] != nodes[b - 1]["zone"]:
             gateway = tunnel["gateways"][nodes[a - 1]["zone"]]
             if gateway == nodes[a - 1]["name"]:
@@ -146,14 +152,15 @@ def test_datapath_matches_cni_mode(kube, fleet, cluster_info):
                 assert f"via {gw_ip} dev eth0" in route, route
         else:
             assert f"via {nodes[b - 1]['ip']} dev eth0" in route, route
-    expected_mtu = 1450 if cluster_info["cni"] == "flannel-vxlan" else 1500
+    vxlan = cluster_info["cni"] in ("flannel-vxlan", "calico-vxlan")
+    expected_mtu = 1450 if vxlan else 1500
     if tunnel:
         expected_mtu = tunnel["mtu"] - (50 if cluster_info["cni"] == "flannel-vxlan" else 0)
     assert cluster_info["pod_mtu"] == expected_mtu
     for i in range(1, fleet["n"] + 1):
         mtu = kube.check(f"client-{i}", ["cat", "/sys/class/net/eth0/mtu"]).strip()
         assert int(mtu) == expected_mtu
-    assert cluster_info["encapsulation"] == ("vxlan" if cluster_info["cni"] == "flannel-vxlan" else "none")
+    assert cluster_info["encapsulation"] == ("vxlan" if vxlan else "none")
 
 
 def test_macvlan_pods_share_the_nodes_l2(kube, fleet, cluster_info):
@@ -216,6 +223,91 @@ def test_flannel_programs_the_datapath(kube, fleet, cluster_info):
             assert any(r.startswith(net + " ") for r in routes.splitlines()), (net, routes)
 
 
+def test_calico_programs_the_datapath(kube, fleet, cluster_info, core):
+    """calico-vxlan: felix made vxlan.calico (VNI 4096, UDP 4789, MTU 1450, on the node's IP) with the
+    node's tunnel address from its own pool, an FDB entry per peer node's IP, a route per remote block
+    via vxlan.calico and a blackhole per own block; pods are calico veths (cali*) whose default
+    route is calico's link-local gateway 169.254.1.1; felix's cali-* chains are in the node's iptables."""
+    if cluster_info["cni"] != "calico-vxlan":
+        pytest.skip("not calico")
+    assert cluster_info["calico"]["mode"] == "vxlan" and cluster_info["calico"]["mtu"] == 1450
+    nodes = cluster_info["nodes"]
+    for i in range(1, fleet["n"] + 1):
+        me = nodes[i - 1]
+        prefix = me["pod_cidr"].rsplit(".", 2)[0] + "."
+        link = kube.check(f"host-{i}", ["ip", "-d", "-o", "link", "show", "vxlan.calico"])
+        assert "vxlan id 4096 " in link and "dstport 4789" in link and "mtu 1450" in link, link
+        assert f"local {me['ip']} " in link, link
+        addr = kube.check(f"host-{i}", ["ip", "-4", "-o", "addr", "show", "dev", "vxlan.calico"])
+        assert f"inet {prefix}" in addr, addr
+        tunnel_ip = core.read_node(me["name"]).metadata.annotations.get(
+            "projectcalico.org/IPv4VXLANTunnelAddr"
+        )
+        assert tunnel_ip and f"inet {tunnel_ip}/32" in addr, (tunnel_ip, addr)
+        fdb = kube.check(f"host-{i}", ["bridge", "fdb", "show", "dev", "vxlan.calico"])
+        routes = kube.check(f"host-{i}", ["ip", "-4", "-o", "route", "show"])
+        for j, peer in enumerate(nodes, 1):
+            if j == i:
+                continue
+            assert f"dst {peer['ip']} " in fdb, fdb
+            peer_prefix = peer["pod_cidr"].rsplit(".", 2)[0] + "."
+            assert any(
+                r.startswith(peer_prefix) and " dev vxlan.calico " in r for r in routes.splitlines()
+            ), routes
+        assert any(r.startswith(f"blackhole {prefix}") for r in routes.splitlines()), routes
+        for kind in ("web", "client"):
+            pod_ip = fleet["pods"][f"{kind}-{i}"].status.pod_ip
+            host_route = kube.check(f"host-{i}", ["ip", "-4", "-o", "route", "get", pod_ip])
+            assert " dev cali" in host_route, host_route
+        default = kube.check(f"client-{i}", ["ip", "-4", "-o", "route", "show", "default"])
+        assert "via 169.254.1.1 dev eth0" in default, default
+        ns = f"/run/netns/{me['netns']}"
+        if os.geteuid() == 0 and os.path.exists(ns):  # felix's chains, read from the node namespace
+            saved = subprocess.run(
+                ["nsenter", f"--net={ns}", "iptables-save", "-t", "filter"], capture_output=True, text=True
+            ).stdout
+            for chain in ("cali-FORWARD", "cali-INPUT", "cali-to-wl-dispatch", "cali-from-wl-dispatch"):
+                assert f":{chain} " in saved, chain
+
+
+def test_network_policy_is_enforced(kube, fleet, cluster_info):
+    """calico-vxlan (felix enforces NetworkPolicy): a default-deny ingress policy on web-2 blocks a pod
+    on another node and one on the same node; removing it lets them through again."""
+    if cluster_info["cni"] != "calico-vxlan":
+        pytest.skip("no NetworkPolicy enforcement in this CNI mode")
+    from kubernetes import client
+
+    net = client.NetworkingV1Api(kube.api.api_client)
+    ip = fleet["pods"]["web-2"].status.pod_ip
+    url = f"http://{ip}/"
+    for c in ("client-1", "client-2"):
+        assert "nginx" in kube.check(c, ["curl", "-sS", "-m", "5", url])
+    policy = client.V1NetworkPolicy(
+        metadata=client.V1ObjectMeta(name="deny-web-2"),
+        spec=client.V1NetworkPolicySpec(
+            pod_selector=client.V1LabelSelector(match_labels={"app": "web-2"}), policy_types=["Ingress"]
+        ),
+    )
+    net.create_namespaced_network_policy(kube.ns, policy)
+    try:
+        for c in ("client-1", "client-2"):
+            blocked = False
+            for _ in range(20):  # felix programs the policy within a second or two
+                r = kube.exec(c, ["curl", "-sS", "-m", "2", url], timeout=10)
+                if r.rc != 0:
+                    blocked = True
+                    break
+                time.sleep(0.5)
+            assert blocked, f"{c} still reached web-2 through a deny-all ingress policy"
+        # the other web pod is not selected: still reachable
+        other = fleet["pods"]["web-1"].status.pod_ip
+        assert "nginx" in kube.check("client-2", ["curl", "-sS", "-m", "5", f"http://{other}/"])
+    finally:
+        net.delete_namespaced_network_policy("deny-web-2", kube.ns)
+    for c in ("client-1", "client-2"):
+        _curl_retry(kube, c, url)
+
+
 def test_kube_proxy_mode(kube, fleet, cluster_info):
     """kube-proxy on every node runs in the recorded mode (its /proxyMode endpoint)."""
     for i in range(1, fleet["n"] + 1):
@@ -253,8 +345,9 @@ def test_host_network_pod_in_node_namespace(kube, fleet, cluster_info):
         assert pod.status.pod_ip == info["ip"]
         addrs = kube.check(f"host-{i}", ["ip", "-4", "-o", "addr", "show"])
         assert f"inet {info['ip']}/" in addrs
-        # the node's pod bridge (or macvlan's host shim) is visible from the node namespace
-        assert ("mvshim" if cluster_info["cni"] == "macvlan" else "cni0") in addrs
+        # the node's pod bridge (macvlan's host shim, calico's VXLAN device) is visible from the node namespace
+        own = {"macvlan": "mvshim", "calico-vxlan": "vxlan.calico"}.get(cluster_info["cni"], "cni0")
+        assert own in addrs
         # node -> pod on another node, and node -> node
         j = i % fleet["n"] + 1
         ip = fleet["pods"][f"web-{j}"].status.pod_ip

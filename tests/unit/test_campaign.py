@@ -39,6 +39,15 @@ def test_ci_campaign_variants(in_repo):
     }
 
 
+def test_a_calico_variant_names_itself_and_takes_no_edge_tunnel(in_repo):
+    v = campaign._variant({"cni": "calico-vxlan"}, 2)
+    assert v.name == "calico-vxlan.iptables" and v.cluster_env()["CNI"] == "calico-vxlan"
+    with pytest.raises(campaign.CampaignError, match="needs cni bridge or flannel-vxlan"):
+        campaign._variant({"cni": "calico-vxlan", "edge_tunnel": "wireguard", "nodes": 3}, 2)
+    with pytest.raises(campaign.CampaignError, match="cni must be one of"):
+        campaign._variant({"cni": "calico-ipip"}, 2)
+
+
 def test_an_edge_tunnel_variant_names_itself_and_sets_the_cluster(in_repo):
     v = campaign._variant({"cni": "flannel-vxlan", "edge_tunnel": "wireguard", "nodes": 3}, 2)
     assert v.name == "flannel-vxlan.iptables.edge-wireguard"

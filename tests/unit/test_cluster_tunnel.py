@@ -48,6 +48,7 @@ def test_pods_leave_room_for_the_tunnel_and_their_own_encapsulation(cni, mtu):
     [
         ({"CNI": "macvlan"}, "needs CNI=bridge or flannel-vxlan"),
         ({"CNI": "flannel-host-gw"}, "one L2 segment"),
+        ({"CNI": "calico-vxlan"}, "calico with the edge tunnel is not wired up"),
         ({"CNI": "bridge", "NODES": "2"}, "at least two zones"),
         ({"CNI": "bridge", "EDGE_TUNNEL": "ipsec"}, "must be empty or 'wireguard'"),
     ],
