@@ -2,6 +2,8 @@
 # After `make cluster-down`: verify the cluster left nothing behind. Exit 1 and list every leftover:
 # processes, network namespaces, links, mounts, cgroups, KUBE-*/CNI-* iptables chains, state
 # directories, and sysctls that differ from the values recorded before the first cluster-up.
+# Every embedded cluster of this machine counts (CLUSTER_ID 0..9: podnet-*, podnet1-*, ...); the
+# sysctl and global-path baseline is CLUSTER_ID's (the one that went down last).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_root cluster-check-clean
 set +o errexit
@@ -14,16 +16,18 @@ for p in /proc/[0-9]*; do
     pid=${p#/proc/}
     [[ $pid == "$$" || $pid == "$BASHPID" ]] && continue
     cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
-    if [[ $cmd =~ (/run/podnet-cluster|/var/lib/podnet-cluster|/(k8s|flannel)/v[0-9.]+/bin/|/calico/v[^/]+/bin/|^wireguard-go\ -f\ pnwg) ]] && [[ ! $cmd =~ check-clean ]]; then
+    if [[ $cmd =~ (/run/podnet-cluster|/var/lib/podnet-cluster|/(k8s|flannel)/v[0-9.]+/bin/|/calico/v[^/]+/bin/|^wireguard-go\ -f\ pn[0-9]?wg) ]] && [[ ! $cmd =~ check-clean ]]; then
         bad "process $pid: ${cmd:0:160}"
-    elif grep -qE ":/(podnet|$DAEMON_CGROUP_NAME)(/|$)" "$p/cgroup" 2>/dev/null; then
+    elif grep -qE ":/podnet[0-9]?(-daemons)?(/|$)" "$p/cgroup" 2>/dev/null; then
         bad "process $pid in a podnet cgroup: ${cmd:0:160}"
     fi
 done
 # network namespaces and links
-for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^${NAME_PREFIX}-"); do bad "network namespace $ns"; done
-ip link show podnet0 >/dev/null 2>&1 && bad "link podnet0 in the root namespace"
-ls /run/wireguard/pnwg*.sock >/dev/null 2>&1 && bad "wireguard-go control sockets /run/wireguard/pnwg*.sock"
+for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^podnet[0-9]?-"); do bad "network namespace $ns"; done
+for l in $(ip -o link show 2>/dev/null | awk -F': ' '$2 ~ /^podnet0(-[0-9])?(@|$)/ {sub(/@.*/, "", $2); print $2}'); do
+    bad "link $l in the root namespace"
+done
+ls /run/wireguard/pn*wg*.sock >/dev/null 2>&1 && bad "wireguard-go control sockets $(ls /run/wireguard/pn*wg*.sock | tr '\n' ' ')"
 for l in flannel.1 cni0 vxlan.calico; do ip link show "$l" >/dev/null 2>&1 && bad "link $l in the root namespace"; done
 cali=$(ip -o link show 2>/dev/null | awk -F': ' '$2 ~ /^cali[0-9a-f]+(@|$)/ {print $2}' | tr '\n' ' ')
 [[ -n $cali ]] && bad "calico veths in the root namespace: $cali"
@@ -42,8 +46,8 @@ if [[ -f $STATE_DIR/baseline.paths ]] && ! grep -qx /run/netns "$STATE_DIR/basel
     [[ -e /run/netns ]] && bad "/run/netns exists (not there before cluster-up)"
 fi
 # cgroups
-for h in /sys/fs/cgroup/*/podnet; do [[ -e $h ]] && bad "cgroup $h"; done
-for h in $(daemon_cgroup_dirs); do bad "cgroup $h (the daemons' group)"; done
+for h in /sys/fs/cgroup/*/podnet /sys/fs/cgroup/*/podnet[0-9]; do [[ -e $h ]] && bad "cgroup $h"; done
+for h in /sys/fs/cgroup/podnet{,[0-9]}-daemons /sys/fs/cgroup/*/podnet{,[0-9]}-daemons; do [[ -d $h ]] && bad "cgroup $h (the daemons' group)"; done
 # iptables chains in the root namespace
 for t in iptables ip6tables iptables-legacy ip6tables-legacy; do
     command -v "$t-save" >/dev/null || continue
@@ -61,7 +65,7 @@ if command -v nft >/dev/null; then
     [[ -n $tabs ]] && bad "nft tables: $tabs"
 fi
 # state directories and files the runtimes write to global places
-for d in "$RUN_DIR" "$LIB_DIR"; do [[ -e $d ]] && bad "directory $d"; done
+for d in /run/podnet-cluster /run/podnet-cluster-[0-9] /var/lib/podnet-cluster /var/lib/podnet-cluster-[0-9]; do [[ -e $d ]] && bad "directory $d"; done
 if [[ -f $STATE_DIR/baseline.paths ]]; then
     for d in "${GLOBAL_PATHS[@]}"; do
         [[ $d == /run/netns ]] && continue
@@ -88,4 +92,4 @@ if ((${#problems[@]})); then
     printf '  - %s\n' "${problems[@]}"
     exit 1
 fi
-echo "check-clean: OK (no process, netns, link (podnet0, flannel.1, cni0, vxlan.calico, cali*), pod/service route, flannel FDB/ARP entry, mount, cgroup (podnet, $DAEMON_CGROUP_NAME), KUBE-*/CNI-*/FLANNEL-*/cali-* chain, calico ipset, nft table, state dir, /run/flannel, /var/lib/calico or changed sysctl left)"
+echo "check-clean: OK (no process, netns, link (podnet0[-k], flannel.1, cni0, vxlan.calico, cali*), pod/service route, flannel FDB/ARP entry, mount, cgroup (podnet[k], podnet[k]-daemons), KUBE-*/CNI-*/FLANNEL-*/cali-* chain, calico ipset, nft table, state dir, /run/flannel, /var/lib/calico or changed sysctl left)"

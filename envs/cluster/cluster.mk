@@ -1,7 +1,7 @@
 # Embedded multi-node Kubernetes cluster (see envs/cluster/README.md).
 # Included from the top-level Makefile; paths are relative to the repo root.
 #   make cluster-up [NODES=2] [CNI=bridge|flannel-vxlan|flannel-host-gw|macvlan|calico-vxlan] [PROXY=iptables|nftables]
-#                   [LINK_RATE=1gbit] [ZONES=zone-a,zone-a,zone-b] [POOLS=...] [EDGE_TUNNEL=wireguard]
+#                   [LINK_RATE=1gbit] [ZONES=zone-a,zone-a,zone-b] [POOLS=...] [EDGE_TUNNEL=wireguard] [CLUSTER_ID=1]
 #   make cluster-status
 #   make cluster-down
 #   make cluster-test          (pytest -m cluster tests/integration against the running cluster)
@@ -19,8 +19,10 @@ K8S_VERSION ?= v1.33.13
 FLANNEL_VERSION ?= v0.28.10
 CALICO_VERSION ?= v1.11.0-cni-plugin.0.20250813170300-a0db560f0520
 CLUSTER_PYTHON ?= .venv/bin/python
+# 0: the embedded cluster; 1..9: another one beside it (.cluster-<id>, podnet<id>-node-N; lib.sh)
+CLUSTER_ID ?= 0
 
-CLUSTER_ENV = NODES='$(NODES)' CNI='$(CNI)' PROXY='$(PROXY)' LINK_RATE='$(LINK_RATE)' EDGE_TUNNEL='$(EDGE_TUNNEL)' ZONES='$(ZONES)' POOLS='$(POOLS)' K8S_VERSION='$(K8S_VERSION)' FLANNEL_VERSION='$(FLANNEL_VERSION)' CALICO_VERSION='$(CALICO_VERSION)' DAEMON_CPU_WEIGHT='$(DAEMON_CPU_WEIGHT)'
+CLUSTER_ENV = NODES='$(NODES)' CNI='$(CNI)' PROXY='$(PROXY)' LINK_RATE='$(LINK_RATE)' EDGE_TUNNEL='$(EDGE_TUNNEL)' ZONES='$(ZONES)' POOLS='$(POOLS)' K8S_VERSION='$(K8S_VERSION)' FLANNEL_VERSION='$(FLANNEL_VERSION)' CALICO_VERSION='$(CALICO_VERSION)' DAEMON_CPU_WEIGHT='$(DAEMON_CPU_WEIGHT)' CLUSTER_ID='$(CLUSTER_ID)'
 
 .PHONY: cluster-up cluster-down cluster-status cluster-test cluster-check-clean cluster-build cluster-ci compare compare-ci
 

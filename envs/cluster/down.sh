@@ -13,7 +13,11 @@ cluster_lock
 set +o errexit # teardown goes on past individual failures
 
 BASE="$LIB_DIR/baseline"
-OUR_PATHS_RE="(/run/podnet-cluster|/var/lib/podnet-cluster|$CACHE_DIR/(k8s|flannel|calico)/[^/]+/bin/)"
+# processes naming this cluster's directories, or (when no other cluster is up beside it: their
+# daemons run the same binaries) the cached binaries
+mapfile -t OTHERS < <(other_instances)
+OUR_PATHS_RE="($RUN_DIR|$LIB_DIR)(/| |\$)"
+((${#OTHERS[@]})) || OUR_PATHS_RE="(($RUN_DIR|$LIB_DIR)(/| |\$)|$CACHE_DIR/(k8s|flannel|calico)/[^/]+/bin/)"
 
 # ---- processes ---------------------------------------------------------------------------------
 # stop_pids SIGNAL_GRACE_S PID... : TERM, wait, then KILL what is left
@@ -48,7 +52,7 @@ recorded() {
 
 # pids of processes in the cluster's cgroups (containers, pause processes)
 cgroup_pids() {
-    find /sys/fs/cgroup/*/podnet -name cgroup.procs -exec cat {} + 2>/dev/null | sort -un
+    find /sys/fs/cgroup/*/"$CGROUP_NAME" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -un
 }
 
 # pids of processes whose command line names the cluster's state paths (shims, stale daemons)
@@ -120,7 +124,7 @@ log "removing network namespaces"
 net_down
 
 # ---- cgroups -----------------------------------------------------------------------------------
-for h in /sys/fs/cgroup/*/podnet; do
+for h in /sys/fs/cgroup/*/"$CGROUP_NAME"; do
     [[ -d $h ]] || continue
     find "$h" -depth -type d -exec rmdir {} \; 2>/dev/null
     [[ -d $h ]] && warn "cgroup $h could not be removed"
@@ -160,8 +164,12 @@ if command -v nft >/dev/null; then
     done
 fi
 
+# ---- machine-wide state: left to the last cluster to go down ------------------------------------
+if ((${#OTHERS[@]})); then
+    log "other clusters are up (${OTHERS[*]}): sysctls and the runtimes' global paths stay for the last one to go down"
+fi
 # ---- sysctls -----------------------------------------------------------------------------------
-if [[ -f $BASE/sysctl ]]; then
+if [[ -f $BASE/sysctl ]] && ((${#OTHERS[@]} == 0)); then
     restored=()
     while IFS=$'\t' read -r key _ val; do
         if sysctl -qw "$key=$val" 2>/dev/null; then restored+=("$key=$val"); else warn "could not restore sysctl $key=$val"; fi
@@ -171,7 +179,7 @@ fi
 
 # ---- files the runtimes put in global places ----------------------------------------------------
 had() { [[ -f $BASE/paths ]] && grep -qx "$1" "$BASE/paths"; }
-if [[ -f $BASE/complete ]]; then
+if [[ -f $BASE/complete ]] && ((${#OTHERS[@]} == 0)); then
     if ! had /run/containerd; then
         rm -rf /run/containerd
     elif ! had /run/containerd/s; then
@@ -191,7 +199,7 @@ if [[ -f $BASE/complete ]]; then
         had "$d" || rm -rf "$d"
     done
 fi
-rm -f /var/lib/cni/results/podnet-* 2>/dev/null
+((${#OTHERS[@]})) || rm -f /var/lib/cni/results/podnet-* 2>/dev/null
 if [[ -d /var/log/containers ]]; then
     find /var/log/containers -maxdepth 1 -type l -lname "$LIB_DIR/*" -delete 2>/dev/null
 fi

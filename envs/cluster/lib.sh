@@ -20,11 +20,25 @@ DAEMON_CPU_WEIGHT="${DAEMON_CPU_WEIGHT:-20}" # cgroup cpu.weight of all daemons 
 CACHE_DIR="${PODNET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/podnet}"
 GO="${GO:-/usr/local/go/bin/go}"
 
+# ---- instance: several embedded clusters side by side on one machine ----
+# CLUSTER_ID=0 (default) is "the" embedded cluster, with the names below; CLUSTER_ID=1..9 is another
+# cluster beside it (make compare brings one up per variant set-up): every name, directory, cgroup,
+# link and address that would collide gets the id (podnet1-node-2, .cluster-1, /run/podnet-cluster-1,
+# fabric 10.211.0.0/24, root-namespace link podnet0-1, kubelets' cgroupRoot /podnet1). The pod and
+# Service ranges stay the same: they live in each cluster's own namespaces only.
+CLUSTER_ID="${CLUSTER_ID:-0}"
+[[ $CLUSTER_ID =~ ^[0-9]$ ]] || {
+    printf '[cluster] ERROR: CLUSTER_ID must be 0..9 (got %s)\n' "$CLUSTER_ID" >&2
+    exit 1
+}
+if ((CLUSTER_ID == 0)); then ID_SUFFIX="" NAME_PREFIX="podnet"; else ID_SUFFIX="-$CLUSTER_ID" NAME_PREFIX="podnet$CLUSTER_ID"; fi
+
 # ---- fixed layout ----
-NAME_PREFIX="podnet"
-STATE_DIR="$REPO_ROOT/.cluster"               # kubeconfig, image, info.json, logs
-RUN_DIR="/run/podnet-cluster"                 # pid files, sockets
-LIB_DIR="/var/lib/podnet-cluster"             # baseline (sysctl snapshot), data/
+STATE_DIR="$REPO_ROOT/.cluster$ID_SUFFIX"     # kubeconfig, image, info.json, logs
+RUN_DIR="/run/podnet-cluster$ID_SUFFIX"       # pid files, sockets
+LIB_DIR="/var/lib/podnet-cluster$ID_SUFFIX"   # baseline (sysctl snapshot), data/
+HOST_LINK="podnet0$ID_SUFFIX"                 # the root namespace's port on the fabric
+CGROUP_NAME="$NAME_PREFIX"                    # the kubelets' cgroupRoot /$CGROUP_NAME/node-N
 DATA_DIR="$LIB_DIR/data"                      # tmpfs: etcd data, node roots, pki (fast to create and to drop)
 PKI_DIR="$DATA_DIR/pki"
 LOG_DIR="$STATE_DIR/logs"
@@ -37,13 +51,13 @@ CALICO_VERSION="${CALICO_VERSION:-v1.11.0-cni-plugin.0.20250813170300-a0db560f05
 CALICO_DIR="$CACHE_DIR/calico/$CALICO_VERSION"
 CALICO_BIN="$CALICO_DIR/bin"
 
-# Addressing. The fabric is a bridge inside its own network namespace; the root
+# Addressing (CLUSTER_ID 0; others 10.(210+id)). The fabric is a bridge inside its own network namespace; the root
 # namespace joins it with a single veth (podnet0, 10.210.0.1) so kubectl and tests
 # can reach the API server. The control plane lives in its own namespace
 # (10.210.0.2); node N lives in podnet-node-N with 10.210.0.(10+N).
 FABRIC_NS="${NAME_PREFIX}-fabric"
 CP_NS="${NAME_PREFIX}-cp"
-FABRIC_NET="10.210.0"
+FABRIC_NET="10.$((210 + CLUSTER_ID)).0"
 HOST_IP="$FABRIC_NET.1"
 CP_IP="$FABRIC_NET.2"
 POD_CIDR_ALL="10.244.0.0/16"
@@ -104,7 +118,7 @@ kubectl_admin() { "$K8S_BIN/kubectl" --kubeconfig "$STATE_DIR/kubeconfig" "$@"; 
 # One group with a low CPU weight for all daemons together, so under contention the test pods (in the
 # kubelets' cgroupRoot /podnet/node-N, default weight) get the CPU first. Its directories (one per
 # hierarchy: cgroup v2, or v1's cpu and cpuacct) are listed in $DAEMON_CGROUPS_FILE.
-DAEMON_CGROUP_NAME="podnet-daemons"
+DAEMON_CGROUP_NAME="${NAME_PREFIX}-daemons"
 DAEMON_CGROUPS_FILE="$RUN_DIR/daemon-cgroups"
 CGROUP_FS="/sys/fs/cgroup"
 
@@ -122,6 +136,17 @@ daemon_cgroup_dirs() {
 }
 
 json_str() { printf '"%s"' "$1"; }
+
+# other_instances: the other embedded clusters on this machine that are up (or were killed without
+# cluster-down): their run directories, one per line. While any is there, cluster-down leaves the
+# machine-wide state (sysctls, the runtimes' global paths) to the last cluster to go down.
+other_instances() {
+    local d
+    for d in /run/podnet-cluster /run/podnet-cluster-[0-9]; do
+        [[ -d $d && $d != "$RUN_DIR" ]] && echo "$d"
+    done
+    return 0
+}
 
 # make_daemon_cgroup (cluster-up): the daemons' own cgroup, which start_daemon makes them join:
 # cpu.weight DAEMON_CPU_WEIGHT on cgroup v2, the same share as cpu.shares on v1 (the kernel's
@@ -168,7 +193,7 @@ make_daemon_cgroup() {
     while read -r p; do paths+="${paths:+, }$(json_str "$p")"; done <"$DAEMON_CGROUPS_FILE"
     DAEMON_CGROUP_JSON=$(printf '{"cgroup_version": %s, "paths": [%s], "cpu_weight": %s, "setting": "%s", "pods": "%s", "cpu_usage_file": %s}' \
         "$version" "$paths" "$DAEMON_CPU_WEIGHT" "$setting" \
-        "the kubelets' cgroupRoot /podnet/node-N keeps the default weight (100, cpu.shares 1024)" \
+        "the kubelets' cgroupRoot /$CGROUP_NAME/node-N keeps the default weight (100, cpu.shares 1024)" \
         "$(if [[ -n $usage ]]; then json_str "$usage"; else echo null; fi)")
     log "daemons in cgroup $DAEMON_CGROUP_NAME ($setting; pods keep the default weight)"
 }

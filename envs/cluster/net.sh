@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Network namespaces and datapaths of the embedded cluster. Sourced after lib.sh.
 #
-#   root ns:  podnet0 10.210.0.1/24 (the only thing the cluster adds to the root namespace)
+#   root ns:  podnet0 10.210.0.1/24 (the only thing the cluster adds to the root namespace;
+#             CLUSTER_ID=k: podnet0-k 10.(210+k).0.1/24, namespaces podnetk-*, see lib.sh)
 #     |
 #   podnet-fabric ns: bridge br0 ("the switch"); one veth port per namespace below
 #     |-- podnet-cp      eth0 10.210.0.2   etcd, kube-apiserver, controller-manager, scheduler
@@ -106,10 +107,10 @@ net_up() {
     ip -n "$f" link set br0 up
 
     # root namespace port (kubectl/tests reach the API server through it)
-    ip link add podnet0 type veth peer name pn-host netns "$f"
-    sysctl -qw net.ipv6.conf.podnet0.disable_ipv6=1
-    ip addr add "$HOST_IP/24" dev podnet0
-    ip link set podnet0 up
+    ip link add "$HOST_LINK" type veth peer name pn-host netns "$f"
+    sysctl -qw "net.ipv6.conf.$HOST_LINK.disable_ipv6=1"
+    ip addr add "$HOST_IP/24" dev "$HOST_LINK"
+    ip link set "$HOST_LINK" up
     ip -n "$f" link set pn-host master br0 up
 
     # control plane namespace
@@ -175,5 +176,5 @@ net_down() {
     for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${NAME_PREFIX}-(node-[0-9]+|cp|fabric|probe)$" || true); do
         ip netns del "$ns" 2>/dev/null || warn "could not delete netns $ns"
     done
-    ip link del podnet0 2>/dev/null || true
+    ip link del "$HOST_LINK" 2>/dev/null || true
 }

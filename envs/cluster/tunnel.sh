@@ -24,10 +24,11 @@
 
 TUNNEL_MTU=1420   # wireguard-go's default: 1500 less IPv4 (20) + UDP (8) + WireGuard (32) + 20 spare
 WG_PORT=51820
-TUNNEL_NET="10.210.1"
+TUNNEL_NET="${FABRIC_NET%.0}.1"   # 10.210.1 (CLUSTER_ID k: 10.(210+k).1)
 
 tunnel_on() { [[ $EDGE_TUNNEL == wireguard ]]; }
-tunnel_dev() { echo "pnwg$1"; }
+# pnwg<N> (CLUSTER_ID k: pn<k>wg<N>): wireguard-go's control socket /run/wireguard/<dev>.sock is global
+tunnel_dev() { if ((CLUSTER_ID == 0)); then echo "pnwg$1"; else echo "pn${CLUSTER_ID}wg$1"; fi; }
 tunnel_endpoint() { echo "$TUNNEL_NET.$1"; }
 tunnel_hub_zone() { node_zone 1; }
 

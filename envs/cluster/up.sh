@@ -29,7 +29,7 @@ done
 
 # ---- idempotency ---------------------------------------------------------------------------
 fingerprint() {
-    echo "k8s=$K8S_VERSION nodes=$NODES cni=$CNI proxy=$PROXY flannel=$FLANNEL_VERSION rate=$LINK_RATE tunnel=$EDGE_TUNNEL zones=$ZONES pools=$POOLS tools=$TOOLS_REF pause=$PAUSE_REF daemon_weight=$DAEMON_CPU_WEIGHT$(cni_is_calico && echo " calico=$CALICO_VERSION")"
+    echo "id=$CLUSTER_ID k8s=$K8S_VERSION nodes=$NODES cni=$CNI proxy=$PROXY flannel=$FLANNEL_VERSION rate=$LINK_RATE tunnel=$EDGE_TUNNEL zones=$ZONES pools=$POOLS tools=$TOOLS_REF pause=$PAUSE_REF daemon_weight=$DAEMON_CPU_WEIGHT$(cni_is_calico && echo " calico=$CALICO_VERSION")"
 }
 
 cluster_healthy() {
@@ -52,6 +52,14 @@ cluster_healthy() {
 record_baseline() {
     local b="$LIB_DIR/baseline"
     [[ -f $b/complete ]] && return 0 # keep the oldest: a killed cluster may have changed things since
+    # another cluster is up beside this one: the machine's state before it is the baseline
+    local other
+    for other in /var/lib/podnet-cluster/baseline /var/lib/podnet-cluster-[0-9]/baseline; do
+        [[ $other != "$b" && -f $other/complete ]] || continue
+        mkdir -p "$b"
+        cp -a "$other/." "$b/"
+        return 0
+    done
     mkdir -p "$b"
     sysctl -a 2>/dev/null | sort >"$b/sysctl"
     local d
@@ -64,23 +72,23 @@ record_baseline() {
 }
 
 # ---- cgroups -------------------------------------------------------------------------------
-# Each kubelet gets its own cgroupRoot /podnet/node-N in every cgroup v1 hierarchy.
+# Each kubelet gets its own cgroupRoot /$CGROUP_NAME/node-N in every cgroup v1 hierarchy.
 make_cgroups() {
     local h n
     for h in /sys/fs/cgroup/*/; do
         h=${h%/}
         [[ -f $h/cgroup.procs ]] || continue
         [[ $h == */unified ]] && continue
-        mkdir -p "$h/podnet"
+        mkdir -p "$h/$CGROUP_NAME"
         if [[ -f $h/cpuset.cpus ]]; then
-            cat "$h/cpuset.cpus" >"$h/podnet/cpuset.cpus"
-            cat "$h/cpuset.mems" >"$h/podnet/cpuset.mems"
+            cat "$h/cpuset.cpus" >"$h/$CGROUP_NAME/cpuset.cpus"
+            cat "$h/cpuset.mems" >"$h/$CGROUP_NAME/cpuset.mems"
         fi
         for ((n = 1; n <= NODES; n++)); do
-            mkdir -p "$h/podnet/node-$n"
+            mkdir -p "$h/$CGROUP_NAME/node-$n"
             if [[ -f $h/cpuset.cpus ]]; then
-                cat "$h/podnet/cpuset.cpus" >"$h/podnet/node-$n/cpuset.cpus"
-                cat "$h/podnet/cpuset.mems" >"$h/podnet/node-$n/cpuset.mems"
+                cat "$h/$CGROUP_NAME/cpuset.cpus" >"$h/$CGROUP_NAME/node-$n/cpuset.cpus"
+                cat "$h/$CGROUP_NAME/cpuset.mems" >"$h/$CGROUP_NAME/node-$n/cpuset.mems"
             fi
         done
     done
@@ -140,7 +148,7 @@ write_node_configs() {
 
     local common=(NODE_NAME="$name" NODE_INDEX="$n" NODE_IP="$ip" NODE_DIR="$d" NODE_RUN="$rd" PKI_DIR="$PKI_DIR")
     render containerd.toml "$d/containerd.toml" "${common[@]}" PAUSE_REF="$PAUSE_REF" CNI_BIN_DIR="$(cni_bin_dir)"
-    render kubelet.yaml "$d/kubelet.yaml" "${common[@]}"
+    render kubelet.yaml "$d/kubelet.yaml" "${common[@]}" CGROUP_NAME="$CGROUP_NAME"
     render kube-proxy.yaml "$d/kube-proxy.yaml" "${common[@]}" PROXY="$PROXY" POD_CIDR_ALL="$POD_CIDR_ALL" \
         MASQUERADE_ALL="$(kube_proxy_masquerade_all)"
     write_node_cni_conf "$n"
@@ -184,6 +192,8 @@ write_info() {
     cat >"$STATE_DIR/info.json.tmp" <<EOF
 {
   "k8s_version": "$K8S_VERSION",
+  "cluster_id": $CLUSTER_ID,
+  "name_prefix": "$NAME_PREFIX",
   "cni": "$CNI",
   "variant": "$CNI.$PROXY${LINK_RATE:+.$LINK_RATE}${EDGE_TUNNEL:+.edge-$EDGE_TUNNEL}",
   "cni_datapath": "$(cni_datapath)",
@@ -219,7 +229,7 @@ EOF
 
 # ================================ main ======================================================
 mkdir -p "$STATE_DIR" "$LOG_DIR"
-log "cluster-up: NODES=$NODES CNI=$CNI PROXY=$PROXY LINK_RATE=${LINK_RATE:-unshaped} EDGE_TUNNEL=${EDGE_TUNNEL:-none} K8S_VERSION=$K8S_VERSION ZONES=$ZONES POOLS=$POOLS"
+log "cluster-up${ID_SUFFIX:+ (CLUSTER_ID=$CLUSTER_ID)}: NODES=$NODES CNI=$CNI PROXY=$PROXY LINK_RATE=${LINK_RATE:-unshaped} EDGE_TUNNEL=${EDGE_TUNNEL:-none} K8S_VERSION=$K8S_VERSION ZONES=$ZONES POOLS=$POOLS"
 ensure_packages
 # images (debootstrap: mostly network and dpkg) build while Go compiles
 images_env="$STATE_DIR/.images.env"
@@ -268,7 +278,7 @@ rm -rf "$LOG_DIR"
 mkdir -p "$LOG_DIR" "$RUN_DIR" "$DATA_DIR"
 # node roots (containerd images and snapshots, kubelet), etcd and certificates live on a tmpfs:
 # no fsync stalls, and cluster-down drops it at once instead of deleting ~10^4 files per node
-mount -t tmpfs -o size=40%,mode=0700 podnet-cluster "$DATA_DIR"
+mount -t tmpfs -o size=40%,mode=0700 "podnet-cluster$ID_SUFFIX" "$DATA_DIR"
 log "generating certificates"
 make_pki
 make_daemon_cgroup

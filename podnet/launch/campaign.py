@@ -21,14 +21,16 @@ variant)::
       - {name: calico, kubeconfig: ~/.kube/calico.yaml}   # a real cluster
 
 ``python -m podnet.launch.campaign run CONFIG`` (``make compare``) runs the variants **side by
-side** where they can be up at once (:func:`design`): real clusters (one kubeconfig each) and at most
-one embedded cluster set-up (variants sharing it are named apart: an A/A check on one cluster). One
-launch (:mod:`podnet.launch.sidebyside`) then interleaves the variants run by run, so the runs of one
-round are pairs taken close in time, and adaptive rounds go to the primary variant comparisons
-(``stats.primary`` entries ``by: variant``) until each is met or ``launch.adaptive.budget`` ends. Embedded
-variants with different cluster settings cannot coexist (:data:`ONE_EMBEDDED_CLUSTER`): they run
-**sequentially**, one after another: for each, the campaign takes the cluster lock, brings the
-cluster up in that variant, launches the experiment with ``launch.variant`` set to the variant's
+side** where they can be up at once (:func:`design`): real clusters (one kubeconfig each) and one
+embedded cluster per distinct embedded set-up, all up at once on this machine (``CLUSTER_ID`` 0, 1,
+...: each its own API server, node namespaces, fabric and cgroups; variants with equal settings share
+one, named apart: an A/A check). One launch (:mod:`podnet.launch.sidebyside`) then interleaves the
+variants run by run, so the runs of one round are pairs taken close in time, and adaptive rounds go
+to the primary variant comparisons (``stats.primary`` entries ``by: variant``) until each is met or
+``launch.adaptive.budget`` ends. Where set-ups cannot coexist (:data:`COEXIST_CONFLICTS`, more than
+:data:`MAX_EMBEDDED_CLUSTERS`) or ``side_by_side: false``, they run **sequentially**, one after
+another: for each, the campaign takes the cluster lock, brings the cluster up in that variant,
+launches the experiment with ``launch.variant`` set to the variant's
 name, and always takes the cluster down again. A variant whose runs are all in ``raw/`` is skipped,
 and the launcher itself runs only the missing repeats, so an interrupted campaign resumes where it
 stopped. With ``interleave: true`` the sequential campaign goes round by round instead (A B A B
@@ -49,7 +51,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -253,34 +255,77 @@ def load(path: str | Path) -> Campaign:
     )
 
 
-#: why embedded variants with different cluster settings cannot be up at once on one machine
+#: how many embedded clusters may run side by side (envs/cluster/lib.sh CLUSTER_ID 0..9)
+MAX_EMBEDDED_CLUSTERS = 10
+
+#: embedded set-ups that cannot be up at once on one machine, with the global resource they would
+#: share: ``(predicate over the set of set-ups, reason)``. Every name, directory, cgroup, link, address
+#: and wireguard device of a cluster carries its CLUSTER_ID (envs/cluster/lib.sh); none is known to
+#: clash today, so the list is empty; a CNI that needs a machine-global resource adds its entry here.
+COEXIST_CONFLICTS: tuple[tuple[Any, str], ...] = ()
+
+#: why a campaign's embedded variants ran one after another (``design`` reason; kept for the
+#: sequential designs chosen by ``side_by_side: false`` or too many clusters)
 ONE_EMBEDDED_CLUSTER = (
-    "the embedded cluster is one per machine (its fabric 10.210.0.0/24 and the root namespace's link "
-    "podnet0, the node namespaces podnet-node-N, /run/podnet-cluster, the kubelets' cgroup /podnet): "
     "embedded variants with different cluster settings run one after another, their ratios "
     "drift-normalised by each launch's own baseline path"
 )
 
 
+def setups(c: Campaign) -> list[Variant]:
+    """The campaign's distinct embedded cluster set-ups, in variant order (one variant each: the
+    first with those settings); variants with equal settings share one cluster (an A/A check)."""
+    seen: dict[tuple[tuple[str, str], ...], Variant] = {}
+    for v in c.variants:
+        if v.embedded:
+            seen.setdefault(tuple(sorted(v.cluster_env().items())), v)
+    return list(seen.values())
+
+
+def cluster_ids(c: Campaign) -> dict[str, int]:
+    """Each embedded variant's cluster (``CLUSTER_ID`` of make cluster-up): set-ups numbered 0, 1, ...
+    in variant order, so a campaign of one set-up uses the embedded cluster ``.cluster`` as before."""
+    ids = {tuple(sorted(v.cluster_env().items())): i for i, v in enumerate(setups(c))}
+    return {v.name: ids[tuple(sorted(v.cluster_env().items()))] for v in c.variants if v.embedded}
+
+
+def state_dir(cluster_id: int) -> str:
+    """The embedded cluster's state directory (kubeconfig, info.json, image): ``.cluster``, ``.cluster-<id>``."""
+    return ".cluster" if cluster_id == 0 else f".cluster-{cluster_id}"
+
+
 def design(c: Campaign) -> tuple[str, str]:
-    """``("side-by-side" | "sequential", why)``: side by side when every variant can be up at once,
-    i.e. real clusters (one kubeconfig each) and at most one embedded cluster set-up (variants that
-    share it are an A/A check on one cluster, named apart)."""
+    """``("side-by-side" | "sequential", why)``: side by side when every variant can be up at once:
+    real clusters (one kubeconfig each) and the embedded set-ups, one embedded cluster each
+    (``CLUSTER_ID`` 0, 1, ...), unless a known conflict (:data:`COEXIST_CONFLICTS`) names a global
+    resource two of them would need, or they are more than :data:`MAX_EMBEDDED_CLUSTERS`."""
     if c.interleave:
         return "sequential", "interleave: true (a cluster bring-up per variant and round)"
     if not c.side_by_side:
-        return "sequential", "side_by_side: false"
-    envs = {tuple(sorted(v.cluster_env().items())) for v in c.variants if v.embedded}
-    if len(envs) > 1:
-        return "sequential", ONE_EMBEDDED_CLUSTER
-    if envs:
-        return "side-by-side", "one embedded cluster set-up shared by its variants, real clusters beside it"
-    return "side-by-side", "one cluster per variant (kubeconfigs)"
+        return "sequential", f"side_by_side: false; {ONE_EMBEDDED_CLUSTER}"
+    ups = setups(c)
+    if len(ups) > MAX_EMBEDDED_CLUSTERS:
+        return "sequential", (
+            f"{len(ups)} embedded set-ups, more than the {MAX_EMBEDDED_CLUSTERS} clusters one machine "
+            f"holds side by side (CLUSTER_ID 0..9); {ONE_EMBEDDED_CLUSTER}"
+        )
+    for clash, reason in COEXIST_CONFLICTS:
+        if clash(ups):
+            return "sequential", f"{reason}; {ONE_EMBEDDED_CLUSTER}"
+    real = sum(1 for v in c.variants if not v.embedded)
+    parts = []
+    if len(ups) > 1:
+        parts.append(f"{len(ups)} embedded clusters up at once (CLUSTER_ID 0..{len(ups) - 1})")
+    elif ups:
+        parts.append("one embedded cluster shared by its variants")
+    if real:
+        parts.append(f"{real} real cluster(s) (kubeconfigs)")
+    return "side-by-side", ", ".join(parts)
 
 
 def variant_config(c: Campaign, v: Variant, repeats: int | None = None) -> dict[str, Any]:
-    """The experiment config launched under variant ``v`` (variant name fixed, its kubeconfig;
-    ``repeats``: launch only up to this repeat, for interleaved rounds)."""
+    """The experiment config launched under variant ``v`` (variant name fixed, its kubeconfig: side by
+    side, its own embedded cluster's; ``repeats``: launch only up to this repeat, for interleaved rounds)."""
     cfg = copy.deepcopy(c.experiment)
     stats = cfg.setdefault("stats", {})
     comps = [x for x in stats.get("comparisons", []) if x.get("by") != "variant"]
@@ -292,8 +337,11 @@ def variant_config(c: Campaign, v: Variant, repeats: int | None = None) -> dict[
         # the campaign's interleaved rounds decide the repeats: no adaptive rounds within one step
         launch.pop("adaptive", None)
     if v.embedded:
-        launch["kubeconfig"] = ".cluster/kubeconfig"
-        launch["cluster_info"] = ".cluster/info.json"
+        d = state_dir(cluster_ids(c)[v.name] if design(c)[0] == "side-by-side" else 0)
+        launch["kubeconfig"] = f"{d}/kubeconfig"
+        launch["cluster_info"] = f"{d}/info.json"
+        if launch.get("image_file"):
+            launch["image_file"] = f"{d}/image"
     else:
         launch["kubeconfig"] = v.kubeconfig
         launch.pop("image_file", None)
@@ -370,20 +418,31 @@ def _run(cmd: list[str], env: Mapping[str, str] | None = None) -> int:
     return subprocess.run(cmd, env={**os.environ, **(env or {})}, check=False).returncode
 
 
-def launch_on(launch: list[str], embedded: Variant | None) -> int:
-    """Run the ``launch`` command; with an ``embedded`` variant, under the cluster lock between
-    bringing its cluster up and always taking it down again (also when the launch fails)."""
+def launch_on(launch: list[str], embedded: Variant | Sequence[tuple[Variant, int]] | None) -> int:
+    """Run the ``launch`` command; with ``embedded`` set-ups (a variant, or ``(variant, cluster id)``
+    pairs side by side), under the cluster lock between bringing their clusters up and always taking
+    them down again (also when a bring-up or the launch fails)."""
     if embedded is None:
         return _run(launch)
-    env = embedded.cluster_env()
+    ups = [(embedded, 0)] if isinstance(embedded, Variant) else list(embedded)
+    if not ups:
+        return _run(launch)
+    rc = 0
     with cluster_lock():
-        rc = _run(["bash", "envs/cluster/up.sh"], env)
+        started: list[dict[str, str]] = []
         try:
+            for v, i in ups:
+                env = {**v.cluster_env(), "CLUSTER_ID": str(i)}
+                started.append(env)
+                rc = _run(["bash", "envs/cluster/up.sh"], env)
+                if rc:
+                    break
             if rc == 0:
                 rc = _run(launch)
         finally:
-            down = _run(["bash", "envs/cluster/down.sh"], env)
-            rc = rc or down
+            for env in reversed(started):
+                down = _run(["bash", "envs/cluster/down.sh"], env)
+                rc = rc or down
     return rc
 
 
@@ -398,7 +457,8 @@ def run_side_by_side(c: Campaign, files: Mapping[str, Path], python: str) -> int
     """One launch of every variant at once; the embedded cluster set-up the variants share (if any)
     is brought up first and always taken down again."""
     launch = [python, "-m", "podnet.launch.sidebyside", *(str(files[v.name]) for v in c.variants)]
-    return launch_on(launch, next((v for v in c.variants if v.embedded), None))
+    ids = cluster_ids(c)
+    return launch_on(launch, [(v, ids[v.name]) for v in setups(c)])
 
 
 def run(path: str | Path, *, python: str = sys.executable, cores: int = 2, publish: bool = True) -> int:

@@ -162,6 +162,7 @@ class ClusterFacts:
 
 #: embedded-cluster settings from info.json recorded in every sidecar
 EMBEDDED_KEYS = (
+    "cluster_id",
     "cni_datapath",
     "encapsulation",
     "calico",

@@ -1,6 +1,7 @@
 """Fixtures for the integration tests that run against the embedded cluster (make cluster-up).
 
-The tests use the admin kubeconfig at .cluster/kubeconfig and the Python ``kubernetes`` client.
+The tests use the admin kubeconfig at .cluster/kubeconfig (CLUSTER_ID=k: the cluster beside it,
+.cluster-k/kubeconfig) and the Python ``kubernetes`` client.
 Without a running cluster they are skipped, unless PODNET_REQUIRE_CLUSTER=1 (CI), where a missing
 cluster is an error.
 """
@@ -16,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from podnet.launch import campaign
+
 REPO = Path(__file__).resolve().parents[2]
-STATE = REPO / ".cluster"
+STATE = REPO / campaign.state_dir(int(os.environ.get("CLUSTER_ID") or 0))
 
 
 def _no_cluster(reason: str):

@@ -180,7 +180,11 @@ def test_run_resumes_and_always_takes_the_cluster_down(in_repo, tmp_path, monkey
         return 1 if step == "launch" and len(calls) == 2 else 0
 
     monkeypatch.setattr(campaign, "_run", fake_run)
-    rc = campaign.run(CI, python=str(REPO / ".venv/bin/python"))
+    doc = yaml.safe_load(CI.read_text())
+    doc["side_by_side"] = False  # one after the other
+    seq = tmp_path / "seq.yaml"
+    seq.write_text(yaml.safe_dump(doc))
+    rc = campaign.run(seq, python=str(REPO / ".venv/bin/python"))
     assert rc == 1  # one launch failed
     steps = [s for s, _, _ in calls]
     assert steps == ["up.sh", "launch", "down.sh"] * 3 + ["publish"]
@@ -232,9 +236,16 @@ def test_design_side_by_side_where_the_variants_can_coexist(in_repo, tmp_path):
     """Variants sharing the one embedded cluster set-up (A/A) or real clusters run side by side;
     embedded variants with different settings cannot be up at once and run one after another."""
     aa = campaign.load(REPO / "config/campaigns/aa.yaml")
-    assert campaign.design(aa)[0] == "side-by-side"
-    how, why = campaign.design(campaign.load(REPO / "config/campaigns/vxlan-vs-host-gw.yaml"))
-    assert how == "sequential" and "one per machine" in why and "podnet-node-N" in why
+    assert campaign.design(aa) == ("side-by-side", "one embedded cluster shared by its variants")
+    assert campaign.cluster_ids(aa) == {"host-gw-a": 0, "host-gw-b": 0}
+    vx = campaign.load(REPO / "config/campaigns/vxlan-vs-host-gw.yaml")
+    how, why = campaign.design(vx)
+    assert how == "side-by-side" and "2 embedded clusters up at once" in why
+    assert campaign.cluster_ids(vx) == {"flannel-host-gw.iptables": 0, "flannel-vxlan.iptables": 1}
+    # each variant launches against its own cluster's kubeconfig and info.json
+    second = campaign.variant_config(vx, vx.variants[1])["launch"]
+    assert second["kubeconfig"] == ".cluster-1/kubeconfig" and second["cluster_info"] == ".cluster-1/info.json"
+    assert campaign.variant_config(vx, vx.variants[0])["launch"]["kubeconfig"] == ".cluster/kubeconfig"
     cfg = tmp_path / "c.yaml"
     doc = {
         "campaign": "real",
@@ -245,7 +256,55 @@ def test_design_side_by_side_where_the_variants_can_coexist(in_repo, tmp_path):
     assert campaign.design(campaign.load(cfg))[0] == "side-by-side"  # the embedded one beside a real one
     doc["side_by_side"] = False
     cfg.write_text(yaml.safe_dump(doc))
-    assert campaign.design(campaign.load(cfg)) == ("sequential", "side_by_side: false")
+    how, why = campaign.design(campaign.load(cfg))
+    assert how == "sequential" and why.startswith("side_by_side: false")
+
+
+def test_design_falls_back_to_sequential_where_set_ups_cannot_coexist(in_repo, tmp_path, monkeypatch):
+    """A named global resource two set-ups would share, or more set-ups than cluster ids: one after
+    another, every variant on the embedded cluster .cluster."""
+    vx = campaign.load(REPO / "config/campaigns/vxlan-vs-host-gw.yaml")
+    clash = (lambda ups: {v.cni for v in ups} >= {"flannel-vxlan", "flannel-host-gw"}, "both need /dev/example")
+    monkeypatch.setattr(campaign, "COEXIST_CONFLICTS", (clash,))
+    how, why = campaign.design(vx)
+    assert how == "sequential" and why.startswith("both need /dev/example")
+    assert campaign.variant_config(vx, vx.variants[1])["launch"]["kubeconfig"] == ".cluster/kubeconfig"
+    monkeypatch.setattr(campaign, "COEXIST_CONFLICTS", ())
+    monkeypatch.setattr(campaign, "MAX_EMBEDDED_CLUSTERS", 1)
+    how, why = campaign.design(vx)
+    assert how == "sequential" and "2 embedded set-ups, more than the 1" in why
+
+
+def test_side_by_side_brings_every_set_up_up_and_always_down(in_repo, tmp_path, monkeypatch):
+    """Set-ups come up in order, CLUSTER_ID 0, 1, ...; all go down in reverse, also when a bring-up
+    fails (then nothing is launched)."""
+    monkeypatch.setenv("PODNET_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("PODNET_CLUSTER_LOCKED", raising=False)
+    monkeypatch.setattr(campaign.Campaign, "workdir", property(lambda self: tmp_path / "work"))
+    monkeypatch.setattr(campaign, "missing_runs", lambda c, v, r=None: 4)
+    calls: list[tuple[str, str, str]] = []
+    fail_up = {"1"}
+
+    def fake_run(cmd, env=None):
+        step = Path(cmd[1]).name if cmd[0] == "bash" else "launch"
+        calls.append((step, (env or {}).get("CLUSTER_ID", ""), (env or {}).get("CNI", "")))
+        return 1 if step == "up.sh" and (env or {}).get("CLUSTER_ID") in fail_up else 0
+
+    monkeypatch.setattr(campaign, "_run", fake_run)
+    assert campaign.run(CI, python="py", publish=False) == 1
+    assert calls == [
+        ("up.sh", "0", "bridge"),
+        ("up.sh", "1", "flannel-vxlan"),
+        ("down.sh", "1", "flannel-vxlan"),
+        ("down.sh", "0", "bridge"),
+    ]
+    calls.clear()
+    fail_up.clear()
+    assert campaign.run(CI, python="py", publish=False) == 0
+    ups = [(i, cni) for s, i, cni in calls if s == "up.sh"]
+    assert ups == [("0", "bridge"), ("1", "flannel-vxlan"), ("2", "flannel-host-gw"), ("3", "flannel-vxlan")]
+    assert [s for s, _, _ in calls] == ["up.sh"] * 4 + ["launch"] + ["down.sh"] * 4
+    assert [i for s, i, _ in calls if s == "down.sh"] == ["3", "2", "1", "0"]
 
 
 def test_a_side_by_side_campaign_is_one_launch_under_one_cluster_up(in_repo, tmp_path, monkeypatch):
