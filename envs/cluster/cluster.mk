@@ -56,12 +56,13 @@ CLUSTER_CI_MORE_TESTS ?= tests/integration/test_cluster.py
 cluster-ci:
 	@CLUSTER_CI_MATRIX='$(CLUSTER_CI_MATRIX)' CLUSTER_CI_TESTS='$(CLUSTER_CI_TESTS)' CLUSTER_CI_MORE_TESTS='$(CLUSTER_CI_MORE_TESTS)' CLUSTER_PYTHON='$(CLUSTER_PYTHON)' LINK_RATE='$(LINK_RATE)' ZONES='$(ZONES)' POOLS='$(POOLS)' K8S_VERSION='$(K8S_VERSION)' FLANNEL_VERSION='$(FLANNEL_VERSION)' bash envs/cluster/ci.sh
 
-# A comparison campaign: the campaign's experiment under each variant (cluster up, launch, down,
+# A comparison campaign: the campaign's experiment under each variant (clusters up, launch, down,
 # under the cluster lock), then one comparison through the pipeline. Resumes what is missing.
+# CPU_HOG=1: one busy process beside the launches (does the comparison hold on a loaded machine?)
 CAMPAIGN ?= config/campaigns/cni.yaml
 # (floor-tools: the main experiment interleaves the noise floor, launch.floor)
 compare: floor-tools
-	$(CLUSTER_PYTHON) -m podnet.launch.campaign run $(CAMPAIGN) --cores $(or $(CORES),2)
+	$(CLUSTER_PYTHON) -m podnet.launch.campaign run $(CAMPAIGN) --cores $(or $(CORES),2) $(if $(CPU_HOG),--cpu-hog $(CPU_HOG))
 
 # CI-sized campaign (quick experiment cut down; bridge, flannel-vxlan, flannel-host-gw, one nftables
 # variant); like every campaign it resumes (a fresh checkout launches everything), then checks

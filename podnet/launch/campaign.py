@@ -461,10 +461,38 @@ def run_side_by_side(c: Campaign, files: Mapping[str, Path], python: str) -> int
     return launch_on(launch, [(v, ids[v.name]) for v in setups(c)])
 
 
-def run(path: str | Path, *, python: str = sys.executable, cores: int = 2, publish: bool = True) -> int:
+#: the busy loop of one CPU hog (``--cpu-hog``): pure user-space spinning, no memory or I/O
+HOG_CODE = "while True: pass"
+
+
+@contextmanager
+def cpu_hog(n: int) -> Iterator[list[int]]:
+    """``n`` processes spinning on the CPU for the duration (a loaded machine, to check that the
+    comparisons hold under load); yields their pids, always ended (by pid) on exit."""
+    procs = [subprocess.Popen([sys.executable, "-c", HOG_CODE]) for _ in range(max(0, n))]
+    if procs:
+        _say(f"CPU hog: {n} busy process(es) beside the campaign, pid(s) {' '.join(str(p.pid) for p in procs)}")
+    try:
+        yield [p.pid for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
+def run(
+    path: str | Path, *, python: str = sys.executable, cores: int = 2, publish: bool = True, hog: int = 0
+) -> int:
     """Run a campaign: its variants side by side where they can coexist, else each variant that
-    lacks runs one after another; then publish the comparison."""
-    c = load(path)
+    lacks runs one after another (with ``hog`` CPU hogs spinning beside the launches); then publish
+    the comparison."""
+    with cpu_hog(hog):
+        failed = _launch_all(load(path), python)
+    return _publish(load(path), python, cores, failed, publish)
+
+
+def _launch_all(c: Campaign, python: str) -> list[str]:
+    """Launch every variant that lacks runs (side by side or one after another); the failures."""
     files = write_configs(c)
     failed: list[str] = []
     how, why = design(c)
@@ -492,6 +520,11 @@ def run(path: str | Path, *, python: str = sys.executable, cores: int = 2, publi
             _say(f"{v.name}: {missing} run(s) missing; {where}")
             if run_variant(c, v, files[v.name], python) and v.name not in failed:
                 failed.append(v.name)
+    return failed
+
+
+def _publish(c: Campaign, python: str, cores: int, failed: list[str], publish: bool) -> int:
+    """Publish the comparison through the pipeline (unless ``publish`` is false)."""
     files = write_configs(c)
     if failed:
         _say(f"variants with failures: {', '.join(failed)} (re-run to resume)")
@@ -527,6 +560,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("config", help="campaign config (config/campaigns/*.yaml)")
     r.add_argument("--cores", type=int, default=2)
     r.add_argument("--no-publish", action="store_true", help="launch only")
+    r.add_argument(
+        "--cpu-hog", type=int, default=0, metavar="N", help="N busy processes beside the launches (a loaded machine)"
+    )
     s = sub.add_parser("status", help="missing runs per variant")
     s.add_argument("config")
     args = ap.parse_args(argv)
@@ -536,7 +572,7 @@ def main(argv: list[str] | None = None) -> int:
             for v in c.variants:
                 print(f"{v.name}\t{missing_runs(c, v)} missing")
             return 0
-        return run(args.config, cores=args.cores, publish=not args.no_publish)
+        return run(args.config, cores=args.cores, publish=not args.no_publish, hog=args.cpu_hog)
     except CampaignError as exc:
         print(f"podnet campaign: {exc}", file=sys.stderr)
         return 2

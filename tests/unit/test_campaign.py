@@ -331,3 +331,20 @@ def test_a_side_by_side_campaign_is_one_launch_under_one_cluster_up(in_repo, tmp
     cfg = yaml.safe_load((tmp_path / "work" / "host-gw-b.yaml").read_text())
     assert {"by": "variant", "baseline": "host-gw-a"} in cfg["stats"]["comparisons"]
     assert cfg["launch"]["variant"] == "host-gw-b"
+
+
+def test_cpu_hog_spins_for_the_duration_and_is_always_ended():
+    import os
+    import time
+
+    with campaign.cpu_hog(2) as pids:
+        assert len(pids) == 2
+        time.sleep(0.3)
+        for pid in pids:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            assert fields[0] in "RS" and int(fields[11]) > 0, fields[:12]  # running, used user CPU
+    for pid in pids:
+        assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+    with campaign.cpu_hog(0) as none:
+        assert none == []
