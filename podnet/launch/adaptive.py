@@ -111,14 +111,10 @@ class Sampler:
 
     def runnable(self, key: CaseKey) -> bool:
         """The case is in the launch's plan, its tool is in the image and its pods and nodes work."""
-        plan = self.L.workload.plan
-        if plan is None:
-            return True
-        cp = next((c for c in plan.cases if c.case.key == key), None)
-        return cp is not None and not cp.skipped and not self.L.workload.blocked(cp)
+        return self.L.can_run(key)
 
     def last_repeat(self, key: CaseKey) -> int:
-        return max(self.L.tally.states[key].attempts, default=0)
+        return self.L.last_repeat(key)
 
     def at_cap(self, key: CaseKey) -> bool:
         st = self.L.tally.states[key]

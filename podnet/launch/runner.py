@@ -123,6 +123,19 @@ class Launcher:
         assert self.workload.plan is not None
         return next(cp for cp in self.workload.plan.cases if cp.case.key == key)
 
+    def can_run(self, key: CaseKey) -> bool:
+        """The case is in the launch's plan (or nothing is planned yet), its tool is in the image and
+        its pods and nodes work."""
+        plan = self.workload.plan
+        if plan is None:
+            return True
+        cp = next((c for c in plan.cases if c.case.key == key), None)
+        return cp is not None and not cp.skipped and not self.workload.blocked(cp)
+
+    def last_repeat(self, key: CaseKey) -> int:
+        """The highest repeat number attempted for the case (0: none yet)."""
+        return max(self.tally.states[key].attempts, default=0)
+
     # -- rounds ------------------------------------------------------------------------------------------
     def run_rounds(
         self,

@@ -302,15 +302,10 @@ class VariantSampler:
         return items
 
     def _at_cap(self, key: CaseKey) -> bool:
-        return any(max(L.tally.states[key].attempts, default=0) >= self.cap for L in self.sbs.launchers)
+        return any(L.last_repeat(key) >= self.cap for L in self.sbs.launchers)
 
     def _runnable(self, key: CaseKey) -> bool:
-        for L in self.sbs.launchers:
-            plan = L.workload.plan
-            cp = next((c for c in plan.cases if c.case.key == key), None) if plan else None
-            if cp is None or cp.skipped or L.workload.blocked(cp):
-                return False
-        return True
+        return all(L.can_run(key) for L in self.sbs.launchers)
 
     def loop(self) -> None:
         """Add side-by-side rounds until the family is met, the cap or the budget stops it."""
@@ -345,7 +340,7 @@ class VariantSampler:
             )  # fmt: skip
             per_variant = []
             for L in self.sbs.launchers:
-                last = {k: max(L.tally.states[k].attempts, default=0) for k in keys}
+                last = {k: L.last_repeat(k) for k in keys}
                 pending = {k: [last[k] + 1] for k in keys}  # type: ignore[index]
                 rounds = schedule(keys, pending, L.cfg.order, L.cfg.seed + self.rounds)
                 slots = [s for rnd in rounds for s in rnd]
