@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from podnet.launch import campaign
+from podnet.launch import campaign, campaign_config
 from podnet.launch.config import from_mapping
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,16 +40,16 @@ def test_ci_campaign_variants(in_repo):
 
 
 def test_a_calico_variant_names_itself_and_takes_no_edge_tunnel(in_repo):
-    v = campaign._variant({"cni": "calico-vxlan"}, 2)
+    v = campaign_config._variant({"cni": "calico-vxlan"}, 2)
     assert v.name == "calico-vxlan.iptables" and v.cluster_env()["CNI"] == "calico-vxlan"
     with pytest.raises(campaign.CampaignError, match="needs cni bridge or flannel-vxlan"):
-        campaign._variant({"cni": "calico-vxlan", "edge_tunnel": "wireguard", "nodes": 3}, 2)
+        campaign_config._variant({"cni": "calico-vxlan", "edge_tunnel": "wireguard", "nodes": 3}, 2)
     with pytest.raises(campaign.CampaignError, match="cni must be one of"):
-        campaign._variant({"cni": "calico-ipip"}, 2)
+        campaign_config._variant({"cni": "calico-ipip"}, 2)
 
 
 def test_an_edge_tunnel_variant_names_itself_and_sets_the_cluster(in_repo):
-    v = campaign._variant({"cni": "flannel-vxlan", "edge_tunnel": "wireguard", "nodes": 3}, 2)
+    v = campaign_config._variant({"cni": "flannel-vxlan", "edge_tunnel": "wireguard", "nodes": 3}, 2)
     assert v.name == "flannel-vxlan.iptables.edge-wireguard"
     assert v.cluster_env()["EDGE_TUNNEL"] == "wireguard" and v.cluster_env()["NODES"] == "3"
     c = campaign.load("config/campaigns/seed-000.yaml")
@@ -63,7 +63,7 @@ def test_an_edge_tunnel_variant_names_itself_and_sets_the_cluster(in_repo):
         ({"name": "x", "kubeconfig": "/k", "edge_tunnel": "wireguard"}, "for the embedded cluster"),
     ):
         with pytest.raises(campaign.CampaignError, match=why):
-            campaign._variant(bad, 2)
+            campaign_config._variant(bad, 2)
 
 
 @pytest.mark.parametrize(
@@ -136,7 +136,7 @@ def test_variant_names(in_repo):
 )
 def test_bad_variants(entry, msg):
     with pytest.raises(campaign.CampaignError, match=msg):
-        campaign._variant(entry, 2)
+        campaign_config._variant(entry, 2)
 
 
 def test_real_cluster_variant(in_repo, tmp_path):
@@ -244,7 +244,9 @@ def test_design_side_by_side_where_the_variants_can_coexist(in_repo, tmp_path):
     assert campaign.cluster_ids(vx) == {"flannel-host-gw.iptables": 0, "flannel-vxlan.iptables": 1}
     # each variant launches against its own cluster's kubeconfig and info.json
     second = campaign.variant_config(vx, vx.variants[1])["launch"]
-    assert second["kubeconfig"] == ".cluster-1/kubeconfig" and second["cluster_info"] == ".cluster-1/info.json"
+    assert (
+        second["kubeconfig"] == ".cluster-1/kubeconfig" and second["cluster_info"] == ".cluster-1/info.json"
+    )
     assert campaign.variant_config(vx, vx.variants[0])["launch"]["kubeconfig"] == ".cluster/kubeconfig"
     cfg = tmp_path / "c.yaml"
     doc = {
@@ -264,7 +266,10 @@ def test_design_falls_back_to_sequential_where_set_ups_cannot_coexist(in_repo, t
     """A named global resource two set-ups would share, or more set-ups than cluster ids: one after
     another, every variant on the embedded cluster .cluster."""
     vx = campaign.load(REPO / "config/campaigns/vxlan-vs-host-gw.yaml")
-    clash = (lambda ups: {v.cni for v in ups} >= {"flannel-vxlan", "flannel-host-gw"}, "both need /dev/example")
+    clash = (
+        lambda ups: {v.cni for v in ups} >= {"flannel-vxlan", "flannel-host-gw"},
+        "both need /dev/example",
+    )
     monkeypatch.setattr(campaign, "COEXIST_CONFLICTS", (clash,))
     how, why = campaign.design(vx)
     assert how == "sequential" and why.startswith("both need /dev/example")

@@ -1,0 +1,209 @@
+"""A campaign config: its variants (embedded-cluster set-ups or real clusters) and the experiment
+run under each; parsed and checked here, run by :mod:`podnet.launch.campaign`."""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from podnet.config import schema
+
+CNI_MODES = ("bridge", "flannel-vxlan", "flannel-host-gw", "macvlan", "calico-vxlan")
+PROXY_MODES = ("iptables", "nftables")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+#: a Kubernetes label value (a zone or pool of the embedded cluster)
+_LABEL = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+
+
+class CampaignError(ValueError):
+    """A campaign config that cannot be run."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One cluster set-up to run the experiment under."""
+
+    name: str
+    cni: str | None = None
+    proxy: str = "iptables"
+    link_rate: str | None = None
+    nodes: int = 2
+    kubeconfig: str | None = None
+    #: ``wireguard``: zones joined through gateways over wireguard-go (seed 000's edge tunnel)
+    edge_tunnel: str | None = None
+    #: the nodes' zones and pools (``ZONES``/``POOLS`` of make cluster-up; None: its defaults)
+    zones: str | None = None
+    pools: str | None = None
+
+    @property
+    def embedded(self) -> bool:
+        """Whether this variant is the embedded cluster (brought up and down by the campaign)."""
+        return self.kubeconfig is None
+
+    def cluster_env(self) -> dict[str, str]:
+        """make cluster-up/cluster-down settings of an embedded variant."""
+        return {
+            "CNI": str(self.cni),
+            "PROXY": self.proxy,
+            "NODES": str(self.nodes),
+            "LINK_RATE": self.link_rate or "",
+            "EDGE_TUNNEL": self.edge_tunnel or "",
+            **({"ZONES": self.zones} if self.zones else {}),
+            **({"POOLS": self.pools} if self.pools else {}),
+        }
+
+
+def variant_name(
+    cni: str, proxy: str = "iptables", link_rate: str | None = None, edge_tunnel: str | None = None
+) -> str:
+    """The name of an embedded variant: ``<cni>.<proxy>[.<link rate>][.edge-<tunnel>]``, e.g.
+    ``flannel-vxlan.nftables`` (the name ``envs/cluster/up.sh`` records as ``variant`` in
+    ``.cluster/info.json``)."""
+    return ".".join(
+        [cni, proxy] + ([link_rate] if link_rate else []) + ([f"edge-{edge_tunnel}"] if edge_tunnel else [])
+    )
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """A parsed campaign config."""
+
+    name: str
+    experiment: dict[str, Any]
+    variants: tuple[Variant, ...]
+    source: Path
+    interleave: bool = False
+    #: ``side_by_side`` (default true): every variant up at once, one launch interleaving them run by
+    #: run (:mod:`podnet.launch.sidebyside`), where the variants can coexist (:func:`design`)
+    side_by_side: bool = True
+
+    @property
+    def repeats(self) -> int:
+        """The experiment's fixed repeats per case (what ``interleave`` goes round by)."""
+        return int({**schema.defaults("launch"), **self.experiment["launch"]}["repeats"])
+
+    @property
+    def baseline(self) -> str:
+        """The variant every other one is compared with (the first)."""
+        return self.variants[0].name
+
+    @property
+    def workdir(self) -> Path:
+        """Where the derived experiment configs are written."""
+        return Path(".campaign") / self.name
+
+
+def _labels(value: Any) -> str | None:
+    """ZONES/POOLS from a campaign (a list or a comma-separated string), or None."""
+    if value is None:
+        return None
+    items = [str(x).strip() for x in (value if isinstance(value, list) else str(value).split(","))]
+    if not items or not all(_LABEL.match(x) for x in items):
+        raise CampaignError(f"zones/pools {value!r}: label values (letters, digits, '-', '_', '.')")
+    return ",".join(items)
+
+
+def _variant(entry: Mapping[str, Any], nodes: int, zones: Any = None, pools: Any = None) -> Variant:
+    unknown = set(entry) - {
+        "name",
+        "cni",
+        "proxy",
+        "link_rate",
+        "nodes",
+        "kubeconfig",
+        "edge_tunnel",
+        "zones",
+        "pools",
+    }
+    if unknown:
+        raise CampaignError(f"variant {dict(entry)}: unknown keys {sorted(unknown)}")
+    if entry.get("kubeconfig"):
+        if not entry.get("name"):
+            raise CampaignError(f"variant {dict(entry)}: a real cluster (kubeconfig) needs a name")
+        if entry.get("cni") or entry.get("proxy") or entry.get("link_rate") or entry.get("edge_tunnel"):
+            raise CampaignError(
+                f"variant {entry['name']}: cni/proxy/link_rate/edge_tunnel are for the embedded cluster"
+            )
+        v = Variant(name=str(entry["name"]), kubeconfig=os.path.expanduser(str(entry["kubeconfig"])))
+    else:
+        cni = str(entry.get("cni", "bridge"))
+        proxy = str(entry.get("proxy", "iptables"))
+        rate = entry.get("link_rate")
+        if cni not in CNI_MODES:
+            raise CampaignError(f"variant {dict(entry)}: cni must be one of {', '.join(CNI_MODES)}")
+        if proxy not in PROXY_MODES:
+            raise CampaignError(f"variant {dict(entry)}: proxy must be one of {', '.join(PROXY_MODES)}")
+        tunnel = entry.get("edge_tunnel")
+        if tunnel not in (None, "wireguard"):
+            raise CampaignError(f"variant {dict(entry)}: edge_tunnel must be wireguard (or absent)")
+        if tunnel and cni not in ("bridge", "flannel-vxlan"):
+            raise CampaignError(f"variant {dict(entry)}: edge_tunnel needs cni bridge or flannel-vxlan")
+        name = str(entry.get("name") or variant_name(cni, proxy, str(rate) if rate else None, tunnel))
+        v = Variant(
+            name,
+            cni,
+            proxy,
+            str(rate) if rate else None,
+            int(entry.get("nodes", nodes)),
+            edge_tunnel=tunnel,
+            zones=_labels(entry.get("zones", zones)),
+            pools=_labels(entry.get("pools", pools)),
+        )
+    if not _NAME.match(v.name):
+        raise CampaignError(f"variant name {v.name!r}: use letters, digits, '.', '_' and '-'")
+    return v
+
+
+def load(path: str | Path) -> Campaign:
+    """Read a campaign config and the experiment config it names."""
+    path = Path(path)
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    unknown = set(doc) - {
+        "campaign",
+        "description",
+        "experiment",
+        "launch",
+        "stats",
+        "nodes",
+        "zones",
+        "pools",
+        "variants",
+        "interleave",
+        "side_by_side",
+    }
+    if unknown:
+        raise CampaignError(f"{path}: unknown keys {sorted(unknown)}")
+    for key in ("campaign", "experiment", "variants"):
+        if not doc.get(key):
+            raise CampaignError(f"{path}: `{key}` is required")
+    name = str(doc["campaign"])
+    if not _NAME.match(name):
+        raise CampaignError(f"{path}: campaign name {name!r}: use letters, digits, '.', '_' and '-'")
+    exp = yaml.safe_load(Path(doc["experiment"]).read_text(encoding="utf-8"))
+    if "launch" not in exp:
+        raise CampaignError(f"{doc['experiment']}: the experiment has no `launch` section")
+    exp = copy.deepcopy(exp)
+    exp["launch"].update(copy.deepcopy(doc.get("launch") or {}))
+    if doc.get("stats"):  # e.g. the campaign's primary family of variant comparisons
+        exp["stats"] = {**(exp.get("stats") or {}), **copy.deepcopy(doc["stats"])}
+    exp["experiment"] = name
+    exp.pop("raw_dir", None)
+    exp.pop("processed_dir", None)
+    if doc.get("description"):
+        exp["description"] = str(doc["description"])
+    variants = tuple(
+        _variant(v, int(doc.get("nodes", 2)), doc.get("zones"), doc.get("pools")) for v in doc["variants"]
+    )
+    names = [v.name for v in variants]
+    if len(set(names)) != len(names):
+        raise CampaignError(f"{path}: variant names repeat: {names}")
+    return Campaign(
+        name, exp, variants, path, bool(doc.get("interleave", False)), bool(doc.get("side_by_side", True))
+    )
