@@ -9,6 +9,7 @@ variant)::
     experiment: config/config.yaml      # the experiment run under every variant
     launch: {repeats: 3}                # optional: keys replacing the experiment's launch keys
     stats: {primary: [...]}             # optional: keys replacing the experiment's stats keys
+    report: {notebooks: [...]}          # optional: keys replacing the experiment's report keys
     side_by_side: true                  # default: every variant up at once where they can coexist
     interleave: false                   # true: round r launches repeat r of every variant in turn
     nodes: 3
@@ -215,6 +216,7 @@ def load(path: str | Path) -> Campaign:
         "experiment",
         "launch",
         "stats",
+        "report",
         "nodes",
         "zones",
         "pools",
@@ -237,6 +239,8 @@ def load(path: str | Path) -> Campaign:
     exp["launch"].update(copy.deepcopy(doc.get("launch") or {}))
     if doc.get("stats"):  # e.g. the campaign's primary family of variant comparisons
         exp["stats"] = {**(exp.get("stats") or {}), **copy.deepcopy(doc["stats"])}
+    if doc.get("report"):  # e.g. the campaign's notebooks and a seed's table beside it (report.vs_seed)
+        exp["report"] = {**(exp.get("report") or {}), **copy.deepcopy(doc["report"])}
     exp["experiment"] = name
     exp.pop("raw_dir", None)
     exp.pop("processed_dir", None)
