@@ -182,7 +182,8 @@ def headline_table(
         for r in q.itertuples():
             key = (str(r.seed_cni or "–"), str(r.variant or "–"))
             row = out.setdefault(key, {})
-            row[f"{label}: {r.seed}"] = f"{fmt_ratio(_num(r.seed_ratio))}x" if np.isfinite(_num(r.seed_ratio)) else "–"
+            seed_label = f"{label}: {r.seed} ({r.seed_tool} {r.seed_test} {r.seed_metric})"
+            row[seed_label] = f"{fmt_ratio(_num(r.seed_ratio))}x" if np.isfinite(_num(r.seed_ratio)) else "–"
             if np.isfinite(_num(r.ratio)):
                 row[f"{label}: podnet"] = f"{fmt_ratio(_num(r.ratio))}x ({_ci(_num(r.ratio_ci_low), _num(r.ratio_ci_high))})"
             else:
