@@ -124,7 +124,10 @@ def processed(directory: Path, centres: dict | None = None) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     t.to_parquet(directory / "tidy.parquet")
     settings = {
-        "comparisons": [{"by": "scenario", "baseline": "host-host"}, {"by": "variant", "baseline": "macvlan.iptables"}]
+        "comparisons": [
+            {"by": "scenario", "baseline": "host-host"},
+            {"by": "variant", "baseline": "macvlan.iptables"},
+        ]
     }
     stats.run(directory / "tidy.parquet", directory, settings, cache=False)
     return directory

@@ -119,7 +119,9 @@ def test_ranks_and_agreement(dirs):
     assert both["rank_agrees"].all() and set(tput["ranking"]) == {"agrees"}
     # ours-only bridge is ranked among ours (between macvlan and calico-vxlan), not against the seed
     bridge = _one(tput, variant="bridge.iptables")
-    assert bridge["status"] == "not in seed" and bridge["rank_ours_all"] == 2 and np.isnan(bridge["rank_ours"])
+    assert (
+        bridge["status"] == "not in seed" and bridge["rank_ours_all"] == 2 and np.isnan(bridge["rank_ours"])
+    )
     # latency: lower is better; the fixture puts calico-vxlan below macvlan: the seed's order reversed
     lat = t[(t["path"] == "pod-pod-cross-node") & (t["metric"] == "latency_p50") & (t["status"] == "both")]
     lat = lat.set_index("seed_cni")
@@ -159,7 +161,9 @@ def test_missing_cni_and_cni_without_counterpart(dirs):
 
 
 def test_a_mapped_cni_absent_everywhere_leaves_nothing_to_rank(dirs):
-    t = _build(dirs, variants={"macvlan-standalone": "macvlan.iptables", "calico-vxlan": "calico-bgp.iptables"})
+    t = _build(
+        dirs, variants={"macvlan-standalone": "macvlan.iptables", "calico-vxlan": "calico-bgp.iptables"}
+    )
     g = t[(t["path"] == "pod-pod-cross-node") & (t["metric"] == "throughput")]
     assert set(g["ranking"]) == {"nothing to rank"}
     s = next(w for w in vs_seed.sentences(t) if w.startswith("pod-pod-cross-node, iperf3"))
@@ -184,11 +188,14 @@ def test_words_say_where_the_ranking_agrees_and_where_not(dirs):
     words = vs_seed.sentences(t)
     agree = next(w for w in words if w.startswith("pod-pod-cross-node, iperf3 tcp throughput"))
     assert "seed 003 ranks macvlan-standalone (1.00x) > calico-vxlan (0.15x)" in agree
-    assert "podnet ranks macvlan.iptables (0.9" in agree and "> calico-vxlan.iptables (0.4" in agree
+    assert (
+        "podnet (point estimates) ranks macvlan.iptables (0.9" in agree
+        and "> calico-vxlan.iptables (0.4" in agree
+    )
     assert "**agrees** (agrees on macvlan-standalone > calico-vxlan)" in agree
     dis = next(w for w in words if w.startswith("pod-pod-cross-node, netperf TCP_RR latency_p50"))
     assert "(seed: netperf TCP_RR latency_mean)" in dis
-    assert "podnet ranks calico-vxlan.iptables" in dis and "**disagrees**" in dis
+    assert "podnet (point estimates) ranks calico-vxlan.iptables" in dis and "**disagrees**" in dis
     summary = vs_seed.summary_sentence(t)
     assert summary.startswith("Of 4 path x measure rankings") and "3 agrees, 1 disagrees" in summary
     assert "Disagreeing: pod-pod-cross-node netperf TCP_RR latency_p50." in summary

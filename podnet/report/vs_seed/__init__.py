@@ -75,7 +75,7 @@ def read(path: str | Path) -> pd.DataFrame:
         if c in df.columns:
             df[c] = df[c].fillna("").astype(str)
     if "rank_agrees" in df.columns:
-        df["rank_agrees"] = df["rank_agrees"].map({True: True, False: False, "True": True, "False": False}).astype(
-            "boolean"
+        df["rank_agrees"] = (
+            df["rank_agrees"].map({True: True, False: False, "True": True, "False": False}).astype("boolean")
         )
     return df

@@ -90,7 +90,9 @@ def figure(vs: pd.DataFrame, seed: str | None = None, baseline: str = "host-host
         ax.set_yticks(range(len(paths)), paths)
         ax.set_ylim(len(paths) - 0.5, -0.5)
     seed_of = {r.variant: r.seed_cni for p in panels for r in p.itertuples()}
-    handles = [Line2D([], [], color=colors[c], marker="o", ls="-", ms=4, label=f"{c} ({seed_of[c]})") for c in cnis]
+    handles = [
+        Line2D([], [], color=colors[c], marker="o", ls="-", ms=4, label=f"{c} ({seed_of[c]})") for c in cnis
+    ]
     handles += [
         Line2D([], [], color="0.2", marker="o", ls="-", ms=4, label="podnet: ratio, 95 % CI"),
         Line2D([], [], color="0.2", marker="D", mfc="white", ls="", ms=4, label=f"{seed}: published ratio"),

@@ -18,7 +18,16 @@ from podnet.config import schema
 from podnet.tools import get as get_adapter
 
 #: the columns of :func:`published`: one row per published figure, SI units
-PUBLISHED_COLUMNS = ["seed_cni", "path", "seed_tool", "seed_test", "seed_metric", "seed_value", "seed_unit", "file"]
+PUBLISHED_COLUMNS = [
+    "seed_cni",
+    "path",
+    "seed_tool",
+    "seed_test",
+    "seed_metric",
+    "seed_value",
+    "seed_unit",
+    "file",
+]
 
 
 @dataclass(frozen=True)
@@ -60,7 +69,10 @@ class SeedMapping:
     def from_config(cls, vs_seed: Mapping[str, Any]) -> SeedMapping:
         """From a config's ``report.vs_seed`` section (schema defaults filled in)."""
         d = {**schema.defaults("report", "vs_seed"), **dict(vs_seed)}
-        base = {**schema.defaults_of(schema.section("report", "vs_seed", "baseline")), **(d.get("baseline") or {})}
+        base = {
+            **schema.defaults_of(schema.section("report", "vs_seed", "baseline")),
+            **(d.get("baseline") or {}),
+        }
         measures: dict[Measure, tuple[Measure, ...]] = {}
         for m in d["measures"]:
             key = Measure.parse(m["seed"])

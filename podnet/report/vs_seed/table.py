@@ -244,7 +244,9 @@ def _rank(out: pd.DataFrame, m: SeedMapping) -> pd.DataFrame:
         sign = -1.0 if str(g["better"].iloc[0]) == "lower" else 1.0
         mine = g["status"].isin(["both", "not in seed"]) & np.isfinite(our_key.astype(float))
         out.loc[g[mine].index, "rank_ours_all"] = (-sign * our_key[mine]).rank(method="min")
-        common = (g["status"] == "both") & np.isfinite(seed_key.astype(float)) & np.isfinite(our_key.astype(float))
+        common = (
+            (g["status"] == "both") & np.isfinite(seed_key.astype(float)) & np.isfinite(our_key.astype(float))
+        )
         idx = g[common].index
         out.loc[idx, "rank_seed"] = (-sign * seed_key[common]).rank(method="min")
         out.loc[idx, "rank_ours"] = (-sign * our_key[common]).rank(method="min")

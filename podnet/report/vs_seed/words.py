@@ -64,24 +64,43 @@ def group_sentence(g: pd.DataFrame, seed: str = "seed", baseline: str = "host-ho
     if len(both) < 2:
         tail = f" ({missing})" if missing else ""
         return f"{head}: fewer than two CNIs in both, nothing to rank{tail}."
-    if on_value:
-        seed_txt = lambda r: fmt_ratio(_num(r["seed_value"]) / _scale(r))  # noqa: E731
-        our_txt = lambda r: f"{fmt_ratio(_num(r['value']) / _scale(r))}, {_ci(_num(r['ci_low']) / _scale(r), _num(r['ci_high']) / _scale(r))}"  # noqa: E731
-        what = f"absolute ({_unit(r0)})"
-    else:
-        seed_txt = lambda r: f"{fmt_ratio(_num(r['seed_ratio']))}x"  # noqa: E731
-        our_txt = lambda r: f"{fmt_ratio(_num(r['ratio']))}x, {_ci(_num(r['ratio_ci_low']), _num(r['ratio_ci_high']))}"  # noqa: E731
-        what = f"ratio to {baseline}"
+    seed_txt, our_txt = (_value_texts if on_value else _ratio_texts)()
+    what = f"absolute ({_unit(r0)})" if on_value else f"ratio to {baseline}"
     seed_order = _order(both, "rank_seed", "seed_cni", seed_txt)
     our_order = _order(both, "rank_ours", "variant", our_txt)
     p = pairs(both, on_value)
     verdict = str(r0["ranking"])
     detail = _pair_words(p)
     text = (
-        f"{head}, {what}: {seed} ranks {seed_order}; podnet ranks {our_order}: "
+        f"{head}, {what}: {seed} ranks {seed_order}; podnet (point estimates) ranks {our_order}: "
         f"**{verdict}**{' (' + detail + ')' if detail else ''}."
     )
     return text + (f" {missing[0].upper() + missing[1:]}." if missing else "")
+
+
+def _value_texts() -> tuple:
+    """(seed text, our text) of a row on the baseline path: values in display units."""
+
+    def seed(r: pd.Series) -> str:
+        return fmt_ratio(_num(r["seed_value"]) / _scale(r))
+
+    def ours(r: pd.Series) -> str:
+        k = _scale(r)
+        return f"{fmt_ratio(_num(r['value']) / k)}, {_ci(_num(r['ci_low']) / k, _num(r['ci_high']) / k)}"
+
+    return seed, ours
+
+
+def _ratio_texts() -> tuple:
+    """(seed text, our text) of a row on another path: ratios to the baseline path."""
+
+    def seed(r: pd.Series) -> str:
+        return f"{fmt_ratio(_num(r['seed_ratio']))}x"
+
+    def ours(r: pd.Series) -> str:
+        return f"{fmt_ratio(_num(r['ratio']))}x, {_ci(_num(r['ratio_ci_low']), _num(r['ratio_ci_high']))}"
+
+    return seed, ours
 
 
 def _scale(r: pd.Series) -> float:
@@ -104,7 +123,8 @@ def _pair_words(p: pd.DataFrame) -> str:
         q = p[p["status"] == status]
         if len(q):
             pr = [
-                f"{r.seed_a} {r.seed} {r.seed_b}" if status != "differs, not resolved" and status != "disagrees"
+                f"{r.seed_a} {r.seed} {r.seed_b}"
+                if status != "differs, not resolved" and status != "disagrees"
                 else f"{r.seed_a} {r.seed} {r.seed_b} vs ours {r.a} {r.ours} {r.b}"
                 for r in q.itertuples()
             ]
@@ -147,7 +167,11 @@ def summary_sentence(vs: pd.DataFrame, seed: str | None = None) -> str:
     dis = g[g["ranking"] == "disagrees"]
     tail = ""
     if len(dis):
-        tail = " Disagreeing: " + "; ".join(f"{r.scenario} {r.tool} {r.test} {r.metric}" for r in dis.itertuples()) + "."
+        tail = (
+            " Disagreeing: "
+            + "; ".join(f"{r.scenario} {r.tool} {r.test} {r.metric}" for r in dis.itertuples())
+            + "."
+        )
     return f"Of {len(g)} path x measure rankings with two CNIs or more in both {seed} and podnet: {', '.join(parts)}.{tail}"
 
 
@@ -168,7 +192,9 @@ def headline_table(
 ) -> pd.DataFrame:
     """Per CNI, on one seed ``path``: for each of our ``measures``, the seed's ratio to its baseline
     beside ours with its 95 % interval (text cells, for the report and the closing note)."""
-    v = vs[(vs["path"] == path) & vs["status"].isin(["both", "not run here", "no counterpart", "not in seed"])]
+    v = vs[
+        (vs["path"] == path) & vs["status"].isin(["both", "not run here", "no counterpart", "not in seed"])
+    ]
     if v.empty:
         return pd.DataFrame()
     out: dict[tuple[str, str], dict[str, str]] = {}
@@ -185,7 +211,9 @@ def headline_table(
             seed_label = f"{label}: {r.seed} ({r.seed_tool} {r.seed_test} {r.seed_metric})"
             row[seed_label] = f"{fmt_ratio(_num(r.seed_ratio))}x" if np.isfinite(_num(r.seed_ratio)) else "–"
             if np.isfinite(_num(r.ratio)):
-                row[f"{label}: podnet"] = f"{fmt_ratio(_num(r.ratio))}x ({_ci(_num(r.ratio_ci_low), _num(r.ratio_ci_high))})"
+                row[f"{label}: podnet"] = (
+                    f"{fmt_ratio(_num(r.ratio))}x ({_ci(_num(r.ratio_ci_low), _num(r.ratio_ci_high))})"
+                )
             else:
                 row[f"{label}: podnet"] = str(r.status)
     t = pd.DataFrame.from_dict(out, orient="index")
