@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from podnet import stats
 from tests.stats_tables import rows, tidy
@@ -131,3 +132,90 @@ def processed(directory: Path, centres: dict | None = None) -> Path:
     }
     stats.run(directory / "tidy.parquet", directory, settings, cache=False)
     return directory
+
+
+# ---- a synthetic raw campaign (real tools' output shapes, values set per case) ---------------------
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _scaled(node: object, k: float) -> object:
+    """An iperf3 JSON tree with every byte count and rate scaled by ``k`` (times kept)."""
+    if isinstance(node, dict):
+        return {
+            key: (
+                v * k if key in ("bytes", "bits_per_second") and isinstance(v, int | float) else _scaled(v, k)
+            )
+            for key, v in node.items()
+        }
+    if isinstance(node, list):
+        return [_scaled(v, k) for v in node]
+    return node
+
+
+def iperf3_output(throughput: float) -> str:
+    """iperf3 -J of tests/fixtures/iperf3/tcp-forward.json with its received rate set to ``throughput``."""
+    import json
+
+    doc = json.loads((FIXTURES / "iperf3" / "tcp-forward.json").read_text())
+    k = throughput / float(doc["end"]["sum_received"]["bits_per_second"])
+    return json.dumps(_scaled(doc, k), indent=2)
+
+
+def netperf_output(test: str, throughput: float = 0.0, p50: float = 0.0) -> str:
+    """netperf -k keyval (the launcher's form, tests/fixtures/netperf/*-k-launcher.txt) with its
+    throughput (bit/s, TCP_STREAM) or its latencies (s, TCP_RR/TCP_CRR: P50 = ``p50``, mean 1.1x)."""
+    name = {"TCP_STREAM": "tcp-stream", "TCP_RR": "tcp-rr", "TCP_CRR": "tcp-crr"}[test]
+    lines = (FIXTURES / "netperf" / f"{name}-k-launcher.txt").read_text().splitlines()
+    us = p50 * 1e6
+    new = {
+        "THROUGHPUT": f"{throughput / 1e6:.2f}" if test == "TCP_STREAM" else None,
+        "P50_LATENCY": f"{us:.0f}" if test != "TCP_STREAM" else None,
+        "MEAN_LATENCY": f"{1.1 * us:.2f}" if test != "TCP_STREAM" else None,
+        "MIN_LATENCY": f"{0.8 * us:.0f}" if test != "TCP_STREAM" else None,
+        "P90_LATENCY": f"{1.3 * us:.0f}" if test != "TCP_STREAM" else None,
+        "P99_LATENCY": f"{2 * us:.0f}" if test != "TCP_STREAM" else None,
+        "RT_LATENCY": f"{1.1 * us:.3f}" if test != "TCP_STREAM" else None,
+    }
+    out = []
+    for ln in lines:
+        key = ln.split("=", 1)[0]
+        out.append(f"{key}={new[key]}" if new.get(key) is not None else ln)
+    return "\n".join(out) + "\n"
+
+
+def write_raw(raw: Path, centres: dict | None = None, repeats: int = 3) -> Path:
+    """raw/<variant>/<scenario>/<tool>-<test>/rNNN.* with sidecars, as the launcher lays them out:
+    iperf3 tcp and netperf TCP_STREAM at the case's throughput, netperf TCP_RR at its P50 (1 %
+    noise, one launch per variant). Returns ``raw``."""
+    rng = np.random.default_rng(20261126)
+    for (variant, scenario), (tput, p50) in (centres or CENTRES).items():
+        for r in range(1, repeats + 1):
+            cases = {
+                ("iperf3", "tcp", "json"): iperf3_output(tput * np.exp(rng.normal(0, SD))),
+                ("netperf", "TCP_STREAM", "txt"): netperf_output(
+                    "TCP_STREAM", throughput=tput * np.exp(rng.normal(0, SD))
+                ),
+                ("netperf", "TCP_RR", "txt"): netperf_output("TCP_RR", p50=p50 * np.exp(rng.normal(0, SD))),
+            }
+            for (tool, test, ext), text in cases.items():
+                d = raw / variant / scenario / f"{tool}-{test}"
+                d.mkdir(parents=True, exist_ok=True)
+                f = d / f"r{r:03d}.{ext}"
+                f.write_text(text, encoding="utf-8")
+                side = {
+                    "podnet_sidecar": 1,
+                    "tool": tool,
+                    "variant": variant,
+                    "scenario": scenario,
+                    "repeat": r,
+                    "kind": "measured",
+                    "test": test,
+                    "protocol": "tcp",
+                    "direction": "forward" if test in ("tcp", "TCP_STREAM") else "roundtrip",
+                    "streams": 1,
+                    "launch_id": f"L-{variant}",
+                    "source": "synthetic (tests/vs_seed_fixture.py): a fixture's output with values set",
+                }
+                (d / f"r{r:03d}.{ext}.meta.yaml").write_text(yaml.safe_dump(side), encoding="utf-8")
+    return raw

@@ -130,7 +130,10 @@ def vs_seed_table(
     pub = published
     our_variants = sorted(set(ours["variant"].astype(str))) if len(ours) else []
     rows: list[dict] = []
-    for path, scenarios in mapping.scenarios.items():
+    # the seed's own order of paths (its tables'), then any the mapping adds
+    order = list(dict.fromkeys([*pub["path"], *mapping.scenarios]))
+    for path in (p for p in order if p in mapping.scenarios):
+        scenarios = mapping.scenarios[path]
         for sm, our_measures in mapping.measures.items():
             seed_rows = pub[
                 (pub["path"] == path)
@@ -183,9 +186,8 @@ def vs_seed_table(
                             continue
                         row = {**_row(mapping, path, scen, sm, om), "seed_cni": "", "variant": v}
                         row.update(_our_numbers(ours, rat, v, scen, om, mapping.baseline))
-                        if row["status"] == "both":
-                            row["status"] = "not in seed"
-                        rows.append(row)
+                        if row["status"] == "both":  # neither source has it otherwise: no row
+                            rows.append({**row, "status": "not in seed"})
     out = pd.DataFrame(rows)
     for c in COLUMNS:
         if c not in out.columns:
@@ -258,8 +260,8 @@ def _rank(out: pd.DataFrame, m: SeedMapping) -> pd.DataFrame:
 
 
 def pairs(g: pd.DataFrame, on_value: bool = False) -> pd.DataFrame:
-    """Every pair of CNIs both sources have in one group of :func:`vs_seed_table`: the seed's order
-    (``seed``: ``>`` a is better, ``<`` b is better, ``=`` tie), ours, and whether ours is resolved
+    """Every pair of CNIs both sources have in one group of :func:`vs_seed_table`, the seed's better
+    one as ``a``: the seed's order (``seed``: ``>`` a is better, ``=`` tie), ours (``>``, ``<``), and whether ours is resolved
     (the two intervals do not overlap), with ``status`` agrees / disagrees / same order, not
     resolved / differs, not resolved / seed tie."""
     sign = -1.0 if len(g) and str(g["better"].iloc[0]) == "lower" else 1.0
@@ -269,6 +271,8 @@ def pairs(g: pd.DataFrame, on_value: bool = False) -> pd.DataFrame:
     rows = list(g.itertuples(index=False))
     for i, a in enumerate(rows):
         for b in rows[i + 1 :]:
+            if sign * (getattr(a, seed_key) - getattr(b, seed_key)) < 0:
+                a, b = b, a  # the seed's better CNI first: its order always reads "a > b"
             ds = sign * (getattr(a, seed_key) - getattr(b, seed_key))
             do = sign * (getattr(a, key) - getattr(b, key))
             al, ah, bl, bh = (float(getattr(x, y)) for x in (a, b) for y in (lo, hi))

@@ -12,6 +12,7 @@ from podnet.report.findings import fmt_ratio
 
 from .table import pairs
 
+_FLIP = {"<": ">", ">": "<", "=": "="}
 _GROUP = ["path", "scenario", "seed_tool", "seed_test", "seed_metric", "tool", "test", "metric"]
 
 
@@ -60,12 +61,14 @@ def group_sentence(g: pd.DataFrame, seed: str = "seed", baseline: str = "host-ho
     on_value = str(r0.get("interval", "")) == "baseline" or scen == baseline
     both = g[g["status"] == "both"].copy()
     both = both[np.isfinite(both["rank_seed"].astype(float))]
+    if not g["status"].isin(["both", "not in seed"]).any():
+        return f"{head}: not measured here (no variant has {scen} {r0['tool']} {r0['test']})."
     missing = _missing(g)
     if len(both) < 2:
         tail = f" ({missing})" if missing else ""
         return f"{head}: fewer than two CNIs in both, nothing to rank{tail}."
     seed_txt, our_txt = (_value_texts if on_value else _ratio_texts)()
-    what = f"absolute ({_unit(r0)})" if on_value else f"ratio to {baseline}"
+    what = f"absolute ({_unit(both.iloc[0])})" if on_value else f"ratio to {baseline}"
     seed_order = _order(both, "rank_seed", "seed_cni", seed_txt)
     our_order = _order(both, "rank_ours", "variant", our_txt)
     p = pairs(both, on_value)
@@ -112,6 +115,7 @@ def _unit(r: pd.Series) -> str:
 
 
 def _pair_words(p: pd.DataFrame) -> str:
+    """The pairs of :func:`~podnet.report.vs_seed.table.pairs` grouped by status, in words."""
     parts = []
     for status, label in (
         ("agrees", "agrees on"),
@@ -121,14 +125,15 @@ def _pair_words(p: pd.DataFrame) -> str:
         ("seed tie", "the seed ties"),
     ):
         q = p[p["status"] == status]
-        if len(q):
+        if not len(q):
+            continue
+        if status in ("disagrees", "differs, not resolved"):
             pr = [
-                f"{r.seed_a} {r.seed} {r.seed_b}"
-                if status != "differs, not resolved" and status != "disagrees"
-                else f"{r.seed_a} {r.seed} {r.seed_b} vs ours {r.a} {r.ours} {r.b}"
-                for r in q.itertuples()
+                f"{r.seed_a} {r.seed} {r.seed_b} (here {r.b} {_FLIP[r.ours]} {r.a})" for r in q.itertuples()
             ]
-            parts.append(f"{label} {', '.join(pr)}")
+        else:
+            pr = [f"{r.seed_a} {r.seed} {r.seed_b}" for r in q.itertuples()]
+        parts.append(f"{label} {', '.join(pr)}")
     return "; ".join(parts)
 
 
