@@ -34,6 +34,11 @@ NOTEBOOKS = REPORT["notebooks"]
 COMPARE_WITH = REPORT["compare_with"]
 # a seed report's published tables beside this experiment (podnet.report.vs_seed), or None
 VS_SEED = REPORT.get("vs_seed")
+if "vs_seed" in NOTEBOOKS and not VS_SEED:
+    raise ValueError(
+        "report.notebooks lists vs_seed but report.vs_seed is missing: it names the seed's "
+        "published tables and how its CNIs, paths and measures map onto this experiment's"
+    )
 STATS = config.get("stats", {})
 # the gate's bounds (podnet check); STATS itself stays as written (stats.run merges its defaults)
 THRESHOLDS = {**schema.defaults("stats"), **STATS}["thresholds"]
