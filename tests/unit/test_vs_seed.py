@@ -196,7 +196,10 @@ def test_words_say_where_the_ranking_agrees_and_where_not(dirs):
     dis = next(w for w in words if w.startswith("pod-pod-cross-node, netperf TCP_RR latency_p50"))
     assert "(seed: netperf TCP_RR latency_mean)" in dis
     assert "podnet (point estimates) ranks calico-vxlan.iptables" in dis and "**disagrees**" in dis
-    assert "disagrees on macvlan-standalone > calico-vxlan (here calico-vxlan.iptables > macvlan.iptables)" in dis
+    assert (
+        "disagrees on macvlan-standalone > calico-vxlan (here calico-vxlan.iptables > macvlan.iptables)"
+        in dis
+    )
     summary = vs_seed.summary_sentence(t)
     assert summary.startswith("Of 4 path x measure rankings") and "3 agrees, 1 disagrees" in summary
     assert "Disagreeing: pod-pod-cross-node netperf TCP_RR latency_p50." in summary
