@@ -54,6 +54,7 @@ rule seed_discrepancies:
 # a seed report's published table beside this experiment (config report.vs_seed; podnet.report.vs_seed)
 rule vs_seed:
     input:
+        tidy=f"{OUT}/tidy.parquet",
         summary=f"{OUT}/summary.csv",
         ratios=f"{OUT}/ratios.csv",
         published=vs_seed_tables(),

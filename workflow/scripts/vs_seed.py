@@ -14,7 +14,7 @@ matplotlib.use("Agg")  # files only
 import matplotlib.pyplot as plt
 
 from podnet.report import vs_seed
-from podnet.report.figures import style
+from podnet.report.figures import data, style
 from podnet.report.vs_seed.figure import figure
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
@@ -22,7 +22,9 @@ logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s"
 mapping = vs_seed.SeedMapping.from_config(dict(sm.params.vs_seed))
 table = vs_seed.build(mapping, Path(sm.input.summary).parent)
 vs_seed.write(table, sm.output.csv)
-fig = figure(table, mapping.seed, mapping.baseline)
+# the experiment's order of variants: each CNI keeps the colour it has in the other figures
+order = data.variant_order(data.load(Path(sm.input.summary).parent))
+fig = figure(table, mapping.seed, mapping.baseline, order)
 style.save(fig, "vs_seed", Path(sm.output.png).parent)
 plt.close(fig)
 logging.info("%s", vs_seed.summary_sentence(table))

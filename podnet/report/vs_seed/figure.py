@@ -31,8 +31,12 @@ def _panels(vs: pd.DataFrame) -> list[pd.DataFrame]:
     return out
 
 
-def figure(vs: pd.DataFrame, seed: str | None = None, baseline: str = "host-host") -> plt.Figure:
-    """The figure (not saved; :func:`podnet.report.figures.style.save` writes it)."""
+def figure(
+    vs: pd.DataFrame, seed: str | None = None, baseline: str = "host-host", variants: list[str] | None = None
+) -> plt.Figure:
+    """The figure (not saved; :func:`podnet.report.figures.style.save` writes it). ``variants``: the
+    experiment's order of variants (:func:`podnet.report.figures.data.variant_order`), so each CNI
+    keeps the colour it has in the other figures."""
     style.apply()
     seed = seed or (str(vs["seed"].iloc[0]) if len(vs) else "seed")
     panels = _panels(vs) if len(vs) else []
@@ -41,8 +45,10 @@ def figure(vs: pd.DataFrame, seed: str | None = None, baseline: str = "host-host
         ax.set_axis_off()
         ax.text(0.5, 0.5, f"No path and CNI in both {seed} and podnet", ha="center", va="center")
         return fig
-    cnis = list(dict.fromkeys(x for p in panels for x in p["variant"]))
-    colors = style.variant_colors(cnis)
+    drawn = set(x for p in panels for x in p["variant"])
+    order = [v for v in (variants or []) if v in drawn]
+    cnis = order + sorted(drawn - set(order))
+    colors = style.variant_colors(list(variants or []) + [c for c in cnis if c not in (variants or [])])
     paths = list(dict.fromkeys(x for p in panels for x in p["scenario"]))
     ncols = min(len(panels), 3)
     nrows = int(np.ceil(len(panels) / ncols))
