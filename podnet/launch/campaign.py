@@ -9,6 +9,7 @@ variant)::
     experiment: config/config.yaml      # the experiment run under every variant
     launch: {repeats: 3}                # optional: keys replacing the experiment's launch keys
     stats: {primary: [...]}             # optional: keys replacing the experiment's stats keys
+    report: {notebooks: [...]}          # optional: keys replacing the experiment's report keys
     side_by_side: true                  # default: every variant up at once where they can coexist
     interleave: false                   # true: round r launches repeat r of every variant in turn
     nodes: 3

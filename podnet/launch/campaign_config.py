@@ -171,6 +171,7 @@ def load(path: str | Path) -> Campaign:
         "experiment",
         "launch",
         "stats",
+        "report",
         "nodes",
         "zones",
         "pools",
@@ -193,6 +194,8 @@ def load(path: str | Path) -> Campaign:
     exp["launch"].update(copy.deepcopy(doc.get("launch") or {}))
     if doc.get("stats"):  # e.g. the campaign's primary family of variant comparisons
         exp["stats"] = {**(exp.get("stats") or {}), **copy.deepcopy(doc["stats"])}
+    if doc.get("report"):  # e.g. the campaign's notebooks and a seed's table beside it (report.vs_seed)
+        exp["report"] = {**(exp.get("report") or {}), **copy.deepcopy(doc["report"])}
     exp["experiment"] = name
     exp.pop("raw_dir", None)
     exp.pop("processed_dir", None)

@@ -32,6 +32,13 @@ MAX_ERROR_FRACTION = float(PARSE["max_error_fraction"])
 REPORT = {**schema.defaults("report"), **config.get("report", {})}
 NOTEBOOKS = REPORT["notebooks"]
 COMPARE_WITH = REPORT["compare_with"]
+# a seed report's published tables beside this experiment (podnet.report.vs_seed), or None
+VS_SEED = REPORT.get("vs_seed")
+if "vs_seed" in NOTEBOOKS and not VS_SEED:
+    raise ValueError(
+        "report.notebooks lists vs_seed but report.vs_seed is missing: it names the seed's "
+        "published tables and how its CNIs, paths and measures map onto this experiment's"
+    )
 STATS = config.get("stats", {})
 # the gate's bounds (podnet check); STATS itself stays as written (stats.run merges its defaults)
 THRESHOLDS = {**schema.defaults("stats"), **STATS}["thresholds"]
@@ -129,6 +136,24 @@ def adaptive_accounts(wildcards):
     return sorted(str(p) for p in Path(RAW).glob("*/_adaptive/*.json"))
 
 
+def vs_seed_tables():
+    """The seed's published reference tables (and sidecars) that report.vs_seed names."""
+    if not VS_SEED:
+        return []
+    d = Path(VS_SEED["published"])
+    return sorted(str(p) for p in d.glob("*.csv")) + sorted(
+        str(p) for p in d.glob("*.csv.meta.yaml")
+    )
+
+
+VS_SEED_OUTPUTS = (
+    [f"{OUT}/vs_seed.csv"]
+    + [f"{OUT}/figures/vs_seed.{ext}" for ext in ("png", "svg", "pdf")]
+    if VS_SEED
+    else []
+)
+
+
 def published_tables():
     """raw/<experiment>/published/*.csv: a seed report's own tables (read by its seed checks)."""
     from pathlib import Path
@@ -169,9 +194,13 @@ NOTEBOOK_EXTRA = {
         "discrepancies": f"{OUT}/seed_discrepancies.csv",
         "published": published_tables(),
     },
+    "vs_seed": {"vs_seed": VS_SEED_OUTPUTS},
 }
 NOTEBOOK_PARAMS = {
     "compare": {"compare_with": [os.path.abspath(d) for d in COMPARE_WITH]},
+    "vs_seed": {
+        "baseline": ((VS_SEED or {}).get("baseline") or {}).get("ours", "host-host")
+    },
 }
 
 
@@ -200,4 +229,4 @@ def final_outputs():
     )
     # with a launch section, its manifest too: a stale manifest then re-runs the launch
     launch = [LAUNCH_MANIFEST] if "launch" in config else []
-    return tables + FIGURE_FILES + seeds + notebooks + launch
+    return tables + FIGURE_FILES + seeds + VS_SEED_OUTPUTS + notebooks + launch

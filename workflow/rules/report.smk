@@ -1,6 +1,7 @@
 # Report: figures, seed checks and notebooks of one experiment -> processed/<experiment>/
 #   figures/<figure>.{png,svg,pdf}   one job per figure (podnet.report.figures), in the Snakemake report
 #   seed_discrepancies.csv           a seed report's claims vs its raw outputs (podnet.report.seed_reports)
+#   vs_seed.csv, figures/vs_seed.*   a seed's published table beside ours (report.vs_seed; podnet.report.vs_seed)
 #   notebooks/<name>.ipynb + .html   papermill-executed notebooks, rendered to HTML beside them
 
 
@@ -48,6 +49,34 @@ rule seed_discrepancies:
         raw=raw_state,
     script:
         "../scripts/seed_discrepancies.py"
+
+
+# a seed report's published table beside this experiment (config report.vs_seed; podnet.report.vs_seed)
+rule vs_seed:
+    input:
+        tidy=f"{OUT}/tidy.parquet",
+        summary=f"{OUT}/summary.csv",
+        ratios=f"{OUT}/ratios.csv",
+        published=vs_seed_tables(),
+    output:
+        csv=f"{OUT}/vs_seed.csv",
+        png=report(
+            f"{OUT}/figures/vs_seed.png",
+            caption="../report/vs_seed.rst",
+            category="Figures",
+            labels={"figure": "vs_seed"},
+        ),
+        svg=f"{OUT}/figures/vs_seed.svg",
+        pdf=f"{OUT}/figures/vs_seed.pdf",
+    log:
+        f"{OUT}/logs/vs_seed.log",
+    conda:
+        "../../envs/podnet.yaml"
+    params:
+        code=code_version("report"),
+        vs_seed=VS_SEED or {},
+    script:
+        "../scripts/vs_seed.py"
 
 
 rule notebook:

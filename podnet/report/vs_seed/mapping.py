@@ -1,0 +1,123 @@
+"""What a seed report's paths, CNIs and measures are called here (``report.vs_seed`` of a config).
+
+The mapping is data (the campaign config names it, with comments on each choice); this module
+only reads it into a :class:`SeedMapping` and reads the seed's published numbers from its
+reference tables (:func:`published`), never from code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from podnet.config import schema
+from podnet.tools import get as get_adapter
+
+#: the columns of :func:`published`: one row per published figure, SI units
+PUBLISHED_COLUMNS = [
+    "seed_cni",
+    "path",
+    "seed_tool",
+    "seed_test",
+    "seed_metric",
+    "seed_value",
+    "seed_unit",
+    "file",
+]
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measure as ``tool:test:metric`` (e.g. ``netperf:TCP_RR:latency_p50``)."""
+
+    tool: str
+    test: str
+    metric: str
+
+    @classmethod
+    def parse(cls, text: str) -> Measure:
+        """``"iperf3:tcp:throughput"`` -> Measure; ValueError unless exactly three non-empty parts."""
+        parts = str(text).split(":")
+        if len(parts) != 3 or not all(parts):
+            raise ValueError(f"measure {text!r}: expected tool:test:metric")
+        return cls(*parts)
+
+    def __str__(self) -> str:
+        return f"{self.tool}:{self.test}:{self.metric}"
+
+
+@dataclass(frozen=True)
+class SeedMapping:
+    """A seed report's names mapped onto this experiment's (see the ``report.vs_seed`` schema)."""
+
+    published: Path
+    #: seed CNI -> our variant (None: no counterpart here)
+    variants: Mapping[str, str | None]
+    #: seed path -> our scenarios (empty: no counterpart here)
+    scenarios: Mapping[str, tuple[str, ...]]
+    #: seed measure -> our measures
+    measures: Mapping[Measure, tuple[Measure, ...]]
+    seed: str = "seed"
+    seed_baseline: str = "node-node"
+    baseline: str = "host-host"
+
+    @classmethod
+    def from_config(cls, vs_seed: Mapping[str, Any]) -> SeedMapping:
+        """From a config's ``report.vs_seed`` section (schema defaults filled in)."""
+        d = {**schema.defaults("report", "vs_seed"), **dict(vs_seed)}
+        base = {
+            **schema.defaults_of(schema.section("report", "vs_seed", "baseline")),
+            **(d.get("baseline") or {}),
+        }
+        measures: dict[Measure, tuple[Measure, ...]] = {}
+        for m in d["measures"]:
+            key = Measure.parse(m["seed"])
+            measures[key] = measures.get(key, ()) + tuple(Measure.parse(x) for x in m["ours"])
+        return cls(
+            published=Path(d["published"]),
+            variants={str(k): (None if v is None else str(v)) for k, v in d["variants"].items()},
+            scenarios={str(k): tuple(str(x) for x in (v or [])) for k, v in d["scenarios"].items()},
+            measures=measures,
+            seed=str(d.get("seed", "seed")),
+            seed_baseline=str(base["seed"]),
+            baseline=str(base["ours"]),
+        )
+
+    def variant_of(self, seed_cni: str) -> str | None:
+        """Our variant for a seed CNI (None: no counterpart, or not in the mapping)."""
+        return self.variants.get(seed_cni)
+
+    def seed_cni_of(self, variant: str) -> str | None:
+        """The seed CNI our ``variant`` stands for (None: the seed has no such CNI)."""
+        return next((k for k, v in self.variants.items() if v == variant), None)
+
+
+def published(directory: str | Path) -> pd.DataFrame:
+    """Every figure of the seed's reference tables (``directory/*.csv``), as the reference adapter
+    parses them (values in SI units): columns :data:`PUBLISHED_COLUMNS`. ValueError when the
+    directory holds no table."""
+    d = Path(directory)
+    files = sorted(p for p in d.glob("*.csv") if p.is_file())
+    if not files:
+        raise ValueError(f"{d}: no published reference table (*.csv)")
+    adapter = get_adapter("reference")
+    rows = []
+    for f in files:
+        for m in adapter.parse(f.read_text(encoding="utf-8")).measurements:
+            rows.append(
+                {
+                    "seed_cni": m.variant,
+                    "path": m.scenario,
+                    "seed_tool": m.tool,
+                    "seed_test": m.test,
+                    "seed_metric": m.metric,
+                    "seed_value": float(m.value),
+                    "seed_unit": m.unit,
+                    "file": f.name,
+                }
+            )
+    return pd.DataFrame(rows, columns=PUBLISHED_COLUMNS)

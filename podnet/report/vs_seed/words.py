@@ -1,0 +1,226 @@
+"""In words: where our CNI ranking agrees with the seed's and where it does not.
+
+Reads only the table :func:`podnet.report.vs_seed.table.vs_seed_table` wrote (``vs_seed.csv``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from podnet.report.findings import fmt_ratio
+
+from .table import pairs
+
+_FLIP = {"<": ">", ">": "<", "=": "="}
+_GROUP = ["path", "scenario", "seed_tool", "seed_test", "seed_metric", "tool", "test", "metric"]
+
+
+def _num(x: object) -> float:
+    try:
+        return float(x)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _ci(lo: float, hi: float) -> str:
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "no interval"
+    return f"95 % CI {fmt_ratio(lo)}-{fmt_ratio(hi)}"
+
+
+def _order(g: pd.DataFrame, rank: str, name: str, text) -> str:
+    """CNIs by ``rank`` joined with ``>`` (``=`` between ties), each with ``text(row)``."""
+    g = g.sort_values([rank, name], kind="stable")
+    out = ""
+    prev = None
+    for _, r in g.iterrows():
+        if prev is not None:
+            out += " = " if r[rank] == prev else " > "
+        out += f"{r[name]} ({text(r)})"
+        prev = r[rank]
+    return out
+
+
+def measure_text(r: pd.Series | dict) -> str:
+    """``iperf3 tcp throughput`` (ours) and, when the seed's differs, ``vs seed's netperf ...``."""
+    ours = f"{r['tool']} {r['test']} {r['metric']}"
+    seed = f"{r['seed_tool']} {r['seed_test']} {r['seed_metric']}"
+    return ours if ours == seed else f"{ours} (seed: {seed})"
+
+
+def group_sentence(g: pd.DataFrame, seed: str = "seed", baseline: str = "host-host") -> str:
+    """One sentence for one (path, scenario, measure) group of ``vs_seed.csv``."""
+    r0 = g.iloc[0]
+    path = str(r0["path"])
+    scen = str(r0["scenario"] or "")
+    where = path if scen == path else f"{path} (here {scen})" if scen else path
+    head = f"{where}, {measure_text(r0)}"
+    if not scen:
+        return f"{head}: {seed}'s path has no counterpart here."
+    on_value = str(r0.get("interval", "")) == "baseline" or scen == baseline
+    both = g[g["status"] == "both"].copy()
+    both = both[np.isfinite(both["rank_seed"].astype(float))]
+    if not g["status"].isin(["both", "not in seed"]).any():
+        return f"{head}: not measured here (no variant has {scen} {r0['tool']} {r0['test']})."
+    missing = _missing(g)
+    if len(both) < 2:
+        tail = f" ({missing})" if missing else ""
+        return f"{head}: fewer than two CNIs in both, nothing to rank{tail}."
+    seed_txt, our_txt = (_value_texts if on_value else _ratio_texts)()
+    what = f"absolute ({_unit(both.iloc[0])})" if on_value else f"ratio to {baseline}"
+    seed_order = _order(both, "rank_seed", "seed_cni", seed_txt)
+    our_order = _order(both, "rank_ours", "variant", our_txt)
+    p = pairs(both, on_value)
+    verdict = str(r0["ranking"])
+    detail = _pair_words(p)
+    text = (
+        f"{head}, {what}: {seed} ranks {seed_order}; podnet (point estimates) ranks {our_order}: "
+        f"**{verdict}**{' (' + detail + ')' if detail else ''}."
+    )
+    return text + (f" {missing[0].upper() + missing[1:]}." if missing else "")
+
+
+def _value_texts() -> tuple:
+    """(seed text, our text) of a row on the baseline path: values in display units."""
+
+    def seed(r: pd.Series) -> str:
+        return fmt_ratio(_num(r["seed_value"]) / _scale(r))
+
+    def ours(r: pd.Series) -> str:
+        k = _scale(r)
+        return f"{fmt_ratio(_num(r['value']) / k)}, {_ci(_num(r['ci_low']) / k, _num(r['ci_high']) / k)}"
+
+    return seed, ours
+
+
+def _ratio_texts() -> tuple:
+    """(seed text, our text) of a row on another path: ratios to the baseline path."""
+
+    def seed(r: pd.Series) -> str:
+        return f"{fmt_ratio(_num(r['seed_ratio']))}x"
+
+    def ours(r: pd.Series) -> str:
+        return f"{fmt_ratio(_num(r['ratio']))}x, {_ci(_num(r['ratio_ci_low']), _num(r['ratio_ci_high']))}"
+
+    return seed, ours
+
+
+def _scale(r: pd.Series) -> float:
+    return 1e9 if str(r.get("unit", "")) == "bit/s" else 1e-6 if str(r.get("unit", "")) == "s" else 1.0
+
+
+def _unit(r: pd.Series) -> str:
+    return {"bit/s": "Gbit/s", "s": "µs"}.get(str(r.get("unit", "")), str(r.get("unit", "")))
+
+
+def _pair_words(p: pd.DataFrame) -> str:
+    """The pairs of :func:`~podnet.report.vs_seed.table.pairs` grouped by status, in words."""
+    parts = []
+    for status, label in (
+        ("agrees", "agrees on"),
+        ("disagrees", "disagrees on"),
+        ("same order, not resolved", "same order but not resolved here on"),
+        ("differs, not resolved", "other order but not resolved here on"),
+        ("seed tie", "the seed ties"),
+    ):
+        q = p[p["status"] == status]
+        if not len(q):
+            continue
+        if status in ("disagrees", "differs, not resolved"):
+            pr = [
+                f"{r.seed_a} {r.seed} {r.seed_b} (here {r.b} {_FLIP[r.ours]} {r.a})" for r in q.itertuples()
+            ]
+        else:
+            pr = [f"{r.seed_a} {r.seed} {r.seed_b}" for r in q.itertuples()]
+        parts.append(f"{label} {', '.join(pr)}")
+    return "; ".join(parts)
+
+
+def _missing(g: pd.DataFrame) -> str:
+    bits = []
+    nr = g[g["status"] == "not run here"]
+    if len(nr):
+        bits.append("not run here: " + ", ".join(f"{r.seed_cni} ({r.variant})" for r in nr.itertuples()))
+    nc = g[g["status"] == "no counterpart"]
+    if len(nc):
+        bits.append("no counterpart here: " + ", ".join(str(x) for x in nc["seed_cni"]))
+    return "; ".join(bits)
+
+
+def sentences(vs: pd.DataFrame, seed: str | None = None, baseline: str = "host-host") -> list[str]:
+    """One sentence per (path, scenario, measure) group of ``vs_seed.csv``, in the table's order."""
+    if vs.empty:
+        return []
+    seed = seed or str(vs["seed"].iloc[0])
+    vs = vs.copy()
+    vs["scenario"] = vs["scenario"].fillna("")
+    return [group_sentence(g, seed, baseline) for _, g in vs.groupby(_GROUP, sort=False, dropna=False)]
+
+
+def summary_sentence(vs: pd.DataFrame, seed: str | None = None) -> str:
+    """How many (path, measure) rankings agree, disagree or are not resolved, and which disagree."""
+    if vs.empty:
+        return "Nothing to compare: the table is empty."
+    seed = seed or str(vs["seed"].iloc[0])
+    g = vs.assign(scenario=vs["scenario"].fillna("")).drop_duplicates(_GROUP)
+    g = g[g["ranking"] != "nothing to rank"]
+    if g.empty:
+        return f"No path and measure has two CNIs in both {seed} and podnet: no ranking to compare."
+    counts = g["ranking"].value_counts()
+    parts = [f"{int(counts[v])} {v}" for v in counts.index]
+    dis = g[g["ranking"] == "disagrees"]
+    tail = ""
+    if len(dis):
+        tail = (
+            " Disagreeing: "
+            + "; ".join(f"{r.scenario} {r.tool} {r.test} {r.metric}" for r in dis.itertuples())
+            + "."
+        )
+    return f"Of {len(g)} path x measure rankings with two CNIs or more in both {seed} and podnet: {', '.join(parts)}.{tail}"
+
+
+def markdown(vs: pd.DataFrame, seed: str | None = None, baseline: str = "host-host") -> str:
+    """The summary sentence and every group's sentence as a Markdown list."""
+    lines = [summary_sentence(vs, seed), ""]
+    lines += [f"- {s}" for s in sentences(vs, seed, baseline)]
+    return "\n".join(lines)
+
+
+def headline_table(
+    vs: pd.DataFrame,
+    path: str = "pod-pod-cross-node",
+    measures: tuple[tuple[str, str, str], ...] = (
+        ("iperf3", "tcp", "throughput"),
+        ("netperf", "TCP_RR", "latency_p50"),
+    ),
+) -> pd.DataFrame:
+    """Per CNI, on one seed ``path``: for each of our ``measures``, the seed's ratio to its baseline
+    beside ours with its 95 % interval (text cells, for the report and the closing note)."""
+    v = vs[
+        (vs["path"] == path) & vs["status"].isin(["both", "not run here", "no counterpart", "not in seed"])
+    ]
+    if v.empty:
+        return pd.DataFrame()
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    for tool, test, metric in measures:
+        q = v[(v["tool"] == tool) & (v["test"] == test) & (v["metric"] == metric)]
+        if path in set(q["scenario"]):
+            q = q[q["scenario"] == path]
+        else:  # the seed's path measured by several of ours: the first
+            q = q[q["scenario"] == q["scenario"].iloc[0]] if len(q) else q
+        label = f"{tool} {test} {metric}"
+        for r in q.itertuples():
+            key = (str(r.seed_cni or "–"), str(r.variant or "–"))
+            row = out.setdefault(key, {})
+            seed_label = f"{label}: {r.seed} ({r.seed_tool} {r.seed_test} {r.seed_metric})"
+            row[seed_label] = f"{fmt_ratio(_num(r.seed_ratio))}x" if np.isfinite(_num(r.seed_ratio)) else "–"
+            if np.isfinite(_num(r.ratio)):
+                row[f"{label}: podnet"] = (
+                    f"{fmt_ratio(_num(r.ratio))}x ({_ci(_num(r.ratio_ci_low), _num(r.ratio_ci_high))})"
+                )
+            else:
+                row[f"{label}: podnet"] = str(r.status)
+    t = pd.DataFrame.from_dict(out, orient="index")
+    t.index = pd.MultiIndex.from_tuples(t.index, names=["seed CNI", "podnet variant"])
+    return t.fillna("–")

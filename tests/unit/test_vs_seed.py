@@ -1,0 +1,267 @@
+"""Seed 003's published table beside a campaign (podnet.report.vs_seed): mapping, table, words,
+figure and the seed-003 campaign config, on a small synthetic campaign run through the real stats
+stage (tests/vs_seed_fixture.py)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pytest
+import yaml
+
+from podnet.config import schema
+from podnet.launch import campaign
+from podnet.launch.config import from_mapping
+from podnet.report import vs_seed
+from podnet.report.figures import check
+from podnet.report.vs_seed.figure import figure
+from tests import vs_seed_fixture as F
+
+REPO = Path(__file__).resolve().parents[2]
+CAMPAIGN = REPO / "config" / "campaigns" / "seed-003.yaml"
+
+
+@pytest.fixture(scope="module")
+def dirs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("vs_seed")
+    return F.write_published(d / "published"), F.processed(d / "processed")
+
+
+def _build(dirs, **over):
+    pub, proc = dirs
+    cfg = copy.deepcopy(F.VS_SEED)
+    cfg.update(over)
+    cfg["published"] = str(pub)
+    return vs_seed.build(cfg, proc)
+
+
+def _one(t, **match):
+    m = np.ones(len(t), dtype=bool)
+    for k, v in match.items():
+        m &= t[k].astype(str).to_numpy() == str(v)
+    assert m.sum() == 1, f"{m.sum()} rows match {match}"
+    return t[m].iloc[0]
+
+
+# ---- the mapping and the seed's numbers ---------------------------------------------------------
+
+
+def test_campaign_mapping_names_every_seed_path_and_cni():
+    doc = yaml.safe_load(CAMPAIGN.read_text())
+    m = vs_seed.SeedMapping.from_config(doc["report"]["vs_seed"])
+    pub = vs_seed.published(REPO / m.published)
+    # every path and CNI seed 003 published is mapped (to ours, or to nothing on purpose)
+    assert set(pub["path"]) == set(m.scenarios)
+    assert set(pub["seed_cni"]) == set(m.variants)
+    assert m.scenarios["pod-node-same-node"] == ("pod-host-same-node",)
+    assert m.scenarios["node-service-cross-node"] == ("host-svc-cross-node",)
+    assert m.variant_of("calico-ipip") is None and m.variant_of("sriov-standalone") is None
+    assert m.variant_of("macvlan-standalone") == "macvlan.iptables"
+    assert m.seed_cni_of("calico-vxlan.iptables") == "calico-vxlan"
+    assert m.seed_cni_of("bridge.iptables") is None
+    # every scenario the mapping names is launched by the campaign, every seed measure published
+    c = campaign.load(CAMPAIGN)
+    launched = {s["name"] for s in c.experiment["launch"]["scenarios"]}
+    assert {s for v in m.scenarios.values() for s in v} <= launched
+    published = set(zip(pub["seed_tool"], pub["seed_test"], pub["seed_metric"]))
+    assert {(x.tool, x.test, x.metric) for x in m.measures} <= published
+    # the mapped variants that run here are the campaign's; the others can only be the two being added
+    names = {v.name for v in c.variants}
+    mapped = {v for v in m.variants.values() if v}
+    assert mapped - names <= {"calico-bgp.iptables", "cilium-vxlan.iptables"}
+    assert {"macvlan.iptables", "calico-vxlan.iptables"} <= names & mapped
+
+
+def test_published_reads_the_reference_tables_in_si_units():
+    pub = vs_seed.published(REPO / "raw" / "seed-cni-report")
+    r = pub[(pub["seed_cni"] == "macvlan-standalone") & (pub["path"] == "pod-pod-cross-node")]
+    tput = r[r["seed_metric"] == "throughput"].iloc[0]
+    assert tput["seed_value"] == pytest.approx(9.18e9) and tput["seed_unit"] == "bit/s"
+    rr = r[r["seed_test"] == "TCP_RR"].iloc[0]
+    assert rr["seed_value"] == pytest.approx(81.74e-6) and rr["seed_unit"] == "s"
+    with pytest.raises(ValueError, match="no published reference table"):
+        vs_seed.published(REPO / "config")
+
+
+def test_measure_parse():
+    assert str(vs_seed.Measure.parse("netperf:TCP_RR:latency_p50")) == "netperf:TCP_RR:latency_p50"
+    for bad in ("iperf3:tcp", "a::b", "a:b:c:d"):
+        with pytest.raises(ValueError, match="tool:test:metric"):
+            vs_seed.Measure.parse(bad)
+
+
+# ---- the table -------------------------------------------------------------------------------------
+
+
+def test_table_sets_seed_ratio_beside_ours(dirs):
+    t = _build(dirs)
+    assert list(t.columns) == vs_seed.COLUMNS
+    r = _one(t, path="pod-pod-cross-node", seed_cni="calico-vxlan", metric="throughput")
+    assert r["variant"] == "calico-vxlan.iptables" and r["status"] == "both"
+    assert r["seed_value"] == pytest.approx(1.37e9)
+    assert r["seed_ratio"] == pytest.approx(1.37 / 9.16)  # against the seed's own node-node
+    assert r["ratio"] == pytest.approx(4.0 / 9.0, rel=0.03)  # ours against our host-host
+    assert r["ratio_ci_low"] < r["ratio"] < r["ratio_ci_high"]
+    assert r["ci_low"] < r["value"] < r["ci_high"] and r["n"] == 4
+    lat = _one(t, path="pod-pod-cross-node", seed_cni="calico-vxlan", metric="latency_p50")
+    assert lat["seed_metric"] == "latency_mean" and lat["better"] == "lower"
+    assert lat["seed_ratio"] == pytest.approx(275.22 / 113.27)
+
+
+def test_ranks_and_agreement(dirs):
+    t = _build(dirs)
+    tput = t[(t["path"] == "pod-pod-cross-node") & (t["metric"] == "throughput")]
+    both = tput[tput["status"] == "both"].set_index("seed_cni")
+    assert both.loc["macvlan-standalone", "rank_seed"] == 1 and both.loc["calico-vxlan", "rank_seed"] == 2
+    assert both.loc["macvlan-standalone", "rank_ours"] == 1
+    assert both["rank_agrees"].all() and set(tput["ranking"]) == {"agrees"}
+    # ours-only bridge is ranked among ours (between macvlan and calico-vxlan), not against the seed
+    bridge = _one(tput, variant="bridge.iptables")
+    assert (
+        bridge["status"] == "not in seed" and bridge["rank_ours_all"] == 2 and np.isnan(bridge["rank_ours"])
+    )
+    # latency: lower is better; the fixture puts calico-vxlan below macvlan: the seed's order reversed
+    lat = t[(t["path"] == "pod-pod-cross-node") & (t["metric"] == "latency_p50") & (t["status"] == "both")]
+    lat = lat.set_index("seed_cni")
+    assert lat.loc["macvlan-standalone", "rank_seed"] == 1 and lat.loc["macvlan-standalone", "rank_ours"] == 2
+    assert not lat["rank_agrees"].any() and set(lat["ranking"]) == {"disagrees"}
+
+
+def test_overlapping_intervals_do_not_resolve_an_order(tmp_path):
+    centres = dict(F.CENTRES)
+    # calico-vxlan pod-pod within 0.3 % of macvlan's ratio, noise 1 %: whichever order the draws
+    # give, the intervals overlap and no order is claimed
+    centres[("calico-vxlan.iptables", "pod-pod-cross-node")] = (8.48e9, 55e-6)
+    proc = F.processed(tmp_path / "proc", centres)
+    pub = F.write_published(tmp_path / "pub")
+    t = vs_seed.build({**F.VS_SEED, "published": str(pub)}, proc)
+    tput = t[(t["path"] == "pod-pod-cross-node") & (t["metric"] == "throughput")]
+    verdict = set(tput["ranking"])
+    assert verdict in ({"same order, not resolved"}, {"differs, not resolved"})
+    p = vs_seed.pairs(tput[tput["status"] == "both"])
+    assert list(p["status"]) == list(verdict) and not p["resolved"].any()
+    s = next(w for w in vs_seed.sentences(t) if w.startswith("pod-pod-cross-node, iperf3"))
+    assert "but not resolved here on macvlan-standalone > calico-vxlan" in s
+
+
+def test_missing_cni_and_cni_without_counterpart(dirs):
+    t = _build(dirs)
+    cil = _one(t, path="pod-pod-cross-node", seed_cni="cilium-vxlan", metric="throughput")
+    assert cil["status"] == "not run here" and cil["variant"] == "cilium-vxlan.iptables"
+    assert cil["seed_ratio"] == pytest.approx(8.30 / 9.16) and np.isnan(cil["ratio"])
+    assert np.isnan(cil["rank_seed"])  # ranks are among the CNIs both sources have
+    ipip = _one(t, path="pod-pod-cross-node", seed_cni="calico-ipip", metric="throughput")
+    assert ipip["status"] == "no counterpart" and ipip["variant"] == ""
+    words = vs_seed.sentences(t)
+    s = next(w for w in words if w.startswith("pod-pod-cross-node, iperf3 tcp throughput"))
+    assert "Not run here: cilium-vxlan (cilium-vxlan.iptables)" in s
+    assert "no counterpart here: calico-ipip" in s
+
+
+def test_a_mapped_cni_absent_everywhere_leaves_nothing_to_rank(dirs):
+    t = _build(
+        dirs, variants={"macvlan-standalone": "macvlan.iptables", "calico-vxlan": "calico-bgp.iptables"}
+    )
+    g = t[(t["path"] == "pod-pod-cross-node") & (t["metric"] == "throughput")]
+    assert set(g["ranking"]) == {"nothing to rank"}
+    s = next(w for w in vs_seed.sentences(t) if w.startswith("pod-pod-cross-node, iperf3"))
+    assert "fewer than two CNIs in both, nothing to rank" in s and "calico-vxlan (calico-bgp.iptables)" in s
+
+
+def test_seed_path_without_counterpart(dirs):
+    t = _build(dirs)
+    g = t[t["path"] == "pod-service-cross-node"]
+    assert len(g) == 2 and set(g["status"]) == {"no counterpart path"} and set(g["scenario"]) == {""}
+    assert g["ratio"].isna().all() and set(g["ranking"]) == {"nothing to rank"}
+    assert "pod-service-cross-node, iperf3 tcp throughput: seed 003's path has no counterpart here." in (
+        vs_seed.sentences(t)
+    )
+
+
+# ---- the words -------------------------------------------------------------------------------------
+
+
+def test_words_say_where_the_ranking_agrees_and_where_not(dirs):
+    t = _build(dirs)
+    words = vs_seed.sentences(t)
+    agree = next(w for w in words if w.startswith("pod-pod-cross-node, iperf3 tcp throughput"))
+    assert "seed 003 ranks macvlan-standalone (1.00x) > calico-vxlan (0.15x)" in agree
+    assert (
+        "podnet (point estimates) ranks macvlan.iptables (0.9" in agree
+        and "> calico-vxlan.iptables (0.4" in agree
+    )
+    assert "**agrees** (agrees on macvlan-standalone > calico-vxlan)" in agree
+    dis = next(w for w in words if w.startswith("pod-pod-cross-node, netperf TCP_RR latency_p50"))
+    assert "(seed: netperf TCP_RR latency_mean)" in dis
+    assert "podnet (point estimates) ranks calico-vxlan.iptables" in dis and "**disagrees**" in dis
+    assert (
+        "disagrees on macvlan-standalone > calico-vxlan (here calico-vxlan.iptables > macvlan.iptables)"
+        in dis
+    )
+    summary = vs_seed.summary_sentence(t)
+    assert summary.startswith("Of 4 path x measure rankings") and "3 agrees, 1 disagrees" in summary
+    assert "Disagreeing: pod-pod-cross-node netperf TCP_RR latency_p50." in summary
+    assert vs_seed.markdown(t).count("\n- ") == len(words)
+
+
+def test_headline_table_and_round_trip(dirs, tmp_path):
+    t = _build(dirs)
+    p = vs_seed.write(t, tmp_path / "vs_seed.csv")
+    back = vs_seed.read(p)
+    assert list(back.columns) == vs_seed.COLUMNS and len(back) == len(t)
+    assert vs_seed.sentences(back) == vs_seed.sentences(t)
+    h = vs_seed.headline_table(back)
+    assert ("macvlan-standalone", "macvlan.iptables") in h.index
+    seed_col = "iperf3 tcp throughput: seed 003 (iperf3 tcp throughput)"
+    assert h.loc[("calico-vxlan", "calico-vxlan.iptables"), seed_col] == "0.15x"
+    ours = h.loc[("calico-vxlan", "calico-vxlan.iptables"), "netperf TCP_RR latency_p50: podnet"]
+    assert ours.startswith("0.9") and "95 % CI" in ours
+    assert h.loc[("cilium-vxlan", "cilium-vxlan.iptables"), "iperf3 tcp throughput: podnet"] == "not run here"
+
+
+def test_figure_has_no_layout_problems(dirs):
+    t = _build(dirs)
+    fig = figure(t, "seed 003")
+    assert check.problems(fig) == []
+    assert len([a for a in fig.axes if a.has_data()]) == 2  # one panel per seed measure
+
+
+# ---- the campaign config ---------------------------------------------------------------------------
+
+
+def test_seed_003_campaign_is_a_valid_experiment_under_every_variant():
+    c = campaign.load(CAMPAIGN)
+    assert [v.name for v in c.variants] == [
+        "macvlan.iptables",
+        "calico-vxlan.iptables",
+        "bridge.iptables",
+        "flannel-vxlan.iptables",
+        "flannel-host-gw.iptables",
+    ]
+    for v in c.variants:
+        cfg = campaign.variant_config(c, v)
+        jsonschema.validate(cfg, schema.load())
+        lc = from_mapping(cfg)
+        assert lc.variant == v.name and str(lc.raw_dir) == "raw/seed-003"
+    pub = campaign.publish_config(c)
+    jsonschema.validate(pub, schema.load())
+    assert "vs_seed" in pub["report"]["notebooks"] and pub["report"]["vs_seed"]["published"]
+    assert pub["stats"]["thresholds"] == []
+    launch = c.experiment["launch"]
+    assert launch["adaptive"] == {"enabled": False} and launch["repeats"] == 3
+    assert set(launch["tools"]) == {"iperf3", "netperf"}
+    assert len(launch["scenarios"]) == 9
+
+
+def test_the_cnis_being_added_are_one_line_each():
+    """calico-bgp and cilium-vxlan: one variant line each, commented out until the cluster has them."""
+    lines = [ln.strip() for ln in CAMPAIGN.read_text().splitlines()]
+    for cni in ("calico-bgp", "cilium-vxlan"):
+        line = next(ln for ln in lines if ln.lstrip("# ").startswith(f"- {{cni: {cni}}}"))
+        assert yaml.safe_load(line.lstrip("# ")) == [{"cni": cni}]
+        assert line.startswith("#") != (cni in campaign.CNI_MODES), (
+            f"{cni}: uncomment it (or not) with CNI_MODES"
+        )
