@@ -86,7 +86,7 @@ def stopping(seed: int = 3, experiments: int = 20000) -> None:
     print(f"adaptive stopping: target ±{target:.0%}, {conf:.0%} paired t interval, base {n0} pairs")
     print(f"  coverage % (mean pairs) at pair sd {sds}; default min_to_stop {min_to_stop(s)}")
     for noise in ("normal", "t5"):
-        for cap in (30, 40):
+        for cap in (30, 40, 60):
             for mts in (3, 5, 8, 10, 12):
                 cells, worst = [], 1.0
                 for sd in sds:
