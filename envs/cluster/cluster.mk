@@ -1,6 +1,6 @@
 # Embedded multi-node Kubernetes cluster (see envs/cluster/README.md).
 # Included from the top-level Makefile; paths are relative to the repo root.
-#   make cluster-up [NODES=2] [CNI=bridge|flannel-vxlan|flannel-host-gw|macvlan|calico-vxlan] [PROXY=iptables|nftables]
+#   make cluster-up [NODES=2] [CNI=bridge|flannel-vxlan|flannel-host-gw|macvlan|calico-vxlan|calico-bgp] [PROXY=iptables|nftables]
 #                   [LINK_RATE=1gbit] [ZONES=zone-a,zone-a,zone-b] [POOLS=...] [EDGE_TUNNEL=wireguard]
 #   make cluster-status
 #   make cluster-down
