@@ -43,8 +43,8 @@
 #     cross-subnet if/else around them), which is exact without IPIP pools. The conf.d files are
 #     calico's with dest = this node's config dir and reload_cmd `birdc -s <socket> configure` instead
 #     of runit's `sv hup bird`; check_cmd stays calico's `bird -p -c`.
-#   - `bird -R -d -c <dir>/config/bird.cfg -s $RUN_DIR/nodes/N/calico/bird.ctl -P .../bird.pid` as a
-#     daemon in the node's network namespace (as calico's runit service runs it, with a socket and pid
+#   - `bird -d -c <dir>/config/bird.cfg -s $RUN_DIR/nodes/N/calico/bird.ctl -P .../bird.pid` as a
+#     daemon in the node's network namespace (as calico's runit service runs it, minus -R, with a socket and pid
 #     file per node instead of the global /var/run/calico/bird.ctl). Routes learnt from the peers are
 #     `<peer block>/26 via <peer node IP> dev eth0 proto bird` in the node's namespace.
 
