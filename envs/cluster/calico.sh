@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# CNI=calico-vxlan: Calico's own code on the datapath. Sourced by cni.sh (after lib.sh and pki.sh).
+# CNI=calico-vxlan and CNI=calico-bgp: Calico's own code on the datapath. Sourced by cni.sh (after
+# lib.sh and pki.sh). calico-vxlan:
 #
 #   - calico-node v3.28 (build-calico.sh: the Go module proxy's release-v3.28 commit) per node, in the
 #     node's network namespace, Kubernetes datastore (the embedded API server, calico's CRDs):
@@ -28,13 +29,35 @@
 #     (their libbpf calls are stubs that panic); FELIX_USAGEREPORTINGENABLED=false (no outside traffic).
 #   - Not run: calico-kube-controllers (IPAM garbage collection of deleted nodes; the cluster never
 #     deletes one), Typha, confd/BIRD (the vxlan backend needs neither).
+#
+# calico-bgp (seed 003's "calico underlay"): the same, with CALICO_NETWORKING_BACKEND=bird, pools with
+# vxlanMode Never and ipipMode Never (no encapsulation, pod MTU 1500), felix without VXLAN/IPIP, no
+# tunnel addresses, and per node:
+#   - `calico-node -confd` (calico's confd, its own config dir $RUN_DIR/nodes/N/calico/confd): renders
+#     calico's BIRD templates (bird.cfg, bird_aggr.cfg, bird_ipam.cfg; the module's
+#     confd/etc/calico/confd, cached by build-calico.sh) from the Kubernetes datastore: router id =
+#     node IP, AS 64512, a node-to-node full mesh (one `protocol bgp Mesh_<ip>` per peer), a blackhole
+#     route per block of the node, export of the pools' blocks, kernel export of what is learnt.
+#   - Debian's `bird` 1.6.8 (not calico's fork): calico's fork adds only `krt_tunnel` (the IPIP tunnel
+#     device of a kernel route); this node's copy of the templates drops those statements (with the
+#     cross-subnet if/else around them), which is exact without IPIP pools. The conf.d files are
+#     calico's with dest = this node's config dir and reload_cmd `birdc -s <socket> configure` instead
+#     of runit's `sv hup bird`; check_cmd stays calico's `bird -p -c`.
+#   - `bird -d -c <dir>/config/bird.cfg -s $RUN_DIR/nodes/N/calico/bird.ctl -P .../bird.pid` as a
+#     daemon in the node's network namespace (as calico's runit service runs it, minus -R, with a socket and pid
+#     file per node instead of the global /var/run/calico/bird.ctl). Routes learnt from the peers are
+#     `<peer block>/26 via <peer node IP> dev eth0 proto bird` in the node's namespace.
 
-CALICO_MTU=1450           # the nodes' 1500 less VXLAN's 50 bytes: felix's VXLANMTU and the pods' MTU
+# the pods' MTU: the nodes' 1500 less VXLAN's 50 bytes (felix's VXLANMTU); calico-bgp: no encapsulation
+if [[ $CNI == calico-bgp ]]; then CALICO_MTU=1500; else CALICO_MTU=1450; fi
+CALICO_AS=64512           # calico's default AS number (no BGPConfiguration is created)
 CALICO_BLOCK_SIZE=26      # calico-ipam's default block size
 CALICO_NODE_USER=podnet-calico-node
 CALICO_CNI_USER=podnet-calico-cni
 
 cni_is_calico() { [[ $CNI == calico-* ]]; }
+cni_is_calico_bgp() { [[ $CNI == calico-bgp ]]; }
+calico_backend() { if cni_is_calico_bgp; then echo bird; else echo vxlan; fi; }
 calico_run() { echo "$RUN_DIR/nodes/$1/calico"; }
 calico_cni_bin() { echo "$RUN_DIR/cni-bin"; }
 
@@ -59,7 +82,7 @@ calico_env() {
         CALICO_SHUTDOWN_TIMESTAMP_FILE="$rd/shutdownTS" \
         CALICO_CGROUP_PATH="$rd/cgroup" \
         CALICO_DISABLE_FILE_LOGGING=true \
-        CALICO_NETWORKING_BACKEND=vxlan \
+        CALICO_NETWORKING_BACKEND="$(calico_backend)" \
         CLUSTER_TYPE=k8s,bgp \
         IP="$(node_ip "$n")" \
         IP6=none \
@@ -78,6 +101,8 @@ calico_env() {
         FELIX_USAGEREPORTINGENABLED=false \
         FELIX_XDPENABLED=false \
         FELIX_DebugSkipCTLBCleanup=true
+    # calico-bgp: no encapsulation at all (felix would derive the same from the pools; said explicitly)
+    if cni_is_calico_bgp; then printf '%s\n' FELIX_VXLANENABLED=false FELIX_IPINIPENABLED=false; fi
 }
 
 # calico_once N ARG...: a one-shot calico-node command in node N's network namespace, logged to
@@ -108,6 +133,66 @@ calico_vxlan_ready() {
         ((m == n)) && continue
         grep -q "^$(node_pod_cidr "$m" | cut -d. -f1-3)\." <<<"$routes" || return 1
     done
+}
+
+# ---- calico-bgp: calico's confd and Debian's bird per node ----
+calico_confd_dir() { echo "$(calico_run "$1")/confd"; }
+calico_bird_sock() { echo "$(calico_run "$1")/bird.ctl"; }
+CALICO_BIRD_CONFS=(bird bird_aggr bird_ipam) # IPv4 only: calico's bird6* templates are not used
+
+# write_calico_confd N: node N's confd config dir: calico's conf.d and BIRD templates (build-calico.sh
+# caches them from the module's confd/etc/calico/confd) made fit for this node and Debian's bird
+write_calico_confd() {
+    local n=$1 src="$CALICO_DIR/confd" d sock t
+    d=$(calico_confd_dir "$n")
+    sock=$(calico_bird_sock "$n")
+    rm -rf "$d"
+    mkdir -p "$d/conf.d" "$d/templates" "$d/config"
+    for t in "${CALICO_BIRD_CONFS[@]}"; do
+        [[ -f $src/templates/$t.cfg.template && -f $src/conf.d/$t.toml ]] ||
+            die "calico's confd files for $t are not in $src (rm $CALICO_BIN/.complete; bash envs/cluster/build-calico.sh)"
+        # Debian's bird has no krt_tunnel (calico's fork: the IPIP device of a kernel route). Drop the
+        # cross-subnet IPIP if/else whole and every other krt_tunnel assignment (all set it to the pool's
+        # IPIP device, empty here: the pools have ipipMode Never); the `accept;` after each stays.
+        sed -e '/if defined(bgp_next_hop) && ( bgp_next_hop ~/,/krt_tunnel = "{{$data.ipip}}";/d' \
+            -e '/krt_tunnel/d' "$src/templates/$t.cfg.template" >"$d/templates/$t.cfg.template"
+        ! grep -q krt_tunnel "$d/templates/$t.cfg.template" || die "could not strip krt_tunnel from $t.cfg.template"
+        # this node's config dir instead of /etc/calico/confd/config, and a reload through this node's
+        # bird socket instead of runit's `sv hup bird` (as calico, a failed reload is not an error:
+        # bird is started once the three files exist, and reads them then)
+        sed -e "s#^dest = \"/etc/calico/confd/config/#dest = \"$d/config/#" \
+            -e "s#^reload_cmd = .*#reload_cmd = \"birdc -s $sock configure >/dev/null 2>\&1 || true\"#" \
+            "$src/conf.d/$t.toml" >"$d/conf.d/$t.toml"
+        grep -qx "dest = \"$d/config/$t.cfg\"" "$d/conf.d/$t.toml" ||
+            die "calico's conf.d/$t.toml has an unexpected dest (layout changed?)"
+    done
+}
+
+start_calico_confd() {
+    local n=$1 env
+    mapfile -t env < <(calico_env "$n")
+    start_daemon "calico-confd-$n" "$(node_ns "$n")" env "${env[@]}" "$CALICO_BIN/calico-node" -confd \
+        -confd-confdir="$(calico_confd_dir "$n")"
+}
+
+calico_bird_cfg_ready() {
+    local t
+    for t in "${CALICO_BIRD_CONFS[@]}"; do [[ -s $(calico_confd_dir "$1")/config/$t.cfg ]] || return 1; done
+}
+
+# bird as calico's runit service runs it (-d: foreground, log to stderr), with this node's socket and
+# pid file; no -R (graceful-restart recovery is for bird restarts inside a running node)
+start_calico_bird() {
+    local n=$1
+    start_daemon "calico-bird-$n" "$(node_ns "$n")" bird -d -c "$(calico_confd_dir "$n")/config/bird.cfg" \
+        -s "$(calico_bird_sock "$n")" -P "$(calico_run "$n")/bird.pid"
+}
+
+# node N's BGP sessions to all other nodes (the full mesh) are Established
+calico_bgp_ready() {
+    local n=$1 up
+    up=$(birdc -s "$(calico_bird_sock "$n")" show protocols 2>/dev/null | grep -c '^Mesh_.* Established') || return 1
+    ((up == NODES - 1))
 }
 
 # write_calico_cni_conf N
@@ -144,7 +229,7 @@ calico_start() {
     : >"$f"
     for ((n = 1; n <= NODES; n++)); do
         render calico-ippool.yaml "$f.$n" NODE_NAME="$(node_name "$n")" NODE_INDEX="$n" \
-            POOL_CIDR="$(node_pod_cidr "$n")" BLOCK_SIZE="$CALICO_BLOCK_SIZE"
+            POOL_CIDR="$(node_pod_cidr "$n")" BLOCK_SIZE="$CALICO_BLOCK_SIZE" VXLAN_MODE="$(calico_vxlan_mode)"
         { echo "---"; cat "$f.$n"; } >>"$f"
         rm -f "$f.$n"
     done
@@ -158,7 +243,7 @@ calico_start() {
     ln -sfn "$CALICO_BIN/calico" "$bin/calico"
     ln -sfn "$CALICO_BIN/calico-ipam" "$bin/calico-ipam"
 
-    log "calico-node -startup and -allocate-tunnel-addrs (run once) on each node"
+    log "calico-node -startup$(cni_is_calico_bgp || echo " and -allocate-tunnel-addrs (run once)") on each node"
     for ((n = 1; n <= NODES; n++)); do
         mkdir -p "$(calico_run "$n")"
         calico_once "$n" -startup ||
@@ -166,7 +251,9 @@ calico_start() {
         [[ $(cat "$(calico_run "$n")/nodename" 2>/dev/null) == "$(node_name "$n")" ]] ||
             die "calico-node -startup wrote no nodename file for $(node_name "$n") (see $LOG_DIR/calico-node-startup-$n.log)"
     done
+    # (calico-bgp: no VXLAN or IPIP pool, so no tunnel address to allocate)
     for ((n = 1; n <= NODES; n++)); do
+        cni_is_calico_bgp && break
         calico_once "$n" -allocate-tunnel-addrs -allocate-tunnel-addrs-run-once ||
             die "calico-node -allocate-tunnel-addrs -allocate-tunnel-addrs-run-once failed on $(node_name "$n") (see $LOG_DIR/calico-node-allocate-tunnel-addrs-$n.log)"
     done
@@ -177,6 +264,11 @@ calico_start() {
     for ((n = 1; n <= NODES; n++)); do
         ip -n "$(node_ns "$n")" route add 169.254.1.1/32 dev eth0 scope link
     done
+    if cni_is_calico_bgp; then
+        calico_start_bgp
+        echo "$CALICO_MTU" >"$RUN_DIR/pod_mtu"
+        return 0
+    fi
     log "starting felix (calico-node -felix, iptables dataplane, VXLAN) on each node"
     for ((n = 1; n <= NODES; n++)); do start_calico_felix "$n"; done
     for ((n = 1; n <= NODES; n++)); do
@@ -189,9 +281,57 @@ calico_start() {
     echo "$CALICO_MTU" >"$RUN_DIR/pod_mtu"
 }
 
+# calico-bgp, after startup: felix (no encapsulation), then confd and bird per node, and each node's
+# CNI config once its BGP sessions to all other nodes are Established. No block exists before a node's
+# first pod (calico-ipam claims one then): the routes follow within seconds (confd renders the block's
+# blackhole route, bird exports it, the peers program `proto bird` routes).
+calico_start_bgp() {
+    local n
+    command -v bird >/dev/null && command -v birdc >/dev/null || die "CNI=calico-bgp needs Debian's bird 1.6 (apt-get install bird)"
+    log "starting felix (calico-node -felix, iptables dataplane, no encapsulation) on each node"
+    for ((n = 1; n <= NODES; n++)); do start_calico_felix "$n"; done
+    log "starting calico's confd (calico-node -confd, BIRD templates) and $(bird --version 2>&1 | head -1) on each node"
+    for ((n = 1; n <= NODES; n++)); do
+        write_calico_confd "$n"
+        start_calico_confd "$n"
+    done
+    for ((n = 1; n <= NODES; n++)); do
+        wait_for "confd's bird config on $(node_name "$n")" 60 calico_bird_cfg_ready "$n" || {
+            pid_alive "calico-confd-$n" >/dev/null || die "confd on $(node_name "$n") exited (see $LOG_DIR/calico-confd-$n.log)"
+            die "confd on $(node_name "$n") rendered no bird config in 60 s (see $LOG_DIR/calico-confd-$n.log)"
+        }
+        start_calico_bird "$n"
+    done
+    for ((n = 1; n <= NODES; n++)); do
+        wait_for "BGP mesh on $(node_name "$n")" 60 calico_bgp_ready "$n" || {
+            pid_alive "calico-bird-$n" >/dev/null || die "bird on $(node_name "$n") exited (see $LOG_DIR/calico-bird-$n.log)"
+            die "bird on $(node_name "$n") did not establish BGP with all $((NODES - 1)) other nodes in 60 s: $(birdc -s "$(calico_bird_sock "$n")" show protocols 2>&1 | grep Mesh_ | tr -s ' ' | tr '\n' ';') (see $LOG_DIR/calico-bird-$n.log)"
+        }
+        pid_alive "calico-felix-$n" >/dev/null || die "felix on $(node_name "$n") exited (see $LOG_DIR/calico-felix-$n.log)"
+        write_calico_cni_conf "$n"
+    done
+    log "BGP full mesh established ($NODES nodes, AS $CALICO_AS)"
+}
+
+# felix, and with calico-bgp confd and bird, still run on node N (up.sh: cluster_healthy)
+calico_alive() {
+    local n=$1 d
+    for d in felix $(cni_is_calico_bgp && echo confd bird); do pid_alive "calico-$d-$n" >/dev/null || return 1; done
+}
+
+calico_vxlan_mode() { if cni_is_calico_bgp; then echo Never; else echo Always; fi; }
+
 # info.json: what calico runs (one more line after flannel_version; nothing for the other modes)
 calico_info_json() {
     cni_is_calico || return 0
+    if cni_is_calico_bgp; then
+        local n socks=""
+        for ((n = 1; n <= NODES; n++)); do socks+="${socks:+, }$(json_str "$(calico_bird_sock "$n")")"; done
+        printf '\n  "calico": {"version": "%s", "release": "%s", "components": "calico-node (felix iptables dataplane, startup, confd), calico CNI plugin, calico-ipam, Debian bird", "datastore": "kubernetes", "mode": "bgp", "encapsulation": "none", "vxlan_mode": "Never", "ipip_mode": "Never", "bgp": "node-to-node full mesh, AS %s, one bird per node in its network namespace", "bird": "%s (Debian %s, not calico fork: krt_tunnel dropped from calico templates)", "confd_templates": "bird.cfg, bird_aggr.cfg, bird_ipam.cfg of the module", "route_protocol": "bird", "bird_sockets": [%s], "mtu": %s, "ip_pools": "one per node: its podCIDR, blockSize %s, natOutgoing", "iptables_backend": "%s"},' \
+            "$CALICO_VERSION" "$(calico_release)" "$CALICO_AS" "$(bird --version 2>&1 | head -1)" \
+            "$(dpkg-query -W -f '${Version}' bird 2>/dev/null || echo unknown)" "$socks" "$CALICO_MTU" "$CALICO_BLOCK_SIZE" "$(calico_iptables_backend)"
+        return 0
+    fi
     printf '\n  "calico": {"version": "%s", "release": "%s", "components": "calico-node (felix iptables dataplane, startup, allocate-tunnel-addrs), calico CNI plugin, calico-ipam", "datastore": "kubernetes", "mode": "vxlan", "vxlan_mode": "Always", "vxlan_device": "vxlan.calico", "vxlan_vni": 4096, "vxlan_port": 4789, "mtu": %s, "ip_pools": "one per node: its podCIDR, blockSize %s, natOutgoing", "iptables_backend": "%s"},' \
         "$CALICO_VERSION" "$(calico_release)" "$CALICO_MTU" "$CALICO_BLOCK_SIZE" "$(calico_iptables_backend)"
 }

@@ -18,6 +18,9 @@ for p in /proc/[0-9]*; do
     cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
     if [[ $cmd =~ (/run/podnet-cluster|/var/lib/podnet-cluster|/(k8s|flannel)/v[0-9.]+/bin/|/calico/v[^/]+/bin/|^wireguard-go\ -f\ pn[0-9]?wg) ]] && [[ ! $cmd =~ check-clean ]]; then
         bad "process $pid: ${cmd:0:160}"
+    elif [[ $cmd =~ ^(/usr/sbin/)?bird6?\  && $cmd =~ (podnet|/calico/) ]] || [[ $cmd =~ calico-node\ -(confd|felix) ]]; then
+        # calico-bgp's bird (config and socket under the cluster's run dir) and confd/felix by any path
+        bad "process $pid (calico-bgp's bird, confd or felix): ${cmd:0:160}"
     elif grep -qE ":/podnet[0-9]?(-daemons)?(/|$)" "$p/cgroup" 2>/dev/null; then
         bad "process $pid in a podnet cgroup: ${cmd:0:160}"
     fi
@@ -33,6 +36,10 @@ cali=$(ip -o link show 2>/dev/null | awk -F': ' '$2 ~ /^cali[0-9a-f]+(@|$)/ {pri
 [[ -n $cali ]] && bad "calico veths in the root namespace: $cali"
 # routes to the pod network, flannel's vxlan FDB and ARP entries (only in node namespaces)
 ip -4 route show | grep -qE "^(${POD_CIDR_ALL%.0.0/16}\.|${SERVICE_CIDR%.0.0/16}\.)" && bad "routes to the pod/service network in the root namespace: $(ip -4 route show | grep -E "^(${POD_CIDR_ALL%.0.0/16}\.|${SERVICE_CIDR%.0.0/16}\.)" | tr '\n' ';')"
+# routes bird installed (calico-bgp's birds run only in the node namespaces; `persist` keeps their
+# routes after bird exits, so a bird in the wrong namespace would leave them here)
+birdroutes=$(ip -4 route show proto bird 2>/dev/null | tr '\n' ';')
+[[ -n $birdroutes ]] && bad "routes installed by bird (proto bird) in the root namespace: $birdroutes"
 bridge fdb show 2>/dev/null | grep -q "dev flannel" && bad "FDB entries of a flannel device in the root namespace"
 ip -4 neigh show 2>/dev/null | grep -qE "^${POD_CIDR_ALL%.0.0/16}\." && bad "ARP entries for the pod network in the root namespace"
 # mounts
@@ -92,4 +99,4 @@ if ((${#problems[@]})); then
     printf '  - %s\n' "${problems[@]}"
     exit 1
 fi
-echo "check-clean: OK (no process, netns, link (podnet0[-k], flannel.1, cni0, vxlan.calico, cali*), pod/service route, flannel FDB/ARP entry, mount, cgroup (podnet[k], podnet[k]-daemons), KUBE-*/CNI-*/FLANNEL-*/cali-* chain, calico ipset, nft table, state dir, /run/flannel, /var/lib/calico or changed sysctl left)"
+echo "check-clean: OK (no process (incl. bird, confd), netns, link (podnet0[-k], flannel.1, cni0, vxlan.calico, cali*), pod/service route, proto bird route, flannel FDB/ARP entry, mount, cgroup (podnet[k], podnet[k]-daemons), KUBE-*/CNI-*/FLANNEL-*/cali-* chain, calico ipset, nft table, state dir, /run/flannel, /var/lib/calico or changed sysctl left)"

@@ -1,6 +1,6 @@
 # Embedded multi-node Kubernetes cluster (see envs/cluster/README.md).
 # Included from the top-level Makefile; paths are relative to the repo root.
-#   make cluster-up [NODES=2] [CNI=bridge|flannel-vxlan|flannel-host-gw|macvlan|calico-vxlan] [PROXY=iptables|nftables]
+#   make cluster-up [NODES=2] [CNI=bridge|flannel-vxlan|flannel-host-gw|macvlan|calico-vxlan|calico-bgp] [PROXY=iptables|nftables]
 #                   [LINK_RATE=1gbit] [ZONES=zone-a,zone-a,zone-b] [POOLS=...] [EDGE_TUNNEL=wireguard] [CLUSTER_ID=1]
 #   make cluster-status
 #   make cluster-down
@@ -50,7 +50,7 @@ cluster-check-clean:
 
 # CI: up, integration tests, down (always) and check-clean, for each CNI:NODES[:PROXY[:EDGE_TUNNEL[:ZONES]]]
 # in CLUSTER_CI_MATRIX (ZONES with / for ,)
-CLUSTER_CI_MATRIX ?= bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3 macvlan:2 calico-vxlan:2 flannel-vxlan:4:iptables:wireguard:zone-a/zone-a/zone-b/zone-c
+CLUSTER_CI_MATRIX ?= bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3 macvlan:2 calico-vxlan:2 calico-bgp:2 flannel-vxlan:4:iptables:wireguard:zone-a/zone-a/zone-b/zone-c
 CLUSTER_CI_TESTS ?= tests/integration
 CLUSTER_CI_MORE_TESTS ?= tests/integration/test_cluster.py
 cluster-ci:

@@ -22,6 +22,12 @@
 #   calico-vxlan     Calico v3.28 (built from the Go module proxy): calico-node's felix (iptables
 #                    dataplane, VXLAN always) per node, the calico CNI plugin and calico-ipam,
 #                    Kubernetes datastore; see calico.sh.
+#   calico-bgp       seed 003's "calico underlay": the same calico without encapsulation (pools
+#                    vxlanMode/ipipMode Never, pod MTU 1500); routes exchanged by a BGP node-to-node
+#                    full mesh: per node calico's confd renders calico's BIRD templates (krt_tunnel
+#                    dropped) for Debian's bird 1.6.8, one bird per node in its network namespace with
+#                    its own config dir, socket and pid file; peers' blocks are `proto bird` routes
+#                    via the peer's node IP on eth0; see calico.sh.
 
 # render TEMPLATE OUT VAR=value... : envsubst templates/TEMPLATE into OUT; only the ${VARS} the
 # template names are substituted, each must be given (or set in the environment), none may be empty.
@@ -67,6 +73,7 @@ cni_datapath() {
         flannel-vxlan) echo "flanneld $FLANNEL_VERSION vxlan backend (flannel.1, VNI 1, UDP 8472) + bridge CNI from flannel's subnet.env" ;;
         flannel-host-gw) echo "flanneld $FLANNEL_VERSION host-gw backend (routes via node IPs, no encapsulation) + bridge CNI from flannel's subnet.env" ;;
         macvlan) echo "macvlan standalone: reference macvlan CNI $(cni_plugins_version) (bridge mode on each node's eth0, pods on the nodes' L2, no encapsulation) + host shim mvshim per node; Services through kube-proxy with masqueradeAll" ;;
+        calico-bgp) echo "calico $(calico_release) bgp (underlay, no encapsulation): calico-node's felix (iptables dataplane) + calico's confd driving Debian $(bird --version 2>&1 | head -1) per node (BGP node-to-node full mesh, AS $CALICO_AS; peers' blocks routed via their node IPs, proto bird) + calico CNI plugin and calico-ipam (a pool per node, /26 blocks, vxlanMode and ipipMode Never), Kubernetes datastore" ;;
         calico-vxlan) echo "calico $(calico_release) vxlan: calico-node's felix (iptables dataplane; vxlan.calico, VNI 4096, UDP 4789, VXLAN always) + calico CNI plugin and calico-ipam (a pool per node, /26 blocks), Kubernetes datastore" ;;
     esac
 }
@@ -149,7 +156,8 @@ cni_start() {
     done
 }
 
-# pod MTU (flannel: what flannel chose, recorded from subnet.env; calico: felix's VXLAN MTU)
+# pod MTU (flannel: what flannel chose, recorded from subnet.env; calico: felix's VXLAN MTU, or 1500
+# without encapsulation)
 pod_mtu() {
     if cni_is_flannel || cni_is_calico; then
         cat "$RUN_DIR/pod_mtu"

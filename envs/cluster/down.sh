@@ -78,7 +78,7 @@ shim_pids() {
 
 log "cluster-down: stopping processes"
 # shellcheck disable=SC2046
-stop_pids 10 $(recorded 'kubelet-*') $(recorded 'kube-proxy-*') $(recorded 'flanneld-*') $(recorded 'calico-felix-*') $(recorded 'wireguard-*')
+stop_pids 10 $(recorded 'kubelet-*') $(recorded 'kube-proxy-*') $(recorded 'flanneld-*') $(recorded 'calico-*') $(recorded 'wireguard-*')
 for _ in 1 2 3 4 5 6 7 8 9 10; do
     mapfile -t cp < <(cgroup_pids)
     ((${#cp[@]})) || break

@@ -10,7 +10,7 @@ REPO_ROOT="$(cd "$CLUSTER_DIR/../.." && pwd)"
 # ---- settings (overridable from the environment / make command line) ----
 K8S_VERSION="${K8S_VERSION:-v1.33.13}"
 NODES="${NODES:-2}"
-CNI="${CNI:-bridge}"                     # bridge (routed, no overlay) | flannel-vxlan | flannel-host-gw | macvlan | calico-vxlan
+CNI="${CNI:-bridge}"                     # bridge (routed, no overlay) | flannel-vxlan | flannel-host-gw | macvlan | calico-vxlan | calico-bgp
 PROXY="${PROXY:-iptables}"               # kube-proxy mode: iptables | nftables
 LINK_RATE="${LINK_RATE:-}"               # empty = unshaped; e.g. 1gbit, 500mbit (tc rate syntax)
 EDGE_TUNNEL="${EDGE_TUNNEL:-}"           # empty | wireguard: zones joined through gateways (tunnel.sh)
@@ -297,6 +297,7 @@ ensure_packages() {
     )
     if [[ $EDGE_TUNNEL == wireguard ]]; then need[wireguard-go]=wireguard-go need[wg]=wireguard-tools; fi
     if [[ $CNI == calico-* ]]; then need[ipset]=ipset; fi # felix's iptables dataplane programs ipsets
+    if [[ $CNI == calico-bgp ]]; then need[bird]=bird need[birdc]=bird; fi # Debian's bird 1.6, driven by calico's confd
     local missing=() c
     for c in "${!need[@]}"; do command -v "$c" >/dev/null 2>&1 || missing+=("${need[$c]}"); done
     [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local && -x /usr/lib/cni/loopback && -x /usr/lib/cni/portmap ]] ||

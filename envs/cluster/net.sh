@@ -12,7 +12,7 @@
 # CNI=bridge: per node the bridge CNI plugin (cni0, host-local IPAM) and a route per peer
 #             pod CIDR via the peer's node IP (host-gw style, no encapsulation), set here.
 # CNI=flannel-*: flanneld programs the node-to-node datapath itself (cni.sh); nothing here.
-# CNI=calico-vxlan: felix programs it (calico.sh); nothing here.
+# CNI=calico-vxlan: felix programs it (calico.sh); nothing here. CNI=calico-bgp: felix and bird (calico.sh).
 # CNI=macvlan: the same routes as bridge mode for node -> other nodes' pods, and per node a host
 #             shim mvshim (macvlan of eth0, 10.244.N.1/32) with the route to its own pods.
 
@@ -36,6 +36,8 @@ probe_kernel() {
     fi
     if [[ $CNI == calico-vxlan ]]; then
         ip -n "$p" link add pvx type vxlan id 4096 dstport 4789 local 127.0.0.1 2>/dev/null || missing+=("vxlan (CONFIG_VXLAN), needed for CNI=calico-vxlan")
+    fi
+    if cni_is_calico; then
         in_ns "$p" ipset create podnet-probe hash:net 2>/dev/null || missing+=("ipset hash:net (CONFIG_IP_SET_HASH_NET), needed by calico's felix")
     fi
     if cni_is_flannel; then

@@ -12,8 +12,8 @@ cluster_lock
 
 # ---- settings ------------------------------------------------------------------------------
 [[ $NODES =~ ^[0-9]+$ ]] && ((NODES >= 1 && NODES <= 20)) || die "NODES must be 1..20 (got '$NODES')"
-[[ $CNI =~ ^(bridge|flannel-vxlan|flannel-host-gw|macvlan|calico-vxlan)$ ]] ||
-    die "CNI must be 'bridge' (routed, no overlay), 'flannel-vxlan', 'flannel-host-gw', 'macvlan' or 'calico-vxlan' (got '$CNI')"
+[[ $CNI =~ ^(bridge|flannel-vxlan|flannel-host-gw|macvlan|calico-vxlan|calico-bgp)$ ]] ||
+    die "CNI must be 'bridge' (routed, no overlay), 'flannel-vxlan', 'flannel-host-gw', 'macvlan', 'calico-vxlan' or 'calico-bgp' (got '$CNI')"
 [[ $DAEMON_CPU_WEIGHT =~ ^[0-9]+$ ]] && ((DAEMON_CPU_WEIGHT <= 10000)) ||
     die "DAEMON_CPU_WEIGHT must be 0 (no daemon cgroup) or a cgroup cpu.weight 1..10000 (got '$DAEMON_CPU_WEIGHT')"
 [[ $PROXY == iptables || $PROXY == nftables ]] || die "PROXY must be 'iptables' or 'nftables' (got '$PROXY')"
@@ -40,7 +40,7 @@ cluster_healthy() {
     for ((n = 1; n <= NODES; n++)); do
         for name in containerd kubelet kube-proxy; do pid_alive "$name-$n" >/dev/null || return 1; done
         if cni_is_flannel; then pid_alive "flanneld-$n" >/dev/null || return 1; fi
-        if cni_is_calico; then pid_alive "calico-felix-$n" >/dev/null || return 1; fi
+        if cni_is_calico; then calico_alive "$n" || return 1; fi
         if tunnel_on && [[ $(gateway_of "$(node_zone "$n")") == "$n" ]]; then pid_alive "wireguard-$n" >/dev/null || return 1; fi
     done
     local ready

@@ -75,7 +75,14 @@ def test_node_labels(core, cluster_info):
 
 
 def test_info_json(cluster_info, image):
-    assert cluster_info["cni"] in ("bridge", "flannel-vxlan", "flannel-host-gw", "macvlan", "calico-vxlan")
+    assert cluster_info["cni"] in (
+        "bridge",
+        "flannel-vxlan",
+        "flannel-host-gw",
+        "macvlan",
+        "calico-vxlan",
+        "calico-bgp",
+    )
     assert cluster_info["k8s_version"].startswith("v1.33.")
     assert cluster_info["kube_proxy_mode"] in ("iptables", "nftables")
     rate = f".{cluster_info['link_rate']}" if cluster_info["link_rate"] else ""
@@ -127,7 +134,7 @@ def test_pod_to_pod_across_nodes(kube, fleet):
 
 
 def test_datapath_matches_cni_mode(kube, fleet, cluster_info):
-    """bridge, flannel-host-gw: routed to the peer node's IP over eth0; flannel-vxlan: flannel.1;
+    """bridge, flannel-host-gw, calico-bgp: routed to the peer node's IP over eth0; flannel-vxlan: flannel.1;
     calico-vxlan: vxlan.calico, via the peer's tunnel address (in its pool). With an edge tunnel, bridge routes another zone's pods into the tunnel (its gateway's pnwg
     device, or via the zone's gateway), and every pod's MTU leaves room for it."""
     tunnel = cluster_info.get("edge_tunnel")
@@ -270,10 +277,67 @@ def test_calico_programs_the_datapath(kube, fleet, cluster_info, core):
                 assert f":{chain} " in saved, chain
 
 
+def test_calico_bgp_routes_learnt_from_peers(kube, fleet, cluster_info, core):
+    """calico-bgp: no encapsulation device; on every node bird (calico's confd config, Debian's bird)
+    installed each peer's pod block as `<block> via <peer node IP> dev eth0 proto bird`, learnt over
+    BGP from that peer, and the route a pod on this node takes to a pod on the peer is that one."""
+    if cluster_info["cni"] != "calico-bgp":
+        pytest.skip("not calico-bgp")
+    import ipaddress
+
+    cal = cluster_info["calico"]
+    assert cal["mode"] == "bgp" and cal["vxlan_mode"] == "Never" and cal["ipip_mode"] == "Never", cal
+    assert cal["mtu"] == 1500 and cluster_info["encapsulation"] == "none"
+    nodes = cluster_info["nodes"]
+    deadline = time.time() + 30  # a node's first pod claims its block; the peers learn it within seconds
+    for i in range(1, fleet["n"] + 1):
+        links = kube.check(f"host-{i}", ["ip", "-o", "link", "show"])
+        assert "vxlan.calico" not in links and "tunl0" not in links, links
+        for j, peer in enumerate(nodes, 1):
+            if j == i:
+                continue
+            peer_pod = ipaddress.ip_address(fleet["pods"][f"web-{j}"].status.pod_ip)
+            while True:
+                routes = kube.check(f"host-{i}", ["ip", "-4", "-o", "route", "show", "proto", "bird"])
+                learnt = [
+                    r
+                    for r in routes.splitlines()
+                    if f" via {peer['ip']} dev eth0 " in r + " "
+                    and "/" in r.split()[0]
+                    and peer_pod in ipaddress.ip_network(r.split()[0])
+                ]
+                if learnt or time.time() > deadline:
+                    break
+                time.sleep(1)
+            assert learnt, f"node {i}: no proto bird route to web-{j} ({peer_pod}) via {peer['ip']}: {routes}"
+            net = ipaddress.ip_network(learnt[0].split()[0])
+            assert net.subnet_of(ipaddress.ip_network(peer["pod_cidr"])) and net.prefixlen == 26, learnt
+            got = kube.check(f"host-{i}", ["ip", "-4", "-o", "route", "get", str(peer_pod)])
+            assert f"via {peer['ip']} dev eth0" in got, got
+        # its own blocks: a blackhole route bird exports for each (calico's static protocol)
+        own = kube.check(
+            f"host-{i}", ["ip", "-4", "-o", "route", "show", "proto", "bird", "type", "blackhole"]
+        )
+        prefix = nodes[i - 1]["pod_cidr"].rsplit(".", 2)[0] + "."
+        assert any(r.split()[1].startswith(prefix) for r in own.splitlines() if r.startswith("blackhole")), (
+            own
+        )
+        default = kube.check(f"client-{i}", ["ip", "-4", "-o", "route", "show", "default"])
+        assert "via 169.254.1.1 dev eth0" in default, default
+        ns = f"/run/netns/{nodes[i - 1]['netns']}"
+        if os.geteuid() == 0 and os.path.exists(ns):  # bird's own view: every mesh session Established
+            sock = cal["bird_sockets"][i - 1]
+            out = subprocess.run(
+                ["birdc", "-s", sock, "show", "protocols"], capture_output=True, text=True
+            ).stdout
+            mesh = [line for line in out.splitlines() if line.startswith("Mesh_")]
+            assert len(mesh) == fleet["n"] - 1 and all("Established" in m for m in mesh), out
+
+
 def test_network_policy_is_enforced(kube, fleet, cluster_info):
-    """calico-vxlan (felix enforces NetworkPolicy): a default-deny ingress policy on web-2 blocks a pod
-    on another node and one on the same node; removing it lets them through again."""
-    if cluster_info["cni"] != "calico-vxlan":
+    """calico-vxlan, calico-bgp (felix enforces NetworkPolicy): a default-deny ingress policy on web-2
+    blocks a pod on another node and one on the same node; removing it lets them through again."""
+    if cluster_info["cni"] not in ("calico-vxlan", "calico-bgp"):
         pytest.skip("no NetworkPolicy enforcement in this CNI mode")
     from kubernetes import client
 
@@ -345,8 +409,11 @@ def test_host_network_pod_in_node_namespace(kube, fleet, cluster_info):
         assert pod.status.pod_ip == info["ip"]
         addrs = kube.check(f"host-{i}", ["ip", "-4", "-o", "addr", "show"])
         assert f"inet {info['ip']}/" in addrs
-        # the node's pod bridge (macvlan's host shim, calico's VXLAN device) is visible from the node namespace
-        own = {"macvlan": "mvshim", "calico-vxlan": "vxlan.calico"}.get(cluster_info["cni"], "cni0")
+        # the node's pod bridge (macvlan's host shim, calico's VXLAN device) is visible from the node
+        # namespace (calico-bgp has none: pods hang off cali* veths with no address, routed over eth0)
+        own = {"macvlan": "mvshim", "calico-vxlan": "vxlan.calico", "calico-bgp": "eth0"}.get(
+            cluster_info["cni"], "cni0"
+        )
         assert own in addrs
         # node -> pod on another node, and node -> node
         j = i % fleet["n"] + 1
