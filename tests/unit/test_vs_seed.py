@@ -237,9 +237,8 @@ def test_seed_003_campaign_is_a_valid_experiment_under_every_variant():
     assert [v.name for v in c.variants] == [
         "macvlan.iptables",
         "calico-vxlan.iptables",
-        "bridge.iptables",
-        "flannel-vxlan.iptables",
-        "flannel-host-gw.iptables",
+        "calico-bgp.iptables",
+        "cilium-vxlan.iptables",
     ]
     for v in c.variants:
         cfg = campaign.variant_config(c, v)
