@@ -16,7 +16,7 @@ for p in /proc/[0-9]*; do
     pid=${p#/proc/}
     [[ $pid == "$$" || $pid == "$BASHPID" ]] && continue
     cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
-    if [[ $cmd =~ (/run/podnet-cluster|/var/lib/podnet-cluster|/(k8s|flannel)/v[0-9.]+/bin/|/calico/v[^/]+/bin/|^wireguard-go\ -f\ pn[0-9]?wg) ]] && [[ ! $cmd =~ check-clean ]]; then
+    if [[ $cmd =~ (/run/podnet-cluster|/var/lib/podnet-cluster|/(k8s|flannel|cilium)/v[0-9.]+/bin/|/calico/v[^/]+/bin/|^wireguard-go\ -f\ pn[0-9]?wg) ]] && [[ ! $cmd =~ check-clean ]]; then
         bad "process $pid: ${cmd:0:160}"
     elif [[ $cmd =~ ^(/usr/sbin/)?bird6?\  && $cmd =~ (podnet|/calico/) ]] || [[ $cmd =~ calico-node\ -(confd|felix) ]]; then
         # calico-bgp's bird (config and socket under the cluster's run dir) and confd/felix by any path
@@ -34,6 +34,15 @@ ls /run/wireguard/pn*wg*.sock >/dev/null 2>&1 && bad "wireguard-go control socke
 for l in flannel.1 cni0 vxlan.calico; do ip link show "$l" >/dev/null 2>&1 && bad "link $l in the root namespace"; done
 cali=$(ip -o link show 2>/dev/null | awk -F': ' '$2 ~ /^cali[0-9a-f]+(@|$)/ {print $2}' | tr '\n' ' ')
 [[ -n $cali ]] && bad "calico veths in the root namespace: $cali"
+for l in cilium_host cilium_net cilium_vxlan; do ip link show "$l" >/dev/null 2>&1 && bad "link $l in the root namespace"; done
+lxc=$(ip -o link show 2>/dev/null | awk -F': ' '$2 ~ /^lxc/ {print $2}' | tr '\n' ' ')
+[[ -n $lxc ]] && bad "cilium lxc* veths in the root namespace: $lxc"
+# cilium's BPF programs (tc filters) on any link of the root namespace
+for l in $(ip -o link show 2>/dev/null | awk -F': ' '{sub(/@.*/, "", $2); print $2}'); do
+    for dir in ingress egress; do
+        tc filter show dev "$l" "$dir" 2>/dev/null | grep -qE 'bpf.*(cil_|bpf_(lxc|host|overlay|netdev))' && bad "cilium tc BPF filter on $l $dir in the root namespace"
+    done
+done
 # routes to the pod network, flannel's vxlan FDB and ARP entries (only in node namespaces)
 ip -4 route show | grep -qE "^(${POD_CIDR_ALL%.0.0/16}\.|${SERVICE_CIDR%.0.0/16}\.)" && bad "routes to the pod/service network in the root namespace: $(ip -4 route show | grep -E "^(${POD_CIDR_ALL%.0.0/16}\.|${SERVICE_CIDR%.0.0/16}\.)" | tr '\n' ';')"
 # routes bird installed (calico-bgp's birds run only in the node namespaces; `persist` keeps their
@@ -58,7 +67,7 @@ for h in /sys/fs/cgroup/podnet{,[0-9]}-daemons /sys/fs/cgroup/*/podnet{,[0-9]}-d
 # iptables chains in the root namespace
 for t in iptables ip6tables iptables-legacy ip6tables-legacy; do
     command -v "$t-save" >/dev/null || continue
-    chains=$("$t-save" 2>/dev/null | grep -oE '^:(KUBE-|CNI-|FLANNEL-|cali-)[^ ]*' | tr '\n' ' ')
+    chains=$("$t-save" 2>/dev/null | grep -oE '^:(KUBE-|CNI-|FLANNEL-|cali-|CILIUM_)[^ ]*' | tr '\n' ' ')
     [[ -n $chains ]] && bad "$t chains: $chains"
 done
 # calico's ipsets (felix makes them in the node namespaces only)
@@ -87,6 +96,14 @@ ls /etc/cni/net.d/*calico* /opt/cni/bin/calico /opt/cni/bin/calico-ipam >/dev/nu
 while read -r _ mp fstype _; do
     [[ $mp == *calico* ]] && bad "mount $mp ($fstype): felix's, outside its mount namespace"
 done </proc/self/mounts
+# cilium: each agent mounts its own bpffs (its pinned maps) and cgroup2 in its private mount namespace only
+while read -r dev mp fstype _; do
+    [[ $dev == podnet-cilium-bpffs || $mp == *cilium* ]] && bad "mount $mp ($fstype): cilium's, outside its mount namespace"
+done </proc/self/mounts
+if [[ $(stat -f -c %T /sys/fs/bpf 2>/dev/null) == bpf_fs ]]; then
+    pins=$(find /sys/fs/bpf -maxdepth 4 -name 'cilium_*' 2>/dev/null | head -5 | tr '\n' ' ')
+    [[ -n $pins ]] && bad "cilium BPF pins in the machine's bpffs: $pins"
+fi
 # sysctls
 if [[ -f $STATE_DIR/baseline.sysctl ]]; then
     while IFS=$'\t' read -r key now was; do bad "sysctl $key = $now (was $was)"; done < <(sysctl_diff "$STATE_DIR/baseline.sysctl")
@@ -99,4 +116,4 @@ if ((${#problems[@]})); then
     printf '  - %s\n' "${problems[@]}"
     exit 1
 fi
-echo "check-clean: OK (no process (incl. bird, confd), netns, link (podnet0[-k], flannel.1, cni0, vxlan.calico, cali*), pod/service route, proto bird route, flannel FDB/ARP entry, mount, cgroup (podnet[k], podnet[k]-daemons), KUBE-*/CNI-*/FLANNEL-*/cali-* chain, calico ipset, nft table, state dir, /run/flannel, /var/lib/calico or changed sysctl left)"
+echo "check-clean: OK (no process (incl. bird, confd), netns, link (podnet0[-k], flannel.1, cni0, vxlan.calico, cali*, cilium_*, lxc*), cilium tc filter or BPF pin, pod/service route, proto bird route, flannel FDB/ARP entry, mount, cgroup (podnet[k], podnet[k]-daemons), KUBE-*/CNI-*/FLANNEL-*/cali-*/CILIUM_* chain, calico ipset, nft table, state dir, /run/flannel, /var/lib/calico, /run/cilium or changed sysctl left)"

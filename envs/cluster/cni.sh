@@ -28,6 +28,11 @@
 #                    dropped) for Debian's bird 1.6.8, one bird per node in its network namespace with
 #                    its own config dir, socket and pid file; peers' blocks are `proto bird` routes
 #                    via the peer's node IP on eth0; see calico.sh.
+#   cilium-vxlan     Cilium v1.15 (built from the Go module proxy): cilium-agent per node (BPF datapath
+#                    compiled with clang at start, tunnel routing over cilium_vxlan, UDP 8472, kube-proxy
+#                    kept, IPAM from the podCIDRs, CRD identities, NetworkPolicy), cilium-cni,
+#                    cilium-operator-generic; each agent in a private mount namespace with its own
+#                    bpffs and /run/cilium; see cilium.sh.
 
 # render TEMPLATE OUT VAR=value... : envsubst templates/TEMPLATE into OUT; only the ${VARS} the
 # template names are substituted, each must be given (or set in the environment), none may be empty.
@@ -49,15 +54,16 @@ render() {
 }
 
 source "$CLUSTER_DIR/calico.sh"
+source "$CLUSTER_DIR/cilium.sh"
 
 cni_is_flannel() { [[ $CNI == flannel-* ]]; }
 cni_is_macvlan() { [[ $CNI == macvlan ]]; }
 
 # the encapsulation of pod-to-pod traffic across nodes (info.json)
-cni_encapsulation() { if [[ $CNI == flannel-vxlan || $CNI == calico-vxlan ]]; then echo vxlan; else echo none; fi; }
+cni_encapsulation() { if [[ $CNI == flannel-vxlan || $CNI == calico-vxlan || $CNI == cilium-vxlan ]]; then echo vxlan; else echo none; fi; }
 
 # the directory containerd runs CNI plugins from (calico: its plugins beside the reference ones)
-cni_bin_dir() { if cni_is_calico; then calico_cni_bin; else echo /usr/lib/cni; fi; }
+cni_bin_dir() { if cni_is_calico || cni_is_cilium; then calico_cni_bin; else echo /usr/lib/cni; fi; }
 
 # the reference CNI plugins' version (Debian's containernetworking-plugins), for provenance
 cni_plugins_version() { dpkg-query -W -f '${Version}' containernetworking-plugins 2>/dev/null || echo unknown; }
@@ -74,6 +80,7 @@ cni_datapath() {
         flannel-host-gw) echo "flanneld $FLANNEL_VERSION host-gw backend (routes via node IPs, no encapsulation) + bridge CNI from flannel's subnet.env" ;;
         macvlan) echo "macvlan standalone: reference macvlan CNI $(cni_plugins_version) (bridge mode on each node's eth0, pods on the nodes' L2, no encapsulation) + host shim mvshim per node; Services through kube-proxy with masqueradeAll" ;;
         calico-bgp) echo "calico $(calico_release) bgp (underlay, no encapsulation): calico-node's felix (iptables dataplane) + calico's confd driving Debian $(bird --version 2>&1 | head -1) per node (BGP node-to-node full mesh, AS $CALICO_AS; peers' blocks routed via their node IPs, proto bird) + calico CNI plugin and calico-ipam (a pool per node, /26 blocks, vxlanMode and ipipMode Never), Kubernetes datastore" ;;
+        cilium-vxlan) echo "cilium $CILIUM_VERSION vxlan: cilium-agent's BPF datapath (tc on lxc* veths, cilium_host/cilium_net, cilium_vxlan: UDP $CILIUM_VXLAN_PORT, tunnel routing, identity in the VNI; kube-proxy kept; NetworkPolicy in BPF) + cilium-cni, IPAM from the podCIDRs, CRD identities, cilium-operator-generic" ;;
         calico-vxlan) echo "calico $(calico_release) vxlan: calico-node's felix (iptables dataplane; vxlan.calico, VNI 4096, UDP 4789, VXLAN always) + calico CNI plugin and calico-ipam (a pool per node, /26 blocks), Kubernetes datastore" ;;
     esac
 }
@@ -97,7 +104,7 @@ write_macvlan_cni_conf() {
 # write_node_cni_conf N: the CNI config of modes that need no daemon first (flannel writes its own
 # once flanneld has written subnet.env, cni_start)
 write_node_cni_conf() {
-    if cni_is_flannel || cni_is_calico; then return 0; fi
+    if cni_is_flannel || cni_is_calico || cni_is_cilium; then return 0; fi
     if cni_is_macvlan; then write_macvlan_cni_conf "$1"; else write_bridge_cni_conf "$1"; fi
 }
 
@@ -144,6 +151,10 @@ cni_start() {
         calico_start
         return 0
     fi
+    if cni_is_cilium; then
+        cilium_start
+        return 0
+    fi
     cni_is_flannel || return 0
     render flannel-rbac.yaml "$RUN_DIR/flannel-rbac.yaml" FLANNEL_USER=podnet-flannel
     kubectl_admin apply -f "$RUN_DIR/flannel-rbac.yaml" >/dev/null || die "could not create flannel's RBAC"
@@ -157,9 +168,9 @@ cni_start() {
 }
 
 # pod MTU (flannel: what flannel chose, recorded from subnet.env; calico: felix's VXLAN MTU, or 1500
-# without encapsulation)
+# without encapsulation; cilium: its route MTU, the pods' path MTU)
 pod_mtu() {
-    if cni_is_flannel || cni_is_calico; then
+    if cni_is_flannel || cni_is_calico || cni_is_cilium; then
         cat "$RUN_DIR/pod_mtu"
     elif tunnel_on; then
         tunnel_pod_mtu

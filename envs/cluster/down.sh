@@ -17,7 +17,7 @@ BASE="$LIB_DIR/baseline"
 # daemons run the same binaries) the cached binaries
 mapfile -t OTHERS < <(other_instances)
 OUR_PATHS_RE="($RUN_DIR|$LIB_DIR)(/| |\$)"
-((${#OTHERS[@]})) || OUR_PATHS_RE="(($RUN_DIR|$LIB_DIR)(/| |\$)|$CACHE_DIR/(k8s|flannel|calico)/[^/]+/bin/)"
+((${#OTHERS[@]})) || OUR_PATHS_RE="(($RUN_DIR|$LIB_DIR)(/| |\$)|$CACHE_DIR/(k8s|flannel|calico|cilium)/[^/]+/bin/)"
 
 # ---- processes ---------------------------------------------------------------------------------
 # stop_pids SIGNAL_GRACE_S PID... : TERM, wait, then KILL what is left
@@ -78,7 +78,7 @@ shim_pids() {
 
 log "cluster-down: stopping processes"
 # shellcheck disable=SC2046
-stop_pids 10 $(recorded 'kubelet-*') $(recorded 'kube-proxy-*') $(recorded 'flanneld-*') $(recorded 'calico-*') $(recorded 'wireguard-*')
+stop_pids 10 $(recorded 'kubelet-*') $(recorded 'kube-proxy-*') $(recorded 'flanneld-*') $(recorded 'calico-*') $(recorded 'cilium-agent-*') $(recorded cilium-operator) $(recorded 'wireguard-*')
 for _ in 1 2 3 4 5 6 7 8 9 10; do
     mapfile -t cp < <(cgroup_pids)
     ((${#cp[@]})) || break
@@ -141,9 +141,9 @@ done
 for t in iptables ip6tables; do
     command -v "$t-save" >/dev/null || continue
     for table in filter nat mangle raw; do
-        if "$t-save" -t "$table" 2>/dev/null | grep -qE '^:(KUBE-|CNI-|FLANNEL-|cali-)'; then
-            log "removing leftover KUBE-*/CNI-*/FLANNEL-*/cali-* chains from $t table $table"
-            "$t-save" -t "$table" | grep -vE '(^:(KUBE-|CNI-|FLANNEL-|cali-)|-j (KUBE-|CNI-|FLANNEL-|cali-)|^-A (KUBE-|CNI-|FLANNEL-|cali-))' | "$t-restore" -T "$table" 2>/dev/null ||
+        if "$t-save" -t "$table" 2>/dev/null | grep -qE '^:(KUBE-|CNI-|FLANNEL-|cali-|CILIUM_)'; then
+            log "removing leftover KUBE-*/CNI-*/FLANNEL-*/cali-*/CILIUM_* chains from $t table $table"
+            "$t-save" -t "$table" | grep -vE '(^:(KUBE-|CNI-|FLANNEL-|cali-|CILIUM_)|-j (KUBE-|CNI-|FLANNEL-|cali-|CILIUM_)|^-A (KUBE-|CNI-|FLANNEL-|cali-|CILIUM_))' | "$t-restore" -T "$table" 2>/dev/null ||
                 warn "could not clean $t $table"
         fi
     done
@@ -192,7 +192,7 @@ if [[ -f $BASE/complete ]] && ((${#OTHERS[@]} == 0)); then
     fi
     had /run/flannel || rm -rf /run/flannel
     had /run/wireguard || rm -rf /run/wireguard
-    for d in /var/lib/calico /run/calico /var/log/calico; do
+    for d in /var/lib/calico /run/calico /var/log/calico /run/cilium /var/lib/cilium; do
         had "$d" || rm -rf "$d"
     done
     for d in /var/lib/cni /var/lib/kubelet /var/lib/kubelet/device-plugins /var/log/containers /var/log/pods; do

@@ -10,7 +10,7 @@ REPO_ROOT="$(cd "$CLUSTER_DIR/../.." && pwd)"
 # ---- settings (overridable from the environment / make command line) ----
 K8S_VERSION="${K8S_VERSION:-v1.33.13}"
 NODES="${NODES:-2}"
-CNI="${CNI:-bridge}"                     # bridge (routed, no overlay) | flannel-vxlan | flannel-host-gw | macvlan | calico-vxlan | calico-bgp
+CNI="${CNI:-bridge}"                     # bridge (routed, no overlay) | flannel-vxlan | flannel-host-gw | macvlan | calico-vxlan | calico-bgp | cilium-vxlan
 PROXY="${PROXY:-iptables}"               # kube-proxy mode: iptables | nftables
 LINK_RATE="${LINK_RATE:-}"               # empty = unshaped; e.g. 1gbit, 500mbit (tc rate syntax)
 EDGE_TUNNEL="${EDGE_TUNNEL:-}"           # empty | wireguard: zones joined through gateways (tunnel.sh)
@@ -69,7 +69,7 @@ API_SERVICE_IP="10.96.0.1"
 # /var/lib/calico/mtu). cluster-up records which existed before; cluster-down removes the ones that did not.
 GLOBAL_PATHS=(/run/netns /run/containerd /run/containerd/s /run/flannel /var/lib/cni /var/lib/kubelet
     /var/lib/kubelet/device-plugins /var/log/containers /var/log/pods /run/wireguard
-    /var/lib/calico /run/calico /var/log/calico)
+    /var/lib/calico /run/calico /var/log/calico /run/cilium /var/lib/cilium)
 
 node_name() { echo "${NAME_PREFIX}-node-$1"; }
 node_ns() { node_name "$1"; }
@@ -298,6 +298,8 @@ ensure_packages() {
     if [[ $EDGE_TUNNEL == wireguard ]]; then need[wireguard-go]=wireguard-go need[wg]=wireguard-tools; fi
     if [[ $CNI == calico-* ]]; then need[ipset]=ipset; fi # felix's iptables dataplane programs ipsets
     if [[ $CNI == calico-bgp ]]; then need[bird]=bird need[birdc]=bird; fi # Debian's bird 1.6, driven by calico's confd
+    # cilium-agent compiles its datapath with clang at start, probes with bpftool, programs ipsets
+    if [[ $CNI == cilium-* ]]; then need[clang-16]=clang-16 need[llvm-strip-16]=llvm-16 need[bpftool]=bpftool need[ipset]=ipset; fi
     local missing=() c
     for c in "${!need[@]}"; do command -v "$c" >/dev/null 2>&1 || missing+=("${need[$c]}"); done
     [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local && -x /usr/lib/cni/loopback && -x /usr/lib/cni/portmap ]] ||

@@ -71,6 +71,7 @@ tunnel_validate() {
         die "EDGE_TUNNEL=wireguard needs CNI=bridge or flannel-vxlan (got '$CNI': $(case $CNI in
             macvlan) echo "macvlan pods of all nodes share one L2 segment, which edge pools do not" ;;
             calico-*) echo "calico with the edge tunnel is not wired up: felix's VXLAN MTU and the pods' would have to leave room for the tunnel" ;;
+            cilium-*) echo "cilium with the edge tunnel is not wired up: the agent's route MTU would have to leave room for the tunnel" ;;
             *) echo "host-gw routes pod CIDRs straight to the peer node over one L2 segment, which edge pools do not have" ;;
         esac))"
     (($(tunnel_zones | wc -l) >= 2)) ||

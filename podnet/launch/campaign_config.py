@@ -15,7 +15,15 @@ import yaml
 
 from podnet.config import schema
 
-CNI_MODES = ("bridge", "flannel-vxlan", "flannel-host-gw", "macvlan", "calico-vxlan", "calico-bgp")
+CNI_MODES = (
+    "bridge",
+    "flannel-vxlan",
+    "flannel-host-gw",
+    "macvlan",
+    "calico-vxlan",
+    "calico-bgp",
+    "cilium-vxlan",
+)
 PROXY_MODES = ("iptables", "nftables")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 #: a Kubernetes label value (a zone or pool of the embedded cluster)

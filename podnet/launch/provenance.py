@@ -166,6 +166,7 @@ EMBEDDED_KEYS = (
     "cni_datapath",
     "encapsulation",
     "calico",
+    "cilium",
     "edge_tunnel",
     "pod_mtu",
     "link_rate",

@@ -82,6 +82,7 @@ def test_info_json(cluster_info, image):
         "macvlan",
         "calico-vxlan",
         "calico-bgp",
+        "cilium-vxlan",
     )
     assert cluster_info["k8s_version"].startswith("v1.33.")
     assert cluster_info["kube_proxy_mode"] in ("iptables", "nftables")
@@ -135,7 +136,8 @@ def test_pod_to_pod_across_nodes(kube, fleet):
 
 def test_datapath_matches_cni_mode(kube, fleet, cluster_info):
     """bridge, flannel-host-gw, calico-bgp: routed to the peer node's IP over eth0; flannel-vxlan: flannel.1;
-    calico-vxlan: vxlan.calico, via the peer's tunnel address (in its pool). With an edge tunnel, bridge routes another zone's pods into the tunnel (its gateway's pnwg
+    calico-vxlan: vxlan.calico, via the peer's tunnel address (in its pool); cilium-vxlan: into cilium_host
+    (cilium's BPF sends it through cilium_vxlan), pods' eth0 at 1500 with a route MTU of 1450. With an edge tunnel, bridge routes another zone's pods into the tunnel (its gateway's pnwg
     device, or via the zone's gateway), and every pod's MTU leaves room for it."""
     tunnel = cluster_info.get("edge_tunnel")
     nodes = cluster_info["nodes"]
@@ -150,6 +152,9 @@ def test_datapath_matches_cni_mode(kube, fleet, cluster_info):
             # felix routes each /26 block of the peer's pool via the peer's VTEP address, onlink
             peer_prefix = nodes[b - 1]["pod_cidr"].rsplit(".", 2)[0] + "."
             assert f"via {peer_prefix}" in route and " dev vxlan.calico " in route, route
+        elif cluster_info["cni"] == "cilium-vxlan":
+            # cilium routes each remote podCIDR via its own router address on cilium_host
+            assert " dev cilium_host " in route, route
         elif tunnel and nodes[a - 1]["zone"] != nodes[b - 1]["zone"]:
             gateway = tunnel["gateways"][nodes[a - 1]["zone"]]
             if gateway == nodes[a - 1]["name"]:
@@ -159,14 +164,20 @@ def test_datapath_matches_cni_mode(kube, fleet, cluster_info):
                 assert f"via {gw_ip} dev eth0" in route, route
         else:
             assert f"via {nodes[b - 1]['ip']} dev eth0" in route, route
-    vxlan = cluster_info["cni"] in ("flannel-vxlan", "calico-vxlan")
+    vxlan = cluster_info["cni"] in ("flannel-vxlan", "calico-vxlan", "cilium-vxlan")
     expected_mtu = 1450 if vxlan else 1500
     if tunnel:
         expected_mtu = tunnel["mtu"] - (50 if cluster_info["cni"] == "flannel-vxlan" else 0)
     assert cluster_info["pod_mtu"] == expected_mtu
     for i in range(1, fleet["n"] + 1):
         mtu = kube.check(f"client-{i}", ["cat", "/sys/class/net/eth0/mtu"]).strip()
-        assert int(mtu) == expected_mtu
+        if cluster_info["cni"] == "cilium-vxlan":
+            # cilium keeps the device MTU and puts the tunnel's MTU on the pod's routes
+            assert int(mtu) == cluster_info["cilium"]["device_mtu"]
+            default = kube.check(f"client-{i}", ["ip", "-4", "-o", "route", "show", "default"])
+            assert f" mtu {expected_mtu}" in default, default
+        else:
+            assert int(mtu) == expected_mtu
     assert cluster_info["encapsulation"] == ("vxlan" if vxlan else "none")
 
 
@@ -334,10 +345,37 @@ def test_calico_bgp_routes_learnt_from_peers(kube, fleet, cluster_info, core):
             assert len(mesh) == fleet["n"] - 1 and all("Established" in m for m in mesh), out
 
 
+def test_cilium_programs_the_datapath(kube, fleet, cluster_info):
+    """cilium-vxlan: the agent made cilium_host/cilium_net and cilium_vxlan (a collect-metadata VXLAN
+    device on UDP 8472) with its BPF programs attached by tc, a route per remote podCIDR into
+    cilium_host, and pods on lxc* veths with BPF on their host side."""
+    if cluster_info["cni"] != "cilium-vxlan":
+        pytest.skip("not cilium")
+    c = cluster_info["cilium"]
+    assert c["mode"] == "vxlan" and c["mtu"] == 1450 and c["kube_proxy_replacement"] is False
+    nodes = cluster_info["nodes"]
+    for i in range(1, fleet["n"] + 1):
+        link = kube.check(f"host-{i}", ["ip", "-d", "-o", "link", "show", "cilium_vxlan"])
+        assert " vxlan external " in link and f"dstport {c['vxlan_port']} " in link, link
+        links = kube.check(f"host-{i}", ["ip", "-o", "link", "show"])
+        assert "cilium_host@cilium_net" in links or "cilium_host@" in links, links
+        tc = kube.check(f"host-{i}", ["tc", "filter", "show", "dev", "cilium_vxlan", "ingress"])
+        assert "bpf" in tc and "direct-action" in tc, tc
+        lxc = [line.split(": ")[1].split("@")[0] for line in links.splitlines() if ": lxc" in line]
+        assert lxc, links
+        tc = kube.check(f"host-{i}", ["tc", "filter", "show", "dev", lxc[0], "ingress"])
+        assert "bpf" in tc, tc
+        routes = kube.check(f"host-{i}", ["ip", "-4", "-o", "route", "show", "dev", "cilium_host"])
+        for j, node in enumerate(nodes, 1):
+            if j != i:
+                assert any(r.startswith(node["pod_cidr"] + " ") for r in routes.splitlines()), routes
+
+
 def test_network_policy_is_enforced(kube, fleet, cluster_info):
-    """calico-vxlan, calico-bgp (felix enforces NetworkPolicy): a default-deny ingress policy on web-2
-    blocks a pod on another node and one on the same node; removing it lets them through again."""
-    if cluster_info["cni"] not in ("calico-vxlan", "calico-bgp"):
+    """calico-vxlan, calico-bgp (felix) and cilium-vxlan (the agent's BPF policy) enforce NetworkPolicy:
+    a default-deny ingress policy on web-2 blocks a pod on another node and one on the same node;
+    removing it lets them through again."""
+    if cluster_info["cni"] not in ("calico-vxlan", "calico-bgp", "cilium-vxlan"):
         pytest.skip("no NetworkPolicy enforcement in this CNI mode")
     from kubernetes import client
 
@@ -409,11 +447,15 @@ def test_host_network_pod_in_node_namespace(kube, fleet, cluster_info):
         assert pod.status.pod_ip == info["ip"]
         addrs = kube.check(f"host-{i}", ["ip", "-4", "-o", "addr", "show"])
         assert f"inet {info['ip']}/" in addrs
-        # the node's pod bridge (macvlan's host shim, calico's VXLAN device) is visible from the node
-        # namespace (calico-bgp has none: pods hang off cali* veths with no address, routed over eth0)
-        own = {"macvlan": "mvshim", "calico-vxlan": "vxlan.calico", "calico-bgp": "eth0"}.get(
-            cluster_info["cni"], "cni0"
-        )
+        # the node's pod bridge (macvlan's host shim, calico's VXLAN device, cilium's host device) is
+        # visible from the node namespace (calico-bgp has none: pods hang off cali* veths with no
+        # address, routed over eth0)
+        own = {
+            "macvlan": "mvshim",
+            "calico-vxlan": "vxlan.calico",
+            "calico-bgp": "eth0",
+            "cilium-vxlan": "cilium_host",
+        }.get(cluster_info["cni"], "cni0")
         assert own in addrs
         # node -> pod on another node, and node -> node
         j = i % fleet["n"] + 1
