@@ -2,7 +2,7 @@
 # CI for the embedded cluster: for each configuration bring the cluster up, run the integration
 # tests (pytest -m cluster tests/integration) against it; always take it down at the end, even
 # when a test or a bring-up fails, and verify that nothing was left behind (check-clean.sh).
-#   CLUSTER_CI_MATRIX="bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3 macvlan:2 calico-vxlan:2 calico-bgp:2
+#   CLUSTER_CI_MATRIX="bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3 macvlan:2 calico-vxlan:2 calico-bgp:2 cilium-vxlan:2
 #                      flannel-vxlan:4:iptables:wireguard:zone-a/zone-a/zone-b/zone-c"
 #                                         (CNI:NODES[:PROXY[:EDGE_TUNNEL[:ZONES with /]]]; default)
 #   CLUSTER_CI_TESTS="tests/integration"  (pytest paths of the first entry; default)
@@ -12,7 +12,7 @@
 # Exit status: non-zero if any bring-up, test, teardown or cleanliness check failed.
 set -o nounset -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-MATRIX=${CLUSTER_CI_MATRIX:-bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3 macvlan:2 calico-vxlan:2 calico-bgp:2 flannel-vxlan:4:iptables:wireguard:zone-a/zone-a/zone-b/zone-c}
+MATRIX=${CLUSTER_CI_MATRIX:-bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3 macvlan:2 calico-vxlan:2 calico-bgp:2 cilium-vxlan:2 flannel-vxlan:4:iptables:wireguard:zone-a/zone-a/zone-b/zone-c}
 read -r -a TESTS <<<"${CLUSTER_CI_TESTS:-tests/integration}"
 read -r -a MORE_TESTS <<<"${CLUSTER_CI_MORE_TESTS:-tests/integration/test_cluster.py}"
 PY=${CLUSTER_PYTHON:-.venv/bin/python}

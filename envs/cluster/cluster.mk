@@ -50,7 +50,7 @@ cluster-check-clean:
 
 # CI: up, integration tests, down (always) and check-clean, for each CNI:NODES[:PROXY[:EDGE_TUNNEL[:ZONES]]]
 # in CLUSTER_CI_MATRIX (ZONES with / for ,)
-CLUSTER_CI_MATRIX ?= bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3 macvlan:2 calico-vxlan:2 calico-bgp:2 flannel-vxlan:4:iptables:wireguard:zone-a/zone-a/zone-b/zone-c
+CLUSTER_CI_MATRIX ?= bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3 macvlan:2 calico-vxlan:2 calico-bgp:2 cilium-vxlan:2 flannel-vxlan:4:iptables:wireguard:zone-a/zone-a/zone-b/zone-c
 CLUSTER_CI_TESTS ?= tests/integration
 CLUSTER_CI_MORE_TESTS ?= tests/integration/test_cluster.py
 cluster-ci:
