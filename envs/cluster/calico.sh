@@ -272,10 +272,8 @@ calico_start() {
     log "starting felix (calico-node -felix, iptables dataplane, VXLAN) on each node"
     for ((n = 1; n <= NODES; n++)); do start_calico_felix "$n"; done
     for ((n = 1; n <= NODES; n++)); do
-        wait_for "felix on $(node_name "$n")" 90 calico_vxlan_ready "$n" || {
-            pid_alive "calico-felix-$n" >/dev/null || die "felix on $(node_name "$n") exited (see $LOG_DIR/calico-felix-$n.log)"
-            die "felix on $(node_name "$n") did not program vxlan.calico and the routes to the other nodes in 90 s (see $LOG_DIR/calico-felix-$n.log)"
-        }
+        await_daemon "calico-felix-$n" "felix on $(node_name "$n")" "program vxlan.calico and the routes to the other nodes" \
+            90 calico_vxlan_ready "$n"
         write_calico_cni_conf "$n"
     done
     echo "$CALICO_MTU" >"$RUN_DIR/pod_mtu"
@@ -296,10 +294,7 @@ calico_start_bgp() {
         start_calico_confd "$n"
     done
     for ((n = 1; n <= NODES; n++)); do
-        wait_for "confd's bird config on $(node_name "$n")" 60 calico_bird_cfg_ready "$n" || {
-            pid_alive "calico-confd-$n" >/dev/null || die "confd on $(node_name "$n") exited (see $LOG_DIR/calico-confd-$n.log)"
-            die "confd on $(node_name "$n") rendered no bird config in 60 s (see $LOG_DIR/calico-confd-$n.log)"
-        }
+        await_daemon "calico-confd-$n" "confd on $(node_name "$n")" "render a bird config" 60 calico_bird_cfg_ready "$n"
         start_calico_bird "$n"
     done
     for ((n = 1; n <= NODES; n++)); do

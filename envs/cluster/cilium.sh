@@ -136,10 +136,9 @@ cilium_start() {
 
     log "cilium $CILIUM_VERSION: starting cilium-operator-generic (creates cilium's CRDs)"
     start_cilium_operator
-    wait_for "cilium's CRDs" 120 kubectl_admin get crd ciliumnodes.cilium.io ciliumidentities.cilium.io ciliumendpoints.cilium.io ciliumnetworkpolicies.cilium.io ciliumclusterwidenetworkpolicies.cilium.io || {
-        pid_alive cilium-operator >/dev/null || die "cilium-operator-generic exited (see $LOG_DIR/cilium-operator.log)"
-        die "cilium-operator-generic did not create cilium's CRDs in 120 s (see $LOG_DIR/cilium-operator.log)"
-    }
+    await_daemon cilium-operator cilium-operator-generic "create cilium's CRDs" 120 kubectl_admin get crd \
+        ciliumnodes.cilium.io ciliumidentities.cilium.io ciliumendpoints.cilium.io ciliumnetworkpolicies.cilium.io \
+        ciliumclusterwidenetworkpolicies.cilium.io
     kubectl_admin wait --for=condition=Established crd -l io.cilium/app=operator --timeout=60s >/dev/null 2>&1 || true
 
     # containerd runs plugins from one directory: the wrappers and the reference plugins
@@ -156,10 +155,8 @@ cilium_start() {
         start_cilium_agent "$n"
     done
     for ((n = 1; n <= NODES; n++)); do
-        wait_for "cilium-agent on $(node_name "$n")" 240 cilium_ready "$n" || {
-            pid_alive "cilium-agent-$n" >/dev/null || die "cilium-agent on $(node_name "$n") exited (see $LOG_DIR/cilium-agent-$n.log)"
-            die "cilium-agent on $(node_name "$n") not ready (status, cilium_vxlan, routes to the other nodes) in 240 s (see $LOG_DIR/cilium-agent-$n.log)"
-        }
+        await_daemon "cilium-agent-$n" "cilium-agent on $(node_name "$n")" \
+            "get ready (status, cilium_vxlan, routes to the other nodes)" 240 cilium_ready "$n"
         write_cilium_cni_conf "$n"
     done
     echo "$CILIUM_MTU" >"$RUN_DIR/pod_mtu"

@@ -249,6 +249,16 @@ wait_for() {
     done
 }
 
+# await_daemon DAEMON WHO WHAT TIMEOUT_S CMD...: poll CMD until it succeeds; else die saying whether
+# WHO (the recorded daemon DAEMON, e.g. calico-felix-2) exited or runs but did not WHAT in time
+await_daemon() {
+    local daemon=$1 who=$2 what=$3 timeout=$4
+    shift 4
+    wait_for "$who" "$timeout" "$@" && return 0
+    pid_alive "$daemon" >/dev/null || die "$who exited (see $LOG_DIR/$daemon.log)"
+    die "$who did not $what in $timeout s (see $LOG_DIR/$daemon.log)"
+}
+
 # sysctl_diff BASELINE_FILE: print "key<TAB>current<TAB>baseline" for every writable sysctl whose
 # value differs from BASELINE_FILE (the output of `sysctl -a` recorded before the first cluster-up).
 # Multi-line values (e.g. kernel.core_modes) are joined; counters and random values are skipped.

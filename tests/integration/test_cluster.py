@@ -15,6 +15,8 @@ import time
 
 import pytest
 
+from podnet.launch.campaign_config import CNI_MODES
+
 pytestmark = pytest.mark.cluster
 
 
@@ -75,15 +77,7 @@ def test_node_labels(core, cluster_info):
 
 
 def test_info_json(cluster_info, image):
-    assert cluster_info["cni"] in (
-        "bridge",
-        "flannel-vxlan",
-        "flannel-host-gw",
-        "macvlan",
-        "calico-vxlan",
-        "calico-bgp",
-        "cilium-vxlan",
-    )
+    assert cluster_info["cni"] in CNI_MODES
     assert cluster_info["k8s_version"].startswith("v1.33.")
     assert cluster_info["kube_proxy_mode"] in ("iptables", "nftables")
     rate = f".{cluster_info['link_rate']}" if cluster_info["link_rate"] else ""
