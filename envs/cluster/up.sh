@@ -306,7 +306,18 @@ done
 for p in "${pids[@]}"; do wait "$p" || die "image import failed"; done
 
 log "starting kubelet and kube-proxy on each node"
-for ((n = 1; n <= NODES; n++)); do start_node_agents "$n"; done
+# Every kubelet serves its device-plugin registry on one fixed path, /var/lib/kubelet/device-plugins/
+# kubelet.sock (not configurable): started at once, two can race (remove, remove, bind, bind: "address
+# already in use", and that kubelet never registers). Each next kubelet starts once this one has bound it.
+DP_SOCK=/var/lib/kubelet/device-plugins/kubelet.sock
+dp_sock_id() { stat -c '%i %z' "$DP_SOCK" 2>/dev/null || echo none; }
+dp_sock_rebound() { [[ $(dp_sock_id) != "$1" && -S $DP_SOCK ]]; }
+for ((n = 1; n <= NODES; n++)); do
+    before=$(dp_sock_id)
+    start_node_agents "$n"
+    wait_for "kubelet-$n's device-plugin socket" 20 dp_sock_rebound "$before" ||
+        warn "kubelet on $(node_name "$n") did not bind $DP_SOCK within 20 s (see $LOG_DIR/kubelet-$n.log)"
+done
 
 for ((n = 1; n <= NODES; n++)); do
     name=$(node_name "$n")
