@@ -85,21 +85,26 @@ ONE_EMBEDDED_CLUSTER = (
 )
 
 
+def _setup_key(v: Variant) -> tuple[tuple[str, str], ...]:
+    """What makes two embedded variants one cluster: equal make cluster-up settings."""
+    return tuple(sorted(v.cluster_env().items()))
+
+
 def setups(c: Campaign) -> list[Variant]:
     """The campaign's distinct embedded cluster set-ups, in variant order (one variant each: the
     first with those settings); variants with equal settings share one cluster (an A/A check)."""
     seen: dict[tuple[tuple[str, str], ...], Variant] = {}
     for v in c.variants:
         if v.embedded:
-            seen.setdefault(tuple(sorted(v.cluster_env().items())), v)
+            seen.setdefault(_setup_key(v), v)
     return list(seen.values())
 
 
 def cluster_ids(c: Campaign) -> dict[str, int]:
     """Each embedded variant's cluster (``CLUSTER_ID`` of make cluster-up): set-ups numbered 0, 1, ...
     in variant order, so a campaign of one set-up uses the embedded cluster ``.cluster`` as before."""
-    ids = {tuple(sorted(v.cluster_env().items())): i for i, v in enumerate(setups(c))}
-    return {v.name: ids[tuple(sorted(v.cluster_env().items()))] for v in c.variants if v.embedded}
+    ids = {_setup_key(v): i for i, v in enumerate(setups(c))}
+    return {v.name: ids[_setup_key(v)] for v in c.variants if v.embedded}
 
 
 def state_dir(cluster_id: int) -> str:
