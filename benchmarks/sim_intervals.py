@@ -17,6 +17,9 @@
 --drift: coverage of the variant-ratio intervals (podnet.stats.variants: side by side, drift-
          normalised, sequential) under launch-to-launch factors of 0.6-1.5x, a slow trend within
          a launch, a common round effect and per-run noise as noise_floor.csv has it.
+--contaminated, --different: benchmarks/sim_robust.py (paired intervals of podnet.stats.robust
+         under heavy tails and disturbed rounds, coverage conditional on stopping as resolved, and
+         under stats.planning.stop_when_different); not part of the default run (minutes each).
 """
 
 from __future__ import annotations
@@ -165,7 +168,17 @@ if __name__ == "__main__":
     ap.add_argument("--welch", action="store_true")
     ap.add_argument("--stopping", action="store_true")
     ap.add_argument("--drift", action="store_true")
+    ap.add_argument("--contaminated", action="store_true")
+    ap.add_argument("--different", action="store_true")
     a = ap.parse_args()
+    if a.contaminated or a.different:
+        import sim_robust
+
+        if a.contaminated:
+            sim_robust.contaminated()
+        if a.different:
+            sim_robust.different()
+        raise SystemExit(0)
     everything = not (a.bca or a.welch or a.stopping or a.drift)
     if a.welch or everything:
         welch()

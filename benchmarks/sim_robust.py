@@ -26,7 +26,7 @@ from podnet.stats import robust
 TARGET = 0.05
 N_FROM = 8  # the smallest min_to_stop looked at (looks before it are never stops)
 CAP = 60
-LEVELS = (0.95, 0.97, 0.975, 0.98)
+LEVELS = (0.95, 0.965, 0.97, 0.975)
 SDS = (0.02, 0.05, 0.08, 0.10, 0.13, 0.15, 0.17, 0.20, 0.25, 0.30)
 NOISES = ("normal", "t5", "t3")
 DISTURBED = (0, 1, 2, 3)
@@ -56,17 +56,34 @@ def _t_based(loc_fn: Callable[[np.ndarray], robust.Location], df_of: Callable[[i
     return run
 
 
-def _hl(d: np.ndarray) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
-    """Hodges-Lehmann with its Wilcoxon intervals at every level from one partition of the Walsh averages."""
-    n = d.shape[-1]
-    w = robust.walsh_averages(d)
-    m = w.shape[-1]
-    ks = [robust.wilcoxon_rank(n, lev) for lev in LEVELS]
-    mid = [(m - 1) // 2, m // 2]
-    part = np.partition(w, sorted({*mid, *[i for k in ks if k >= 0 for i in (k, m - k - 1)]}), axis=-1)
-    est = 0.5 * (part[:, mid[0]] + part[:, mid[1]])
-    nan = np.full(est.shape, np.nan)
-    return est, [(part[:, k], part[:, m - k - 1]) if k >= 0 else (nan, nan) for k in ks]
+class _HL:
+    """Hodges-Lehmann with its Wilcoxon intervals at every level, the sorted Walsh averages kept from
+    one n to the next (a merge of two sorted runs per added pair instead of a partition of all).
+    Equal to :func:`podnet.stats.robust.hodges_lehmann` (checked in :func:`paths`)."""
+
+    def __init__(self) -> None:
+        self.w: np.ndarray | None = None
+        self.rows: np.ndarray | None = None
+
+    def __call__(
+        self, d: np.ndarray, rows: np.ndarray
+    ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+        n = d.shape[-1]
+        if self.w is None or self.w.shape[-1] != (n - 1) * n // 2:
+            w = np.sort(robust.walsh_averages(d), axis=-1)
+        else:
+            keep = np.searchsorted(self.rows, rows)
+            new = np.sort((d[:, -1:] + d) / 2.0, axis=-1)
+            w = np.sort(np.concatenate([self.w[keep], new], axis=-1), axis=-1, kind="stable")
+        self.w, self.rows = w, rows
+        m = w.shape[-1]
+        est = 0.5 * (w[:, (m - 1) // 2] + w[:, m // 2])
+        nan = np.full(est.shape, np.nan)
+        out = []
+        for lev in LEVELS:
+            k = robust.wilcoxon_rank(n, lev)
+            out.append((w[:, k], w[:, m - k - 1]) if k >= 0 else (nan, nan))
+        return est, out
 
 
 ESTIMATORS = (
@@ -77,7 +94,7 @@ ESTIMATORS = (
     Estimator(
         "trim20", _t_based(lambda d: robust.trimmed_yuen(d, trim=0.2), lambda n: n - 2 * int(0.2 * n) - 1)
     ),
-    Estimator("HL", _hl),
+    Estimator("HL", None),  # type: ignore[arg-type]  # stateful: _HL, made per path
     Estimator("huber", _t_based(robust.huber, lambda n: n - 1)),
 )
 
@@ -90,8 +107,19 @@ def noise(rng: np.random.Generator, kind: str, shape: tuple[int, int]) -> np.nda
     return rng.standard_t(nu, shape) / np.sqrt(nu / (nu - 2))
 
 
-def disturbance(rng: np.random.Generator, k: int, shape: tuple[int, int], early: bool = False) -> np.ndarray:
-    """Log-ratio shifts of k disturbed rounds per row: one side (either) or both sides x U(1.5, 4)."""
+def disturbance(
+    rng: np.random.Generator,
+    k: int,
+    shape: tuple[int, int],
+    early: bool = False,
+    treatment_only: bool = False,
+) -> np.ndarray:
+    """Log-ratio shifts of k disturbed rounds per row among the first 28 (``early``: the first 6).
+
+    A disturbed round inflates one side (either, at even odds) or, half the time, both sides, each
+    by a factor uniform on 1.5-4; ``treatment_only``: always the treatment side alone (a hog that
+    slows one path more than its baseline: the log ratio is biased upwards).
+    """
     out = np.zeros(shape)
     if k == 0:
         return out
@@ -100,9 +128,12 @@ def disturbance(rng: np.random.Generator, k: int, shape: tuple[int, int], early:
     pos = np.argsort(rng.random((e, window)), axis=1)[:, :k]
     fa = np.log(rng.uniform(1.5, 4.0, (e, k)))
     fb = np.log(rng.uniform(1.5, 4.0, (e, k)))
-    both = rng.random((e, k)) < 0.5
-    side = np.where(rng.random((e, k)) < 0.5, 1.0, -1.0)
-    shift = np.where(both, fa - fb, side * fa)
+    if treatment_only:
+        shift = fa
+    else:
+        both = rng.random((e, k)) < 0.5
+        side = np.where(rng.random((e, k)) < 0.5, 1.0, -1.0)
+        shift = np.where(both, fa - fb, side * fa)
     np.put_along_axis(out, pos, shift, axis=1)
     return out
 
@@ -115,22 +146,40 @@ class Paths(NamedTuple):
     hi: dict[str, np.ndarray]
 
 
-def paths(d: np.ndarray, names: tuple[str, ...]) -> Paths:
-    """Every estimator's interval on the first n pairs, n = N_FROM ... CAP (float32 to keep memory low)."""
+def paths(d: np.ndarray, names: tuple[str, ...], done_from: int | None = None) -> Paths:
+    """Every estimator's interval on the first n pairs, n = N_FROM ... CAP (float32 to keep memory low).
+
+    ``done_from``: once a row's widest interval met the target at some n >= done_from, every rule
+    looked at (min_to_stop <= done_from, narrower levels) has stopped, so its later n are left NaN
+    and not computed (the clean cells, scaled afterwards, pass None).
+    """
     e = d.shape[0]
     ns = range(N_FROM, CAP + 1)
     est, lo, hi = {}, {}, {}
     for est_ in ESTIMATORS:
         if est_.name not in names:
             continue
-        a = np.empty((e, len(ns)), np.float32)
-        lo_ = np.empty((e, len(ns), len(LEVELS)), np.float32)
-        hi_ = np.empty_like(lo_)
+        a = np.full((e, len(ns)), np.nan, np.float32)
+        lo_ = np.full((e, len(ns), len(LEVELS)), np.nan, np.float32)
+        hi_ = np.full_like(lo_, np.nan)
+        open_ = np.ones(e, dtype=bool)
+        hl = _HL() if est_.name == "HL" else None
         for i, n in enumerate(ns):
-            c, ivs = est_.fn(d[:, :n])
-            a[:, i] = c
+            rows = np.flatnonzero(open_)
+            if not len(rows):
+                break
+            c, ivs = hl(d[rows, :n], rows) if hl is not None else est_.fn(d[rows, :n])
+            if hl is not None and i == 0:  # the incremental Walsh averages are robust.hodges_lehmann's
+                ref = robust.hodges_lehmann(d[rows[:3], :n], LEVELS[0])
+                assert np.allclose(ref.low, ivs[0][0][:3]) and np.allclose(ref.estimate, c[:3])
+            a[rows, i] = c
             for j, (lw, hg) in enumerate(ivs):
-                lo_[:, i, j], hi_[:, i, j] = lw, hg
+                lo_[rows, i, j], hi_[rows, i, j] = lw, hg
+            if done_from is not None and n >= done_from:
+                lw, hg = ivs[-1]
+                with np.errstate(invalid="ignore", over="ignore"):
+                    met = (np.exp(hg) - np.exp(lw)) / (2 * np.exp(c)) <= TARGET
+                open_[rows[met]] = False
         est[est_.name], lo[est_.name], hi[est_.name] = a, lo_, hi_
     return Paths(est, lo, hi)
 
@@ -182,60 +231,168 @@ def apply_rule(
     )
 
 
-def simulate(
-    rng: np.random.Generator,
-    kind: str,
-    k: int,
-    sd: float,
-    experiments: int,
-    names: tuple[str, ...],
-    early: bool = False,
-) -> tuple[Paths, float]:
-    """Paths of one cell; for k = 0 the paths are of sd 1 (every estimator is scale-equivariant: scale after)."""
-    shape = (experiments, CAP)
-    if k == 0:
-        return paths(noise(rng, kind, shape), names), sd
-    return paths(sd * noise(rng, kind, shape) + disturbance(rng, k, shape, early), names), 1.0
+class Rule(NamedTuple):
+    """A stop rule: the estimator whose interval is judged and published, its level, min_to_stop."""
+
+    estimator: str
+    level: float
+    mts: int
+
+    def label(self) -> str:
+        return f"{self.estimator} {100 * self.level:g}% mts {self.mts}"
 
 
-def _cell(o: Outcome) -> str:
-    c = "  -  " if np.isnan(o.cov_resolved) else f"{100 * o.cov_resolved:5.1f}"
-    return f"{c}/{100 * o.resolved:3.0f}"
+TODAY = Rule("mean-t", 0.95, 10)  # variants.side_by_side judged at min_to_stop 10 (the launcher today)
+CHOSEN = Rule("HL", 0.97, 10)  # METHODS.md, "Robust paired intervals"
+CAPS = (30, 40, 60)
+MTS = (10, 15)
 
 
-def contaminated(seed: int = 5, experiments: int = 3000, names: tuple[str, ...] | None = None) -> None:
-    """Coverage conditional on resolved (and the share resolved) per estimator, noise, disturbed rounds, sd."""
-    rng = np.random.default_rng(seed)
-    names = names or tuple(e.name for e in ESTIMATORS)
-    rules = [(10, 30, 0), (15, 30, 0), (10, 60, 0), (10, 30, 1), (15, 30, 1), (15, 60, 1)]
+def outcome(
+    p: Paths, scale: float, r: Rule, cap: int, theta: float = 0.0, different: bool = False
+) -> Outcome:
+    return apply_rule(p, r.estimator, theta, scale, r.mts, cap, LEVELS.index(r.level), different)
+
+
+def grid(
+    rng: np.random.Generator, experiments: int, names: tuple[str, ...]
+) -> dict[tuple[str, int, float], tuple[Paths, float]]:
+    """The paths of every (noise, disturbed rounds, sd) cell (clean cells share one path, scaled)."""
+    cells: dict[tuple[str, int, float], tuple[Paths, float]] = {}
     t0 = time.time()
-    print(
-        f"contaminated: target ±{TARGET:.0%}, stop from min_to_stop, levels {LEVELS}, {experiments} comparisons a cell"
-    )
-    print("  cell: coverage % among those resolved / % resolved (the overall coverage follows each row)")
-    print(f"  pair sd: {SDS}")
-    worst: dict[tuple, list[float]] = {}
     for kind in NOISES:
-        clean = None
-        for k in DISTURBED:
+        clean = paths(noise(rng, kind, (2 * experiments, CAP)), names)
+        for sd in SDS:
+            cells[(kind, 0, sd)] = (clean, sd)
+        for k in DISTURBED[1:]:
             for sd in SDS:
-                if k == 0 and clean is not None:
-                    p, scale = clean[0], sd
-                else:
-                    p, scale = simulate(rng, kind, k, sd, experiments * (3 if k == 0 else 1), names)
-                    if k == 0:
-                        clean = (p,)
-                for name in names:
-                    for mts, cap, lev in rules:
-                        o = apply_rule(p, name, 0.0, scale, mts, cap, lev)
-                        key = (kind, k, name, mts, cap, lev)
-                        worst.setdefault(key, []).append(o)
-                del p
-        print(f"  [{time.time() - t0:.0f} s] {kind} done", flush=True)
-    for (kind, k, name, mts, cap, lev), outs in worst.items():
-        overall = min(o.cov for o in outs)
-        print(
-            f"  {kind:<6} k={k} {name:<6} mts {mts:>2} cap {cap} {100 * LEVELS[lev]:.1f}%: "
-            + " ".join(_cell(o) for o in outs)
-            + f" | overall min {100 * overall:.1f}"
-        )
+                d = sd * noise(rng, kind, (experiments, CAP)) + disturbance(rng, k, (experiments, CAP))
+                cells[(kind, k, sd)] = (paths(d, names, done_from=max(MTS)), 1.0)
+        print(f"  [{time.time() - t0:4.0f} s] {kind}: paths done", flush=True)
+    return cells
+
+
+def _pct(x: float) -> str:
+    return "  -  " if np.isnan(x) else f"{100 * x:5.1f}"
+
+
+def contaminated(seed: int = 5, experiments: int = 2000) -> None:
+    """Coverage overall and conditional on resolved, per stop rule, noise, disturbed rounds and pair sd."""
+    names = tuple(e.name for e in ESTIMATORS)
+    rng = np.random.default_rng(seed)
+    se = np.sqrt(0.95 * 0.05 / experiments)
+    print(
+        f"contaminated: target ±{TARGET:.0%}; noise normal/t5/t3 (sd = pair sd); 0-3 disturbed rounds of the"
+        f" first {WINDOW} (x1.5-4, one or both sides); {experiments} comparisons a disturbed cell,"
+        f" {2 * experiments} clean (Monte Carlo se of a 95 % coverage ±{100 * se:.1f} points overall,"
+        " larger conditional: ±0.5 / sqrt(share resolved))"
+    )
+    cells = grid(rng, experiments, names)
+    print(f"\n  [A] cond. coverage % among the resolved / % resolved, pair sd {SDS}")
+    for cap in (30, 60):
+        for r in (TODAY, CHOSEN):
+            print(f"  {r.label()}, cap {cap}:")
+            for kind in NOISES:
+                for k in DISTURBED:
+                    outs = [outcome(*cells[(kind, k, sd)], r, cap) for sd in SDS]
+                    row = " ".join(f"{_pct(o.cov_resolved)}/{100 * o.resolved:3.0f}" for o in outs)
+                    print(
+                        f"    {kind:<6} {k} disturbed: {row} | overall min {100 * min(o.cov for o in outs):.1f}"
+                    )
+    print(
+        "\n  [B] candidates: conditional coverage worst where >= 50 % / >= 20 % resolve, highest, pooled over"
+        " the sd grid (worst noise x disturbed), overall worst; cost on clean normal noise: mean pairs at"
+        " sd 0.10, median ±% at sd 0.05; % resolved at 2 disturbed rounds, sd 0.10"
+    )
+    for cap in (30, 60):
+        for name in names:
+            for lev in LEVELS:
+                for mts in MTS:
+                    r = Rule(name, lev, mts)
+                    w50, w20, hi, pooled, overall = 1.0, 1.0, 0.0, 1.0, 1.0
+                    for kind in NOISES:
+                        for k in DISTURBED:
+                            outs = [outcome(*cells[(kind, k, sd)], r, cap) for sd in SDS]
+                            for o in outs:
+                                if o.resolved >= 0.5:
+                                    w50 = min(w50, o.cov_resolved)
+                                if o.resolved >= 0.2:
+                                    w20 = min(w20, o.cov_resolved)
+                                    hi = max(hi, o.cov_resolved)
+                                overall = min(overall, o.cov)
+                            num = sum(o.resolved * o.cov_resolved for o in outs if o.resolved > 0)
+                            pooled = min(pooled, num / max(sum(o.resolved for o in outs), 1e-12))
+                    c10 = outcome(*cells[("normal", 0, 0.10)], r, cap)
+                    c05 = outcome(*cells[("normal", 0, 0.05)], r, cap)
+                    k2 = outcome(*cells[("normal", 2, 0.10)], r, cap)
+                    print(
+                        f"    cap {cap} {r.label():<22} worst {_pct(w50)} / {_pct(w20)}  highest {_pct(hi)}"
+                        f"  pooled {_pct(pooled)}  overall {_pct(overall)} | pairs {c10.pairs:4.1f}"
+                        f"  ±{100 * c05.rhw:.1f} %  | resolved {100 * k2.resolved:3.0f} %"
+                    )
+
+
+def different(seed: int = 6, experiments: int = 2000) -> None:
+    """``stop_when_different``: stop also when the interval excludes 1; coverage given each kind of stop.
+
+    Also the disturbances the grid leaves out: all disturbed rounds in the first 6, and disturbances
+    of the treatment side only (biased), for today's rule and the chosen one.
+    """
+    rng = np.random.default_rng(seed)
+    names = tuple(sorted({TODAY.estimator, CHOSEN.estimator}))
+    sds = (0.05, 0.10, 0.15, 0.20)
+    thetas = (1.0, 1.05, 1.1, 1.2)
+    print(
+        f"stop_when_different: stop at the first n >= min_to_stop whose interval meets ±{TARGET:.0%} (met) or"
+        f" excludes 1 (different); {experiments} comparisons a cell; true ratio {thetas}"
+    )
+    print("  cell: % stopped different (cond. coverage %) / % met (cond. coverage %), overall coverage %")
+    for kind, k in (("normal", 0), ("t3", 0), ("normal", 2), ("t3", 2)):
+        for sd in sds:
+            d = sd * noise(rng, kind, (experiments, CAP)) + disturbance(rng, k, (experiments, CAP))
+            p = paths(d, names, done_from=max(MTS))
+            for r in (TODAY, CHOSEN):
+                for cap in (30, 60):
+                    cells = []
+                    for th in thetas:
+                        diff = _split(p, r, cap, np.log(th))
+                        cells.append(diff)
+                    print(f"  {kind:<6} {k} dist. sd {sd:.2f} {r.label():<20} cap {cap}: " + "  ".join(cells))
+    print("  disturbed rounds placed early (first 6) or on the treatment side only; width stop only:")
+    for label, kw in (("early", {"early": True}), ("treatment only", {"treatment_only": True})):
+        for k in (2, 3):
+            for cap in (30, 60):
+                outs: dict[Rule, list[Outcome]] = {TODAY: [], CHOSEN: []}
+                for sd in SDS:
+                    d = sd * noise(rng, "normal", (experiments, CAP)) + disturbance(
+                        rng, k, (experiments, CAP), **kw
+                    )
+                    p = paths(d, names, done_from=max(MTS))
+                    for r in outs:
+                        outs[r].append(outcome(p, 1.0, r, cap))
+                for r, os_ in outs.items():
+                    row = " ".join(f"{_pct(o.cov_resolved)}/{100 * o.resolved:3.0f}" for o in os_)
+                    print(f"    {label:<14} {k} normal cap {cap} {r.label():<20}: {row}")
+
+
+def _split(p: Paths, r: Rule, cap: int, theta: float) -> str:
+    """'% different (cov) / % met (cov), overall' of the stop_when_different rule at log ratio theta."""
+    lv = LEVELS.index(r.level)
+    sl = slice(0, cap - N_FROM + 1)
+    est = p.est[r.estimator][:, sl].astype(float) + theta
+    lo = p.lo[r.estimator][:, sl, lv].astype(float) + theta
+    hi = p.hi[r.estimator][:, sl, lv].astype(float) + theta
+    with np.errstate(invalid="ignore", over="ignore"):
+        met = np.nan_to_num((np.exp(hi) - np.exp(lo)) / (2 * np.exp(est)), nan=np.inf) <= TARGET
+    diff = (lo > 0) | (hi < 0)
+    stop = met | diff
+    stop[:, : r.mts - N_FROM] = False
+    any_ = stop.any(axis=1)
+    at = np.where(any_, stop.argmax(axis=1), cap - N_FROM)
+    rows = np.arange(len(at))
+    cov = (lo[rows, at] <= theta) & (theta <= hi[rows, at])
+    is_diff = any_ & diff[rows, at]
+    is_met = any_ & ~is_diff
+    c_d = cov[is_diff].mean() if is_diff.any() else np.nan
+    c_m = cov[is_met].mean() if is_met.any() else np.nan
+    return f"{100 * is_diff.mean():3.0f} ({_pct(c_d)}) / {100 * is_met.mean():3.0f} ({_pct(c_m)}), {_pct(cov.mean())}"

@@ -31,8 +31,13 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 #: the paired interval ``podnet.stats`` states for a variant ratio (METHODS.md: "Robust paired intervals")
-DEFAULT_METHOD = "trimmed"
+DEFAULT_METHOD = "hodges-lehmann"
 METHODS = ("mean", "trimmed", "hodges-lehmann", "huber")
+#: after an adaptive (data-dependent) stop the interval is computed with alpha * STOP_ALPHA_FACTOR
+#: (95 % -> 97 %): the stop picks samples whose spread happened to be low, and this keeps the
+#: coverage among the comparisons that stop as resolved at 93-97 % (benchmarks/sim_intervals.py
+#: --contaminated)
+STOP_ALPHA_FACTOR = 0.6
 
 
 class Location(NamedTuple):
@@ -46,13 +51,16 @@ class Location(NamedTuple):
 
 
 class PairedRatio(NamedTuple):
-    """Same fields as :class:`podnet.stats.variants.RatioInterval`: ratio, interval, pairs, p of ratio 1."""
+    """The fields of :class:`podnet.stats.variants.RatioInterval` (ratio, interval, pairs, p of ratio 1),
+    then the method that made the interval and its level."""
 
     ratio: np.ndarray
     low: np.ndarray
     high: np.ndarray
     n: np.ndarray
     p: np.ndarray
+    method: str = DEFAULT_METHOD
+    level: float = 0.95
 
 
 def _array(d: ArrayLike) -> np.ndarray:
@@ -236,6 +244,43 @@ def paired_ratio(
         a, b = a[keep], b[keep]
     if a.shape[-1] < 2:
         nan = np.full(a.shape[:-1], np.nan)
-        return PairedRatio(nan, nan, nan, np.full(a.shape[:-1], float(a.shape[-1])), nan)
+        return PairedRatio(nan, nan, nan, np.full(a.shape[:-1], float(a.shape[-1])), nan, method, confidence)
     loc = location(np.log(a) - np.log(b), confidence, method, trim)
-    return PairedRatio(np.exp(loc.estimate), np.exp(loc.low), np.exp(loc.high), loc.n, loc.p)
+    return PairedRatio(
+        np.exp(loc.estimate), np.exp(loc.low), np.exp(loc.high), loc.n, loc.p, method, confidence
+    )
+
+
+def stop_level(confidence: float = 0.95) -> float:
+    """The level a paired interval is computed at when the number of pairs came from an adaptive stop:
+    1 - STOP_ALPHA_FACTOR * (1 - confidence) (0.95 -> 0.97)."""
+    return 1.0 - STOP_ALPHA_FACTOR * (1.0 - confidence)
+
+
+def min_pairs(confidence: float) -> int:
+    """The fewest pairs for which the Wilcoxon signed-rank interval exists at ``confidence`` (6 at 95 %,
+    7 at 97 %)."""
+    n = 2
+    while wilcoxon_rank(n, confidence) < 0:
+        n += 1
+    return n
+
+
+def side_by_side(
+    treatment: ArrayLike, baseline: ArrayLike, confidence: float = 0.95, adaptive: bool = True
+) -> PairedRatio:
+    """The paired ratio podnet states for rounds of a side-by-side launch (METHODS.md, "Robust paired
+    intervals"): Hodges-Lehmann estimate of the per-round log ratios with the Wilcoxon signed-rank
+    interval, at :func:`stop_level` when ``adaptive`` (the pairs' number came from the launcher's stop
+    rule; fixed rounds: ``confidence``). With fewer pairs than that interval needs (:func:`min_pairs`)
+    it is the t interval of the mean log ratio at the same level (``method`` "mean").
+
+    ``treatment[..., k]`` and ``baseline[..., k]`` ran in round k; 1-D input drops the rounds where a
+    side is missing or not positive, N-D input must be complete.
+    """
+    level = stop_level(confidence) if adaptive else confidence
+    a = np.asarray(treatment, dtype=float)
+    b = np.asarray(baseline, dtype=float)
+    n = int(np.sum(np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0))) if a.ndim <= 1 else a.shape[-1]
+    method = "hodges-lehmann" if n >= min_pairs(level) else "mean"
+    return paired_ratio(a, b, level, method)

@@ -106,7 +106,7 @@ def test_paired_ratio_drops_missing_rounds_and_matches_side_by_side_for_the_mean
     assert got.n == 4 == ref.n
     for a, c in zip(got, ref):
         assert float(a) == pytest.approx(float(c))
-    same = robust.paired_ratio([2.0, 3.0, 4.0], [2.0, 3.0, 4.0])
+    same = robust.paired_ratio([2.0, 3.0, 4.0], [2.0, 3.0, 4.0], method="mean")
     assert same.ratio == 1.0 and same.low == same.high == 1.0  # zero spread: zero width, no p
     assert np.isnan(same.p)
 
@@ -116,3 +116,21 @@ def test_incomplete_rows_are_refused():
         robust.trimmed_yuen(np.array([[0.1, np.nan, 0.2]]))
     with pytest.raises(ValueError, match="unknown method"):
         robust.location([0.1, 0.2, 0.3], method="median")
+
+
+def test_the_stated_interval_is_hodges_lehmann_at_the_stop_level():
+    assert robust.stop_level(0.95) == pytest.approx(0.97)
+    assert robust.min_pairs(0.95) == 6 and robust.min_pairs(0.97) == 7
+    rng = np.random.default_rng(5)
+    b = 10 * rng.lognormal(0, 0.05, 12)
+    t = 0.8 * b * rng.lognormal(0, 0.05, 12)
+    got = robust.side_by_side(t, b)
+    ref = robust.hodges_lehmann(np.log(t) - np.log(b), 0.97)
+    assert got.method == "hodges-lehmann" and got.level == pytest.approx(0.97)
+    got3 = (float(np.log(got.low)), float(np.log(got.ratio)), float(np.log(got.high)))
+    assert got3 == pytest.approx((float(ref.low), float(ref.estimate), float(ref.high)))
+    fixed = robust.side_by_side(t, b, adaptive=False)
+    assert got.low < fixed.low < fixed.high < got.high  # the stop's interval is the wider one
+    few = robust.side_by_side(t[:6], b[:6])  # 6 pairs: no Wilcoxon interval at 97 %: the t interval
+    ref = robust.mean_t(np.log(t[:6]) - np.log(b[:6]), 0.97)
+    assert few.method == "mean" and np.log(few.low) == pytest.approx(ref.low)
