@@ -26,7 +26,8 @@ from podnet.stats import robust
 TARGET = 0.05
 N_FROM = 8  # the smallest min_to_stop looked at (looks before it are never stops)
 CAP = 60
-LEVELS = (0.95, 0.965, 0.97, 0.975)
+LEVELS = (0.95, 0.965, 0.97, 0.975, 0.993)  # the last: stop_when_different's
+CANDIDATE_LEVELS = LEVELS[:4]
 SDS = (0.02, 0.05, 0.08, 0.10, 0.13, 0.15, 0.17, 0.20, 0.25, 0.30)
 NOISES = ("normal", "t5", "t3")
 DISTURBED = (0, 1, 2, 3)
@@ -245,6 +246,7 @@ class Rule(NamedTuple):
 TODAY = Rule("mean-t", 0.95, 10)  # variants.side_by_side judged at min_to_stop 10 (the launcher today)
 CHOSEN = Rule("HL", 0.97, 10)  # METHODS.md, "Robust paired intervals"
 CAPS = (30, 40, 60)
+DIFFERENT_LEVEL = robust.DIFFERENT_LEVEL  # a difference stop at any of up to 50 looks: 5 % for A/A pairs
 MTS = (10, 15)
 
 
@@ -306,7 +308,7 @@ def contaminated(seed: int = 5, experiments: int = 2000) -> None:
     )
     for cap in (30, 60):
         for name in names:
-            for lev in LEVELS:
+            for lev in CANDIDATE_LEVELS:
                 for mts in MTS:
                     r = Rule(name, lev, mts)
                     w50, w20, hi, pooled, overall = 1.0, 1.0, 0.0, 1.0, 1.0
@@ -351,13 +353,11 @@ def different(seed: int = 6, experiments: int = 2000) -> None:
         for sd in sds:
             d = sd * noise(rng, kind, (experiments, CAP)) + disturbance(rng, k, (experiments, CAP))
             p = paths(d, names, done_from=max(MTS))
-            for r in (TODAY, CHOSEN):
+            for r, dl in ((TODAY, None), (CHOSEN, None), (CHOSEN, DIFFERENT_LEVEL)):
                 for cap in (30, 60):
-                    cells = []
-                    for th in thetas:
-                        diff = _split(p, r, cap, np.log(th))
-                        cells.append(diff)
-                    print(f"  {kind:<6} {k} dist. sd {sd:.2f} {r.label():<20} cap {cap}: " + "  ".join(cells))
+                    cells = [_split(p, r, cap, np.log(th), dl) for th in thetas]
+                    lab = r.label() + (f", different at {100 * dl:g}%" if dl else "")
+                    print(f"  {kind:<6} {k} dist. sd {sd:.2f} {lab:<40} cap {cap}: " + "  ".join(cells))
     print("  disturbed rounds placed early (first 6) or on the treatment side only; width stop only:")
     for label, kw in (("early", {"early": True}), ("treatment only", {"treatment_only": True})):
         for k in (2, 3):
@@ -375,16 +375,23 @@ def different(seed: int = 6, experiments: int = 2000) -> None:
                     print(f"    {label:<14} {k} normal cap {cap} {r.label():<20}: {row}")
 
 
-def _split(p: Paths, r: Rule, cap: int, theta: float) -> str:
-    """'% different (cov) / % met (cov), overall' of the stop_when_different rule at log ratio theta."""
+def _split(p: Paths, r: Rule, cap: int, theta: float, diff_level: float | None = None) -> str:
+    """'% different (cov) / % met (cov), overall' of the stop_when_different rule at log ratio theta.
+
+    The difference stop looks at the interval of ``diff_level`` (default: the rule's own level); the
+    interval published at either stop is the rule's.
+    """
     lv = LEVELS.index(r.level)
+    dv = LEVELS.index(diff_level if diff_level is not None else r.level)
     sl = slice(0, cap - N_FROM + 1)
     est = p.est[r.estimator][:, sl].astype(float) + theta
     lo = p.lo[r.estimator][:, sl, lv].astype(float) + theta
     hi = p.hi[r.estimator][:, sl, lv].astype(float) + theta
     with np.errstate(invalid="ignore", over="ignore"):
         met = np.nan_to_num((np.exp(hi) - np.exp(lo)) / (2 * np.exp(est)), nan=np.inf) <= TARGET
-    diff = (lo > 0) | (hi < 0)
+    dlo = p.lo[r.estimator][:, sl, dv].astype(float) + theta
+    dhi = p.hi[r.estimator][:, sl, dv].astype(float) + theta
+    diff = (dlo > 0) | (dhi < 0)
     stop = met | diff
     stop[:, : r.mts - N_FROM] = False
     any_ = stop.any(axis=1)

@@ -134,3 +134,18 @@ def test_the_stated_interval_is_hodges_lehmann_at_the_stop_level():
     few = robust.side_by_side(t[:6], b[:6])  # 6 pairs: no Wilcoxon interval at 97 %: the t interval
     ref = robust.mean_t(np.log(t[:6]) - np.log(b[:6]), 0.97)
     assert few.method == "mean" and np.log(few.low) == pytest.approx(ref.low)
+
+
+def test_a_difference_stop_needs_the_wider_interval_to_exclude_1():
+    rng = np.random.default_rng(6)
+    b = 10 * rng.lognormal(0, 0.02, 12)
+    assert robust.DIFFERENT_LEVEL > robust.stop_level(0.95)
+    clear = robust.stops_as_different(1.2 * b * rng.lognormal(0, 0.02, 12), b)
+    same = robust.stops_as_different(b * rng.lognormal(0, 0.02, 12), b)
+    assert bool(clear) and not bool(same)
+    # a 97 % interval that just excludes 1 is not yet a difference stop at 99.3 %
+    d = np.log(1.018) + 0.03 * np.array([-1.2, -0.9, -0.6, -0.3, -0.1, 0.0, 0.1, 0.3, 0.6, 0.9, 1.2, 0.05])
+    t = b * np.exp(d)
+    r = robust.side_by_side(t, b)
+    assert r.low > 1.0 and not bool(robust.stops_as_different(t, b))
+    assert not bool(robust.stops_as_different(t[:5], b[:5]))  # too few pairs for the interval
