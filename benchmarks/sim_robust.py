@@ -244,7 +244,7 @@ class Rule(NamedTuple):
 
 
 TODAY = Rule("mean-t", 0.95, 10)  # variants.side_by_side judged at min_to_stop 10 (the launcher today)
-CHOSEN = Rule("HL", 0.97, 10)  # METHODS.md, "Robust paired intervals"
+CHOSEN = Rule("HL", 0.975, 10)  # METHODS.md, "Robust paired intervals"
 CAPS = (30, 40, 60)
 DIFFERENT_LEVEL = robust.DIFFERENT_LEVEL  # a difference stop at any of up to 50 looks: 5 % for A/A pairs
 MTS = (10, 15)

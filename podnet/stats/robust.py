@@ -34,10 +34,10 @@ from scipy import stats
 DEFAULT_METHOD = "hodges-lehmann"
 METHODS = ("mean", "trimmed", "hodges-lehmann", "huber")
 #: after an adaptive (data-dependent) stop the interval is computed with alpha * STOP_ALPHA_FACTOR
-#: (95 % -> 97 %): the stop picks samples whose spread happened to be low, and this keeps the
-#: coverage among the comparisons that stop as resolved at 93-97 % (benchmarks/sim_intervals.py
-#: --contaminated)
-STOP_ALPHA_FACTOR = 0.6
+#: (95 % -> 97.5 %): the stop picks samples whose spread happened to be low; this keeps the
+#: coverage among the comparisons that stop as resolved at 93 % or more wherever at least a fifth of
+#: them resolve (benchmarks/sim_intervals.py --contaminated; METHODS.md)
+STOP_ALPHA_FACTOR = 0.5
 #: ``stop_when_different``: the level of the interval that must exclude 1 to stop a comparison as
 #: different. The launcher looks after every round from min_to_stop on (up to 51 looks to a cap of
 #: 60); at 95 % per look 17-24 % of A/A comparisons would stop as different, at 99.3 % (a constant,
@@ -258,7 +258,7 @@ def paired_ratio(
 
 def stop_level(confidence: float = 0.95) -> float:
     """The level a paired interval is computed at when the number of pairs came from an adaptive stop:
-    1 - STOP_ALPHA_FACTOR * (1 - confidence) (0.95 -> 0.97)."""
+    1 - STOP_ALPHA_FACTOR * (1 - confidence) (0.95 -> 0.975)."""
     return 1.0 - STOP_ALPHA_FACTOR * (1.0 - confidence)
 
 
@@ -275,7 +275,7 @@ def stops_as_different(
 
 def min_pairs(confidence: float) -> int:
     """The fewest pairs for which the Wilcoxon signed-rank interval exists at ``confidence`` (6 at 95 %,
-    7 at 97 %)."""
+    7 at 97 % and 97.5 %)."""
     n = 2
     while wilcoxon_rank(n, confidence) < 0:
         n += 1
@@ -288,8 +288,8 @@ def side_by_side(
     """The paired ratio podnet states for rounds of a side-by-side launch (METHODS.md, "Robust paired
     intervals"): Hodges-Lehmann estimate of the per-round log ratios with the Wilcoxon signed-rank
     interval, at :func:`stop_level` when ``adaptive`` (the pairs' number came from the launcher's stop
-    rule; fixed rounds: ``confidence``). With fewer pairs than that interval needs (:func:`min_pairs`)
-    it is the t interval of the mean log ratio at the same level (``method`` "mean").
+    rule; fixed rounds: ``confidence``). With fewer pairs than that interval needs (:func:`min_pairs`:
+    7 at 97.5 %) it is the t interval of the mean log ratio at the same level (``method`` "mean").
 
     ``treatment[..., k]`` and ``baseline[..., k]`` ran in round k; 1-D input drops the rounds where a
     side is missing or not positive, N-D input must be complete.

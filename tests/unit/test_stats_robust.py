@@ -119,20 +119,20 @@ def test_incomplete_rows_are_refused():
 
 
 def test_the_stated_interval_is_hodges_lehmann_at_the_stop_level():
-    assert robust.stop_level(0.95) == pytest.approx(0.97)
-    assert robust.min_pairs(0.95) == 6 and robust.min_pairs(0.97) == 7
+    assert robust.stop_level(0.95) == pytest.approx(0.975)
+    assert robust.min_pairs(0.95) == 6 and robust.min_pairs(0.975) == 7
     rng = np.random.default_rng(5)
     b = 10 * rng.lognormal(0, 0.05, 12)
     t = 0.8 * b * rng.lognormal(0, 0.05, 12)
     got = robust.side_by_side(t, b)
-    ref = robust.hodges_lehmann(np.log(t) - np.log(b), 0.97)
-    assert got.method == "hodges-lehmann" and got.level == pytest.approx(0.97)
+    ref = robust.hodges_lehmann(np.log(t) - np.log(b), 0.975)
+    assert got.method == "hodges-lehmann" and got.level == pytest.approx(0.975)
     got3 = (float(np.log(got.low)), float(np.log(got.ratio)), float(np.log(got.high)))
     assert got3 == pytest.approx((float(ref.low), float(ref.estimate), float(ref.high)))
     fixed = robust.side_by_side(t, b, adaptive=False)
     assert got.low < fixed.low < fixed.high < got.high  # the stop's interval is the wider one
-    few = robust.side_by_side(t[:6], b[:6])  # 6 pairs: no Wilcoxon interval at 97 %: the t interval
-    ref = robust.mean_t(np.log(t[:6]) - np.log(b[:6]), 0.97)
+    few = robust.side_by_side(t[:6], b[:6])  # 6 pairs: no Wilcoxon interval at 97.5 %: the t interval
+    ref = robust.mean_t(np.log(t[:6]) - np.log(b[:6]), 0.975)
     assert few.method == "mean" and np.log(few.low) == pytest.approx(ref.low)
 
 
@@ -143,7 +143,7 @@ def test_a_difference_stop_needs_the_wider_interval_to_exclude_1():
     clear = robust.stops_as_different(1.2 * b * rng.lognormal(0, 0.02, 12), b)
     same = robust.stops_as_different(b * rng.lognormal(0, 0.02, 12), b)
     assert bool(clear) and not bool(same)
-    # a 97 % interval that just excludes 1 is not yet a difference stop at 99.3 %
+    # a 97.5 % interval that just excludes 1 is not yet a difference stop at 99.3 %
     d = np.log(1.018) + 0.03 * np.array([-1.2, -0.9, -0.6, -0.3, -0.1, 0.0, 0.1, 0.3, 0.6, 0.9, 1.2, 0.05])
     t = b * np.exp(d)
     r = robust.side_by_side(t, b)
