@@ -1,15 +1,20 @@
 """Coverage of paired log-ratio intervals with heavy tails and disturbed rounds, under the launcher's stop.
 
-Modes of benchmarks/sim_intervals.py (``--contaminated``, ``--conditional``); the estimators are
+Modes of benchmarks/sim_intervals.py: ``--contaminated`` (:func:`contaminated`: coverage overall
+and conditional on stopping as resolved, per estimator, level, min_to_stop and cap; about 2 min of
+CPU) and ``--different`` (:func:`different`: the ``stop_when_different`` rule, and disturbances
+placed early or on the treatment side only; under 1 min of CPU). The estimators are
 podnet/stats/robust.py's. Each simulated comparison is a sequence of per-round log ratios
 d_k = theta + sd * e_k (+ a disturbed round's log factor), with e_k normal, t5 or t3 scaled to
 sd 1, and 0-3 of the first 28 rounds disturbed: one side (half the time, either side) or both
 sides inflated by a factor uniform on 1.5-4 each, at uniform random rounds (``early``: the first
-6). Every estimator's 95 % (and 97.5 %) interval is computed on the first n pairs for every n,
+6; ``treatment_only``: always the treatment side). Every estimator's interval at each of LEVELS
+is computed on the first n pairs for every n,
 then stop rules are applied as the launcher applies them (podnet/launch/adaptive.py): the
 comparison stops at the first n >= min_to_stop whose relative half-width (high - low) / (2 ratio)
 is at most the target (resolved), else at the cap (unresolved). ``stop_when_different`` also
-stops (as resolved-different) at the first n >= min_to_stop whose interval excludes 1.
+stops (as different) at the first n >= min_to_stop whose interval (at DIFFERENT_LEVEL, or the
+rule's own level) excludes 1. The rule the stats state is CHOSEN; TODAY is the one it replaces.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ METHODS = ("mean", "trimmed", "hodges-lehmann", "huber")
 STOP_ALPHA_FACTOR = 0.5
 #: ``stop_when_different``: the level of the interval that must exclude 1 to stop a comparison as
 #: different. The launcher looks after every round from min_to_stop on (up to 51 looks to a cap of
-#: 60); at 95 % per look 17-24 % of A/A comparisons would stop as different, at 99.3 % (a constant,
+#: 60); at 95 % per look up to 24 % of A/A comparisons stop as different, at 99.3 % (a constant,
 #: Pocock-style level) 5 % (benchmarks/sim_intervals.py --different)
 DIFFERENT_LEVEL = 0.993
 
