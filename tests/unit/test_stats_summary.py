@@ -287,10 +287,17 @@ def test_n2_t_interval_uses_one_degree_of_freedom():
 
 
 def test_zero_variance():
-    r = summarize(tidy(rows([0.1] * 6)), BOOT).iloc[0]
-    assert r["sd"] == 0.0 and r["mean"] == 0.1
+    # a metric whose tool declares no printed resolution: equal values, a zero-width interval, said
+    r = summarize(tidy(rows([0.1] * 6, tool="iperf3", metric="jitter", unit="s")), BOOT).iloc[0]
     assert r["ci_low"] == r["ci_high"] == 0.1
-    assert "zero variance" in r["ci_note"]
+    assert "zero variance" in r["ci_note"] and not r["quantised"]
+    # iperf3 prints throughput with 3 significant digits: equal values leave the rounding unknown
+    r = summarize(tidy(rows([0.1] * 6)), BOOT).iloc[0]
+    assert r["sd"] == 0.0 and r["mean"] == 0.1 and r["centre"] == 0.1
+    # one uniform rounding error of +-0.0005 (sd 0.001/sqrt 12 relative to 0.1), normal quantile
+    half = 1.959964 * 0.01 / np.sqrt(12)
+    assert r["ci_low"] == pytest.approx(0.1 * np.exp(-half)) and r["ci_high"] == pytest.approx(0.1 * np.exp(half))
+    assert r["quantised"] and "printed resolution" in r["ci_note"]
     assert np.isnan(r["boot_ci_low"]) and "degenerate" in r["boot_note"]
     assert r["n_needed"] == 2 and bool(r["met_target"]) is True
     assert r["n_outliers"] == 0
