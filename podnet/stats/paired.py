@@ -36,6 +36,7 @@ def paired(
     require_same: bool,
     zero_sd: float,
     known_var: np.ndarray | None = None,
+    floor_var: np.ndarray | None = None,
 ) -> tuple[np.ndarray, ...]:
     """(n_pairs, ratio, low, high, p, note, quantised) of the paired log-ratio t interval of each pair.
 
@@ -44,7 +45,8 @@ def paired(
     then left out and counted in the note; ``require_same`` does not apply). Otherwise they pair by
     repeat number, and ``require_same`` asks both sides to have the same repeats.
     ``known_var``: the rounding term of each pair (:mod:`podnet.stats.rounding`), added to the
-    standard error with infinite df.
+    standard error with infinite df; ``floor_var``: the rounding noise a pair's log ratio carries
+    (q_T^2 / 12 + q_B^2 / 12), the least its sample variance is taken to be.
 
     When the values carry launch ids (tidy ``launch_id``, from the sidecar's
     ``launch.id``), repeat k of the two sides is a pair only when both ran in
@@ -62,6 +64,7 @@ def paired(
     sdd = np.full(k, np.nan)
     note = np.full(k, "", dtype=object)
     kv = np.zeros(k) if known_var is None else np.nan_to_num(np.asarray(known_var, dtype=float))
+    fv = np.zeros(k) if floor_var is None else np.nan_to_num(np.asarray(floor_var, dtype=float))
     for i in range(k):
         # the launch is unknown for a pair whose values carry no launch id (imported outputs)
         known = launch is not None and any(
@@ -110,14 +113,14 @@ def paired(
         sdd[i] = 0.0 if sd <= zero_sd * scale else sd
         if by_round and len(rt) + len(rb) > 2 * len(it):
             note[i] = f"{len(rt) + len(rb) - 2 * len(it)} run(s) without a partner of its round left out"
-        elif sdd[i] + kv[i] > 0 and len(it) < max(len(rt), len(rb)):
+        elif sdd[i] + kv[i] + fv[i] > 0 and len(it) < max(len(rt), len(rb)):
             note[i] = f"{max(len(rt), len(rb)) - len(it)} unpaired repeats left out"
-        if sdd[i] == 0 and kv[i] <= 0:
+        if sdd[i] == 0 and kv[i] + fv[i] <= 0:
             note[i] = "per-repeat ratios equal (within rounding): zero-width interval, no p-value"
     done = ~np.isnan(dbar)
     m = n_pairs.astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        se, df = rounding.combine(sdd**2 / m, np.where(done, m - 1, np.nan), kv)
+        se, df = rounding.combine(sdd**2 / m, np.where(done, m - 1, np.nan), kv, fv / m)
         half = core.t_quantile(confidence, df) * se
         tstat = np.abs(dbar) / se
         pv = 2.0 * stats.t.sf(tstat, df)
@@ -125,4 +128,6 @@ def paired(
         lo = np.where(done, np.exp(dbar - half), np.nan)
         hi = np.where(done, np.exp(dbar + half), np.nan)
     p = np.where(done & (se > 0), pv, np.nan)
-    return n_pairs, ratio, lo, hi, p, note, done & rounding.material(sdd**2 / m, kv)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        quantised = done & rounding.material(sdd**2 / m, kv, fv / m)
+    return n_pairs, ratio, lo, hi, p, note, quantised

@@ -207,9 +207,10 @@ def compare(
     lo_a, hi_a, gg, df_a, status = core.fieller(mt, st**2, nt, mb, sb**2, nb, conf, dfo)
     lo_a = np.where((kind != "signed") & (lo_a < 0), 0.0, lo_a)
     _, _, p_a = core.welch(mt, st**2, nt, mb, sb**2, nb, dfo)
-    vq = rounding.group_variance(g, lmean, lsd)  # what each group's printed resolution leaves unknown
+    vq, fl = rounding.group_terms(g, lmean, lsd)  # what each group's printed resolution leaves unknown
+    lv = np.fmax(lsd**2, fl)  # a sample variance below the printed values' own rounding noise is luck
     ratio_l, lo_l, hi_l, df_l, p_l, zero_l = _log_ratio(
-        lmean[ti], lsd[ti] ** 2, nt, lmean[bi], lsd[bi] ** 2, nb, dfo, conf, vq[ti] + vq[bi]
+        lmean[ti], lv[ti], nt, lmean[bi], lv[bi], nb, dfo, conf, vq[ti] + vq[bi]
     )
 
     ratio = np.where(logr, ratio_l, ratio_a)
@@ -249,13 +250,15 @@ def compare(
         bool(s["paired"]["require_same_repeats"]),
         zsd,
         vq[ti] + vq[bi],
+        fl[ti] + fl[bi],
     )
     out["n_pairs"] = n_pairs
     out["paired_ratio"], out["paired_ci_low"], out["paired_ci_high"] = pr, plo, phi
     out["paired_p_value"], out["paired_note"] = pp, pnote
 
     with np.errstate(invalid="ignore", divide="ignore"):
-        unpaired_q = rounding.material(lsd[ti] ** 2 / nt + lsd[bi] ** 2 / nb, vq[ti] + vq[bi])
+        raw = lsd[ti] ** 2 / nt + lsd[bi] ** 2 / nb
+        unpaired_q = rounding.material(raw, vq[ti] + vq[bi], lv[ti] / nt + lv[bi] / nb)
     out["quantised"] = (logr & two & unpaired_q) | pquant
     out["p_value"] = np.where(logr, p_l, p_a)
     out["p_mannwhitney"] = _mannwhitney(g, ti, bi)

@@ -18,7 +18,11 @@ max(0, s^2 - q^2 / 12) (0 when it cannot be told apart from the rounding noise: 
 end). V enters the interval as a variance known without sampling error: the standard error is
 sqrt(s^2 / n + V_T + V_B), its degrees of freedom Welch-Satterthwaite's with V's infinite, so an
 interval whose runs printed the same digits is never of width zero and its p-value is that of a
-normal test against the rounding alone.
+normal test against the rounding alone. Each printed value also carries rounding noise of variance
+q^2 / 12 (Sheppard); printed differences live on a lattice (whole microseconds), so three of them
+can be equal by chance although the values are dithered. The sample variance is therefore taken as
+at least that noise: s^2 >= q_T^2 / 12 + q_B^2 / 12 for a paired log ratio, s^2 >= q^2 / 12 for one
+side's log values.
 """
 
 from __future__ import annotations
@@ -72,11 +76,14 @@ def bias_variance(q_rel: ArrayLike, sd_log: ArrayLike) -> np.ndarray:
     return out
 
 
-def combine(data_var: ArrayLike, df: ArrayLike, known_var: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """(standard error, degrees of freedom) of a sampled variance ``data_var`` (with ``df``) plus a
-    known one: se^2 = data_var + known_var, df = se^4 / (data_var^2 / df) (Welch-Satterthwaite; infinite
+def combine(
+    data_var: ArrayLike, df: ArrayLike, known_var: ArrayLike, floor: ArrayLike = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """(standard error, degrees of freedom) of a sampled variance ``data_var`` (with ``df``), at least
+    ``floor`` (the rounding noise the printed values must carry), plus a known one: se^2 =
+    max(data_var, floor) + known_var, df = se^4 / (max(...)^2 / df) (Welch-Satterthwaite; infinite
     when the sampled part is 0)."""
-    v = np.asarray(data_var, dtype=float)
+    v = np.fmax(np.asarray(data_var, dtype=float), np.nan_to_num(np.asarray(floor, dtype=float)))
     k = np.nan_to_num(np.asarray(known_var, dtype=float))
     d = np.asarray(df, dtype=float)
     se2 = v + k
@@ -85,18 +92,21 @@ def combine(data_var: ArrayLike, df: ArrayLike, known_var: ArrayLike) -> tuple[n
     return np.sqrt(se2), np.where(np.isfinite(v), df_out, np.nan)
 
 
-def material(data_var: ArrayLike, known_var: ArrayLike) -> np.ndarray:
-    """Whether the rounding term widens the standard error by more than :data:`MATERIAL` (the
-    ``quantised`` column)."""
+def material(data_var: ArrayLike, known_var: ArrayLike, floor: ArrayLike = 0.0) -> np.ndarray:
+    """Whether the rounding terms (the floor and the known variance) widen the standard error by
+    more than :data:`MATERIAL` (the ``quantised`` column)."""
     v = np.nan_to_num(np.asarray(data_var, dtype=float))
-    k = np.nan_to_num(np.asarray(known_var, dtype=float))
-    return (k > 0) & (v + k > MATERIAL**2 * v)
+    extra = np.nan_to_num(np.asarray(known_var, dtype=float)) + np.fmax(
+        np.nan_to_num(np.asarray(floor, dtype=float)) - v, 0.0
+    )
+    return (extra > 0) & (v + extra > MATERIAL**2 * v)
 
 
-def group_variance(g: Groups, lmean: np.ndarray, lsd: np.ndarray) -> np.ndarray:
-    """Per group of ``g``: :func:`bias_variance` of its mean log, from the resolution its tool prints
+def group_terms(g: Groups, lmean: np.ndarray, lsd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per group of ``g``: (:func:`bias_variance` of its mean log, q_rel^2 / 12: the rounding noise each
+    printed log value carries, the floor of its sample variance), from the resolution its tool prints
     the metric with (``lmean``, ``lsd``: the groups' mean and sd of ln x); 0 where none is declared."""
     step, digits = metric_resolution(g.keys)
     with np.errstate(over="ignore"):
         q = relative_quantum(step, digits, np.exp(lmean))
-    return bias_variance(q, lsd)
+    return bias_variance(q, lsd), q**2 / 12.0

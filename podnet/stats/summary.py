@@ -101,11 +101,11 @@ def primary_intervals(
 
     logt = (kind == "positive") & pos
     # the tool's printed resolution: a common rounding error more runs do not shrink (rounding.py)
-    vq = rounding.group_variance(g, lmean, lsd)
+    vq, fl = rounding.group_terms(g, lmean, lsd)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        se, df = rounding.combine(lsd**2 / g.n, g.n - 1.0, vq)
+        se, df = rounding.combine(lsd**2 / g.n, g.n - 1.0, vq, fl / g.n)
         half = np.where(g.n >= 2, core.t_quantile(conf, df) * se, np.nan)
-        quantised = logt & (g.n >= 2) & rounding.material(lsd**2 / g.n, vq)
+        quantised = logt & (g.n >= 2) & rounding.material(lsd**2 / g.n, vq, fl / g.n)
         # all values equal (up to rounding): centred on the mean itself, not exp(ln x) with its
         # last-digit error
         flat = logt & (lsd == 0)

@@ -73,9 +73,10 @@ def _interval(
     confidence: float,
     n: np.ndarray,
     known: ArrayLike = 0.0,
+    floor: ArrayLike = 0.0,
 ) -> RatioInterval:
-    """exp of est -/+ t * se, se^2 = data_var + known (the rounding term, infinite df)."""
-    se, df = rounding.combine(data_var, df, known)
+    """exp of est -/+ t * se, se^2 = max(data_var, floor) + known (the rounding terms, rounding.py)."""
+    se, df = rounding.combine(data_var, df, known, floor)
     ok = np.isfinite(est) & np.isfinite(se) & (df > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         half = core.t_quantile(confidence, np.where(ok, df, np.nan)) * se
@@ -86,16 +87,17 @@ def _interval(
             np.where(ok, np.exp(est + half), np.nan),
             n,
             p,
-            ok & rounding.material(data_var, known),
+            ok & rounding.material(data_var, known, floor),
         )
 
 
-def _side_rounding(logs: np.ndarray, quantum: ArrayLike) -> np.ndarray:
-    """The rounding term (rounding.bias_variance) of one side's mean log, from its absolute quantum."""
+def _side_rounding(logs: np.ndarray, quantum: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """(rounding.bias_variance of one side's mean log, its values' rounding noise q_rel^2 / 12), from
+    the side's absolute quantum."""
     m, v, _ = _moments(logs)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        q_rel = np.nan_to_num(np.asarray(quantum, dtype=float)) / np.exp(m)
-    return rounding.bias_variance(q_rel, np.sqrt(v))
+        q_rel = np.nan_to_num(np.nan_to_num(np.asarray(quantum, dtype=float)) / np.exp(m))
+    return rounding.bias_variance(q_rel, np.sqrt(v)), q_rel**2 / 12.0
 
 
 def side_by_side(
@@ -120,11 +122,10 @@ def side_by_side(
     with np.errstate(invalid="ignore"):
         scale = np.fmax(1.0, np.nanmax(np.abs(np.where(both, lt, np.nan)), axis=-1, initial=0.0))
     v = np.where(np.sqrt(v) <= zero_sd * scale, 0.0, v)
-    known = _side_rounding(np.where(both, lt, np.nan), quantum[0]) + _side_rounding(
-        np.where(both, lb, np.nan), quantum[1]
-    )
+    kt, ft = _side_rounding(np.where(both, lt, np.nan), quantum[0])
+    kb, fb = _side_rounding(np.where(both, lb, np.nan), quantum[1])
     with np.errstate(invalid="ignore", divide="ignore"):
-        return _interval(m, v / n, n - 1, confidence, n, known)
+        return _interval(m, v / n, n - 1, confidence, n, kt + kb, (ft + fb) / n)
 
 
 def normalised(
@@ -144,9 +145,11 @@ def normalised(
     ``quantum``: the printed step of path_a, host_a, path_b, host_b (see :func:`side_by_side`).
     """
     sides = [_log(x) for x in (path_a, host_a, path_b, host_b)]
+    terms = [_side_rounding(x, q) for x, q in zip(sides, quantum)]
     ma, va, na = _moments(sides[0] - sides[1])
     mb, vb, nb = _moments(sides[2] - sides[3])
-    known = sum(_side_rounding(x, q) for x, q in zip(sides, quantum))
+    va, vb = np.fmax(va, terms[0][1] + terms[1][1]), np.fmax(vb, terms[2][1] + terms[3][1])
+    known = sum(t[0] for t in terms)
     return _two_sample(ma, va, na, mb, vb, nb, confidence, welch_min_n, known)
 
 
@@ -162,8 +165,8 @@ def sequential(
     la, lb = _log(path_a), _log(path_b)
     ma, va, na = _moments(la)
     mb, vb, nb = _moments(lb)
-    known = _side_rounding(la, quantum[0]) + _side_rounding(lb, quantum[1])
-    return _two_sample(ma, va, na, mb, vb, nb, confidence, welch_min_n, known)
+    (ka, fa), (kb, fb) = _side_rounding(la, quantum[0]), _side_rounding(lb, quantum[1])
+    return _two_sample(ma, np.fmax(va, fa), na, mb, np.fmax(vb, fb), nb, confidence, welch_min_n, ka + kb)
 
 
 def _two_sample(
