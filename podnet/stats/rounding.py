@@ -87,7 +87,7 @@ def combine(
     k = np.nan_to_num(np.asarray(known_var, dtype=float))
     d = np.asarray(df, dtype=float)
     se2 = v + k
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         df_out = np.where(k > 0, np.where(v > 0, se2**2 / (v**2 / d), np.inf), d)
     return np.sqrt(se2), np.where(np.isfinite(v), df_out, np.nan)
 

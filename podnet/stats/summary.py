@@ -137,7 +137,7 @@ def primary_intervals(
     note[(g.n < 2) & ~prop] = "n < 2: no interval"
     note[g.n == 0] = "no values"
     estimand[g.n == 0] = ""
-    note[quantised & (lsd == 0)] = "values equal to the printed resolution: interval of the rounding alone"
+    note[quantised & (lsd == 0)] = "equal printed values: interval of the printed resolution alone"
     return lo, hi, centre, method, estimand, note, gmean, quantised
 
 
