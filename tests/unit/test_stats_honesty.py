@@ -198,3 +198,20 @@ def test_the_adaptive_judge_calls_a_comparison_with_fewer_than_2_pairs_unmet():
     assert not it["met"] and it["note"].startswith("fewer than 2 pairs")
     r["n_pairs"] = 12
     assert _item(r, "scenario", ("pod-pod",), ("host-host",))["met"]
+
+
+@pytest.mark.parametrize("cv", [0.0, 0.02, 0.05])
+def test_quantised_side_by_side_coverage(cv):
+    """benchmarks/sim_intervals.py --quantised, one cell each: ~20 us printed in whole us, ratio 1.03."""
+    rng = np.random.default_rng(7)
+    e, n, ratio = 4000, 10, 1.03
+    base = rng.uniform(18, 22, (e, 1))
+    rnd = rng.normal(0, 0.02 if cv else 0.0, (e, n))
+    b = np.round(base * np.exp(rnd + rng.normal(0, cv, (e, n))))
+    t = np.round(ratio * base * np.exp(rnd + rng.normal(0, cv, (e, n))))
+    iv = side_by_side(t, b, quantum=(1.0, 1.0))
+    cover = np.mean((iv.low <= ratio) & (ratio <= iv.high))
+    assert np.all(iv.high > iv.low)
+    assert 0.93 <= cover <= (1.0 if cv == 0 else 0.97)
+    plain = side_by_side(t, b)  # without the printed resolution: zero widths and lost coverage at cv 0
+    assert cv > 0 or np.mean((plain.low <= ratio) & (ratio <= plain.high)) < 0.5
