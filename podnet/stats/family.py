@@ -19,6 +19,7 @@ import pandas as pd
 
 from . import core
 from .kinds import tool_headline
+from .planning import met
 
 _NA = "\x00<NA>"
 
@@ -177,8 +178,6 @@ def adjust(out: pd.DataFrame, settings: Mapping[str, Any]) -> None:
     sig = pd.array(results["p_adjusted"] < alpha, dtype="boolean")
     sig[np.isnan(results["p_adjusted"])] = pd.NA
     out["significant"] = sig
-    from .planning import met
-
     j = judged(out)
     with np.errstate(invalid="ignore", divide="ignore"):
         rhw = (j["high"] - j["low"]).to_numpy(dtype=float) / (2.0 * np.abs(j["ratio"].to_numpy(dtype=float)))
