@@ -299,7 +299,9 @@ def test_zero_variance():
     k = 0.01**2 / 12
     df = (k + k / 6) ** 2 / ((k / 6) ** 2 / 5)
     half = stats.t.ppf(0.975, df) * np.sqrt(k + k / 6)
-    assert r["ci_low"] == pytest.approx(0.1 * np.exp(-half)) and r["ci_high"] == pytest.approx(0.1 * np.exp(half))
+    assert r["ci_low"] == pytest.approx(0.1 * np.exp(-half)) and r["ci_high"] == pytest.approx(
+        0.1 * np.exp(half)
+    )
     assert r["quantised"] and "printed resolution alone" in r["ci_note"]
     assert np.isnan(r["boot_ci_low"]) and "degenerate" in r["boot_note"]
     assert r["n_needed"] == 2 and bool(r["met_target"]) is True
