@@ -310,7 +310,10 @@ class VariantSampler:
         for p in self.primary:
             if str(p["baseline"]) != base:
                 continue
-            treats = [str(t) for t in p.get("treatments") or [L.variant for L in self.sbs.launchers[1:]]]
+            others = [
+                L.variant for L in self.sbs.launchers[1:]
+            ]  # a treatment not launched here is not judged
+            treats = [str(t) for t in p.get("treatments") or others if str(t) in others]
             for case in self.sbs.cfg.cases:
                 sc, tool, test = (str(x) for x in case.key)
                 specs = [str(x).partition(":") for x in p.get("tests") or []]
