@@ -1,6 +1,7 @@
 """The simulations behind two choices in podnet/stats/METHODS.md (printed; minutes, not run by the tests).
 
     PYTHONPATH=. .venv/bin/python benchmarks/sim_intervals.py [--bca] [--welch] [--stopping] [--drift]
+        [--quantised]
 
 --bca:   coverage of scipy's nominal 95 % BCa bootstrap interval of a mean, normal N(10, 1.5) and
          log-normal (sigma 0.25) data, n = 3 ... 40, 2,000 experiments x 2,000 resamples each;
@@ -20,6 +21,9 @@
 --contaminated, --different: benchmarks/sim_robust.py (paired intervals of podnet.stats.robust
          under heavy tails and disturbed rounds, coverage conditional on stopping as resolved, and
          under stats.planning.stop_when_different); not part of the default run (minutes each).
+--quantised: ~20 us latencies printed in whole us (netperf's percentiles), true ratios 1.00 and
+         1.03, run-to-run spread 0-10 %: coverage, zero-width share and median half-width of the
+         side-by-side interval with the printed resolution (podnet.stats.rounding) and without it.
 """
 
 from __future__ import annotations
@@ -162,6 +166,41 @@ def drift(seed: int = 4, experiments: int = 20000) -> None:
             print(f"  n = {n:>2} per variant, beta {beta}: " + "   ".join(out))
 
 
+def quantised(seed: int = 5, experiments: int = 20000) -> None:
+    """Side-by-side intervals of latencies printed in whole microseconds, with and without the quantum."""
+    from podnet.stats.variants import side_by_side
+
+    rng = np.random.default_rng(seed)
+    q = 1e-6
+    print("quantised: ~20 us latencies printed in whole us, side by side, 95 % paired interval")
+    print("  base ~ U(18, 22) us per experiment (the grid's position), run CV and a 2 % round effect")
+    print("  ratio  CV     n   | with quantum: cover  zero-w  median ±   | without: cover  zero-w")
+    worst = 1.0
+    for ratio in (1.00, 1.03):
+        for cv in (0.0, 0.005, 0.01, 0.02, 0.05, 0.1):
+            for n in (3, 10, 30):
+                e = (experiments, 1)
+                base = rng.uniform(18e-6, 22e-6, e)
+                rnd = rng.normal(0, 0.02 if cv else 0.0, (experiments, n))  # common to a round's pair
+                b = base * np.exp(rnd + rng.normal(0, cv, (experiments, n)))
+                t = ratio * base * np.exp(rnd + rng.normal(0, cv, (experiments, n)))
+                b, t = np.round(b / q) * q, np.round(t / q) * q  # what the tool prints
+                cells = []
+                for quantum in ((q, q), (0.0, 0.0)):
+                    iv = side_by_side(t, b, 0.95, quantum=quantum)
+                    cover = np.mean((iv.low <= ratio) & (ratio <= iv.high))
+                    zero = np.mean(iv.high - iv.low <= 0)
+                    hw = np.median((iv.high - iv.low) / (2 * iv.ratio))
+                    cells.append((cover, zero, hw))
+                worst = min(worst, cells[0][0])
+                (c1, z1, h1), (c0, z0, _) = cells
+                print(
+                    f"  {ratio:.2f}  {cv:5.3f} {n:3d}   |  {100 * c1:5.1f} %  {100 * z1:5.1f} %  ±{100 * h1:4.1f} %"
+                    f"   |  {100 * c0:5.1f} %  {100 * z0:5.1f} %"
+                )
+    print(f"  worst coverage with the quantum: {100 * worst:.1f} %")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bca", action="store_true")
@@ -170,6 +209,7 @@ if __name__ == "__main__":
     ap.add_argument("--drift", action="store_true")
     ap.add_argument("--contaminated", action="store_true")
     ap.add_argument("--different", action="store_true")
+    ap.add_argument("--quantised", action="store_true")
     a = ap.parse_args()
     if a.contaminated or a.different:
         import sim_robust
@@ -179,7 +219,7 @@ if __name__ == "__main__":
         if a.different:
             sim_robust.different()
         raise SystemExit(0)
-    everything = not (a.bca or a.welch or a.stopping or a.drift)
+    everything = not (a.bca or a.welch or a.stopping or a.drift or a.quantised)
     if a.welch or everything:
         welch()
     if a.bca or everything:
@@ -188,3 +228,5 @@ if __name__ == "__main__":
         stopping()
     if a.drift or everything:
         drift()
+    if a.quantised or everything:
+        quantised()

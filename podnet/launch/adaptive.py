@@ -85,7 +85,9 @@ class Sampler:
         comps = [
             c for c in self.settings["comparisons"] if c["by"] == "scenario" and str(c["baseline"]) in bases
         ]
-        self.judged = {**self.settings, "comparisons": comps, "primary": self.primary}
+        # the baseline case runs in every round one of its comparisons needs: pair the rounds both ran
+        paired = {**self.settings["paired"], "require_same_repeats": False}
+        self.judged = {**self.settings, "comparisons": comps, "primary": self.primary, "paired": paired}
         self.stop = ""
         self.rounds = 0
         self.items: list[dict[str, Any]] = []
@@ -197,7 +199,7 @@ class Sampler:
 
     def _judge_cases(self) -> list[dict[str, Any]]:
         from podnet.stats import plan
-        from podnet.stats.precision import min_to_stop
+        from podnet.stats.planning import met
 
         tidy = self.tidy()
         if tidy is None or not len(tidy):
@@ -205,7 +207,6 @@ class Sampler:
         pl = plan(tidy, self.settings)
         pl = pl[pl["headline"]]
         keys = {c.key for c in self.L.cfg.cases}
-        nmin = min_to_stop(self.settings)
         items = []
         for _, r in pl.iterrows():
             key = (str(r["scenario"]), str(r["tool"]), str(r["test"]))
@@ -222,7 +223,7 @@ class Sampler:
                 "target_rel_half_width": float(r["target_rel_half_width"]),
                 "n": _num(r["n"]),
                 "n_needed": _num(r["n_needed"]),
-                "met": bool(r["met_target"]) and int(r["n"]) >= nmin,
+                "met": bool(met(rhw, r["target_rel_half_width"], r["n"], self.settings)),
                 "cases": [list(key)],
             }
             items.append(item)
@@ -326,6 +327,8 @@ class Sampler:
         cases = [tuple(c) for c in it["cases"]]
         if self.L.result.interrupted:
             return "interrupted"
+        if it.get("note", "").startswith("fewer than 2 pairs"):
+            return "fewer than 2 pairs"
         if it["rel_half_width"] is None and self.mode == "primary" or not all(map(self.runnable, cases)):
             return "failed runs"
         if any(map(self.at_cap, cases)):
@@ -425,7 +428,9 @@ def _val(v: Any) -> Any:
 
 
 def _item(r: Any, by: str, treat: CaseKey, base: CaseKey) -> dict[str, Any]:
-    rhw = _num(r["rel_half_width"])
+    """A judged primary comparison; one with fewer than 2 pairs is unmet, whatever its unpaired interval."""
+    rhw, pairs = _num(r["rel_half_width"]), _num(r["n_pairs"]) or 0
+    short = {"note": f"fewer than 2 pairs ({pairs:.0f}) within the launch's rounds"} if pairs < 2 else {}
     return {
         "by": by,
         "baseline": str(r["baseline"]),
@@ -437,8 +442,9 @@ def _item(r: Any, by: str, treat: CaseKey, base: CaseKey) -> dict[str, Any]:
         "target_rel_half_width": float(r["target_rel_half_width"]),
         "n": _num(r["n"]),
         "n_needed": _num(r["n_needed"]),
-        "met": bool(r["met"]),
+        "met": bool(r["met"]) and not short,
         "cases": [list(treat), list(base)],
+        **short,
     }
 
 

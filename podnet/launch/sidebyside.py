@@ -278,12 +278,9 @@ class VariantSampler:
         cfg = self.sbs.cfg
         parsed = parse_files(files, cfg.raw_dir, cfg.experiment)
         vt = variant_table(parsed.tidy, self.settings)
-        if vt.empty:
-            return []
-        rows = vt[(vt["design"] == "side-by-side") & (vt["role"] == "primary")]
+        rows = vt[(vt["design"] == "side-by-side") & (vt["role"] == "primary")] if not vt.empty else vt
         items = []
         for _, r in rows.iterrows():
-            hw, target, n = float(r["rel_half_width"]), float(r["target_rel_half_width"]), int(r["n_pairs"])
             items.append(
                 {
                     "variant": str(r["variant"]),
@@ -293,13 +290,60 @@ class VariantSampler:
                     "ratio": float(r["ratio"]),
                     "ci_low": float(r["ci_low"]),
                     "ci_high": float(r["ci_high"]),
-                    "rel_half_width": hw,
-                    "target_rel_half_width": target,
-                    "n_pairs": n,
-                    "met": bool(hw <= target and n >= self.nmin),
+                    "rel_half_width": float(r["rel_half_width"]),
+                    "target_rel_half_width": float(r["target_rel_half_width"]),
+                    "n_pairs": int(r["n_pairs"]),
+                    "met": bool(r["resolved"]),  # podnet.stats.planning.met, the tables' own rule
                 }
             )
-        return items
+        return items + self._unpaired(parsed.tidy, items)
+
+    def _unpaired(self, tidy: Any, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """An unmet item for every declared primary variant comparison without a side-by-side interval
+        (fewer than 2 pairs): the loop never reports the family met while one has no pairs."""
+        from podnet.stats.kinds import tool_headline
+
+        base = self.sbs.launchers[0].variant
+        seen = {(it["variant"], tuple(it["case"]), it["metric"]) for it in items}
+        made = {(str(a), str(b)): set(map(str, g["metric"])) for (a, b), g in tidy.groupby(["tool", "test"])}
+        out = []
+        for p in self.primary:
+            if str(p["baseline"]) != base:
+                continue
+            others = [
+                L.variant for L in self.sbs.launchers[1:]
+            ]  # a treatment not launched here is not judged
+            treats = [str(t) for t in p.get("treatments") or others if str(t) in others]
+            for case in self.sbs.cfg.cases:
+                sc, tool, test = (str(x) for x in case.key)
+                specs = [str(x).partition(":") for x in p.get("tests") or []]
+                if specs and not any(tool == a and (not b or test == b) for a, _, b in specs):
+                    continue
+                metrics = [str(m) for m in p.get("metrics") or tool_headline(tool)]
+                for m in metrics:
+                    if (tool, test) in made and m not in made[(tool, test)]:
+                        continue  # a headline metric this test never reports is nothing to compare
+                    for v in treats:
+                        if (v, (sc, tool, test), m) not in seen:
+                            out.append(
+                                {
+                                    "variant": v,
+                                    "baseline_variant": base,
+                                    "case": [sc, tool, test],
+                                    "metric": m,
+                                    "rel_half_width": None,
+                                    "target_rel_half_width": float(
+                                        p.get(
+                                            "target_rel_half_width",
+                                            self.settings["planning"]["target_rel_half_width"],
+                                        )
+                                    ),
+                                    "n_pairs": 0,
+                                    "met": False,
+                                    "note": "fewer than 2 pairs of its rounds",
+                                }
+                            )
+        return out
 
     def _at_cap(self, key: CaseKey) -> bool:
         return any(L.last_repeat(key) >= self.cap for L in self.sbs.launchers)
@@ -330,13 +374,14 @@ class VariantSampler:
                 self.stop = "budget spent"
                 return
             self.rounds += 1
-            worst = max(unmet, key=lambda it: it["rel_half_width"])
+            worst = max(unmet, key=lambda it: it["rel_half_width"] or float("inf"))
+            hw = worst["rel_half_width"]
             log.info(
                 "side-by-side adaptive round %d: %d of %d primary variant comparisons still miss their "
-                "target (worst %s %s %s/%s %s ±%.1f %% at %d pairs); next round ~%ds",
+                "target (worst %s %s %s/%s %s %s at %d pairs); next round ~%ds",
                 self.rounds, len(unmet), len(self.items), worst["variant"], worst["baseline_variant"],
-                worst["case"][1], worst["case"][2], worst["case"][0], 100 * worst["rel_half_width"],
-                worst["n_pairs"], int(nxt),
+                worst["case"][1], worst["case"][2], worst["case"][0],
+                f"±{100 * hw:.1f} %" if hw is not None else "no interval", worst["n_pairs"], int(nxt),
             )  # fmt: skip
             per_variant = []
             for L in self.sbs.launchers:

@@ -31,6 +31,9 @@ OPTIONAL_DEFAULTS: dict[str, object] = {
 }
 #: the launch a run belongs to: carried through when the table has it (paired intervals need it)
 LAUNCH_COLUMN = "launch_id"
+#: the launch round a run actually ran in (sidecar ``round_seq``; retries carry the later round):
+#: runs pair by (launch_id, round_seq) where the table has it, else by (launch_id, repeat)
+ROUND_COLUMN = "round_seq"
 #: strings that mean "no value" in the value column of a CSV (anything else must be a number)
 _MISSING_VALUE = {"", "nan", "-nan", "+nan"}
 
@@ -88,6 +91,8 @@ def as_tidy(tidy: pd.DataFrame | None) -> pd.DataFrame:
     out = coerce(df)
     if LAUNCH_COLUMN in tidy.columns and LAUNCH_COLUMN not in out.columns:
         out[LAUNCH_COLUMN] = tidy[LAUNCH_COLUMN].astype("string").to_numpy()
+    if ROUND_COLUMN in tidy.columns:
+        out[ROUND_COLUMN] = pd.to_numeric(tidy[ROUND_COLUMN], errors="coerce").astype("Int64").to_numpy()
     return out
 
 

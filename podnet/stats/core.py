@@ -82,12 +82,14 @@ def welch(
     var_y: ArrayLike,
     n_y: ArrayLike,
     df_override: ArrayLike | None = None,
+    known_var: ArrayLike | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Welch's unequal-variance t-test of mean_x == mean_y: (t, df, two-sided p).
 
-    t = (mx - my) / sqrt(vx/nx + vy/ny); df by Welch-Satterthwaite, or
+    t = (mx - my) / sqrt(vx/nx + vy/ny + known_var); df by Welch-Satterthwaite (``known_var``, the
+    printed values' rounding term of :mod:`podnet.stats.rounding`, counts with infinite df), or
     ``df_override`` where that is finite (Hsu's min(n) - 1 for small unequal n).
-    NaN when either n < 2 or both variances are 0.
+    NaN when either n < 2 or the standard error is 0.
     """
     n_x = np.asarray(n_x, dtype=float)
     n_y = np.asarray(n_y, dtype=float)
@@ -95,7 +97,8 @@ def welch(
     with np.errstate(invalid="ignore", divide="ignore"):
         a = np.asarray(var_x, dtype=float) / n_x
         b = np.asarray(var_y, dtype=float) / n_y
-        se2 = a + b
+        k = 0.0 if known_var is None else np.nan_to_num(np.asarray(known_var, dtype=float))
+        se2 = a + b + k
         t = (mean_x - mean_y) / np.sqrt(se2)
         df = se2**2 / (a**2 / (n_x - 1) + b**2 / (n_y - 1))
         if df_override is not None:

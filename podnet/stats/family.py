@@ -19,6 +19,7 @@ import pandas as pd
 
 from . import core
 from .kinds import tool_headline
+from .planning import met
 
 _NA = "\x00<NA>"
 
@@ -77,8 +78,60 @@ def primary_targets(out: pd.DataFrame, primary: list[Mapping[str, Any]], default
     return target
 
 
+def judged(r: pd.DataFrame) -> pd.DataFrame:
+    """The one interval each ratios.csv row is read by (index aligned with ``r``).
+
+    ``interval`` is "paired" when the row has a paired interval of at least 2 pairs (then
+    ``ratio``, ``low``, ``high``, ``n`` and ``p_adjusted`` are ``paired_ratio``,
+    ``paired_ci_*``, ``n_pairs`` and ``paired_p_adjusted``), "unpaired" when it has only its
+    primary interval (``ratio``, ``ci_*``, the smaller side's n, ``p_adjusted``), else "".
+    """
+
+    def col(c: str) -> np.ndarray:
+        if c not in r.columns:
+            return np.full(len(r), np.nan)
+        return pd.to_numeric(r[c], errors="coerce").to_numpy(dtype=float)
+
+    pl, ph, npairs = col("paired_ci_low"), col("paired_ci_high"), col("n_pairs")
+    paired = np.isfinite(pl) & np.isfinite(ph) & (npairs >= 2)
+    lo, hi = col("ci_low"), col("ci_high")
+    unpaired = ~paired & np.isfinite(lo) & np.isfinite(hi)
+    return pd.DataFrame(
+        {
+            "interval": np.where(paired, "paired", np.where(unpaired, "unpaired", "")),
+            "ratio": np.where(paired, col("paired_ratio"), col("ratio")),
+            "low": np.where(paired, pl, lo),
+            "high": np.where(paired, ph, hi),
+            "n": np.where(paired, npairs, np.fmin(col("n_treatment"), col("n_baseline"))),
+            "p_adjusted": np.where(paired, col("paired_p_adjusted"), col("p_adjusted")),
+        },
+        index=r.index,
+    )
+
+
+def _lost_reason(out: pd.DataFrame, idx: np.ndarray) -> np.ndarray:
+    """Why each of the family rows ``idx`` has no p_value (its interval's note, else a general one)."""
+    note = (
+        out["ci_note"].astype("string").fillna("").to_numpy(dtype=object)[idx] if "ci_note" in out else None
+    )
+    return np.array(
+        [
+            f"p-value undefined ({n}); counted in Holm as p = 1"
+            if n
+            else "p-value undefined; counted in Holm as p = 1"
+            for n in (note if note is not None else [""] * len(idx))
+        ],
+        dtype=object,
+    )
+
+
 def adjust(out: pd.DataFrame, settings: Mapping[str, Any]) -> None:
-    """Add role, family, m and the adjusted p-value columns to ``out`` (in place)."""
+    """Add role, family, m, p_note, the adjusted p-value columns and resolved to ``out`` (in place).
+
+    A primary row whose p-value cannot be computed (n < 2, a zero-width interval) stays in its
+    family as p = 1 (conservative: never silently leaving it), and ``p_note`` says why. ``resolved``:
+    a primary row whose judged interval (:func:`judged`) meets :func:`podnet.stats.planning.met`.
+    """
     alpha = 1.0 - float(settings["confidence"])
     cols = list(settings["multiple_comparisons"]["family"])
     prim = primary_mask(out, list(settings["primary"]))
@@ -89,6 +142,7 @@ def adjust(out: pd.DataFrame, settings: Mapping[str, Any]) -> None:
         dest: np.full(len(out), np.nan)
         for dest in ("p_adjusted", "p_adjusted_bh", "p_mannwhitney_adjusted", "paired_p_adjusted")
     }
+    pnote = np.full(len(out), "", dtype=object)
     idx_prim = np.nonzero(prim)[0]
     if len(idx_prim):
         sub = out.iloc[idx_prim]
@@ -101,17 +155,37 @@ def adjust(out: pd.DataFrame, settings: Mapping[str, Any]) -> None:
             idx = idx_prim[labels == label]
             fam[idx] = f"primary:{label}"
             p = out["p_value"].to_numpy(dtype=float)[idx]
-            m[idx] = np.count_nonzero(~np.isnan(p))
-            results["p_adjusted"][idx] = core.holm(p)
-            results["p_adjusted_bh"][idx] = core.benjamini_hochberg(p)
+            lost = ~np.isfinite(p)
+            pnote[idx[lost]] = _lost_reason(out, idx[lost])
+            m[idx] = len(idx)
+            results["p_adjusted"][idx] = core.holm(_as_one(p))
+            results["p_adjusted_bh"][idx] = core.benjamini_hochberg(_as_one(p))
             results["p_mannwhitney_adjusted"][idx] = core.holm(
-                out["p_mannwhitney"].to_numpy(dtype=float)[idx]
+                _as_one(out["p_mannwhitney"].to_numpy(dtype=float)[idx])
             )
-            results["paired_p_adjusted"][idx] = core.holm(out["paired_p_value"].to_numpy(dtype=float)[idx])
+            pp = out["paired_p_value"].to_numpy(dtype=float)[idx]
+            # rows without a paired interval are judged by the unpaired one: their paired p is none
+            has_pair = (pd.to_numeric(out["n_pairs"], errors="coerce").to_numpy(dtype=float)[idx] >= 2) & (
+                np.isfinite(pd.to_numeric(out["paired_ci_low"], errors="coerce").to_numpy(dtype=float)[idx])
+            )
+            pa = core.holm(np.where(has_pair, _as_one(pp), 1.0))
+            results["paired_p_adjusted"][idx] = np.where(has_pair, pa, np.nan)
     out["family"] = fam
+    out["p_note"] = pnote
     out["m"] = pd.array(np.where(np.isnan(m), np.nan, m), dtype="Float64").astype("Int64")
     for dest, res in results.items():
         out[dest] = res
     sig = pd.array(results["p_adjusted"] < alpha, dtype="boolean")
     sig[np.isnan(results["p_adjusted"])] = pd.NA
     out["significant"] = sig
+    j = judged(out)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rhw = (j["high"] - j["low"]).to_numpy(dtype=float) / (2.0 * np.abs(j["ratio"].to_numpy(dtype=float)))
+    default = float(settings["planning"]["target_rel_half_width"])
+    target = primary_targets(out, list(settings["primary"]), default)
+    out["resolved"] = prim & met(rhw, target, j["n"], settings, j["low"], j["high"])
+
+
+def _as_one(p: np.ndarray) -> np.ndarray:
+    """A p-value that could not be computed counts as 1 (it stays in the family)."""
+    return np.where(np.isfinite(p), p, 1.0)

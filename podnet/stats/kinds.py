@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from podnet.tools import headline_metrics, metric_info
+from podnet.tools import get, headline_metrics, metric_info
 
 KINDS = ("positive", "proportion", "count", "signed")
 
@@ -39,6 +39,23 @@ def metric_facts(keys: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     kind = np.array([i.kind for i in infos], dtype=object)[codes]
     better = np.array([i.better for i in infos], dtype=object)[codes]
     return kind, better
+
+
+def metric_resolution(keys: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(step, digits) each row's tool prints its metric with (:meth:`podnet.tools.base.Adapter.resolution_of`;
+    0, 0 for a tool no adapter knows or a metric it declares none for)."""
+    if len(keys) == 0:
+        return np.zeros(0), np.zeros(0)
+    codes, uniq = _pairs(keys)
+    res = []
+    for tool, metric in uniq:
+        try:
+            r = get(tool).resolution_of(metric) if tool else None
+        except KeyError:
+            r = None
+        res.append((r.step, r.digits) if r is not None else (0.0, 0))
+    arr = np.array(res, dtype=float).reshape(-1, 2)[codes]
+    return arr[:, 0], arr[:, 1]
 
 
 def is_headline(keys: pd.DataFrame, override: Sequence[str] | None = None) -> np.ndarray:

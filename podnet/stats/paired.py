@@ -1,12 +1,14 @@
-"""Paired-by-repeat log-ratio intervals, only within one launch's interleaved rounds."""
+"""Paired log-ratio intervals, only within one launch's interleaved rounds: runs pair by the round
+they ran in (tidy ``round_seq``) where the table has it, else by repeat number."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
-from . import core
-from ._data import LAUNCH_COLUMN, Groups
+from . import core, rounding
+from ._data import LAUNCH_COLUMN, ROUND_COLUMN, Groups
 
 
 def _launches(g: Groups) -> np.ndarray | None:
@@ -14,6 +16,15 @@ def _launches(g: Groups) -> np.ndarray | None:
     if LAUNCH_COLUMN not in g.rows.columns:
         return None
     return g.rows[LAUNCH_COLUMN].astype("string").fillna("").to_numpy(dtype=object)
+
+
+def _rounds(g: Groups, i: int) -> np.ndarray | None:
+    """Group ``i``'s values' round_seq (aligned with its values), or None unless every one has it."""
+    if ROUND_COLUMN not in g.rows.columns:
+        return None
+    r = pd.to_numeric(g.rows[ROUND_COLUMN].iloc[g.starts[i] : g.starts[i] + g.n[i]], errors="coerce")
+    a = r.astype("Float64").to_numpy(dtype=float, na_value=np.nan)
+    return None if len(a) == 0 or np.isnan(a).any() else a
 
 
 def paired(
@@ -24,8 +35,18 @@ def paired(
     confidence: float,
     require_same: bool,
     zero_sd: float,
+    known_var: np.ndarray | None = None,
+    floor_var: np.ndarray | None = None,
 ) -> tuple[np.ndarray, ...]:
-    """(n_pairs, ratio, low, high, p, note) of the paired log-ratio t interval of each pair.
+    """(n_pairs, ratio, low, high, p, note, quantised) of the paired log-ratio t interval of each pair.
+
+    Runs pair by the launch round they ran in (``round_seq``) when both sides' values all carry
+    it: a retried run that ran in a later round pairs with that round's runs, or with none (it is
+    then left out and counted in the note; ``require_same`` does not apply). Otherwise they pair by
+    repeat number, and ``require_same`` asks both sides to have the same repeats.
+    ``known_var``: the rounding term of each pair (:mod:`podnet.stats.rounding`), added to the
+    standard error with infinite df; ``floor_var``: the rounding noise a pair's log ratio carries
+    (q_T^2 / 12 + q_B^2 / 12), the least its sample variance is taken to be.
 
     When the values carry launch ids (tidy ``launch_id``, from the sidecar's
     ``launch.id``), repeat k of the two sides is a pair only when both ran in
@@ -42,6 +63,8 @@ def paired(
     dbar = np.full(k, np.nan)
     sdd = np.full(k, np.nan)
     note = np.full(k, "", dtype=object)
+    kv = np.zeros(k) if known_var is None else np.nan_to_num(np.asarray(known_var, dtype=float))
+    fv = np.zeros(k) if floor_var is None else np.nan_to_num(np.asarray(floor_var, dtype=float))
     for i in range(k):
         # the launch is unknown for a pair whose values carry no launch id (imported outputs)
         known = launch is not None and any(
@@ -50,23 +73,27 @@ def paired(
         if not known and by[i] == "variant":
             note[i] = "no launch_id: variants come from separate launches, not paired"
             continue
-        rt, rb = g.repeats_of(ti[i]), g.repeats_of(bi[i])
+        rt, rb = _rounds(g, ti[i]), _rounds(g, bi[i])
+        by_round = rt is not None and rb is not None
+        if not by_round:
+            rt, rb = g.repeats_of(ti[i]), g.repeats_of(bi[i])
+        what = "round_seq" if by_round else "repeat numbers"
         xt, xb = g.values_of(ti[i]), g.values_of(bi[i])
         if np.isnan(rt).any() or np.isnan(rb).any():
             note[i] = "repeat numbers missing: not paired"
             continue
         if len(np.unique(rt)) != len(rt) or len(np.unique(rb)) != len(rb):
-            note[i] = "duplicate repeat numbers: not paired"
+            note[i] = f"duplicate {what}: not paired"
             continue
         common, it, ib = np.intersect1d(rt, rb, assume_unique=True, return_indices=True)
-        if require_same and (len(common) != len(rt) or len(common) != len(rb)):
+        if require_same and not by_round and (len(common) != len(rt) or len(common) != len(rb)):
             note[i] = "repeats differ between the sides: not paired"
             continue
         if known:
             lt = launch[g.starts[ti[i]] : g.starts[ti[i]] + g.n[ti[i]]][it]
             lb = launch[g.starts[bi[i]] : g.starts[bi[i]] + g.n[bi[i]]][ib]
             same = (lt == lb) & (lt != "")
-            if require_same and not same.all():
+            if require_same and not by_round and not same.all():
                 note[i] = "repeats ran in different launches: not paired"
                 continue
             it, ib = it[same], ib[same]
@@ -84,18 +111,23 @@ def paired(
         sd = d.std(ddof=1)
         scale = max(1.0, float(np.max(np.abs(la))), float(np.max(np.abs(lb_))))
         sdd[i] = 0.0 if sd <= zero_sd * scale else sd
-        if sdd[i] > 0 and len(it) < max(len(rt), len(rb)):
+        if by_round and len(rt) + len(rb) > 2 * len(it):
+            note[i] = f"{len(rt) + len(rb) - 2 * len(it)} run(s) without a partner of its round left out"
+        elif sdd[i] + kv[i] + fv[i] > 0 and len(it) < max(len(rt), len(rb)):
             note[i] = f"{max(len(rt), len(rb)) - len(it)} unpaired repeats left out"
-        elif sdd[i] == 0:
+        if sdd[i] == 0 and kv[i] + fv[i] <= 0:
             note[i] = "per-repeat ratios equal (within rounding): zero-width interval, no p-value"
     done = ~np.isnan(dbar)
     m = n_pairs.astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        half = core.t_quantile(confidence, np.where(done, m - 1, np.nan)) * sdd / np.sqrt(m)
-        tstat = np.abs(dbar) / (sdd / np.sqrt(m))
-        pv = 2.0 * stats.t.sf(tstat, np.where(done, m - 1, np.nan))
+        se, df = rounding.combine(sdd**2 / m, np.where(done, m - 1, np.nan), kv, fv / m)
+        half = core.t_quantile(confidence, df) * se
+        tstat = np.abs(dbar) / se
+        pv = 2.0 * stats.t.sf(tstat, df)
         ratio = np.where(done, np.exp(dbar), np.nan)
         lo = np.where(done, np.exp(dbar - half), np.nan)
         hi = np.where(done, np.exp(dbar + half), np.nan)
-    p = np.where(done & (sdd > 0), pv, np.nan)
-    return n_pairs, ratio, lo, hi, p, note
+    p = np.where(done & (se > 0), pv, np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        quantised = done & rounding.material(sdd**2 / m, kv, fv / m)
+    return n_pairs, ratio, lo, hi, p, note, quantised

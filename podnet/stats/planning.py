@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from podnet.parse.tidy import GROUP_COLUMNS
 
@@ -28,6 +29,42 @@ PLAN_COLUMNS = GROUP_COLUMNS + [
     "needs_more",  # headline and n < max_repeats and (n < min_repeats or not met_target)
     "plan_note",
 ]
+
+
+def min_to_stop(settings: Mapping[str, Any]) -> int:
+    """The fewest pairs (values) on which a primary comparison may be called met (resolved settings).
+
+    ``max(min_repeats, min_to_stop)`` of ``stats.planning``. Stopping at the first interval that
+    is narrow enough favours samples whose spread happened to be low; the simulation in
+    ``benchmarks/sim_intervals.py --stopping`` gives the coverage of each choice.
+    """
+    p = settings["planning"]
+    return max(int(p["min_repeats"]), int(p["min_to_stop"]))
+
+
+def met(
+    rel_half_width: ArrayLike,
+    target: ArrayLike,
+    n: ArrayLike,
+    settings: Mapping[str, Any],
+    low: ArrayLike | None = None,
+    high: ArrayLike | None = None,
+) -> np.ndarray:
+    """The one rule by which a comparison is met: the adaptive launchers' stop, ``resolved`` in
+    variants.csv and ratios.csv (resolved ``settings``).
+
+    Its relative half-width is at most its target and it rests on at least :func:`min_to_stop`
+    pairs (values); with ``stats.planning.stop_when_different`` an interval (``low``, ``high``)
+    that excludes 1 on that many pairs is met too. NaN half-widths and n are never met.
+    """
+    rhw = np.nan_to_num(np.asarray(rel_half_width, dtype=float), nan=np.inf)
+    ok_n = np.nan_to_num(np.asarray(n, dtype=float)) >= min_to_stop(settings)
+    narrow = rhw <= np.asarray(target, dtype=float)
+    if settings["planning"].get("stop_when_different") and low is not None and high is not None:
+        lo, hi = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+        with np.errstate(invalid="ignore"):
+            narrow = narrow | (lo > 1.0) | (hi < 1.0)
+    return np.asarray(ok_n & narrow, dtype=bool)
 
 
 def plan(

@@ -22,7 +22,8 @@ import pandas as pd
 from podnet.parse.tidy import GROUP_COLUMNS
 
 from . import core
-from .family import primary_targets
+from .family import judged, primary_targets
+from .planning import met, min_to_stop  # noqa: F401 - min_to_stop: its home was here
 from .ratios import compare
 from .settings import resolve
 
@@ -52,37 +53,6 @@ JUDGED_COLUMNS = ["interval", "ratio", "low", "high", "n", "p_adjusted"]
 def half_width_text(x: float) -> str:
     """A relative half-width in words: 0.048 -> "±4.8 %", 0.12 -> "±12 %"."""
     return f"±{x * 100:.0f} %" if x >= 0.095 else f"±{x * 100:.2g} %"
-
-
-def judged(r: pd.DataFrame) -> pd.DataFrame:
-    """The one interval each ratios.csv row is read by (index aligned with ``r``).
-
-    ``interval`` is "paired" when the row has a paired interval of at least 2 pairs (then
-    ``ratio``, ``low``, ``high``, ``n`` and ``p_adjusted`` are ``paired_ratio``,
-    ``paired_ci_*``, ``n_pairs`` and ``paired_p_adjusted``), "unpaired" when it has only its
-    primary interval (``ratio``, ``ci_*``, the smaller side's n, ``p_adjusted``), else "".
-    """
-
-    def col(c: str) -> np.ndarray:
-        if c not in r.columns:
-            return np.full(len(r), np.nan)
-        return pd.to_numeric(r[c], errors="coerce").to_numpy(dtype=float)
-
-    pl, ph, npairs = col("paired_ci_low"), col("paired_ci_high"), col("n_pairs")
-    paired = np.isfinite(pl) & np.isfinite(ph) & (npairs >= 2)
-    lo, hi = col("ci_low"), col("ci_high")
-    unpaired = ~paired & np.isfinite(lo) & np.isfinite(hi)
-    return pd.DataFrame(
-        {
-            "interval": np.where(paired, "paired", np.where(unpaired, "unpaired", "")),
-            "ratio": np.where(paired, col("paired_ratio"), col("ratio")),
-            "low": np.where(paired, pl, lo),
-            "high": np.where(paired, ph, hi),
-            "n": np.where(paired, npairs, np.fmin(col("n_treatment"), col("n_baseline"))),
-            "p_adjusted": np.where(paired, col("paired_p_adjusted"), col("p_adjusted")),
-        },
-        index=r.index,
-    )
 
 
 def as_judged(r: pd.DataFrame) -> pd.DataFrame:
@@ -121,17 +91,6 @@ def resolved(r: pd.Series | Mapping[str, Any], alpha: float) -> bool:
     return bool(np.isfinite(p) and p < alpha and not (lo <= 1 <= hi))
 
 
-def min_to_stop(settings: Mapping[str, Any]) -> int:
-    """The fewest pairs (values) on which adaptive sampling may call an interval met (resolved settings).
-
-    ``max(min_repeats, min_to_stop)`` of ``stats.planning``. Stopping at the first interval that
-    is narrow enough favours samples whose spread happened to be low; the simulation in
-    ``benchmarks/sim_intervals.py --stopping`` gives the coverage of each choice.
-    """
-    p = settings["planning"]
-    return max(int(p["min_repeats"]), int(p["min_to_stop"]))
-
-
 def primary_precision(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """One row per primary ratio row of ``compare(tidy, settings)``: its interval, half-width and target."""
     s = resolve(settings)
@@ -167,5 +126,5 @@ def primary_precision(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = N
     out["n_needed"] = needed
     # met only from min_to_stop pairs (values) on: stopping at the first narrow interval otherwise
     # under-covers (benchmarks/sim_intervals.py --stopping)
-    out["met"] = (np.nan_to_num(rhw, nan=np.inf) <= target) & (np.nan_to_num(n) >= min_to_stop(s))
+    out["met"] = met(rhw, target, n, s, low, high)
     return out[PRECISION_COLUMNS]

@@ -11,7 +11,7 @@ from scipy import stats
 
 from podnet.parse.tidy import GROUP_COLUMNS
 
-from . import bootstrap, core, family
+from . import bootstrap, core, family, rounding
 from ._data import Groups, as_tidy, group_moments, key_text, log_moments, make_groups, split_sources
 from .kinds import metric_facts
 from .paired import paired
@@ -56,13 +56,16 @@ RATIO_COLUMNS = (
         "paired_ci_high",
         "paired_p_value",
         "paired_note",
+        "quantised",  # the tools' printed resolution widens an interval of the row by more than 10 %
         "p_value",  # Welch (or Hsu) t-test on the estimand's scale, two-sided
         "p_mannwhitney",  # Mann-Whitney U, two-sided
         "p_adjusted",  # Holm over the primary family (primary rows only)
         "p_adjusted_bh",  # Benjamini-Hochberg over the primary family
         "p_mannwhitney_adjusted",  # Holm, Mann-Whitney p, primary family
         "paired_p_adjusted",  # Holm, paired p, primary family
+        "p_note",  # why a primary row's p-value could not be computed (it counts in Holm as p = 1)
         "significant",  # primary rows: p_adjusted < 1 - confidence; exploratory: empty
+        "resolved",  # primary rows met by stats.planning.met: judged interval's width, min_to_stop pairs
     ]
 )
 
@@ -135,12 +138,13 @@ def _mannwhitney(g: Groups, ti: np.ndarray, bi: np.ndarray) -> np.ndarray:
     return p
 
 
-def _log_ratio(lt, vt, nt, lb, vb, nb, dfo, conf):
-    """Ratio of geometric means: exp of the Welch (Hsu) t interval of mean(ln x) - mean(ln y)."""
+def _log_ratio(lt, vt, nt, lb, vb, nb, dfo, conf, known):
+    """Ratio of geometric means: exp of the Welch (Hsu) t interval of mean(ln x) - mean(ln y), its
+    standard error widened by the printed values' rounding (``known``: podnet.stats.rounding)."""
     two = (nt >= 2) & (nb >= 2)
-    _, df, p = core.welch(lt, vt, nt, lb, vb, nb, dfo)
+    _, df, p = core.welch(lt, vt, nt, lb, vb, nb, dfo, known)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        se2 = vt / nt + vb / nb
+        se2 = vt / nt + vb / nb + known
         half = core.t_quantile(conf, df) * np.sqrt(se2)
         ratio = np.exp(lt - lb)
         zero = two & (se2 == 0)
@@ -203,8 +207,10 @@ def compare(
     lo_a, hi_a, gg, df_a, status = core.fieller(mt, st**2, nt, mb, sb**2, nb, conf, dfo)
     lo_a = np.where((kind != "signed") & (lo_a < 0), 0.0, lo_a)
     _, _, p_a = core.welch(mt, st**2, nt, mb, sb**2, nb, dfo)
+    vq, fl = rounding.group_terms(g, lmean, lsd)  # what each group's printed resolution leaves unknown
+    lv = np.fmax(lsd**2, fl)  # a sample variance below the printed values' own rounding noise is luck
     ratio_l, lo_l, hi_l, df_l, p_l, zero_l = _log_ratio(
-        lmean[ti], lsd[ti] ** 2, nt, lmean[bi], lsd[bi] ** 2, nb, dfo, conf
+        lmean[ti], lv[ti], nt, lmean[bi], lv[bi], nb, dfo, conf, vq[ti] + vq[bi]
     )
 
     ratio = np.where(logr, ratio_l, ratio_a)
@@ -235,13 +241,25 @@ def compare(
 
     _bootstrap_columns(out, g, ti, bi, st, sb, (status == "unbounded") | bad, s)
 
-    n_pairs, pr, plo, phi, pp, pnote = paired(
-        g, ti, bi, out["by"].to_numpy(dtype=object), conf, bool(s["paired"]["require_same_repeats"]), zsd
+    n_pairs, pr, plo, phi, pp, pnote, pquant = paired(
+        g,
+        ti,
+        bi,
+        out["by"].to_numpy(dtype=object),
+        conf,
+        bool(s["paired"]["require_same_repeats"]),
+        zsd,
+        vq[ti] + vq[bi],
+        fl[ti] + fl[bi],
     )
     out["n_pairs"] = n_pairs
     out["paired_ratio"], out["paired_ci_low"], out["paired_ci_high"] = pr, plo, phi
     out["paired_p_value"], out["paired_note"] = pp, pnote
 
+    with np.errstate(invalid="ignore", divide="ignore"):
+        raw = lsd[ti] ** 2 / nt + lsd[bi] ** 2 / nb
+        unpaired_q = rounding.material(raw, vq[ti] + vq[bi], lv[ti] / nt + lv[bi] / nb)
+    out["quantised"] = (logr & two & unpaired_q) | pquant
     out["p_value"] = np.where(logr, p_l, p_a)
     out["p_mannwhitney"] = _mannwhitney(g, ti, bi)
     family.adjust(out, s)

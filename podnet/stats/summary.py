@@ -11,7 +11,7 @@ import pandas as pd
 
 from podnet.parse.tidy import GROUP_COLUMNS
 
-from . import bootstrap, core
+from . import bootstrap, core, rounding
 from ._data import Groups, as_tidy, group_moments, key_text, log_moments, make_groups, split_sources
 from .cache import cached_rows
 from .kinds import metric_facts
@@ -36,6 +36,7 @@ SUMMARY_COLUMNS = GROUP_COLUMNS + [
     "ci_high",
     "ci_method",  # log-t | t | t, clipped at 0 | clopper-pearson
     "ci_note",
+    "quantised",  # the tool's printed resolution widens the interval by more than 10 % (rounding.py)
     "rel_half_width",  # (ci_high - centre) / |centre|
     "boot_ci_low",
     "boot_ci_high",
@@ -72,8 +73,10 @@ def primary_intervals(
 ) -> tuple[np.ndarray, ...]:
     """The primary interval of each group by the kind of its metric (METHODS.md, "Intervals by kind").
 
-    Returns (low, high, centre, method, estimand, note, gmean):
-    positive values -> exp of the t interval of mean(ln x) (geometric mean);
+    Returns (low, high, centre, method, estimand, note, gmean, quantised):
+    positive values -> exp of the t interval of mean(ln x) (geometric mean), its standard error
+    widened by the tool's printed resolution (podnet.stats.rounding; ``quantised`` where that is
+    material);
     proportions in [0, 1] -> Clopper-Pearson with the runs as trials (mean fraction);
     counts and positive kinds with a value <= 0 -> t interval of the mean, clipped at 0;
     signed -> t interval of the mean.
@@ -97,11 +100,19 @@ def primary_intervals(
     note = np.full(k, "", dtype=object)
 
     logt = (kind == "positive") & pos
-    llo, lhi = core.log_t_interval(lmean, lsd, g.n, conf)
-    # all values equal (up to rounding): the mean itself, not exp(ln x) with its last-digit error
-    flat = logt & (lsd == 0)
-    gmean = np.where(flat, mean, gmean)
-    llo, lhi = np.where(flat, mean, llo), np.where(flat, mean, lhi)
+    # the tool's printed resolution: a common rounding error more runs do not shrink (rounding.py)
+    vq, fl = rounding.group_terms(g, lmean, lsd)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        se, df = rounding.combine(lsd**2 / g.n, g.n - 1.0, vq, fl / g.n)
+        half = np.where(g.n >= 2, core.t_quantile(conf, df) * se, np.nan)
+        quantised = logt & (g.n >= 2) & rounding.material(lsd**2 / g.n, vq, fl / g.n)
+        # all values equal (up to rounding): centred on the mean itself, not exp(ln x) with its
+        # last-digit error
+        flat = logt & (lsd == 0)
+        gmean = np.where(flat, mean, gmean)
+        lc = np.where(flat, np.log(np.where(logt & flat, mean, 1.0)), lmean)
+        llo = np.where(flat & (half == 0), mean, np.exp(lc - half))
+        lhi = np.where(flat & (half == 0), mean, np.exp(lc + half))
     lo[logt], hi[logt], centre[logt] = llo[logt], lhi[logt], gmean[logt]
     method[logt & (g.n >= 2)] = "log-t"
     estimand[logt] = "geometric mean"
@@ -126,7 +137,8 @@ def primary_intervals(
     note[(g.n < 2) & ~prop] = "n < 2: no interval"
     note[g.n == 0] = "no values"
     estimand[g.n == 0] = ""
-    return lo, hi, centre, method, estimand, note, gmean
+    note[quantised & (lsd == 0)] = "equal printed values: interval of the printed resolution alone"
+    return lo, hi, centre, method, estimand, note, gmean, quantised
 
 
 def describe(g: Groups, s: Mapping[str, Any], inferential: bool = True) -> pd.DataFrame:
@@ -152,12 +164,13 @@ def describe(g: Groups, s: Mapping[str, Any], inferential: bool = True) -> pd.Da
             "se": se,
         }
     )
-    lo, hi, centre, method, estimand, note, gmean = primary_intervals(g, mean, sd, s)
+    lo, hi, centre, method, estimand, note, gmean, quantised = primary_intervals(g, mean, sd, s)
     out["kind"] = metric_facts(g.keys)[0]
     out["gmean"], out["centre"], out["estimand"] = gmean, centre, estimand
     out["ci_low"], out["ci_high"] = lo, hi
     out["ci_method"] = method
     out["ci_note"] = note
+    out["quantised"] = pd.array(quantised, dtype="boolean")
     with np.errstate(invalid="ignore", divide="ignore"):
         rhw = (hi - centre) / np.abs(centre)
     out["rel_half_width"] = rhw

@@ -29,23 +29,26 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from . import core
-from ._data import LAUNCH_COLUMN, as_tidy, split_sources
+from . import core, rounding
+from ._data import LAUNCH_COLUMN, ROUND_COLUMN, as_tidy, split_sources
 from .family import primary_targets
-from .kinds import metric_facts
+from .kinds import metric_facts, metric_resolution
+from .planning import met
 from .settings import resolve
 
 DESIGNS = ("side-by-side", "normalised", "sequential")
 
 
 class RatioInterval(NamedTuple):
-    """A ratio with its interval, the pairs (or smaller side) behind it and the two-sided p of ratio = 1."""
+    """A ratio with its interval, the pairs (or smaller side) behind it and the two-sided p of ratio = 1;
+    ``quantised``: the printed resolution widens the interval by more than 10 % (rounding.py)."""
 
     ratio: np.ndarray
     low: np.ndarray
     high: np.ndarray
     n: np.ndarray
     p: np.ndarray
+    quantised: Any = False
 
 
 def _moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -64,8 +67,16 @@ def _log(x: ArrayLike) -> np.ndarray:
 
 
 def _interval(
-    est: np.ndarray, se: np.ndarray, df: np.ndarray, confidence: float, n: np.ndarray
+    est: np.ndarray,
+    data_var: np.ndarray,
+    df: np.ndarray,
+    confidence: float,
+    n: np.ndarray,
+    known: ArrayLike = 0.0,
+    floor: ArrayLike = 0.0,
 ) -> RatioInterval:
+    """exp of est -/+ t * se, se^2 = max(data_var, floor) + known (the rounding terms, rounding.py)."""
+    se, df = rounding.combine(data_var, df, known, floor)
     ok = np.isfinite(est) & np.isfinite(se) & (df > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         half = core.t_quantile(confidence, np.where(ok, df, np.nan)) * se
@@ -76,19 +87,45 @@ def _interval(
             np.where(ok, np.exp(est + half), np.nan),
             n,
             p,
+            ok & rounding.material(data_var, known, floor),
         )
 
 
-def side_by_side(treatment: ArrayLike, baseline: ArrayLike, confidence: float = 0.95) -> RatioInterval:
+def _side_rounding(logs: np.ndarray, quantum: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """(rounding.bias_variance of one side's mean log, its values' rounding noise q_rel^2 / 12), from
+    the side's absolute quantum."""
+    m, v, _ = _moments(logs)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        q_rel = np.nan_to_num(np.nan_to_num(np.asarray(quantum, dtype=float)) / np.exp(m))
+    return rounding.bias_variance(q_rel, np.sqrt(v)), q_rel**2 / 12.0
+
+
+def side_by_side(
+    treatment: ArrayLike,
+    baseline: ArrayLike,
+    confidence: float = 0.95,
+    *,
+    quantum: tuple[ArrayLike, ArrayLike] = (0.0, 0.0),
+    zero_sd: float = 1e-12,
+) -> RatioInterval:
     """Paired-by-round ratio treatment / baseline: ``treatment[..., k]`` and ``baseline[..., k]`` ran in round k.
 
     A round where either value is missing or not positive drops out (both sides of it).
+    ``quantum``: the step each side's values were printed with (in their unit; 0 = exact), whose
+    common rounding error widens the interval (:mod:`podnet.stats.rounding`). A spread of the log
+    ratios at most ``zero_sd`` times the largest |log value| (at least 1) is float noise and counts as 0.
     """
-    d = _log(treatment) - _log(baseline)
+    lt, lb = _log(treatment), _log(baseline)
+    d = lt - lb
+    both = np.isfinite(d)
     m, v, n = _moments(d)
+    with np.errstate(invalid="ignore"):
+        scale = np.fmax(1.0, np.nanmax(np.abs(np.where(both, lt, np.nan)), axis=-1, initial=0.0))
+    v = np.where(np.sqrt(v) <= zero_sd * scale, 0.0, v)
+    kt, ft = _side_rounding(np.where(both, lt, np.nan), quantum[0])
+    kb, fb = _side_rounding(np.where(both, lb, np.nan), quantum[1])
     with np.errstate(invalid="ignore", divide="ignore"):
-        se = np.sqrt(v / n)
-    return _interval(m, se, n - 1, confidence, n)
+        return _interval(m, v / n, n - 1, confidence, n, kt + kb, (ft + fb) / n)
 
 
 def normalised(
@@ -98,24 +135,38 @@ def normalised(
     host_b: ArrayLike,
     confidence: float = 0.95,
     welch_min_n: int = 5,
+    *,
+    quantum: tuple[ArrayLike, ArrayLike, ArrayLike, ArrayLike] = (0.0, 0.0, 0.0, 0.0),
 ) -> RatioInterval:
     """Ratio of ratios (path_a / host_a) / (path_b / host_b), each side paired by round within its launch.
 
     ``path_x[..., k]`` and ``host_x[..., k]`` ran in round k of variant x's own launch; the two
     launches need not have the same number of rounds. ``n`` is the smaller side's pairs.
+    ``quantum``: the printed step of path_a, host_a, path_b, host_b (see :func:`side_by_side`).
     """
-    ma, va, na = _moments(_log(path_a) - _log(host_a))
-    mb, vb, nb = _moments(_log(path_b) - _log(host_b))
-    return _two_sample(ma, va, na, mb, vb, nb, confidence, welch_min_n)
+    sides = [_log(x) for x in (path_a, host_a, path_b, host_b)]
+    terms = [_side_rounding(x, q) for x, q in zip(sides, quantum)]
+    ma, va, na = _moments(sides[0] - sides[1])
+    mb, vb, nb = _moments(sides[2] - sides[3])
+    va, vb = np.fmax(va, terms[0][1] + terms[1][1]), np.fmax(vb, terms[2][1] + terms[3][1])
+    known = sum(t[0] for t in terms)
+    return _two_sample(ma, va, na, mb, vb, nb, confidence, welch_min_n, known)
 
 
 def sequential(
-    path_a: ArrayLike, path_b: ArrayLike, confidence: float = 0.95, welch_min_n: int = 5
+    path_a: ArrayLike,
+    path_b: ArrayLike,
+    confidence: float = 0.95,
+    welch_min_n: int = 5,
+    *,
+    quantum: tuple[ArrayLike, ArrayLike] = (0.0, 0.0),
 ) -> RatioInterval:
     """Ratio of the path's geometric means in two launches, no baseline (Welch on the log values)."""
-    ma, va, na = _moments(_log(path_a))
-    mb, vb, nb = _moments(_log(path_b))
-    return _two_sample(ma, va, na, mb, vb, nb, confidence, welch_min_n)
+    la, lb = _log(path_a), _log(path_b)
+    ma, va, na = _moments(la)
+    mb, vb, nb = _moments(lb)
+    (ka, fa), (kb, fb) = _side_rounding(la, quantum[0]), _side_rounding(lb, quantum[1])
+    return _two_sample(ma, np.fmax(va, fa), na, mb, np.fmax(vb, fb), nb, confidence, welch_min_n, ka + kb)
 
 
 def _two_sample(
@@ -127,13 +178,14 @@ def _two_sample(
     nb: np.ndarray,
     confidence: float,
     welch_min_n: int,
+    known: ArrayLike = 0.0,
 ) -> RatioInterval:
-    _, df, _ = core.welch(ma, va, na, mb, vb, nb)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a, b = va / na, vb / nb
+        df = (a + b) ** 2 / (a**2 / (na - 1) + b**2 / (nb - 1))  # Welch-Satterthwaite
     small = core.small_unequal(na, nb, welch_min_n)
     df = np.where(small, core.hsu_df(na, nb, small), df)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        se = np.sqrt(va / na + vb / nb)
-    return _interval(ma - mb, se, np.nan_to_num(df, nan=0.0), confidence, np.fmin(na, nb))
+    return _interval(ma - mb, a + b, np.nan_to_num(df, nan=0.0), confidence, np.fmin(na, nb), known)
 
 
 # -- variants.csv: every variant against its baseline variant, by every design the runs allow ------------
@@ -156,11 +208,14 @@ VARIANT_COLUMNS = [
     "n_treatment",
     "n_baseline",
     "p_value",
+    "quantised",  # the tools' printed resolution widens the interval by more than 10 % (rounding.py)
     "role",  # primary (declared in stats.primary) | exploratory
     "p_adjusted",  # Holm over the preferred rows of the primary family (never a sequential row)
+    "p_note",  # why a family row's p-value could not be computed (it counts in Holm as p = 1)
     "target_rel_half_width",
-    "resolved",  # preferred primary row, not sequential, whose half-width is at most its target
+    "resolved",  # preferred primary row, not sequential, met by stats.planning.met (width, min_to_stop)
     "significant",  # p_adjusted below 1 - confidence (empty for sequential rows: drift not removed)
+    "verdict",  # family rows: different (significant) | equivalent (interval within 1 -/+ margin) | unresolved
 ]
 
 
@@ -169,16 +224,23 @@ def _empty_variants() -> pd.DataFrame:
 
 
 def _by_round(rows: pd.DataFrame) -> pd.Series:
-    """Values indexed by (launch_id, repeat); rows without a launch id or repeat are left out."""
+    """Values indexed by (launch_id, round): the round is ``round_seq`` (the round the run actually
+    ran in) where the table has it for every row, else ``repeat``; rows without a launch id or round
+    are left out. The index's first level says which ("round_seq:<launch>" / "repeat:<launch>"), so
+    a side paired by round_seq never pairs with one paired by repeat."""
     launch = rows[LAUNCH_COLUMN].astype("string").fillna("") if LAUNCH_COLUMN in rows else None
     if launch is None:
         return pd.Series(dtype=float)
-    ok = (launch != "") & rows["repeat"].notna()
-    r = rows.loc[ok]
+    rs = pd.to_numeric(rows[ROUND_COLUMN], errors="coerce") if ROUND_COLUMN in rows else None
+    by_seq = rs is not None and len(rows) > 0 and bool(rs.notna().all())
+    rnd = rs if by_seq else rows["repeat"]
+    ok = (launch != "") & rnd.notna()
+    tag = ("round_seq:" if by_seq else "repeat:") + launch[ok]
     s = pd.Series(
-        r["value"].to_numpy(dtype=float), index=pd.MultiIndex.from_arrays([launch[ok], r["repeat"]])
+        rows.loc[ok, "value"].to_numpy(dtype=float),
+        index=pd.MultiIndex.from_arrays([tag.to_numpy(dtype=object), rnd[ok].to_numpy(dtype=float)]),
     )
-    return s[~s.index.duplicated(keep=False)]  # a (launch, repeat) seen twice pairs nothing
+    return s[~s.index.duplicated(keep=False)]  # a (launch, round) seen twice pairs nothing
 
 
 def _paired(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -196,7 +258,9 @@ def variant_table(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None)
     baseline of ``stats.comparisons`` (e.g. host-host) in the same rounds, *sequential* always
     (two independent samples, drift included). ``preferred`` marks the design the comparison is
     read by; Holm runs over the preferred rows that ``stats.primary`` declares (by scenario: the
-    path; by variant: the variant pair), and ``resolved`` says such a row met its target. A
+    path; by variant: the variant pair), ``resolved`` says such a row met its target on at least
+    ``min_to_stop`` pairs (:func:`podnet.stats.planning.met`, the launcher's rule) and ``verdict``
+    reads it as different, equivalent or unresolved. A
     sequential row (e.g. the in-launch baseline path itself, which has nothing to be normalised by)
     is never resolved nor significant: its interval leaves out the launch-to-launch drift (simulated
     coverage 13-31 %; an A/A campaign gave 0.95x and 0.93x host-host, intervals excluding 1).
@@ -235,7 +299,8 @@ def variant_table(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None)
                 row0["n_treatment"], row0["n_baseline"] = len(gt), len(gb)
                 a, b = _paired(_by_round(gt), _by_round(gb))
                 if len(a) >= 2:
-                    out.append(_row(row0, "side-by-side", side_by_side(a, b, conf), ""))
+                    iv = side_by_side(a, b, conf, quantum=(_quantum(gt), _quantum(gb)))
+                    out.append(_row(row0, "side-by-side", iv, ""))
                 if norm is not None and p["scenario"] != norm:
                     hp = "\x1f".join([norm, *[p[c] for c in PATH_COLUMNS[1:]]])
                     ht, hb = groups.get((v, hp)), groups.get((base, hp))
@@ -243,11 +308,16 @@ def variant_table(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None)
                         pa, ha = _paired(_by_round(gt), _by_round(ht))
                         pb, hb_ = _paired(_by_round(gb), _by_round(hb))
                         if len(pa) >= 2 and len(pb) >= 2:
-                            iv = normalised(pa, ha, pb, hb_, conf, welch_min_n)
+                            q = (_quantum(gt), _quantum(ht), _quantum(gb), _quantum(hb))
+                            iv = normalised(pa, ha, pb, hb_, conf, welch_min_n, quantum=q)
                             out.append(_row(row0, "normalised", iv, norm))
                 if len(gt) >= 2 and len(gb) >= 2:
                     iv = sequential(
-                        gt["value"].to_numpy(float), gb["value"].to_numpy(float), conf, welch_min_n
+                        gt["value"].to_numpy(float),
+                        gb["value"].to_numpy(float),
+                        conf,
+                        welch_min_n,
+                        quantum=(_quantum(gt), _quantum(gb)),
                     )
                     out.append(_row(row0, "sequential", iv, ""))
     if not out:
@@ -260,6 +330,13 @@ def variant_table(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None)
     df["preferred"] = rank == best
     _family(df, s, norm)
     return df[VARIANT_COLUMNS]
+
+
+def _quantum(rows: pd.DataFrame) -> float:
+    """The step a group's tool printed its values with, at their size (0 when none is declared)."""
+    step, digits = metric_resolution(rows[["tool", "metric"]].iloc[:1])
+    gm = float(np.exp(np.mean(np.log(rows["value"].to_numpy(dtype=float)))))
+    return float(rounding.relative_quantum(step, digits, np.array([gm]))[0] * gm)
 
 
 def _row(row0: dict[str, Any], design: str, iv: RatioInterval, norm: str) -> dict[str, Any]:
@@ -276,6 +353,7 @@ def _row(row0: dict[str, Any], design: str, iv: RatioInterval, norm: str) -> dic
         "rel_half_width": rhw,
         "n_pairs": int(iv.n),
         "p_value": float(iv.p),
+        "quantised": bool(np.all(iv.quantised)),
     }
 
 
@@ -294,12 +372,32 @@ def _family(df: pd.DataFrame, s: Mapping[str, Any], norm: str | None) -> None:
     df["target_rel_half_width"] = target
     # a sequential interval leaves out the launches' drift: it is shown, never judged
     fam = prim & df["preferred"].to_numpy(dtype=bool) & (df["design"].astype(str) != "sequential").to_numpy()
+    # a p-value that cannot be computed stays in the family, as p = 1 (never silently dropped)
+    p = df["p_value"].to_numpy(dtype=float)
+    lost = fam & ~np.isfinite(p)
+    df["p_note"] = np.where(
+        lost,
+        np.where(
+            np.isfinite(df["ci_low"].to_numpy(dtype=float)),
+            "zero-width interval: p-value undefined; counted in Holm as p = 1",
+            "no interval: p-value undefined; counted in Holm as p = 1",
+        ),
+        "",
+    )
     padj = np.full(len(df), np.nan)
     if fam.any():
-        padj[fam] = core.holm(df["p_value"].to_numpy(dtype=float)[fam])
+        padj[fam] = core.holm(np.where(lost, 1.0, p)[fam])
     df["p_adjusted"] = padj
     alpha = 1.0 - float(s["confidence"])
-    df["resolved"] = fam & (np.nan_to_num(df["rel_half_width"].to_numpy(dtype=float), nan=np.inf) <= target)
+    lo, hi = df["ci_low"].to_numpy(dtype=float), df["ci_high"].to_numpy(dtype=float)
+    n = df["n_pairs"].to_numpy(dtype=float)
+    df["resolved"] = fam & met(df["rel_half_width"].to_numpy(dtype=float), target, n, s, lo, hi)
     sig = pd.array(padj < alpha, dtype="boolean")
     sig[np.isnan(padj)] = pd.NA
     df["significant"] = sig
+    margin = float(s["planning"]["equivalence_margin"])
+    with np.errstate(invalid="ignore"):
+        within = (lo >= 1.0 - margin) & (hi <= 1.0 + margin)
+    df["verdict"] = np.where(
+        fam, np.where(padj < alpha, "different", np.where(within, "equivalent", "unresolved")), ""
+    )

@@ -31,6 +31,7 @@ from podnet.tools.base import (
     Invocation,
     MetricInfo,
     ParseError,
+    Resolution,
     UnsupportedTest,
     http_errors,
     http_url,
@@ -54,6 +55,17 @@ class AbAdapter(Adapter):
     default_port = 15280
     server_kind = "http"
     headline = ("requests_per_second", "latency_mean")
+    #: ab prints Time per request to 0.001 ms, its percentiles and connection times in whole ms,
+    #: Requests per second to 0.01
+    resolution = {
+        "time_per_request": Resolution(step=1e-6),
+        "time_per_request_all": Resolution(step=1e-6),
+        "latency": Resolution(step=1e-3),
+        "connect_time": Resolution(step=1e-3),
+        "processing_time": Resolution(step=1e-3),
+        "waiting_time": Resolution(step=1e-3),
+        "requests_per_second": Resolution(step=0.01),
+    }
     metrics = {
         "processing_time": MetricInfo("Processing time", "s", "lower"),
         "waiting_time": MetricInfo("Waiting time", "s", "lower"),

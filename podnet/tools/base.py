@@ -9,6 +9,7 @@ under ``tests/fixtures/<tool>/``.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -122,6 +123,26 @@ class MetricInfo:
     unit: str
     better: Better = ""
     kind: Kind = "positive"
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """How finely a tool prints a metric: the rounding every printed value carries.
+
+    ``step``: a fixed quantum in the tidy unit (netperf prints latency percentiles in whole
+    microseconds: ``1e-6`` s); ``digits``: significant digits (qperf's ``18.5 us``: 3). With both,
+    the coarser applies. ``Resolution()`` (neither) means the value is exact enough to ignore.
+    """
+
+    step: float = 0.0
+    digits: int = 0
+
+    def quantum(self, x: float) -> float:
+        """The printed quantum at magnitude ``x`` (0 when none is declared or ``x`` is not positive)."""
+        q = float(self.step)
+        if self.digits and x > 0 and x == x and x != float("inf"):
+            q = max(q, 10.0 ** (math.floor(math.log10(x)) - self.digits + 1))
+        return q
 
 
 #: Metrics shared by several tools. An adapter's own ``metrics`` override or extend these.
@@ -310,6 +331,9 @@ class Adapter:
     #: the whole line the tool's output ends with, when its format has one (no cut of it matches):
     #: a last line without its newline is whole only if it matches (last_line_complete)
     final_line: ClassVar[re.Pattern[str] | None] = None
+    #: how finely the tool prints each metric (by metric name, or by the family of ``<family>_<stat>``
+    #: names such as ``latency`` for ``latency_p50``): the statistics widen intervals by it
+    resolution: ClassVar[Mapping[str, Resolution]] = {}
 
     def metric_info(self, metric: str) -> MetricInfo:
         """Label, unit, better direction and kind of ``metric`` as this tool reports it."""
@@ -324,6 +348,14 @@ class Adapter:
                 stat = _STAT_LABEL.get(m["stat"]) or m["stat"].replace("_", ".")
                 return MetricInfo(f"{base.label} ({stat})", base.unit, base.better, base.kind)
         return MetricInfo(metric.replace("_", " ").capitalize(), "", "", "signed")
+
+    def resolution_of(self, metric: str) -> Resolution:
+        """How finely this tool prints ``metric`` (:attr:`resolution`; by name, else by its family)."""
+        r = self.resolution.get(metric)
+        if r is None:
+            m = _STATISTIC.match(metric)
+            r = self.resolution.get(m["family"]) if m else None
+        return r or Resolution()
 
     def sniff(self, text: str) -> float:
         """How sure we are (0..1) that ``text`` is this tool's output."""

@@ -44,6 +44,7 @@ from podnet.tools.base import (
     Invocation,
     MetricInfo,
     ParseError,
+    Resolution,
     UnsupportedTest,
     check_duration_streams,
     command_option,
@@ -60,6 +61,14 @@ class Iperf2Adapter(Adapter):
     default_port = 15001
     server_kind = "process"
     headline = ("throughput",)
+    #: iperf 2 prints rates with 3 significant digits ("942 Mbits/sec"), latencies to 0.001 ms,
+    #: the TCP RTT in whole us
+    resolution = {
+        "throughput": Resolution(digits=3),
+        "sender_throughput": Resolution(digits=3),
+        "latency": Resolution(step=1e-6),
+        "tcp_rtt_mean": Resolution(step=1e-6),
+    }
     metrics = {
         "sender_bytes_transferred": MetricInfo("Bytes sent", "bytes", "", "count"),
         "sent_datagrams": MetricInfo("Datagrams sent", "count", "", "count"),

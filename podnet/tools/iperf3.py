@@ -21,6 +21,7 @@ from podnet.tools.base import (
     Invocation,
     MetricInfo,
     ParseError,
+    Resolution,
     affinity_argv,
     check_duration_streams,
 )
@@ -134,6 +135,13 @@ class Iperf3Adapter(TextParser, Adapter):
     server_kind = "process"
     tcp_control = True
     headline = ("throughput",)
+    #: JSON (-J) gives rates in full; the text output prints 3 significant digits ("9.41 Gbits/sec"),
+    #: and both give the TCP RTT in whole us
+    resolution = {
+        "throughput": Resolution(digits=3),
+        "sender_throughput": Resolution(digits=3),
+        "tcp_rtt_mean": Resolution(step=1e-6),
+    }
     metrics = {
         "throughput": MetricInfo("Throughput (receiver)", "bit/s", "higher"),
         "tcp_rtt_mean": MetricInfo("TCP RTT (mean, sender)", "s", "lower"),

@@ -39,6 +39,7 @@ from podnet.tools.base import (
     Invocation,
     MetricInfo,
     ParseError,
+    Resolution,
     UnsupportedTest,
     cpu_pair,
 )
@@ -87,6 +88,16 @@ class NetperfAdapter(Adapter):
     tcp_control = True
     headline = ("throughput", "transaction_rate", "latency_mean")
     install_hint = "netperf is not in Debian main; build envs/images/netperf for a cluster that can pull it"
+    #: netperf prints latency percentiles, min and max in whole us, MEAN_LATENCY to 0.01 us,
+    #: RT_LATENCY to 0.001 us, rates to 0.01 (throughput in 10^6 bit/s)
+    resolution = {
+        "latency": Resolution(step=1e-6),
+        "latency_mean": Resolution(step=1e-8),
+        "latency_stddev": Resolution(step=1e-8),
+        "rt_latency": Resolution(step=1e-9),
+        "transaction_rate": Resolution(step=0.01),
+        "throughput": Resolution(step=1e4),
+    }
     metrics = {
         "messages_sent": MetricInfo("Messages sent", "count", "", "count"),
         "messages_received": MetricInfo("Messages received", "count", "", "count"),

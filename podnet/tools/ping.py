@@ -19,7 +19,15 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from podnet.tools.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError, last_line_complete
+from podnet.tools.base import (
+    Adapter,
+    Incomplete,
+    Invocation,
+    MetricInfo,
+    ParseError,
+    Resolution,
+    last_line_complete,
+)
 from podnet.tools.result import Measurement, ParseResult
 
 _REPLY = re.compile(
@@ -54,6 +62,12 @@ class PingAdapter(Adapter):
     display_name = "ping"
     server_kind = "none"
     headline = ("rtt_avg",)
+    #: the summary line prints min/avg/max/mdev to 0.001 ms; a packet's time=... has 3 significant
+    #: digits and at least 0.001 ms (statistics of the packets' times, such as their median)
+    resolution = {
+        **{f"rtt_{s}": Resolution(step=1e-6) for s in ("min", "avg", "max", "mdev")},
+        "rtt": Resolution(step=1e-6, digits=3),
+    }
     metrics = {
         "packets_transmitted": MetricInfo("Packets transmitted", "count", "", "count"),
         "packets_received": MetricInfo("Packets received", "count", "", "count"),

@@ -34,7 +34,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from podnet.tools.base import Adapter, Incomplete, Invocation, MetricInfo, ParseError, UnsupportedTest
+from podnet.tools.base import (
+    Adapter,
+    Incomplete,
+    Invocation,
+    MetricInfo,
+    ParseError,
+    Resolution,
+    UnsupportedTest,
+)
 from podnet.tools.result import Measurement, ParseResult
 
 _HEADER = re.compile(r"^([a-z][a-z0-9_]*):\s*$")
@@ -189,6 +197,8 @@ class QperfAdapter(Adapter):
     server_kind = "process"
     tcp_control = True
     headline = ("throughput", "latency")
+    #: qperf prints every figure with 3 significant digits ("18.5 us", "1.17 GB/sec")
+    resolution = {m: Resolution(digits=3) for m in ("throughput", "sender_throughput", "latency", "msg_rate")}
     metrics = {
         "latency": MetricInfo("Latency (one-way, qperf)", "s", "lower"),
         "send_cost": MetricInfo("Send cost", "s/byte", "lower"),

@@ -31,6 +31,7 @@ from podnet.tools.base import (
     Invocation,
     MetricInfo,
     ParseError,
+    Resolution,
     UnsupportedTest,
     percentile_name,
 )
@@ -49,6 +50,13 @@ class SockperfAdapter(Adapter):
     default_port = 15111
     server_kind = "process"
     headline = ("latency_mean", "throughput")
+    #: sockperf prints latencies in usec with 3 decimals, message rates in whole messages/s
+    resolution = {
+        "latency": Resolution(step=1e-9),
+        "rtt": Resolution(step=1e-9),
+        "msg_rate": Resolution(step=1.0),
+        "sender_msg_rate": Resolution(step=1.0),
+    }
     metrics = {
         "latency": MetricInfo("Latency (half RTT)", "s", "lower"),
         "rtt": MetricInfo("RTT", "s", "lower"),

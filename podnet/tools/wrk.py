@@ -29,6 +29,7 @@ from podnet.tools.base import (
     Invocation,
     MetricInfo,
     ParseError,
+    Resolution,
     UnsupportedTest,
     http_errors,
     http_url,
@@ -82,6 +83,8 @@ class WrkAdapter(Adapter):
     default_port = 15280
     server_kind = "http"
     headline = ("requests_per_second", "latency_mean")
+    #: wrk prints latencies with 3 significant digits ("1.38ms"), Requests/sec to 0.01
+    resolution = {"latency": Resolution(digits=3), "requests_per_second": Resolution(step=0.01)}
     metrics = {
         "latency_within_stddev": MetricInfo("Latency within 1 sd", "fraction", "", "proportion"),
         "thread_requests_per_second_mean": MetricInfo("Requests/s per thread (mean)", "requests/s", "higher"),

@@ -175,9 +175,9 @@ def test_only_the_cases_of_unmet_primary_comparisons_get_more_rounds(tmp_path, c
     assert (pp["status"], pp["reason"]) == ("unmet", "max_repeats reached")
     assert pp["rel_half_width"] > 0.05 and pp["n_needed"] > 6
     assert (ph["status"], ph["reason"]) == ("met", "met") and ph["rel_half_width"] <= 0.05
-    # the judged interval is the statistics stage's: paired within the launch where both sides have
-    # the same repeats (pod-pod), unpaired where they differ (pod-host: 3 repeats against 6)
-    assert pp["interval"] == "paired" and pp["n"] == 6 and ph["interval"] == "unpaired"
+    # the judged interval is the statistics stage's, paired within the launch over the rounds both
+    # sides ran (pod-host: its 3 against host-host's 6; a comparison with fewer than 2 pairs is unmet)
+    assert pp["interval"] == "paired" and pp["n"] == 6 and ph["interval"] == "paired" and ph["n"] == 3
     assert doc["adaptive_rounds"] == 3 and doc["base_rounds"] == 3
     assert doc["runs_launched"] == res.launched == 6 * 3 + 3 * 2
     assert doc["fixed_protocol_runs"] == 6 * 10 and doc["cases"] == 6

@@ -287,10 +287,22 @@ def test_n2_t_interval_uses_one_degree_of_freedom():
 
 
 def test_zero_variance():
-    r = summarize(tidy(rows([0.1] * 6)), BOOT).iloc[0]
-    assert r["sd"] == 0.0 and r["mean"] == 0.1
+    # a metric whose tool declares no printed resolution: equal values, a zero-width interval, said
+    r = summarize(tidy(rows([0.1] * 6, tool="iperf3", metric="jitter", unit="s")), BOOT).iloc[0]
     assert r["ci_low"] == r["ci_high"] == 0.1
-    assert "zero variance" in r["ci_note"]
+    assert "zero variance" in r["ci_note"] and not r["quantised"]
+    # iperf3 prints throughput with 3 significant digits: equal values leave the rounding unknown
+    r = summarize(tidy(rows([0.1] * 6)), BOOT).iloc[0]
+    assert r["sd"] == 0.0 and r["mean"] == 0.1 and r["centre"] == 0.1
+    # one common uniform rounding error of +-0.0005 (variance (0.001 / 0.1)^2 / 12 on the log scale),
+    # and the sample variance taken as at least each value's own rounding noise (the same, over n = 6)
+    k = 0.01**2 / 12
+    df = (k + k / 6) ** 2 / ((k / 6) ** 2 / 5)
+    half = stats.t.ppf(0.975, df) * np.sqrt(k + k / 6)
+    assert r["ci_low"] == pytest.approx(0.1 * np.exp(-half)) and r["ci_high"] == pytest.approx(
+        0.1 * np.exp(half)
+    )
+    assert r["quantised"] and "printed resolution alone" in r["ci_note"]
     assert np.isnan(r["boot_ci_low"]) and "degenerate" in r["boot_note"]
     assert r["n_needed"] == 2 and bool(r["met_target"]) is True
     assert r["n_outliers"] == 0

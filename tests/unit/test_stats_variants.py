@@ -103,7 +103,11 @@ def test_variant_table_separate_launches_normalised_beside_sequential():
     assert nrm["ci_low"] < 0.6 / 0.9 < nrm["ci_high"] and nrm["rel_half_width"] < 0.05
     assert seq["ci_low"] > 0.6 / 0.9 * 1.2  # the launch factor, not the CNI
     assert bool(nrm["preferred"]) and not bool(seq["preferred"]) and nrm["normalised_by"] == "host-host"
-    assert nrm["role"] == "primary" and bool(nrm["resolved"]) and bool(nrm["significant"])
+    # narrow enough, but on 8 pairs: below min_to_stop (10) it is not resolved, as the launcher's stop
+    assert nrm["role"] == "primary" and not bool(nrm["resolved"]) and bool(nrm["significant"])
+    assert nrm["verdict"] == "different"
+    v5 = variant_table(t, {"comparisons": CMP, "primary": PRIMARY, "planning": {"min_to_stop": 5}})
+    assert bool(one(v5[v5["scenario"] == "pod-pod"], design="normalised")["resolved"])
     assert np.isnan(seq["p_adjusted"])  # only the preferred row enters the family
     host = v[v["scenario"] == "host-host"]
     assert list(host["design"]) == ["sequential"] and list(host["role"]) == ["exploratory"]
@@ -116,7 +120,7 @@ def test_variant_table_side_by_side_when_rounds_hold_both_variants():
     drift = np.array([1.0, 1.4, 0.7, 1.2, 0.8, 1.1])  # both variants of a round feel it
     a = rows(10e9 * drift * rng.lognormal(0, 0.01, 6), variant="host-gw", launch_id="C1")
     b = rows(6e9 * drift * rng.lognormal(0, 0.01, 6), variant="vxlan", launch_id="C1")
-    v = variant_table(tidy(a, b), {"comparisons": CMP, "primary": PRIMARY})
+    v = variant_table(tidy(a, b), {"comparisons": CMP, "primary": PRIMARY, "planning": {"min_to_stop": 6}})
     sbs = one(v, design="side-by-side")
     assert sbs["n_pairs"] == 6 and sbs["ci_low"] < 0.6 < sbs["ci_high"] < 0.62
     assert bool(sbs["preferred"]) and bool(sbs["resolved"])
@@ -167,7 +171,7 @@ def test_the_findings_say_each_variant_ratio_with_its_design():
 
     rng = np.random.default_rng(12)
     t = tidy(launch("host-gw", "L1", 1.0, 0.9, rng), launch("vxlan", "L2", 1.4, 0.6, rng))
-    v = variant_table(t, {"comparisons": CMP, "primary": PRIMARY})
+    v = variant_table(t, {"comparisons": CMP, "primary": PRIMARY, "planning": {"min_to_stop": 8}})
     empty = pd.DataFrame()
     text = variant_markdown(Tables(tidy=empty, summary=empty, ratios=empty, failed=empty, variants=v))
     assert text.startswith("- vxlan pod-pod iperf3 tcp throughput (receiver) is 0.6")
