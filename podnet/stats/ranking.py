@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -93,12 +94,17 @@ class RankingSettings:
     reference: str | None  # the baseline variant of stats.comparisons (by: variant), if any
 
 
-def settings_of(stats: Mapping[str, Any] | None) -> RankingSettings | None:
-    """The ranking settings of a config's ``stats`` mapping; None without ``stats.ranking``."""
+def settings_of(
+    stats: Mapping[str, Any] | None, default_measures: Sequence[str] = ()
+) -> RankingSettings | None:
+    """The ranking settings of a config's ``stats`` mapping; without ``stats.ranking``, the
+    defaults with ``default_measures`` when given (report.vs_seed's measures), else None."""
     s = resolve(stats)
     r = s.get("ranking")
     if r is None:
-        return None
+        if not default_measures:
+            return None
+        r = {"measures": list(dict.fromkeys(default_measures))}
     d = {**schema.defaults_of(schema.section("stats", "ranking")), **dict(r)}
     margin = float(d["equivalence_margin"])
     if not margin > 0:
@@ -279,10 +285,13 @@ def _none(reason: str) -> pd.DataFrame:
     )
 
 
-def ranking_table(tidy: pd.DataFrame, stats: Mapping[str, Any] | None) -> pd.DataFrame:
+def ranking_table(
+    tidy: pd.DataFrame, stats: Mapping[str, Any] | None, default_measures: Sequence[str] = ()
+) -> pd.DataFrame:
     """ranking.csv (:data:`COLUMNS`) of a tidy table under the config's ``stats`` mapping; one
-    ``none`` row saying why when ``stats.ranking`` is absent or nothing has two variants."""
-    rs = settings_of(stats)
+    ``none`` row saying why when ``stats.ranking`` is absent (and no ``default_measures``, see
+    :func:`settings_of`) or nothing has two variants."""
+    rs = settings_of(stats, default_measures)
     if rs is None:
         return _none("stats.ranking is not configured")
     t = _select(tidy, rs)
@@ -399,3 +408,24 @@ def _holm(df: pd.DataFrame, rs: RankingSettings) -> None:
         df.loc[v.index, "rank_best"] = [1 + sum((u, x) in ordered for u in order) for x in order]
         df.loc[v.index, "rank_worst"] = [len(order) - sum((x, u) in ordered for u in order) for x in order]
         df.loc[g.index, "order"] = order_text(order, groups)
+
+
+def summary(table: pd.DataFrame) -> str:
+    """One line: how many rankings, pairs and of them ordered / equivalent / unresolved."""
+    p = table[table["row"] == "pair"]
+    if p.empty:
+        return f"no ranking: {table['reason'].iloc[0] if len(table) else 'empty table'}"
+    n_rank = len(p.drop_duplicates(KEY))
+    counts = p["relation"].value_counts()
+    parts = ", ".join(f"{int(counts.get(r, 0))} {r}" for r in RELATIONS)
+    return f"{n_rank} rankings, {len(p)} pairs (Holm over all): {parts}"
+
+
+def write(table: pd.DataFrame, path: str | Path) -> Path:
+    """Write ranking.csv atomically (a half-written file never has the final name)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".tmp")
+    table.to_csv(tmp, index=False)
+    tmp.replace(p)
+    return p
