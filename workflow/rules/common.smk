@@ -147,7 +147,7 @@ def vs_seed_tables():
 
 
 VS_SEED_OUTPUTS = (
-    [f"{OUT}/vs_seed.csv"]
+    [f"{OUT}/vs_seed.csv", f"{OUT}/vs_seed_orders.csv"]
     + [f"{OUT}/figures/vs_seed.{ext}" for ext in ("png", "svg", "pdf")]
     if VS_SEED
     else []

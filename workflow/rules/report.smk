@@ -2,6 +2,7 @@
 #   figures/<figure>.{png,svg,pdf}   one job per figure (podnet.report.figures), in the Snakemake report
 #   seed_discrepancies.csv           a seed report's claims vs its raw outputs (podnet.report.seed_reports)
 #   vs_seed.csv, figures/vs_seed.*   a seed's published table beside ours (report.vs_seed; podnet.report.vs_seed)
+#   vs_seed_orders.csv               each order the seed states, judged by ranking.csv's paired ratios
 #   figures/ranking.*                the variants' ranking per path and measure (podnet.report.ranking)
 #   notebooks/<name>.ipynb + .html   papermill-executed notebooks, rendered to HTML beside them
 
@@ -62,6 +63,7 @@ rule vs_seed:
         published=vs_seed_tables(),
     output:
         csv=f"{OUT}/vs_seed.csv",
+        orders=f"{OUT}/vs_seed_orders.csv",
         png=report(
             f"{OUT}/figures/vs_seed.png",
             caption="../report/vs_seed.rst",
