@@ -65,6 +65,8 @@ def rankings(table: pd.DataFrame) -> list[pd.DataFrame]:
     if table.empty or "row" not in table.columns:
         return []
     t = table[table["row"] != "none"]
+    if t.empty:
+        return []
     key = t[KEY].astype(str).agg("\x1f".join, axis=1)
     return [g for _, g in t.groupby(key, sort=False) if (g["row"] == "pair").any()]
 
@@ -157,6 +159,18 @@ def markdown(table: pd.DataFrame | None) -> str:
         "is stated only where a pair is Holm-significant; braces hold a tie group."
     )
     return head + "\n\n" + "\n".join(f"- {s}" for s in sentences(table))
+
+
+#: the variant rows' columns a reader needs (the notebook shows these)
+SHOWN = ["scenario", "tool", "test", "metric", "position", "variant", "group", "letters", "rank_best"]
+SHOWN += ["rank_worst", "other", "ratio", "ci_low", "ci_high", "n_pairs", "order"]
+
+
+def shown(table: pd.DataFrame) -> pd.DataFrame:
+    """The variant rows of ``ranking.csv`` with the columns a reader needs (:data:`SHOWN`)."""
+    if table.empty or "row" not in table.columns:
+        return table
+    return table[table["row"] == "variant"][[c for c in SHOWN if c in table.columns]]
 
 
 # ---- the figure --------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from typing import Any
 import pandas as pd
 
 from .mapping import Measure, Note, SeedMapping, published
-from .orders import ORDER_COLUMNS, orders_table, verdict
+from .orders import ORDER_COLUMNS, orders_table, shown, verdict
 from .table import COLUMNS, STATUSES, VERDICTS, vs_seed_table
 from .words import headline_table, markdown, sentences, summary_sentence
 
@@ -49,6 +49,7 @@ __all__ = [
     "read",
     "read_orders",
     "sentences",
+    "shown",
     "summary_sentence",
     "verdict",
     "vs_seed_table",

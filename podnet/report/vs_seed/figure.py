@@ -122,9 +122,10 @@ def _priority(t: float) -> tuple[int, float]:
     return (2, abs(lg)) if not (np.isclose(t, 0.8) or np.isclose(t, 1.25)) else (3, abs(lg))
 
 
-def thin_ticks(fig: plt.Figure, ax: plt.Axes, pad: float = 3.0) -> None:
+def thin_ticks(fig: plt.Figure, ax: plt.Axes, pad: float = 4.0) -> None:
     """Drop x tick labels that would touch a neighbour (at the panel's real width, after layout):
-    ticks are kept by :func:`_priority`, each only when its label keeps ``pad`` pixels from those kept."""
+    ticks are kept by :func:`_priority`, each only when its label keeps ``pad`` points from those kept."""
+    pad = pad * fig.dpi / 72.0
     fig.canvas.draw()
     r = fig.canvas.get_renderer()
     lo, hi = sorted(ax.get_xlim())

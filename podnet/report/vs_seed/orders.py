@@ -162,3 +162,13 @@ def verdict(statuses: pd.Series | list[str]) -> str:
     if "agrees" in stated:
         return "agrees where resolved"
     return "unresolved here"
+
+
+#: the columns a reader needs of :func:`orders_table` (the notebook shows these)
+SHOWN = ["path", "scenario", "metric", "seed_a", "seed_b", "seed_ratio", "seed_order", "a", "b", "ratio"]
+SHOWN += ["ci_low", "ci_high", "n_pairs", "p_holm", "relation", "status", "note"]
+
+
+def shown(orders: pd.DataFrame) -> pd.DataFrame:
+    """The orders' columns a reader needs (:data:`SHOWN`)."""
+    return orders[[c for c in SHOWN if c in orders.columns]]
