@@ -31,10 +31,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from podnet.config import schema
-
 from . import core
-from .kinds import is_headline, metric_facts
+from .kinds import metric_facts
 from .settings import resolve
 from .variants import side_by_side
 
@@ -87,7 +85,7 @@ class Measure(NamedTuple):
 class RankingSettings:
     """``stats.ranking`` with its defaults, and what it needs of the rest of ``stats``."""
 
-    measures: tuple[Measure, ...]  # empty: each tool's headline metrics
+    measures: tuple[Measure, ...]
     scenarios: tuple[str, ...]  # empty: every scenario
     margin: float
     confidence: float
@@ -97,22 +95,20 @@ class RankingSettings:
 def settings_of(
     stats: Mapping[str, Any] | None, default_measures: Sequence[str] = ()
 ) -> RankingSettings | None:
-    """The ranking settings of a config's ``stats`` mapping; without ``stats.ranking``, the
-    defaults with ``default_measures`` when given (report.vs_seed's measures), else None."""
+    """The ranking settings of a config's ``stats`` mapping; without ``stats.ranking.measures``,
+    ``default_measures`` when given (report.vs_seed's measures), else None: no ranking."""
     s = resolve(stats)
-    r = s.get("ranking")
-    if r is None:
-        if not default_measures:
-            return None
-        r = {"measures": list(dict.fromkeys(default_measures))}
-    d = {**schema.defaults_of(schema.section("stats", "ranking")), **dict(r)}
-    margin = float(d["equivalence_margin"])
+    r = s["ranking"]
+    margin = float(r["equivalence_margin"])
     if not margin > 0:
         raise ValueError("stats.ranking.equivalence_margin must be > 0")
+    measures = list(r["measures"] or []) or list(dict.fromkeys(default_measures))
+    if not measures:
+        return None
     ref = next((str(c["baseline"]) for c in s["comparisons"] if c.get("by") == "variant"), None)
     return RankingSettings(
-        measures=tuple(Measure.parse(m) for m in d.get("measures") or []),
-        scenarios=tuple(str(x) for x in d.get("scenarios") or []),
+        measures=tuple(Measure.parse(m) for m in measures),
+        scenarios=tuple(str(x) for x in r["scenarios"] or []),
         margin=margin,
         confidence=float(s["confidence"]),
         reference=ref,
@@ -266,12 +262,9 @@ def _select(tidy: pd.DataFrame, rs: RankingSettings) -> pd.DataFrame:
     t = t[np.isfinite(pd.to_numeric(t["value"], errors="coerce").to_numpy(dtype=float))]
     if rs.scenarios:
         t = t[t["scenario"].astype(str).isin(rs.scenarios)]
-    if rs.measures:
-        keys = set(rs.measures)
-        m = [Measure(str(a), str(b), str(c)) in keys for a, b, c in zip(t["tool"], t["test"], t["metric"])]
-        t = t[np.asarray(m, dtype=bool)]
-    elif len(t):
-        t = t[is_headline(t[["tool", "metric"]])]
+    keys = set(rs.measures)
+    m = [Measure(str(a), str(b), str(c)) in keys for a, b, c in zip(t["tool"], t["test"], t["metric"])]
+    t = t[np.asarray(m, dtype=bool)]
     if t.empty:
         return t
     kind, better = metric_facts(t[["tool", "metric"]])
@@ -289,11 +282,11 @@ def ranking_table(
     tidy: pd.DataFrame, stats: Mapping[str, Any] | None, default_measures: Sequence[str] = ()
 ) -> pd.DataFrame:
     """ranking.csv (:data:`COLUMNS`) of a tidy table under the config's ``stats`` mapping; one
-    ``none`` row saying why when ``stats.ranking`` is absent (and no ``default_measures``, see
-    :func:`settings_of`) or nothing has two variants."""
+    ``none`` row saying why when ``stats.ranking`` names no measure (and no ``default_measures``,
+    see :func:`settings_of`) or nothing has two variants."""
     rs = settings_of(stats, default_measures)
     if rs is None:
-        return _none("stats.ranking is not configured")
+        return _none("stats.ranking.measures is not configured")
     t = _select(tidy, rs)
     if t.empty:
         return _none("no measured value of the configured measures and scenarios")

@@ -195,6 +195,12 @@ def test_no_ranking_without_config_or_second_variant():
     t = campaign({"a": 1e9, "b": 2e9})
     none = R.ranking_table(t, {})
     assert list(none["row"]) == ["none"] and "not configured" in none["reason"].iloc[0]
+    assert R.settings_of({"ranking": {"equivalence_margin": 0.1}}) is None  # no measures: no ranking
+    # report.vs_seed's measures stand in when stats.ranking names none
+    assert R.settings_of({}, ["iperf3:tcp:throughput"]).measures == (
+        R.Measure("iperf3", "tcp", "throughput"),
+    )
+    assert len(R.ranking_table(t, {}, ["iperf3:tcp:throughput"])) == 3
     solo = R.ranking_table(campaign({"a": 1e9}), STATS)
     assert list(solo["row"]) == ["none"] and "fewer than two variants" in solo["reason"].iloc[0]
 

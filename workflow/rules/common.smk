@@ -155,8 +155,8 @@ VS_SEED_OUTPUTS = (
 
 
 # the variants in order per path and measure (stats.ranking; podnet.stats.ranking): ranking.csv and
-# its figure, when stats.ranking is set or report.vs_seed judges the seed's orders from it
-RANKING = bool(STATS.get("ranking")) or bool(VS_SEED)
+# its figure, when stats.ranking names measures or report.vs_seed judges the seed's orders from it
+RANKING = bool((STATS.get("ranking") or {}).get("measures")) or bool(VS_SEED)
 RANKING_CSV = [f"{OUT}/ranking.csv"] if RANKING else []
 RANKING_OUTPUTS = RANKING_CSV + (
     [f"{OUT}/figures/ranking.{ext}" for ext in ("png", "svg", "pdf")] if RANKING else []
