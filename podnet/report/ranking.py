@@ -245,22 +245,22 @@ def _panel(ax: plt.Axes, p: pd.DataFrame, order: list[str], colors: dict) -> Non
     offs = {v: (i - (len(present) - 1) / 2) * width for i, v in enumerate(present)}
     top = np.nanmax(pd.to_numeric(p[["ratio", "ci_high"]].stack(), errors="coerce").to_numpy(dtype=float))
     top = max(float(top) if np.isfinite(top) else 1.0, 1.0)
-    pad = 0.03 * top
     for r in p.itertuples():
         x = paths.index(r.scenario) + offs[r.variant]
         ratio, lo, hi = float(r.ratio), float(r.ci_low), float(r.ci_high)
-        y_text = pad
+        y_text = 0.0
         if np.isfinite(ratio):
             ax.bar(x, ratio, width * 0.92, color=colors[r.variant], edgecolor="0.2", lw=0.4, zorder=2)
-            y_text = ratio + pad
+            y_text = ratio
             if np.isfinite(lo) and np.isfinite(hi):
                 ax.plot([x, x], [lo, hi], color="0.1", lw=0.8, zorder=3, solid_capstyle="butt")
                 ax.plot([x - width * 0.2, x + width * 0.2], [hi, hi], color="0.1", lw=0.8, zorder=3)
-                y_text = hi + pad
-        ax.text(
-            x,
-            y_text,
+                y_text = max(hi, ratio)
+        ax.annotate(
             str(r.letters),
+            (x, y_text),
+            xytext=(0, 2.5),
+            textcoords="offset points",
             ha="center",
             va="bottom",
             fontsize=5.5,
@@ -270,7 +270,8 @@ def _panel(ax: plt.Axes, p: pd.DataFrame, order: list[str], colors: dict) -> Non
     ax.axhline(1.0, color="0.35", lw=0.7, ls="--", zorder=1)
     ax.set_xticks(range(len(paths)), [_path_label(s) for s in paths])
     ax.set_xlim(-0.5, len(paths) - 0.5)
-    ax.set_ylim(0, top * 1.22)
+    tall = any(len(str(x)) > 2 for x in p["letters"])  # rotated letters need more room
+    ax.set_ylim(0, top * (1.35 if tall else 1.22))
     ax.tick_params(axis="x", length=0)
     r0 = p.iloc[0]
     info = metric_info(str(r0["metric"]), str(r0["tool"]))

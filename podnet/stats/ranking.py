@@ -300,6 +300,8 @@ def ranking_table(
     for c in ("letters", "order", "relation", "reason", "other"):
         df[c] = df[c].astype(object)
     _holm(df, rs)
+    for c in ("position", "group", "rank_best", "rank_worst", "n_pairs"):
+        df[c] = pd.to_numeric(df[c], errors="coerce").astype("Int64")
     return df[COLUMNS].reset_index(drop=True)
 
 
