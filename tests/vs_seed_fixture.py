@@ -2,8 +2,9 @@
 
 (A test double: it lives in tests/, not in the package.) Three of our CNIs (macvlan, calico-vxlan
 and bridge, which seed 003 does not have) on host-host, pod-host-same-node and pod-pod-cross-node,
-iperf3 tcp throughput and netperf TCP_RR latency_p50, 4 repeats of one launch each; a seed table
-shaped like raw/seed-cni-report (header comments, Gbits/sec and us, a sidecar).
+iperf3 tcp throughput and netperf TCP_RR latency_p50, 4 rounds of one side-by-side launch (every
+variant in each round, a load factor common to the round); a seed table shaped like
+raw/seed-cni-report (header comments, Gbits/sec and us, a sidecar).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 import yaml
 
 from podnet import stats
+from podnet.stats import ranking
 from tests.stats_tables import rows, tidy
 
 #: our geometric-mean-ish centres: (variant, scenario) -> (throughput bit/s, TCP_RR P50 s)
@@ -106,13 +108,14 @@ def write_published(directory: Path) -> Path:
 def processed(directory: Path, centres: dict | None = None) -> Path:
     """The synthetic campaign's tidy table through the real stats stage into ``directory``."""
     rng = np.random.default_rng(20261125)
+    load = np.exp(rng.normal(0.0, 0.1, 4))  # the machine's load in each of the 4 rounds
     parts = []
     for (variant, scenario), (tput, p50) in (centres or CENTRES).items():
-        common = dict(experiment="seed-003", variant=variant, scenario=scenario, launch_id=f"L-{variant}")
-        parts.append(rows(tput * np.exp(rng.normal(0.0, SD, 4)), **common))
+        common = dict(experiment="seed-003", variant=variant, scenario=scenario, launch_id="L-side-by-side")
+        parts.append(rows(tput * load * np.exp(rng.normal(0.0, SD, 4)), **common))
         parts.append(
             rows(
-                p50 * np.exp(rng.normal(0.0, SD, 4)),
+                p50 / load * np.exp(rng.normal(0.0, SD, 4)),
                 tool="netperf",
                 test="TCP_RR",
                 direction="roundtrip",
@@ -131,6 +134,10 @@ def processed(directory: Path, centres: dict | None = None) -> Path:
         ]
     }
     stats.run(directory / "tidy.parquet", directory, settings, cache=False)
+    measures = [m for x in VS_SEED["measures"] for m in x["ours"]]
+    ranking.write(
+        ranking.ranking_table(t, {**settings, "ranking": {"measures": measures}}), directory / "ranking.csv"
+    )
     return directory
 
 
@@ -187,16 +194,21 @@ def netperf_output(test: str, throughput: float = 0.0, p50: float = 0.0) -> str:
 def write_raw(raw: Path, centres: dict | None = None, repeats: int = 3) -> Path:
     """raw/<variant>/<scenario>/<tool>-<test>/rNNN.* with sidecars, as the launcher lays them out:
     iperf3 tcp and netperf TCP_STREAM at the case's throughput, netperf TCP_RR at its P50 (1 %
-    noise, one launch per variant). Returns ``raw``."""
+    noise, a load factor common to each round; one side-by-side launch of every variant). Returns
+    ``raw``."""
     rng = np.random.default_rng(20261126)
+    load = np.exp(rng.normal(0.0, 0.1, repeats))  # the machine's load in each round
     for (variant, scenario), (tput, p50) in (centres or CENTRES).items():
         for r in range(1, repeats + 1):
+            k = load[r - 1]
             cases = {
-                ("iperf3", "tcp", "json"): iperf3_output(tput * np.exp(rng.normal(0, SD))),
+                ("iperf3", "tcp", "json"): iperf3_output(tput * k * np.exp(rng.normal(0, SD))),
                 ("netperf", "TCP_STREAM", "txt"): netperf_output(
-                    "TCP_STREAM", throughput=tput * np.exp(rng.normal(0, SD))
+                    "TCP_STREAM", throughput=tput * k * np.exp(rng.normal(0, SD))
                 ),
-                ("netperf", "TCP_RR", "txt"): netperf_output("TCP_RR", p50=p50 * np.exp(rng.normal(0, SD))),
+                ("netperf", "TCP_RR", "txt"): netperf_output(
+                    "TCP_RR", p50=p50 / k * np.exp(rng.normal(0, SD))
+                ),
             }
             for (tool, test, ext), text in cases.items():
                 d = raw / variant / scenario / f"{tool}-{test}"
@@ -214,7 +226,8 @@ def write_raw(raw: Path, centres: dict | None = None, repeats: int = 3) -> Path:
                     "protocol": "tcp",
                     "direction": "forward" if test in ("tcp", "TCP_STREAM") else "roundtrip",
                     "streams": 1,
-                    "launch_id": f"L-{variant}",
+                    "launch": {"id": "L-side-by-side"},
+                    "round_seq": r - 1,
                     "source": "synthetic (tests/vs_seed_fixture.py): a fixture's output with values set",
                 }
                 (d / f"r{r:03d}.{ext}.meta.yaml").write_text(yaml.safe_dump(side), encoding="utf-8")

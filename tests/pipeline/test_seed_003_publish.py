@@ -10,12 +10,26 @@ import pytest
 import yaml
 
 from podnet.launch import campaign
-from podnet.report import vs_seed
+from podnet.report import ranking, vs_seed
+from podnet.stats import ranking as stats_ranking
 from tests import vs_seed_fixture as F
 from tests.conftest import REPO
 from tests.workflow_runs import snakemake
 
 pytestmark = pytest.mark.pipeline
+
+
+#: stats.ranking for seed 003: its headline measures on every path (iperf3 and the netperf latencies)
+RANKING = {
+    "measures": [
+        "iperf3:tcp:throughput",
+        "netperf:TCP_RR:latency_p50",
+        "netperf:TCP_RR:latency_mean",
+        "netperf:TCP_CRR:latency_p50",
+        "netperf:TCP_CRR:latency_mean",
+    ],
+    "equivalence_margin": 0.05,
+}
 
 
 @pytest.fixture(scope="module")
@@ -26,6 +40,8 @@ def published(tmp_path_factory):
     cfg.update(experiment="seed-003-fixture", raw_dir=str(raw), processed_dir=str(tmp / "out"))
     cfg["parse"] = {"shards": 1}
     cfg["report"]["notebooks"] = ["compare", "vs_seed"]
+    # the campaign's stats.ranking as the lead adds it at merge (RANKING below)
+    cfg["stats"]["ranking"] = RANKING
     path = tmp / "publish.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     snakemake(path)
@@ -53,12 +69,42 @@ def test_publishes_the_table_figure_and_notebook(published):
     g = t[(t["path"] == "pod-pod-cross-node") & (t["tool"] == "iperf3")]
     assert set(g["ranking"]) == {"agrees"}
     g = t[(t["path"] == "pod-pod-cross-node") & (t["metric"] == "latency_p50") & (t["test"] == "TCP_RR")]
-    assert set(g["ranking"]) == {"disagrees"}
+    assert set(g["ranking"]) == {"contradicts"}
+    o = vs_seed.read_orders(out / "vs_seed_orders.csv")
+    assert list(o.columns) == vs_seed.ORDER_COLUMNS
+    r = o[(o["path"] == "pod-pod-cross-node") & (o["tool"] == "iperf3")].iloc[0]
+    assert (r["a"], r["b"], r["status"]) == ("macvlan.iptables", "calico-vxlan.iptables", "agrees")
+    assert r["n_pairs"] == 3 and r["ratio"] == pytest.approx(8.5 / 4.0, rel=0.05)
+    assert set(o.loc[o["path"] == "node-node", "status"]) == {"tie"}  # 9.16 for every CNI
     assert set(t.loc[t["seed_cni"] == "cilium-vxlan", "status"]) == {"not run here"}
     assert set(t.loc[t["seed_cni"] == "sriov-standalone", "status"]) == {"no counterpart"}
     text = (out / "notebooks" / "vs_seed.ipynb").read_text()
     assert "rankings with two CNIs or more in both seed 003 and podnet" in text
     assert (out / "notebooks" / "vs_seed.html").stat().st_size > 0
+
+
+def test_publishes_the_ranking_and_its_figure(published):
+    _, out = published
+    for f in ("ranking.csv", "figures/ranking.png", "figures/ranking.svg", "figures/ranking.pdf"):
+        assert (out / f).stat().st_size > 0, f
+    t = ranking.read(out / "ranking.csv")
+    assert list(t.columns) == stats_ranking.COLUMNS
+    # the fixture's iperf3 throughput on pod-pod-cross-node: macvlan 8.5 > bridge 7.0 > calico-vxlan 4.0 Gbit/s
+    v = t[(t["row"] == "variant") & (t["scenario"] == "pod-pod-cross-node") & (t["tool"] == "iperf3")]
+    v = v.sort_values("position")
+    assert list(v["variant"]) == ["macvlan.iptables", "bridge.iptables", "calico-vxlan.iptables"]
+    assert list(v["group"]) == [1, 2, 3] and set(v["other"]) == {"macvlan.iptables"}
+    p = t[(t["row"] == "pair") & (t["scenario"] == "pod-pod-cross-node") & (t["tool"] == "iperf3")]
+    assert len(p) == 3 and set(p["relation"]) == {"ordered"} and set(p["n_pairs"]) == {3}
+    # TCP_RR P50 (lower is better): calico-vxlan 55 < macvlan 70 < bridge 75 us
+    v = t[(t["row"] == "variant") & (t["scenario"] == "pod-pod-cross-node") & (t["metric"] == "latency_p50")]
+    assert list(v.sort_values("position")["variant"])[0] == "calico-vxlan.iptables"
+    # host-host: the same 9 Gbit/s under every CNI: no order
+    hh = t[(t["row"] == "pair") & (t["scenario"] == "host-host") & (t["tool"] == "iperf3")]
+    assert "ordered" not in set(hh["relation"])
+    assert t["p_holm"].notna().sum() == (t["row"] == "pair").sum()
+    text = (out / "notebooks" / "vs_seed.ipynb").read_text()
+    assert "**Ranking** (ranking.csv)" in text and "Of " in text and "orders between two CNIs" in text
 
 
 def test_nothing_to_do_on_a_second_run(published):

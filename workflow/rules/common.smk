@@ -147,10 +147,19 @@ def vs_seed_tables():
 
 
 VS_SEED_OUTPUTS = (
-    [f"{OUT}/vs_seed.csv"]
+    [f"{OUT}/vs_seed.csv", f"{OUT}/vs_seed_orders.csv"]
     + [f"{OUT}/figures/vs_seed.{ext}" for ext in ("png", "svg", "pdf")]
     if VS_SEED
     else []
+)
+
+
+# the variants in order per path and measure (stats.ranking; podnet.stats.ranking): ranking.csv and
+# its figure, when stats.ranking names measures or report.vs_seed judges the seed's orders from it
+RANKING = bool((STATS.get("ranking") or {}).get("measures")) or bool(VS_SEED)
+RANKING_CSV = [f"{OUT}/ranking.csv"] if RANKING else []
+RANKING_OUTPUTS = RANKING_CSV + (
+    [f"{OUT}/figures/ranking.{ext}" for ext in ("png", "svg", "pdf")] if RANKING else []
 )
 
 
@@ -170,6 +179,7 @@ TABLES = {
     "adaptive": f"{OUT}/adaptive.csv",
     "sweeps": f"{OUT}/sweeps.csv",
     "load_curves": f"{OUT}/load_curves.csv",
+    **({"ranking": RANKING_CSV[0]} if RANKING else {}),
 }
 FIGURE_FILES = [
     f"{OUT}/figures/{fig}.{ext}" for fig in FIGURES for ext in ("png", "svg", "pdf")
@@ -194,7 +204,7 @@ NOTEBOOK_EXTRA = {
         "discrepancies": f"{OUT}/seed_discrepancies.csv",
         "published": published_tables(),
     },
-    "vs_seed": {"vs_seed": VS_SEED_OUTPUTS},
+    "vs_seed": {"vs_seed": VS_SEED_OUTPUTS, "ranking_figure": RANKING_OUTPUTS},
 }
 NOTEBOOK_PARAMS = {
     "compare": {"compare_with": [os.path.abspath(d) for d in COMPARE_WITH]},
@@ -229,4 +239,4 @@ def final_outputs():
     )
     # with a launch section, its manifest too: a stale manifest then re-runs the launch
     launch = [LAUNCH_MANIFEST] if "launch" in config else []
-    return tables + FIGURE_FILES + seeds + VS_SEED_OUTPUTS + notebooks + launch
+    return tables + FIGURE_FILES + seeds + VS_SEED_OUTPUTS + RANKING_OUTPUTS + notebooks + launch

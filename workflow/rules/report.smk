@@ -2,6 +2,8 @@
 #   figures/<figure>.{png,svg,pdf}   one job per figure (podnet.report.figures), in the Snakemake report
 #   seed_discrepancies.csv           a seed report's claims vs its raw outputs (podnet.report.seed_reports)
 #   vs_seed.csv, figures/vs_seed.*   a seed's published table beside ours (report.vs_seed; podnet.report.vs_seed)
+#   vs_seed_orders.csv               each order the seed states, judged by ranking.csv's paired ratios
+#   figures/ranking.*                the variants' ranking per path and measure (podnet.report.ranking)
 #   notebooks/<name>.ipynb + .html   papermill-executed notebooks, rendered to HTML beside them
 
 
@@ -57,9 +59,11 @@ rule vs_seed:
         tidy=f"{OUT}/tidy.parquet",
         summary=f"{OUT}/summary.csv",
         ratios=f"{OUT}/ratios.csv",
+        ranking=f"{OUT}/ranking.csv",
         published=vs_seed_tables(),
     output:
         csv=f"{OUT}/vs_seed.csv",
+        orders=f"{OUT}/vs_seed_orders.csv",
         png=report(
             f"{OUT}/figures/vs_seed.png",
             caption="../report/vs_seed.rst",
@@ -77,6 +81,33 @@ rule vs_seed:
         vs_seed=VS_SEED or {},
     script:
         "../scripts/vs_seed.py"
+
+
+# the ranking.csv figure: per measure a panel, per path each variant's ratio to the reference
+# variant with its paired interval, the resolved order marked (podnet.report.ranking)
+rule ranking_figure:
+    input:
+        ranking=f"{OUT}/ranking.csv",
+        tidy=f"{OUT}/tidy.parquet",
+        summary=f"{OUT}/summary.csv",
+        ratios=f"{OUT}/ratios.csv",
+    output:
+        png=report(
+            f"{OUT}/figures/ranking.png",
+            caption="../report/ranking.rst",
+            category="Figures",
+            labels={"figure": "ranking"},
+        ),
+        svg=f"{OUT}/figures/ranking.svg",
+        pdf=f"{OUT}/figures/ranking.pdf",
+    log:
+        f"{OUT}/logs/ranking_figure.log",
+    conda:
+        "../../envs/podnet.yaml"
+    params:
+        code=code_version("report"),
+    script:
+        "../scripts/ranking_figure.py"
 
 
 rule notebook:

@@ -1,5 +1,5 @@
 # Statistics: tidy table -> summary.csv (per group) and ratios.csv (against baselines), variants.csv,
-# sweeps.csv and load_curves.csv (swept tests as curves);
+# sweeps.csv and load_curves.csv (swept tests as curves); ranking.csv (stats.ranking);
 # with stats.thresholds in the config, the gate (podnet check) -> check.csv as the last step.
 
 
@@ -83,3 +83,22 @@ rule noise_floor:
         primary=STATS.get("primary", []),
     script:
         "../scripts/noise_floor.py"
+
+
+# the variants in order per path and measure, every pair by its paired ratio, Holm over all
+# (stats.ranking; podnet.stats.ranking); in the DAG when stats.ranking or report.vs_seed is set
+rule ranking:
+    input:
+        tidy=f"{OUT}/tidy.parquet",
+    output:
+        csv=f"{OUT}/ranking.csv",
+    log:
+        f"{OUT}/logs/ranking.log",
+    conda:
+        "../../envs/podnet.yaml"
+    params:
+        code=code_version("stats"),
+        settings=STATS,
+        vs_seed=VS_SEED or {},
+    script:
+        "../scripts/ranking.py"

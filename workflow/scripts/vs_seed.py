@@ -22,9 +22,13 @@ logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s"
 mapping = vs_seed.SeedMapping.from_config(dict(sm.params.vs_seed))
 table = vs_seed.build(mapping, Path(sm.input.summary).parent)
 vs_seed.write(table, sm.output.csv)
+# every order the seed states between two CNIs, judged by ranking.csv's paired ratios
+orders = vs_seed.build_orders(mapping, Path(sm.input.summary).parent, table)
+vs_seed.write(orders, sm.output.orders)
 # the experiment's order of variants: each CNI keeps the colour it has in the other figures
 order = data.variant_order(data.load(Path(sm.input.summary).parent))
 fig = figure(table, mapping.seed, mapping.baseline, order)
 style.save(fig, "vs_seed", Path(sm.output.png).parent)
 plt.close(fig)
 logging.info("%s", vs_seed.summary_sentence(table))
+logging.info("orders: %s", orders["status"].value_counts().to_dict())

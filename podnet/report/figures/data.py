@@ -42,6 +42,8 @@ class Tables:
     sweeps: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: UDP load curves' loss-free rates (load_curves.csv, podnet.stats.sweeps)
     load_curves: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: the variants ranked per path and measure (ranking.csv, podnet.stats.ranking)
+    ranking: pd.DataFrame = field(default_factory=pd.DataFrame)
     settings: dict[str, Any] = field(default_factory=dict)
     experiment: str = ""
 
@@ -70,6 +72,7 @@ def load(processed_dir: str | Path) -> Tables:
         variants=_csv(d / "variants.csv"),
         sweeps=_csv(d / "sweeps.csv"),
         load_curves=_csv(d / "load_curves.csv"),
+        ranking=_csv(d / "ranking.csv"),
         settings=json.loads(settings_path.read_text()) if settings_path.exists() else {},
     )
     for df in (t.tidy, t.summary):

@@ -6,7 +6,11 @@ names each choice in comments). The ``vs_seed`` rule then writes
 
 - ``processed/<exp>/vs_seed.csv``: one row per (CNI, path, measure): the seed's value and its ratio
   to its own baseline path, ours with its interval and our ratio to our baseline with its
-  interval, the ranks of the CNIs in each source and whether the rankings agree (:mod:`.table`);
+  interval, the seed's rank, our tie group and letters from ``ranking.csv`` and the group's
+  verdict (:mod:`.table`);
+- ``processed/<exp>/vs_seed_orders.csv``: every order the seed states between two CNIs, judged by
+  the paired ratio of their counterparts in ``ranking.csv``: agrees, contradicts, tie (the seed
+  cannot separate them: ``report.vs_seed.seed_tie_margin``) or unresolved here (:mod:`.orders`);
 - ``processed/<exp>/figures/vs_seed.{png,svg,pdf}``: per measure and path, each CNI's ratio to the
   baseline in the seed and here (:mod:`.figure`);
 
@@ -23,24 +27,31 @@ from typing import Any
 
 import pandas as pd
 
-from .mapping import Measure, SeedMapping, published
-from .table import COLUMNS, STATUSES, VERDICTS, pairs, vs_seed_table
+from .mapping import Measure, Note, SeedMapping, published
+from .orders import ORDER_COLUMNS, orders_table, shown, verdict
+from .table import COLUMNS, STATUSES, VERDICTS, vs_seed_table
 from .words import headline_table, markdown, sentences, summary_sentence
 
 __all__ = [
     "COLUMNS",
+    "ORDER_COLUMNS",
     "STATUSES",
     "VERDICTS",
     "Measure",
+    "Note",
     "SeedMapping",
     "build",
+    "build_orders",
     "headline_table",
     "markdown",
-    "pairs",
+    "orders_table",
     "published",
     "read",
+    "read_orders",
     "sentences",
+    "shown",
     "summary_sentence",
+    "verdict",
     "vs_seed_table",
     "write",
 ]
@@ -50,12 +61,29 @@ def _csv(path: Path) -> pd.DataFrame:
     return pd.read_csv(path) if path.exists() and path.stat().st_size else pd.DataFrame()
 
 
+def _mapping(vs_seed: Mapping[str, Any] | SeedMapping) -> SeedMapping:
+    return vs_seed if isinstance(vs_seed, SeedMapping) else SeedMapping.from_config(vs_seed)
+
+
 def build(vs_seed: Mapping[str, Any] | SeedMapping, processed_dir: str | Path) -> pd.DataFrame:
-    """The comparison table of ``processed_dir`` (its ``summary.csv`` and ``ratios.csv``) against the
-    seed's published tables that ``vs_seed`` (a config's ``report.vs_seed``) names."""
-    m = vs_seed if isinstance(vs_seed, SeedMapping) else SeedMapping.from_config(vs_seed)
+    """The comparison table of ``processed_dir`` (its ``summary.csv``, ``ratios.csv`` and
+    ``ranking.csv``) against the seed's published tables that ``vs_seed`` (a config's
+    ``report.vs_seed``) names."""
+    m = _mapping(vs_seed)
     d = Path(processed_dir)
-    return vs_seed_table(m, published(m.published), _csv(d / "summary.csv"), _csv(d / "ratios.csv"))
+    return vs_seed_table(
+        m, published(m.published), _csv(d / "summary.csv"), _csv(d / "ratios.csv"), _csv(d / "ranking.csv")
+    )
+
+
+def build_orders(
+    vs_seed: Mapping[str, Any] | SeedMapping, processed_dir: str | Path, table: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Every order the seed states between two CNIs, judged by ``processed_dir/ranking.csv``
+    (:func:`.orders.orders_table`); ``table``: :func:`build`'s, when already built."""
+    m = _mapping(vs_seed)
+    vs = build(m, processed_dir) if table is None else table
+    return orders_table(vs, _csv(Path(processed_dir) / "ranking.csv"), m)
 
 
 def write(vs: pd.DataFrame, path: str | Path) -> Path:
@@ -71,11 +99,29 @@ def write(vs: pd.DataFrame, path: str | Path) -> Path:
 def read(path: str | Path) -> pd.DataFrame:
     """``vs_seed.csv`` as written (empty scenario cells stay empty strings)."""
     df = pd.read_csv(path, keep_default_na=True)
-    for c in ("scenario", "seed_cni", "variant", "interval", "unit", "better"):
+    for c in (
+        "scenario",
+        "seed_cni",
+        "variant",
+        "interval",
+        "unit",
+        "better",
+        "letters_ours",
+        "order_ours",
+        "note",
+    ):
         if c in df.columns:
             df[c] = df[c].fillna("").astype(str)
-    if "rank_agrees" in df.columns:
-        df["rank_agrees"] = (
-            df["rank_agrees"].map({True: True, False: False, "True": True, "False": False}).astype("boolean")
-        )
+    return df
+
+
+def read_orders(path: str | Path) -> pd.DataFrame:
+    """``vs_seed_orders.csv`` as written (text cells stay text, empty ones empty strings)."""
+    p = Path(path)
+    if not p.exists() or not p.stat().st_size:
+        return pd.DataFrame(columns=ORDER_COLUMNS)
+    df = pd.read_csv(p)
+    for c in ("scenario", "a", "b", "seed_a", "seed_b", "relation", "ours", "status", "note", "seed_order"):
+        if c in df.columns:
+            df[c] = df[c].fillna("").astype(str)
     return df

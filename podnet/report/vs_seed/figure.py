@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
+from matplotlib.ticker import FixedLocator
 
 from podnet.report.figures import style
 from podnet.tools import metric_info
@@ -106,4 +107,39 @@ def figure(
     # the house legend's place and look; two columns, as the CNI labels name both sources' CNIs
     fig.legend(handles=handles, loc="outside lower center", ncols=2, frameon=False)
     fig.suptitle(f"{seed} and podnet: each CNI's ratio to {baseline}, per path")
+    for ax in list(axes.flat)[: len(panels)]:
+        thin_ticks(fig, ax)
     return fig
+
+
+def _priority(t: float) -> tuple[int, float]:
+    """Which ratio ticks to keep first: 1x, then whole decades, then 1-2-5, then 0.8x and 1.25x."""
+    lg = np.log10(t)
+    if np.isclose(t, 1.0):
+        return (0, 0.0)
+    if np.isclose(lg, round(lg)):
+        return (1, abs(lg))
+    return (2, abs(lg)) if not (np.isclose(t, 0.8) or np.isclose(t, 1.25)) else (3, abs(lg))
+
+
+def thin_ticks(fig: plt.Figure, ax: plt.Axes, pad: float = 4.0) -> None:
+    """Drop x tick labels that would touch a neighbour (at the panel's real width, after layout):
+    ticks are kept by :func:`_priority`, each only when its label keeps ``pad`` points from those kept."""
+    pad = pad * fig.dpi / 72.0
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    lo, hi = sorted(ax.get_xlim())
+    ticks = [t for t in ax.get_xticks() if lo <= t <= hi]
+    labels = {
+        float(t.get_position()[0]): t.get_window_extent(r)
+        for t in ax.get_xticklabels()
+        if lo <= t.get_position()[0] <= hi and t.get_text()
+    }
+    kept: list[float] = []
+    for t in sorted(ticks, key=_priority):
+        bb = labels.get(float(t))
+        if bb is None:
+            continue
+        if all(bb.x1 + pad < labels[k].x0 or labels[k].x1 + pad < bb.x0 for k in kept):
+            kept.append(float(t))
+    ax.xaxis.set_major_locator(FixedLocator(sorted(kept)))

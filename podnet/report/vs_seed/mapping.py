@@ -51,6 +51,15 @@ class Measure:
 
 
 @dataclass(frozen=True)
+class Note:
+    """A difference of the seed's set-up that changes the physics, said beside the rows it touches."""
+
+    text: str
+    paths: tuple[str, ...] = ()  # the seed's paths (empty: every path)
+    measures: tuple[str, ...] = ()  # the seed's tool:test:metric (empty: every measure)
+
+
+@dataclass(frozen=True)
 class SeedMapping:
     """A seed report's names mapped onto this experiment's (see the ``report.vs_seed`` schema)."""
 
@@ -64,6 +73,9 @@ class SeedMapping:
     seed: str = "seed"
     seed_baseline: str = "node-node"
     baseline: str = "host-host"
+    #: two seed values closer than this (relative) are a tie: one 60-s run each cannot order them
+    tie_margin: float = 0.10
+    notes: tuple[Note, ...] = ()
 
     @classmethod
     def from_config(cls, vs_seed: Mapping[str, Any]) -> SeedMapping:
@@ -85,6 +97,19 @@ class SeedMapping:
             seed=str(d.get("seed", "seed")),
             seed_baseline=str(base["seed"]),
             baseline=str(base["ours"]),
+            tie_margin=float(d["seed_tie_margin"]),
+            notes=tuple(
+                Note(str(n["note"]), tuple(n.get("paths") or ()), tuple(n.get("measures") or ()))
+                for n in d.get("notes") or []
+            ),
+        )
+
+    def note_for(self, path: str, seed_measure: str) -> str:
+        """The notes that apply to a seed path and measure (``tool:test:metric``), joined."""
+        return "; ".join(
+            n.text
+            for n in self.notes
+            if (not n.paths or path in n.paths) and (not n.measures or seed_measure in n.measures)
         )
 
     def variant_of(self, seed_cni: str) -> str | None:

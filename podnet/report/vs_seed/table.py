@@ -6,11 +6,12 @@ and from the tables the stats stage wrote (``summary.csv``: our value and its in
 :func:`podnet.stats.precision.as_judged`). Nothing is estimated here: values are only looked up,
 divided by the seed's own baseline (the seed publishes no interval) and ranked.
 
-Ranks are computed among the CNIs both sources have (``rank_seed``, ``rank_ours``: 1 = best, by
-each metric's better direction from :func:`podnet.tools.metric_info`), on the ratio to the baseline
-path (each variant's own host-host, which takes out launch-to-launch drift; on the baseline path
-itself, on the value). ``rank_ours_all`` ranks every variant of ours. Whether two of our CNIs are
-ordered at all is read conservatively: their ratio intervals must not overlap.
+``rank_seed`` ranks the CNIs both sources have by the seed's numbers (1 = best, by each metric's
+better direction from :func:`podnet.tools.metric_info`). Our order is not re-derived here: it is
+the campaign's ``ranking.csv`` (:mod:`podnet.stats.ranking`: paired ratios of the same rounds, Holm
+over every pair), whose tie group, letters and order text each row carries; every order the seed
+states between two CNIs is judged by it in :mod:`.orders`, and a group's ``ranking`` verdict is
+:func:`.orders.verdict` of its orders.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from podnet.stats.precision import as_judged
 from podnet.tools import metric_info
 
 from .mapping import Measure, SeedMapping
+from .orders import orders_table, verdict
 
 #: the columns of :func:`vs_seed_table`, in order
 COLUMNS = [
@@ -51,19 +53,27 @@ COLUMNS = [
     "ratio_ci_high",
     "interval",
     "rank_seed",
-    "rank_ours",
-    "rank_ours_all",
+    "group_ours",  # our tie group in ranking.csv (1 = best)
+    "letters_ours",  # our letters in ranking.csv (sharing one: not ordered)
+    "order_ours",  # ranking.csv's order of every variant of ours on this path and measure
     "n_ranked",
-    "rank_agrees",
-    "ranking",
+    "ranking",  # the group's verdict (orders.verdict)
+    "note",  # where the seed's set-up changes the physics (report.vs_seed.notes)
 ]
 
 #: row statuses: both sources have it; the seed CNI's counterpart was not run (or has no value)
 #: here; the seed CNI or path has no counterpart here; a variant of ours the seed does not have
 STATUSES = ("both", "not run here", "no counterpart", "no counterpart path", "not in seed")
 
-#: a (path, measure) group's verdict on the ranking (see :func:`_verdict`)
-VERDICTS = ("agrees", "same order, not resolved", "differs, not resolved", "disagrees", "nothing to rank")
+#: a (path, measure) group's verdict on the ranking (see :func:`.orders.verdict`)
+VERDICTS = (
+    "agrees",
+    "agrees where resolved",
+    "unresolved here",
+    "contradicts",
+    "seed ties only",
+    "nothing to rank",
+)
 
 _KEY = ["tool", "test", "metric"]
 
@@ -115,15 +125,20 @@ def _row(m: SeedMapping, path: str, scenario: str, seed_measure: Measure, ours: 
 
 
 def vs_seed_table(
-    mapping: SeedMapping, published: pd.DataFrame, summary: pd.DataFrame, ratios: pd.DataFrame
+    mapping: SeedMapping,
+    published: pd.DataFrame,
+    summary: pd.DataFrame,
+    ratios: pd.DataFrame,
+    ranking: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """The tidy comparison (:data:`COLUMNS`): per seed path and measure, each seed CNI's published
     value and ratio to the seed's own baseline path beside our counterpart's value and ratio to our
     baseline with their intervals, the ranks in each source and whether the rankings agree.
 
     ``published`` is :func:`~podnet.report.vs_seed.mapping.published`; ``summary`` and ``ratios``
-    are the stats stage's ``summary.csv`` and ``ratios.csv``. Our variants the seed does not have
-    get rows of their own (status ``not in seed``) so our full ranking is visible.
+    are the stats stage's ``summary.csv`` and ``ratios.csv``, ``ranking`` its ``ranking.csv`` (our
+    order; without it every order is ``unresolved here``). Our variants the seed does not have get
+    rows of their own (status ``not in seed``) so our full ranking is visible.
     """
     ours = _ours(summary)
     rat = _scenario_ratios(ratios, mapping.baseline)
@@ -195,7 +210,7 @@ def vs_seed_table(
     if out.empty:
         return out[COLUMNS]
     out["seed_ratio"] = out["seed_value"] / out["seed_baseline"]
-    out = _rank(out, mapping)
+    out = _rank(out, mapping, ranking if ranking is not None else pd.DataFrame())
     return out[COLUMNS].reset_index(drop=True)
 
 
@@ -228,90 +243,50 @@ def _our_numbers(
     return out
 
 
-def _rank(out: pd.DataFrame, m: SeedMapping) -> pd.DataFrame:
-    """Ranks within each (path, scenario, measure) group and the group's verdict."""
+def _rank(out: pd.DataFrame, m: SeedMapping, ranking: pd.DataFrame) -> pd.DataFrame:
+    """The seed's ranks, our tie groups and letters from ranking.csv, each group's verdict and note."""
     out = out.copy()
-    for c in ("rank_seed", "rank_ours", "rank_ours_all", "n_ranked"):
+    for c in ("rank_seed", "group_ours", "n_ranked"):
         out[c] = np.nan
-    out["rank_agrees"] = pd.array([pd.NA] * len(out), dtype="boolean")
-    out["ranking"] = ""
+    for c in ("letters_ours", "order_ours", "ranking", "note"):
+        out[c] = ""
     group = ["path", "scenario", "seed_tool", "seed_test", "seed_metric", "tool", "test", "metric"]
-    for _, g in out.groupby(group, sort=False, dropna=False):
-        if not g["scenario"].iloc[0]:
+    orders = orders_table(out, ranking, m)
+    ours = _ranking_variants(ranking)
+    for key, g in out.groupby(group, sort=False, dropna=False):
+        r0 = g.iloc[0]
+        out.loc[g.index, "note"] = m.note_for(
+            str(r0["path"]), f"{r0['seed_tool']}:{r0['seed_test']}:{r0['seed_metric']}"
+        )
+        if not r0["scenario"]:
             out.loc[g.index, "ranking"] = "nothing to rank"
             continue
-        on_value = g["path"].iloc[0] == m.seed_baseline
+        on_value = r0["path"] == m.seed_baseline
         seed_key = g["seed_value"] if on_value else g["seed_ratio"]
-        our_key = g["value"] if on_value else g["ratio"]
-        sign = -1.0 if str(g["better"].iloc[0]) == "lower" else 1.0
-        mine = g["status"].isin(["both", "not in seed"]) & np.isfinite(our_key.astype(float))
-        out.loc[g[mine].index, "rank_ours_all"] = (-sign * our_key[mine]).rank(method="min")
-        common = (
-            (g["status"] == "both") & np.isfinite(seed_key.astype(float)) & np.isfinite(our_key.astype(float))
-        )
-        idx = g[common].index
-        out.loc[idx, "rank_seed"] = (-sign * seed_key[common]).rank(method="min")
-        out.loc[idx, "rank_ours"] = (-sign * our_key[common]).rank(method="min")
-        out.loc[g.index, "n_ranked"] = len(idx)
-        if len(idx) >= 2:
-            out.loc[idx, "rank_agrees"] = out.loc[idx, "rank_seed"] == out.loc[idx, "rank_ours"]
-        out.loc[g.index, "ranking"] = _verdict(pairs(out.loc[idx], on_value))
+        sign = -1.0 if str(r0["better"]) == "lower" else 1.0
+        common = (g["status"] == "both") & np.isfinite(seed_key.astype(float))
+        out.loc[g[common].index, "rank_seed"] = (-sign * seed_key[common]).rank(method="min")
+        out.loc[g.index, "n_ranked"] = int(common.sum())
+        mine = ours.get((str(r0["scenario"]), str(r0["tool"]), str(r0["test"]), str(r0["metric"])))
+        if mine is not None:
+            for i, r in g.iterrows():
+                if r["variant"] in mine.index and r["status"] in ("both", "not in seed"):
+                    out.loc[i, "group_ours"] = float(mine.loc[r["variant"], "group"])
+                    out.loc[i, "letters_ours"] = str(mine.loc[r["variant"], "letters"])
+            out.loc[g.index, "order_ours"] = str(mine["order"].iloc[0])
+        o = orders
+        for c, v in zip(group, key):
+            o = o[o[c].astype(str) == str(v)] if len(o) else o
+        out.loc[g.index, "ranking"] = verdict(o["status"]) if int(common.sum()) >= 2 else "nothing to rank"
     return out
 
 
-def pairs(g: pd.DataFrame, on_value: bool = False) -> pd.DataFrame:
-    """Every pair of CNIs both sources have in one group of :func:`vs_seed_table`, the seed's better
-    one as ``a``: the seed's order (``seed``: ``>`` a is better, ``=`` tie), ours (``>``, ``<``), and whether ours is resolved
-    (the two intervals do not overlap), with ``status`` agrees / disagrees / same order, not
-    resolved / differs, not resolved / seed tie."""
-    sign = -1.0 if len(g) and str(g["better"].iloc[0]) == "lower" else 1.0
-    key, lo, hi = ("value", "ci_low", "ci_high") if on_value else ("ratio", "ratio_ci_low", "ratio_ci_high")
-    seed_key = "seed_value" if on_value else "seed_ratio"
-    recs = []
-    rows = list(g.itertuples(index=False))
-    for i, a in enumerate(rows):
-        for b in rows[i + 1 :]:
-            if sign * (getattr(a, seed_key) - getattr(b, seed_key)) < 0:
-                a, b = b, a  # the seed's better CNI first: its order always reads "a > b"
-            ds = sign * (getattr(a, seed_key) - getattr(b, seed_key))
-            do = sign * (getattr(a, key) - getattr(b, key))
-            al, ah, bl, bh = (float(getattr(x, y)) for x in (a, b) for y in (lo, hi))
-            overlap = not (np.isfinite([al, ah, bl, bh]).all()) or not (ah < bl or bh < al)
-            same = np.sign(ds) == np.sign(do)
-            if ds == 0:
-                status = "seed tie"
-            elif same:
-                status = "same order, not resolved" if overlap else "agrees"
-            else:
-                status = "differs, not resolved" if overlap else "disagrees"
-            recs.append(
-                {
-                    "a": a.variant,
-                    "b": b.variant,
-                    "seed_a": a.seed_cni,
-                    "seed_b": b.seed_cni,
-                    "seed": ">" if ds > 0 else "<" if ds < 0 else "=",
-                    "ours": ">" if do > 0 else "<" if do < 0 else "=",
-                    "resolved": not overlap,
-                    "status": status,
-                }
-            )
-    return pd.DataFrame(recs, columns=["a", "b", "seed_a", "seed_b", "seed", "ours", "resolved", "status"])
-
-
-def _verdict(p: pd.DataFrame) -> str:
-    """A group's verdict from its pairs: ``disagrees`` when any resolved pair is in the other order,
-    ``agrees`` when every pair is resolved in the seed's order, ``same order, not resolved`` when
-    the order is the seed's but some pair is not resolved, ``differs, not resolved`` when some pair
-    is in the other order without being resolved; ``nothing to rank`` with fewer than two CNIs."""
-    p = p[p["status"] != "seed tie"] if len(p) else p
-    if p.empty:
-        return "nothing to rank"
-    st = set(p["status"])
-    if "disagrees" in st:
-        return "disagrees"
-    if st == {"agrees"}:
-        return "agrees"
-    if "differs, not resolved" in st:
-        return "differs, not resolved"
-    return "same order, not resolved"
+def _ranking_variants(ranking: pd.DataFrame) -> dict[tuple[str, str, str, str], pd.DataFrame]:
+    """ranking.csv's variant rows per (scenario, tool, test, metric), indexed by variant."""
+    if ranking is None or ranking.empty or "row" not in ranking.columns:
+        return {}
+    v = ranking[ranking["row"].astype(str) == "variant"]
+    return {
+        tuple(str(x) for x in k): g.set_index(g["variant"].astype(str))
+        for k, g in v.groupby(["scenario", "tool", "test", "metric"], sort=False)
+    }

@@ -1,6 +1,7 @@
 """In words: where our CNI ranking agrees with the seed's and where it does not.
 
-Reads only the table :func:`podnet.report.vs_seed.table.vs_seed_table` wrote (``vs_seed.csv``).
+Reads only the tables :func:`podnet.report.vs_seed.table.vs_seed_table` and
+:func:`podnet.report.vs_seed.orders.orders_table` wrote (``vs_seed.csv``, ``vs_seed_orders.csv``).
 """
 
 from __future__ import annotations
@@ -10,9 +11,6 @@ import pandas as pd
 
 from podnet.report.findings import fmt_ratio
 
-from .table import pairs
-
-_FLIP = {"<": ">", ">": "<", "=": "="}
 _GROUP = ["path", "scenario", "seed_tool", "seed_test", "seed_metric", "tool", "test", "metric"]
 
 
@@ -49,8 +47,11 @@ def measure_text(r: pd.Series | dict) -> str:
     return ours if ours == seed else f"{ours} (seed: {seed})"
 
 
-def group_sentence(g: pd.DataFrame, seed: str = "seed", baseline: str = "host-host") -> str:
-    """One sentence for one (path, scenario, measure) group of ``vs_seed.csv``."""
+def group_sentence(
+    g: pd.DataFrame, seed: str = "seed", baseline: str = "host-host", orders: pd.DataFrame | None = None
+) -> str:
+    """One sentence for one (path, scenario, measure) group of ``vs_seed.csv``; ``orders``: the
+    group's rows of ``vs_seed_orders.csv`` (the seed's orders judged by ranking.csv)."""
     r0 = g.iloc[0]
     path = str(r0["path"])
     scen = str(r0["scenario"] or "")
@@ -64,21 +65,22 @@ def group_sentence(g: pd.DataFrame, seed: str = "seed", baseline: str = "host-ho
     if not g["status"].isin(["both", "not in seed"]).any():
         return f"{head}: not measured here (no variant has {scen} {r0['tool']} {r0['test']})."
     missing = _missing(g)
+    note = str(r0.get("note", "") or "")
+    note = f" Set-up: {note}." if note else ""
     if len(both) < 2:
         tail = f" ({missing})" if missing else ""
-        return f"{head}: fewer than two CNIs in both, nothing to rank{tail}."
-    seed_txt, our_txt = (_value_texts if on_value else _ratio_texts)()
-    what = f"absolute ({_unit(both.iloc[0])})" if on_value else f"ratio to {baseline}"
+        return f"{head}: fewer than two CNIs in both, nothing to rank{tail}.{note}"
+    seed_txt, _ = (_value_texts if on_value else _ratio_texts)()
+    what = _unit(both.iloc[0]) if on_value else f"ratio to {baseline}"
     seed_order = _order(both, "rank_seed", "seed_cni", seed_txt)
-    our_order = _order(both, "rank_ours", "variant", our_txt)
-    p = pairs(both, on_value)
+    ours = str(r0.get("order_ours", "") or "") or "not ranked (no ranking.csv row)"
     verdict = str(r0["ranking"])
-    detail = _pair_words(p)
+    detail = _pair_words(orders if orders is not None else pd.DataFrame())
     text = (
-        f"{head}, {what}: {seed} ranks {seed_order}; podnet (point estimates) ranks {our_order}: "
+        f"{head}: {seed} ranks ({what}) {seed_order}; podnet (ranking.csv, paired, Holm) ranks {ours}: "
         f"**{verdict}**{' (' + detail + ')' if detail else ''}."
     )
-    return text + (f" {missing[0].upper() + missing[1:]}." if missing else "")
+    return text + (f" {missing[0].upper() + missing[1:]}." if missing else "") + note
 
 
 def _value_texts() -> tuple:
@@ -114,26 +116,37 @@ def _unit(r: pd.Series) -> str:
     return {"bit/s": "Gbit/s", "s": "µs"}.get(str(r.get("unit", "")), str(r.get("unit", "")))
 
 
-def _pair_words(p: pd.DataFrame) -> str:
-    """The pairs of :func:`~podnet.report.vs_seed.table.pairs` grouped by status, in words."""
+def _pair_words(o: pd.DataFrame) -> str:
+    """The seed's orders (``vs_seed_orders.csv`` rows of one group) grouped by status, in words."""
+    if o is None or o.empty:
+        return ""
     parts = []
     for status, label in (
         ("agrees", "agrees on"),
-        ("disagrees", "disagrees on"),
-        ("same order, not resolved", "same order but not resolved here on"),
-        ("differs, not resolved", "other order but not resolved here on"),
-        ("seed tie", "the seed ties"),
+        ("contradicts", "contradicts"),
+        ("unresolved here", "unresolved here on"),
+        ("tie", "the seed ties"),
     ):
-        q = p[p["status"] == status]
+        q = o[o["status"] == status]
         if not len(q):
             continue
-        if status in ("disagrees", "differs, not resolved"):
-            pr = [
-                f"{r.seed_a} {r.seed} {r.seed_b} (here {r.b} {_FLIP[r.ours]} {r.a})" for r in q.itertuples()
-            ]
-        else:
-            pr = [f"{r.seed_a} {r.seed} {r.seed_b}" for r in q.itertuples()]
-        parts.append(f"{label} {', '.join(pr)}")
+        bits = []
+        for r in q.itertuples():
+            seed = f"{r.seed_a} {'>' if r.seed_order == '>' else '~'} {r.seed_b}"
+            if np.isfinite(_num(r.ratio)):
+                ours = f"{r.a} / {r.b} {fmt_ratio(_num(r.ratio))}x, {_ci(_num(r.ci_low), _num(r.ci_high))}"
+            else:
+                ours = "no paired ratio"
+            if status == "agrees":
+                bits.append(f"{seed} (here {ours})")
+            elif status == "contradicts":
+                here = f"{r.b} > {r.a}" if r.ours == "<" else "equivalent"
+                bits.append(f"{seed} (here {here}: {ours})")
+            elif status == "tie":
+                bits.append(f"{seed} (seed {fmt_ratio(_num(r.seed_ratio))}x; here {r.relation}: {ours})")
+            else:
+                bits.append(f"{seed} (here {r.relation}: {ours})")
+        parts.append(f"{label} {', '.join(bits)}")
     return "; ".join(parts)
 
 
@@ -148,14 +161,26 @@ def _missing(g: pd.DataFrame) -> str:
     return "; ".join(bits)
 
 
-def sentences(vs: pd.DataFrame, seed: str | None = None, baseline: str = "host-host") -> list[str]:
-    """One sentence per (path, scenario, measure) group of ``vs_seed.csv``, in the table's order."""
+def sentences(
+    vs: pd.DataFrame, seed: str | None = None, baseline: str = "host-host", orders: pd.DataFrame | None = None
+) -> list[str]:
+    """One sentence per (path, scenario, measure) group of ``vs_seed.csv``, in the table's order;
+    ``orders``: ``vs_seed_orders.csv`` (each seed order judged; without it, verdicts alone)."""
     if vs.empty:
         return []
     seed = seed or str(vs["seed"].iloc[0])
     vs = vs.copy()
     vs["scenario"] = vs["scenario"].fillna("")
-    return [group_sentence(g, seed, baseline) for _, g in vs.groupby(_GROUP, sort=False, dropna=False)]
+    out = []
+    for key, g in vs.groupby(_GROUP, sort=False, dropna=False):
+        o = None
+        if orders is not None and len(orders):
+            m = np.ones(len(orders), dtype=bool)
+            for c, v in zip(_GROUP, key):
+                m &= orders[c].fillna("").astype(str).to_numpy() == str(v)
+            o = orders[m]
+        out.append(group_sentence(g, seed, baseline, o))
+    return out
 
 
 def summary_sentence(vs: pd.DataFrame, seed: str | None = None) -> str:
@@ -169,21 +194,30 @@ def summary_sentence(vs: pd.DataFrame, seed: str | None = None) -> str:
         return f"No path and measure has two CNIs in both {seed} and podnet: no ranking to compare."
     counts = g["ranking"].value_counts()
     parts = [f"{int(counts[v])} {v}" for v in counts.index]
-    dis = g[g["ranking"] == "disagrees"]
+    dis = g[g["ranking"] == "contradicts"]
     tail = ""
     if len(dis):
         tail = (
-            " Disagreeing: "
+            " Contradicting: "
             + "; ".join(f"{r.scenario} {r.tool} {r.test} {r.metric}" for r in dis.itertuples())
             + "."
         )
     return f"Of {len(g)} path x measure rankings with two CNIs or more in both {seed} and podnet: {', '.join(parts)}.{tail}"
 
 
-def markdown(vs: pd.DataFrame, seed: str | None = None, baseline: str = "host-host") -> str:
-    """The summary sentence and every group's sentence as a Markdown list."""
-    lines = [summary_sentence(vs, seed), ""]
-    lines += [f"- {s}" for s in sentences(vs, seed, baseline)]
+def markdown(
+    vs: pd.DataFrame, seed: str | None = None, baseline: str = "host-host", orders: pd.DataFrame | None = None
+) -> str:
+    """The summary sentence, the orders' count and every group's sentence as a Markdown list."""
+    lines = [summary_sentence(vs, seed)]
+    if orders is not None and len(orders):
+        c = orders["status"].value_counts()
+        lines[0] += (
+            f" Of {len(orders)} orders between two CNIs (the seed's, judged by the paired ratios of "
+            "ranking.csv): " + ", ".join(f"{int(c[k])} {k}" for k in c.index) + "."
+        )
+    lines.append("")
+    lines += [f"- {s}" for s in sentences(vs, seed, baseline, orders)]
     return "\n".join(lines)
 
 

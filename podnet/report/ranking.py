@@ -1,0 +1,281 @@
+"""The ranking (``ranking.csv``, :mod:`podnet.stats.ranking`) as a figure and in words.
+
+The figure is in the manner of seed 003's bar charts: one panel per measure, per path a group of
+bars, one per variant in the colour it has in every figure; a bar is the variant's ratio to the
+reference variant (paired, same rounds) with its 95 % interval, and letters above the bars mark
+the resolved order (two variants sharing a letter are not ordered; ``a`` is the best group). Only
+paths with data are drawn. The sentences state the order, the first and last with their ratios,
+equivalent pairs and what is not resolved. Nothing is estimated here: numbers are read from the
+table and rounded.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.patches import Patch
+
+from podnet.report import findings as _findings
+from podnet.report.figures import data, style
+from podnet.stats.ranking import KEY
+from podnet.tools import metric_info
+
+_TEXT = ["row", "scenario", "tool", "test", "protocol", "direction", "metric", "unit", "better"]
+_TEXT += ["variant", "other", "letters", "relation", "order", "reason"]
+
+
+def read(path: str | Path) -> pd.DataFrame:
+    """``ranking.csv`` as written (text cells stay text, empty ones empty strings)."""
+    p = Path(path)
+    if not p.exists() or not p.stat().st_size:
+        return pd.DataFrame()
+    df = pd.read_csv(p)
+    for c in _TEXT:
+        if c in df.columns:
+            df[c] = df[c].fillna("").astype(str)
+    if "within_margin" in df.columns:
+        df["within_margin"] = df["within_margin"].map({True: True, "True": True}).fillna(False).astype(bool)
+    return df
+
+
+def _r(x: float) -> str:
+    return _findings.fmt_ratio(float(x))
+
+
+def _ci(lo: float, hi: float) -> str:
+    return f"[{_r(lo)}, {_r(hi)}]" if np.isfinite(lo) and np.isfinite(hi) else "no interval"
+
+
+def _measure(r: pd.Series) -> str:
+    label = data.in_sentence(metric_info(str(r["metric"]), str(r["tool"])).label)
+    return f"{r['tool']} {r['test']} {label}"
+
+
+def _words(r: pd.Series) -> tuple[str, str]:
+    """(best, worst) words of a ranking's metric: fastest/slowest, or cheapest/costliest for CPU costs."""
+    return ("cheapest", "costliest") if "cpu" in str(r["metric"]) else ("fastest", "slowest")
+
+
+def rankings(table: pd.DataFrame) -> list[pd.DataFrame]:
+    """The rows of each ranking (one path and measure) with at least one pair, in the table's order."""
+    if table.empty or "row" not in table.columns:
+        return []
+    t = table[table["row"] != "none"]
+    if t.empty:
+        return []
+    key = t[KEY].astype(str).agg("\x1f".join, axis=1)
+    return [g for _, g in t.groupby(key, sort=False) if (g["row"] == "pair").any()]
+
+
+def ranking_sentences(g: pd.DataFrame) -> list[str]:
+    """The findings of one ranking: its order, the first and last, equivalences, what is unresolved."""
+    v = g[g["row"] == "variant"].sort_values("position")
+    p = g[g["row"] == "pair"]
+    r0 = v.iloc[0]
+    margin = f"±{float(r0['margin']) * 100:g} %"
+    best_word, worst_word = _words(r0)
+    out = [f"On {r0['scenario']}, {_measure(r0)}: {r0['order']}."]
+    groups = v.groupby("group", sort=True)["variant"].apply(list)
+    ordered = p[p["relation"] == "ordered"]
+
+    def between(a: str, b: str) -> pd.Series | None:
+        q = p[(p["variant"] == a) & (p["other"] == b)]
+        return q.iloc[0] if len(q) else None
+
+    if len(groups) > 1 and len(groups.iloc[0]) == 1:
+        top, second = groups.iloc[0][0], v["variant"].iloc[1]
+        q = between(top, second)
+        if q is not None:
+            out.append(f"{top} is {best_word}, {_r(q['ratio'])}x {second} {_ci(q['ci_low'], q['ci_high'])}.")
+    if len(groups) > 1 and len(groups.iloc[-1]) == 1:
+        last, top = groups.iloc[-1][0], v["variant"].iloc[0]
+        q = between(top, last)
+        if q is not None:  # stated as last / top
+            lo, hi = 1 / float(q["ci_high"]), 1 / float(q["ci_low"])
+            out.append(f"{last} is {worst_word}, {_r(1 / float(q['ratio']))}x {top} {_ci(lo, hi)}.")
+    for q in p[p["relation"] == "equivalent"].itertuples():
+        out.append(
+            f"{q.variant} and {q.other} are equivalent within {margin} "
+            f"({_r(q.ratio)}x {_ci(q.ci_low, q.ci_high)})."
+        )
+    same = v.set_index("variant")["group"]
+    inside = [q for q in ordered.itertuples() if same[q.variant] == same[q.other]]
+    if inside:
+        out.append(
+            "Within a tie group, resolved: "
+            + ", ".join(
+                f"{q.variant} > {q.other} ({_r(q.ratio)}x {_ci(q.ci_low, q.ci_high)})" for q in inside
+            )
+            + "."
+        )
+    unres = p[p["relation"].isin(["unresolved", "too few pairs"])]
+    if len(unres):
+        pos = v.set_index("variant")["position"]
+        near = unres[[abs(int(pos[a]) - int(pos[b])) == 1 for a, b in zip(unres["variant"], unres["other"])]]
+        bits = [
+            f"{q.variant} vs {q.other} ({_r(q.ratio)}x {_ci(q.ci_low, q.ci_high)}, Holm {_p(q.p_holm)})"
+            if q.relation == "unresolved"
+            else f"{q.variant} vs {q.other} ({q.reason or q.relation})"
+            for q in near.itertuples()
+        ]
+        more = len(unres) - len(near)
+        tail = f" and {more} non-adjacent pair{'s' if more != 1 else ''}" if more and bits else ""
+        lead = f"{len(unres)} of {len(p)} pairs not resolved"
+        out.append(f"{lead}: {'; '.join(bits)}{tail}." if bits else f"{lead}.")
+    return out
+
+
+def _p(p: float) -> str:
+    return _findings.fmt_p(float(p)) if np.isfinite(p) else "p –"
+
+
+def sentences(table: pd.DataFrame) -> list[str]:
+    """One paragraph (joined sentences) per ranking of the table."""
+    return [" ".join(ranking_sentences(g)) for g in rankings(table)]
+
+
+def markdown(table: pd.DataFrame | None) -> str:
+    """The ranking's findings as Markdown ("" without a ranking table: none was configured)."""
+    if table is None or table.empty:
+        return ""
+    gs = rankings(table)
+    if not gs:
+        reason = str(table["reason"].iloc[0]) if "reason" in table.columns and len(table) else ""
+        return f"**Ranking** (ranking.csv): nothing ranked ({reason})." if reason else ""
+    p = table[table["row"] == "pair"]
+    counts = p["relation"].value_counts()
+    what = ", ".join(
+        f"{int(counts[k])} {k}"
+        for k in ("ordered", "equivalent", "unresolved", "too few pairs")
+        if k in counts
+    )
+    head = (
+        f"**Ranking** (ranking.csv): {len(gs)} path x measure rankings, {len(p)} pairs of variants, each by "
+        f"its paired ratio of the same rounds, Holm over all {int(p['p_holm'].notna().sum())}: {what}. An order "
+        "is stated only where a pair is Holm-significant; braces hold a tie group."
+    )
+    return head + "\n\n" + "\n".join(f"- {s}" for s in sentences(table))
+
+
+#: the variant rows' columns a reader needs (the notebook shows these)
+SHOWN = ["scenario", "tool", "test", "metric", "position", "variant", "group", "letters", "rank_best"]
+SHOWN += ["rank_worst", "other", "ratio", "ci_low", "ci_high", "n_pairs", "order"]
+
+
+def shown(table: pd.DataFrame) -> pd.DataFrame:
+    """The variant rows of ``ranking.csv`` with the columns a reader needs (:data:`SHOWN`)."""
+    if table.empty or "row" not in table.columns:
+        return table
+    return table[table["row"] == "variant"][[c for c in SHOWN if c in table.columns]]
+
+
+# ---- the figure --------------------------------------------------------------------------------
+
+
+def _path_label(name: str, width: int = 11) -> str:
+    """A path name broken at its hyphens into lines of about ``width`` characters."""
+    return "\n".join(textwrap.wrap(name.replace("-", "- "), width)).replace("- ", "-").replace("-\n", "-\n")
+
+
+def _panels(table: pd.DataFrame) -> list[pd.DataFrame]:
+    """The variant rows of each measure (tool, test, protocol, direction, streams, metric) that has a
+    ranking, in the table's order."""
+    gs = rankings(table)
+    if not gs:
+        return []
+    v = pd.concat([g[g["row"] == "variant"] for g in gs])
+    measure = [c for c in KEY if c != "scenario"]
+    return [g for _, g in v.groupby(v[measure].astype(str).agg("\x1f".join, axis=1), sort=False)]
+
+
+def figure(table: pd.DataFrame, variants: list[str] | None = None) -> plt.Figure:
+    """The figure (not saved; :func:`podnet.report.figures.style.save` writes it). ``variants``: the
+    experiment's order of variants (:func:`podnet.report.figures.data.variant_order`), so each keeps
+    the colour it has in the other figures."""
+    style.apply()
+    panels = _panels(table)
+    if not panels:
+        fig, ax = plt.subplots(figsize=(style.COLUMN, 0.8), layout="constrained")
+        ax.set_axis_off()
+        reason = str(table["reason"].iloc[0]) if len(table) and "reason" in table.columns else ""
+        ax.text(0.5, 0.5, textwrap.fill(f"Nothing ranked: {reason}", 60), ha="center", va="center")
+        return fig
+    drawn = list(dict.fromkeys(x for p in panels for x in p["variant"]))
+    order = [v for v in (variants or []) if v in drawn] + sorted(set(drawn) - set(variants or []))
+    colors = style.variant_colors(list(variants or []) + [v for v in order if v not in (variants or [])])
+    height = 1.75
+    fig, axes = plt.subplots(
+        len(panels),
+        1,
+        figsize=(style.PAGE, min(style.PAGE_HEIGHT, len(panels) * height + 0.9)),
+        squeeze=False,
+        layout="constrained",
+    )
+    refs = set()
+    for ax, p in zip(axes[:, 0], panels):
+        refs |= set(p["other"].astype(str))
+        _panel(ax, p, order, colors)
+    margin = float(panels[0]["margin"].iloc[0])
+    handles = [Patch(facecolor=colors[v], edgecolor="0.2", lw=0.4, label=v) for v in order]
+    note = (
+        f"Bars: each variant's ratio to {', '.join(sorted(refs))} (paired, same rounds), 95 % CI. "
+        "Letters: variants of one path sharing a letter are not ordered (Holm over every pair of the "
+        f"ranking; equivalent within ±{margin * 100:g} % or not resolved); a is the best group."
+    )
+    fig.legend(
+        handles=handles,
+        loc="outside lower center",
+        ncols=min(len(handles), 5),
+        frameon=False,
+        title=textwrap.fill(note, 150),
+        title_fontsize=6,
+    )
+    fig.suptitle("Variants ranked per path: ratio to the reference variant, resolved order as letters")
+    return fig
+
+
+def _panel(ax: plt.Axes, p: pd.DataFrame, order: list[str], colors: dict) -> None:
+    paths = list(dict.fromkeys(p["scenario"]))
+    present = [v for v in order if v in set(p["variant"])]
+    width = min(0.8 / max(len(present), 1), 0.22)
+    offs = {v: (i - (len(present) - 1) / 2) * width for i, v in enumerate(present)}
+    top = np.nanmax(pd.to_numeric(p[["ratio", "ci_high"]].stack(), errors="coerce").to_numpy(dtype=float))
+    top = max(float(top) if np.isfinite(top) else 1.0, 1.0)
+    for r in p.itertuples():
+        x = paths.index(r.scenario) + offs[r.variant]
+        ratio, lo, hi = float(r.ratio), float(r.ci_low), float(r.ci_high)
+        y_text = 0.0
+        if np.isfinite(ratio):
+            ax.bar(x, ratio, width * 0.92, color=colors[r.variant], edgecolor="0.2", lw=0.4, zorder=2)
+            y_text = ratio
+            if np.isfinite(lo) and np.isfinite(hi):
+                ax.plot([x, x], [lo, hi], color="0.1", lw=0.8, zorder=3, solid_capstyle="butt")
+                ax.plot([x - width * 0.2, x + width * 0.2], [hi, hi], color="0.1", lw=0.8, zorder=3)
+                y_text = max(hi, ratio)
+        ax.annotate(
+            str(r.letters),
+            (x, y_text),
+            xytext=(0, 2.5),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=5.5,
+            rotation=90 if len(str(r.letters)) > 2 else 0,
+            zorder=4,
+        )
+    ax.axhline(1.0, color="0.35", lw=0.7, ls="--", zorder=1)
+    ax.set_xticks(range(len(paths)), [_path_label(s) for s in paths])
+    ax.set_xlim(-0.5, len(paths) - 0.5)
+    tall = any(len(str(x)) > 2 for x in p["letters"])  # rotated letters need more room
+    ax.set_ylim(0, top * (1.35 if tall else 1.22))
+    ax.tick_params(axis="x", length=0)
+    r0 = p.iloc[0]
+    info = metric_info(str(r0["metric"]), str(r0["tool"]))
+    ax.set_title(f"{data.measure_label(r0)}: {info.label} ({r0['better']} is better)", loc="left")
+    ax.set_ylabel(f"Ratio to {r0['other']}")
+    ax.grid(axis="y", lw=0.4, alpha=0.4)
+    ax.yaxis.set_major_formatter(plt.FuncFormatter(style.ratio_label))

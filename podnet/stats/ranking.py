@@ -1,0 +1,426 @@
+"""ranking.csv: per path and measure, the variants (e.g. CNIs) in order, with tie groups.
+
+Pure functions of the tidy table (no I/O). Every pair of variants measured on a path, adjacent in
+the order or not, gets the paired side-by-side ratio of the same rounds
+(:func:`podnet.stats.variants.side_by_side`; runs paired by ``(launch_id, round_seq)`` where the
+tidy table has ``round_seq``, else by ``(launch_id, repeat)``). Holm runs over every pair of the
+whole table. A pair's relation is
+
+- ``ordered``: its Holm-adjusted p is below ``1 - confidence``; the better one by the metric's
+  direction (:func:`podnet.stats.kinds.metric_facts`: lower is better for latencies and CPU costs,
+  higher for throughput and rates) is ranked above the other;
+- ``equivalent``: not ordered, and its interval lies within ±margin (both ends within
+  ``[1 / (1 + m), 1 + m]``, so the words hold whichever way the ratio is read);
+- ``unresolved``: neither; ``too few pairs``: fewer than 2 common rounds.
+
+The order is by a least-squares score of the pairs' mean log ratios (each variant's geometric mean
+on the rounds it shares with the others). Tie groups are the finest split of that order into
+consecutive blocks such that every pair across two blocks is ``ordered`` in the blocks' order;
+letters (a compact letter display: the maximal sets of variants no two of which are ordered) show
+what the blocks cannot when the relations are not transitive (A ~ B, B ~ C, A > C: one block
+{A, B, C}; letters a, ab, b). METHODS.md says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from . import core
+from .kinds import metric_facts
+from .settings import resolve
+from .variants import side_by_side
+
+#: the columns naming one ranking (a path and one measure of it)
+KEY = ["scenario", "tool", "test", "protocol", "direction", "streams", "metric", "unit"]
+
+COLUMNS = [
+    "row",  # variant: one variant's place in a ranking | pair: two variants | none: nothing ranked
+    *KEY,
+    "better",  # higher | lower (the metric's better direction)
+    "variant",  # variant row: the variant; pair row: the one ranked higher by the point estimate
+    "other",  # variant row: the reference variant; pair row: the one ranked lower
+    "position",  # variant row: 1 = best by the point estimate
+    "group",  # variant row: tie group, 1 = best; every pair across two groups is ordered
+    "letters",  # variant row: compact letter display; two variants sharing a letter are not ordered
+    "rank_best",  # variant row: 1 + the variants ordered above it
+    "rank_worst",  # variant row: the variants minus those ordered below it
+    "ratio",  # pair: variant / other; variant row: variant / reference (paired, same rounds)
+    "ci_low",
+    "ci_high",
+    "n_pairs",  # common rounds behind the ratio
+    "p_value",
+    "p_holm",  # Holm over every pair row of the table (a pair without p counts as p = 1)
+    "relation",  # pair: ordered | equivalent | unresolved | too few pairs; variant row: reference or ""
+    "within_margin",  # the interval lies within ±margin
+    "margin",
+    "order",  # the ranking in words: groups joined by ">", a group's members in braces
+    "reason",  # why a row has no ratio, or why nothing is ranked
+]
+
+RELATIONS = ("ordered", "equivalent", "unresolved", "too few pairs")
+
+
+class Measure(NamedTuple):
+    """One measure as ``tool:test:metric``."""
+
+    tool: str
+    test: str
+    metric: str
+
+    @classmethod
+    def parse(cls, text: str) -> Measure:
+        parts = str(text).split(":")
+        if len(parts) != 3 or not all(parts):
+            raise ValueError(f"stats.ranking measure {text!r}: expected tool:test:metric")
+        return cls(*parts)
+
+
+@dataclass(frozen=True)
+class RankingSettings:
+    """``stats.ranking`` with its defaults, and what it needs of the rest of ``stats``."""
+
+    measures: tuple[Measure, ...]
+    scenarios: tuple[str, ...]  # empty: every scenario
+    margin: float
+    confidence: float
+    reference: str | None  # the baseline variant of stats.comparisons (by: variant), if any
+
+
+def settings_of(
+    stats: Mapping[str, Any] | None, default_measures: Sequence[str] = ()
+) -> RankingSettings | None:
+    """The ranking settings of a config's ``stats`` mapping; without ``stats.ranking.measures``,
+    ``default_measures`` when given (report.vs_seed's measures), else None: no ranking."""
+    s = resolve(stats)
+    r = s["ranking"]
+    margin = float(r["equivalence_margin"])
+    if not margin > 0:
+        raise ValueError("stats.ranking.equivalence_margin must be > 0")
+    measures = list(r["measures"] or []) or list(dict.fromkeys(default_measures))
+    if not measures:
+        return None
+    ref = next((str(c["baseline"]) for c in s["comparisons"] if c.get("by") == "variant"), None)
+    return RankingSettings(
+        measures=tuple(Measure.parse(m) for m in measures),
+        scenarios=tuple(str(x) for x in r["scenarios"] or []),
+        margin=margin,
+        confidence=float(s["confidence"]),
+        reference=ref,
+    )
+
+
+class Pair(NamedTuple):
+    """The paired ratio a / b of two variants on one path and measure."""
+
+    a: str
+    b: str
+    ratio: float
+    low: float
+    high: float
+    n: int
+    p: float
+    mean_log: float  # mean log ratio of the common rounds (defined from 1 round on)
+
+
+def _rounds(g: pd.DataFrame, by: str) -> pd.Series:
+    """Values indexed by (launch_id, ``by``); a (launch, round) seen twice pairs nothing."""
+    launch = g["launch_id"].astype("string").fillna("") if "launch_id" in g else pd.Series("", index=g.index)
+    ok = (launch != "").to_numpy(bool) & g[by].notna().to_numpy(bool)
+    r = g.loc[ok]
+    idx = pd.MultiIndex.from_arrays([launch[ok].to_numpy(), pd.to_numeric(r[by]).to_numpy(dtype=float)])
+    s = pd.Series(r["value"].to_numpy(dtype=float), index=idx)
+    return s[~s.index.duplicated(keep=False)]
+
+
+def round_key(a: pd.DataFrame, b: pd.DataFrame) -> str:
+    """``round_seq`` when both groups carry it on every run, else ``repeat`` (older raw files)."""
+    if all("round_seq" in g.columns and g["round_seq"].notna().all() for g in (a, b)):
+        return "round_seq"
+    return "repeat"
+
+
+def pair(
+    a: pd.DataFrame, b: pd.DataFrame, confidence: float = 0.95, names: tuple[str, str] = ("", "")
+) -> Pair:
+    """The paired ratio of variant ``a``'s runs over ``b``'s (tidy rows of one path and measure)."""
+    by = round_key(a, b)
+    sa, sb = _rounds(a, by), _rounds(b, by)
+    common = sa.index.intersection(sb.index)
+    x, y = sa.loc[common].to_numpy(dtype=float), sb.loc[common].to_numpy(dtype=float)
+    ok = (x > 0) & (y > 0)
+    x, y = x[ok], y[ok]
+    mean_log = float(np.mean(np.log(x) - np.log(y))) if len(x) else np.nan
+    if len(x) < 2:
+        return Pair(*names, np.nan, np.nan, np.nan, len(x), np.nan, mean_log)
+    iv = side_by_side(x, y, confidence)
+    return Pair(*names, float(iv.ratio), float(iv.low), float(iv.high), int(iv.n), float(iv.p), mean_log)
+
+
+def within_margin(low: float, high: float, margin: float) -> bool:
+    """The interval [low, high] lies within ±margin read either way (never a zero-width interval)."""
+    if not (np.isfinite(low) and np.isfinite(high) and 0 < low < high):
+        return False
+    lim = np.log1p(margin)
+    return bool(max(abs(np.log(low)), abs(np.log(high))) <= lim)
+
+
+def relation(p_holm: float, low: float, high: float, n: int, margin: float, alpha: float) -> str:
+    """ordered | equivalent | unresolved | too few pairs (see the module docstring)."""
+    if n < 2:
+        return "too few pairs"
+    if np.isfinite(p_holm) and p_holm < alpha:
+        return "ordered"
+    if within_margin(low, high, margin):
+        return "equivalent"
+    return "unresolved"
+
+
+def scores(names: Sequence[str], pairs: Sequence[Pair]) -> np.ndarray:
+    """Least-squares log scores s with s_a - s_b ~ mean log ratio of each pair (weight: its rounds),
+    summing to 0; NaN for a variant in no pair with a common round."""
+    idx = {v: i for i, v in enumerate(names)}
+    rows, rhs, w = [], [], []
+    for p in pairs:
+        if p.n < 1 or not np.isfinite(p.mean_log):
+            continue
+        r = np.zeros(len(names))
+        r[idx[p.a]], r[idx[p.b]] = 1.0, -1.0
+        rows.append(r)
+        rhs.append(p.mean_log)
+        w.append(np.sqrt(p.n))
+    if not rows:
+        return np.full(len(names), np.nan)
+    A = np.array(rows) * np.array(w)[:, None]
+    linked = np.any(np.array(rows) != 0, axis=0)
+    A = np.vstack([A, np.ones(len(names))])
+    y = np.r_[np.array(rhs) * np.array(w), 0.0]
+    s = np.linalg.lstsq(A, y, rcond=None)[0]
+    return np.where(linked, s, np.nan)
+
+
+def tie_groups(order: Sequence[str], ordered: set[tuple[str, str]]) -> list[int]:
+    """Group numbers (1 = best) of ``order`` (best first): a boundary between two places only when
+    every variant above it is ordered above every variant below it (``(better, worse)`` in ``ordered``)."""
+    groups, g = [], 1
+    for k in range(len(order)):
+        if k and all((u, w) in ordered for u in order[:k] for w in order[k:]):
+            g += 1
+        groups.append(g)
+    return groups
+
+
+def letters(order: Sequence[str], ordered: set[tuple[str, str]]) -> list[str]:
+    """Compact letter display of ``order`` (best first): one letter per maximal set of variants no
+    two of which are ordered (Bron-Kerbosch), lettered by their best member; two variants share a
+    letter exactly when their pair is not ordered."""
+    n = len(order)
+    apart = {(i, j) for i in range(n) for j in range(n) if (order[i], order[j]) in ordered}
+    nbr = [{j for j in range(n) if j != i and (i, j) not in apart and (j, i) not in apart} for i in range(n)]
+    cliques: list[frozenset[int]] = []
+
+    def grow(r: set[int], p: set[int], x: set[int]) -> None:
+        if not p and not x:
+            cliques.append(frozenset(r))
+            return
+        for v in sorted(p):
+            grow(r | {v}, p & nbr[v], x & nbr[v])
+            p = p - {v}
+            x = x | {v}
+
+    grow(set(), set(range(n)), set())
+    cliques.sort(key=lambda c: sorted(c))
+    out = [""] * n
+    for k, c in enumerate(cliques):
+        ch = chr(ord("a") + k) if k < 26 else f"[{k}]"
+        for i in c:
+            out[i] += ch
+    return out
+
+
+def order_text(order: Sequence[str], groups: Sequence[int]) -> str:
+    """``"macvlan > calico-bgp > {cilium, calico-vxlan}"``: groups by ``>``, members in braces."""
+    parts = []
+    for g in dict.fromkeys(groups):
+        members = [v for v, x in zip(order, groups) if x == g]
+        parts.append(members[0] if len(members) == 1 else "{" + ", ".join(members) + "}")
+    return " > ".join(parts)
+
+
+def _select(tidy: pd.DataFrame, rs: RankingSettings) -> pd.DataFrame:
+    """Measured, positive, non-swept rows of the configured scenarios and measures."""
+    t = tidy
+    if "source" in t.columns:
+        t = t[t["source"].astype("string").fillna("").str.strip().str.lower() != "reference"]
+    if "sweep" in t.columns:
+        t = t[t["sweep"].astype("string").fillna("") == ""]
+    t = t[np.isfinite(pd.to_numeric(t["value"], errors="coerce").to_numpy(dtype=float))]
+    if rs.scenarios:
+        t = t[t["scenario"].astype(str).isin(rs.scenarios)]
+    keys = set(rs.measures)
+    m = [Measure(str(a), str(b), str(c)) in keys for a, b, c in zip(t["tool"], t["test"], t["metric"])]
+    t = t[np.asarray(m, dtype=bool)]
+    if t.empty:
+        return t
+    kind, better = metric_facts(t[["tool", "metric"]])
+    t = t.assign(better=better)
+    return t[(kind == "positive") & np.isin(better, ["higher", "lower"])]
+
+
+def _none(reason: str) -> pd.DataFrame:
+    return pd.DataFrame(
+        [{c: (reason if c == "reason" else "none" if c == "row" else np.nan) for c in COLUMNS}]
+    )
+
+
+def ranking_table(
+    tidy: pd.DataFrame, stats: Mapping[str, Any] | None, default_measures: Sequence[str] = ()
+) -> pd.DataFrame:
+    """ranking.csv (:data:`COLUMNS`) of a tidy table under the config's ``stats`` mapping; one
+    ``none`` row saying why when ``stats.ranking`` names no measure (and no ``default_measures``,
+    see :func:`settings_of`) or nothing has two variants."""
+    rs = settings_of(stats, default_measures)
+    if rs is None:
+        return _none("stats.ranking.measures is not configured")
+    t = _select(tidy, rs)
+    if t.empty:
+        return _none("no measured value of the configured measures and scenarios")
+    t = t.assign(**{c: t[c].astype("string").fillna("") for c in [*KEY, "variant"]})
+    rows: list[dict[str, Any]] = []
+    for key, g in t.groupby(KEY, sort=False):
+        rows += _one_ranking(dict(zip(KEY, key)), g, rs)
+    if not any(r["row"] == "pair" for r in rows):
+        return _none("fewer than two variants on every configured path and measure: nothing to rank")
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    for c in ("letters", "order", "relation", "reason", "other"):
+        df[c] = df[c].astype(object)
+    _holm(df, rs)
+    for c in ("position", "group", "rank_best", "rank_worst", "n_pairs"):
+        df[c] = pd.to_numeric(df[c], errors="coerce").astype("Int64")
+    return df[COLUMNS].reset_index(drop=True)
+
+
+def _one_ranking(key: dict[str, str], g: pd.DataFrame, rs: RankingSettings) -> list[dict[str, Any]]:
+    """The variant rows and pair rows of one path and measure (relations filled in by :func:`_holm`)."""
+    better = str(g["better"].iloc[0])
+    sign = 1.0 if better == "higher" else -1.0
+    base = {**key, "better": better, "margin": rs.margin}
+    names = sorted(g["variant"].unique())
+    if len(names) < 2:
+        return [
+            {
+                **base,
+                "row": "variant",
+                "variant": names[0],
+                "position": 1,
+                "group": 1,
+                "letters": "a",
+                "rank_best": 1,
+                "rank_worst": 1,
+                "reason": "one variant only on this path and measure",
+            }
+        ]
+    by = {v: x for v, x in g.groupby("variant", sort=False)}
+    pairs = [pair(by[a], by[b], rs.confidence, (a, b)) for i, a in enumerate(names) for b in names[i + 1 :]]
+    s = scores(names, pairs)
+    key_of = {v: (-sign * s[i] if np.isfinite(s[i]) else np.inf, v) for i, v in enumerate(names)}
+    order = sorted(names, key=lambda v: key_of[v])
+    pos = {v: i for i, v in enumerate(order)}
+    out = []
+    for p in pairs:
+        est = p.mean_log if np.isfinite(p.mean_log) else 0.0
+        flip = sign * est < 0 or (sign * est == 0 and pos[p.a] > pos[p.b])
+        a, b = (p.b, p.a) if flip else (p.a, p.b)
+        r, lo, hi = (1 / p.ratio, 1 / p.high, 1 / p.low) if flip else (p.ratio, p.low, p.high)
+        reason = "" if p.n >= 2 else f"{p.n} common round{'s' if p.n != 1 else ''}: no interval"
+        if p.n >= 2 and not np.isfinite(p.p):
+            reason = "no test: the paired log ratios have no spread (quantised values?)"
+        out.append(
+            {
+                **base,
+                "row": "pair",
+                "variant": a,
+                "other": b,
+                "ratio": r,
+                "ci_low": lo,
+                "ci_high": hi,
+                "n_pairs": p.n,
+                "p_value": p.p,
+                "reason": reason,
+            }
+        )
+    ref = rs.reference if rs.reference in names else order[0]
+    for v in order:
+        row = {**base, "row": "variant", "variant": v, "other": ref, "position": pos[v] + 1}
+        if v == ref:
+            row.update(ratio=1.0, relation="reference", n_pairs=len(by[v]))
+        else:
+            p = next(x for x in pairs if {x.a, x.b} == {v, ref})
+            inv = p.a != v
+            row.update(
+                ratio=1 / p.ratio if inv else p.ratio,
+                ci_low=1 / p.high if inv else p.low,
+                ci_high=1 / p.low if inv else p.high,
+                n_pairs=p.n,
+                p_value=p.p,
+                reason="" if p.n >= 2 else f"{p.n} common rounds with {ref}: no interval",
+            )
+        out.append(row)
+    return out
+
+
+def _holm(df: pd.DataFrame, rs: RankingSettings) -> None:
+    """Holm over every pair row, relations, then each ranking's groups, letters and rank range (in place)."""
+    alpha = 1.0 - rs.confidence
+    is_pair = (df["row"] == "pair").to_numpy()
+    n = pd.to_numeric(df["n_pairs"], errors="coerce").fillna(0).to_numpy(dtype=float)
+    p = pd.to_numeric(df["p_value"], errors="coerce").to_numpy(dtype=float)
+    fam = is_pair & (n >= 2)  # a pair without p (no spread) stays in the family as p = 1
+    padj = np.full(len(df), np.nan)
+    if fam.any():
+        padj[fam] = core.holm(np.where(np.isfinite(p[fam]), p[fam], 1.0))
+    df["p_holm"] = padj
+    lo, hi = (pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float) for c in ("ci_low", "ci_high"))
+    df["within_margin"] = [within_margin(a, b, rs.margin) for a, b in zip(lo, hi)]
+    rel = [relation(q, a, b, int(k), rs.margin, alpha) for q, a, b, k in zip(padj, lo, hi, n)]
+    df["relation"] = np.where(is_pair, rel, df["relation"].fillna("").astype(object))
+    for _, g in df.groupby(KEY, sort=False, dropna=False):
+        v = g[g["row"] == "variant"].sort_values("position")
+        if len(v) < 2:
+            df.loc[g.index, "order"] = str(v["variant"].iloc[0]) if len(v) else ""
+            continue
+        pr = g[(g["row"] == "pair") & (g["relation"] == "ordered")]
+        ordered = set(zip(pr["variant"].astype(str), pr["other"].astype(str)))
+        order = list(v["variant"].astype(str))
+        groups, lets = tie_groups(order, ordered), letters(order, ordered)
+        df.loc[v.index, "group"] = groups
+        df.loc[v.index, "letters"] = lets
+        df.loc[v.index, "rank_best"] = [1 + sum((u, x) in ordered for u in order) for x in order]
+        df.loc[v.index, "rank_worst"] = [len(order) - sum((x, u) in ordered for u in order) for x in order]
+        df.loc[g.index, "order"] = order_text(order, groups)
+
+
+def summary(table: pd.DataFrame) -> str:
+    """One line: how many rankings, pairs and of them ordered / equivalent / unresolved."""
+    p = table[table["row"] == "pair"]
+    if p.empty:
+        return f"no ranking: {table['reason'].iloc[0] if len(table) else 'empty table'}"
+    n_rank = len(p.drop_duplicates(KEY))
+    counts = p["relation"].value_counts()
+    parts = ", ".join(f"{int(counts.get(r, 0))} {r}" for r in RELATIONS)
+    return f"{n_rank} rankings, {len(p)} pairs (Holm over all): {parts}"
+
+
+def write(table: pd.DataFrame, path: str | Path) -> Path:
+    """Write ranking.csv atomically (a half-written file never has the final name)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".tmp")
+    table.to_csv(tmp, index=False)
+    tmp.replace(p)
+    return p
