@@ -49,6 +49,23 @@ def code_version(stage: str, root: Path = ROOT) -> str:
     return h.hexdigest()[:16]
 
 
+def figure_code_version(name: str, root: Path = ROOT) -> str:
+    """The code version of one figure (16 hex digits): the report stage's dependencies, the shared
+    modules of ``podnet/report/figures/`` and the figure's own module (:data:`podnet.config.lean.FIGURES`),
+    not the other figures' modules nor the rest of the report package (notebooks' helpers, findings)."""
+    from .lean import FIGURES
+
+    own = FIGURES[name].split(".")[0]
+    others = {v.split(".")[0] for v in FIGURES.values()} - {own}
+    h = hashlib.sha256()
+    files = [f for p in DEPENDS["report"] for f in _files(p, root)]
+    files += [f for f in _files("report/figures", root) if not (f.suffix == ".py" and f.stem in others)]
+    for f in files:
+        h.update(f.relative_to(root).as_posix().encode() + b"\0")
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
 #: the ``stats`` settings a launch reads (adaptive sampling judges its primary comparisons with the
 #: statistics stage's own intervals); the rest (the gate's thresholds, bootstrap, outliers, drift)
 #: is the statistics stage's alone, so changing it re-runs stats and report, never a launch

@@ -255,9 +255,10 @@ def distributions(t: data.Tables, **where: Any) -> plt.Figure:
         squeeze=False,
         layout="constrained",
     )
-    order = [p for p in data.path_order(t) if p in set(long["scenario"])]
+    paths = data.path_order(t)
     for ax, panel in zip(axes.flat, panels):
         sub = long[long["panel"] == panel]
+        order = [p for p in paths if p in set(sub["scenario"])]  # only the paths with data in this panel
         sns.boxplot(sub, x="value", y="scenario", order=order, ax=ax, color="0.9", fliersize=0, linewidth=0.6)
         sns.stripplot(sub, x="value", y="scenario", hue="variant", order=order, ax=ax, size=2.5, legend=False)
         ax.set_title(panel)
@@ -266,6 +267,7 @@ def distributions(t: data.Tables, **where: Any) -> plt.Figure:
         style.plain_axis(ax, "x")
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_axis_off()
+    style.thin_ticks(fig)
     return fig
 
 
@@ -290,6 +292,7 @@ def interval_series(t: data.Tables, metric: str = "throughput", **where: Any) ->
     style.plain_axis(ax, "y")
     if sub["run_id"].nunique() <= 8:
         ax.legend(fontsize=5.5, frameon=False, loc="lower right")
+    style.thin_ticks(fig)
     return fig
 
 
