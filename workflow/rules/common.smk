@@ -4,7 +4,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from podnet.config.lean import FIGURE_NAMES as FIGURES, skip_iri_grammar
-from podnet.config.stages import figure_code_version
+from podnet.config.stages import figure_code_version, notebook_code_version
 
 skip_iri_grammar()  # 2 s of CPU on every run otherwise (podnet/config/lean.py); before validate imports jsonschema
 

@@ -54,7 +54,9 @@ rule figure:
         "../scripts/figure.py"
 
 
-rule seed_discrepancies:
+# a checkpoint: the seed_discrepancies notebook is re-evaluated after it and does not re-run when the
+# table came out byte-identical (new runs that change no check)
+checkpoint seed_discrepancies:
     input:
         tidy=f"{OUT}/tidy.parquet",
         published=published_tables(),
@@ -66,7 +68,7 @@ rule seed_discrepancies:
     conda:
         "../../envs/podnet.yaml"
     params:
-        code=code_version("report"),
+        code=notebook_code_version(),
         raw_dir=lambda w: RAW,
         raw=raw_state,
     script:
@@ -111,7 +113,9 @@ rule notebook:
     conda:
         "../../envs/podnet.yaml"
     params:
-        code=code_version("report"),
+        # the report stage without the figures' own modules: a figure's code change re-draws that
+        # figure, and reaches a notebook only through the figure's files
+        code=notebook_code_version(),
         experiment=EXP,
         raw_dir=RAW,
         processed_dir=lambda w, output: os.path.dirname(
