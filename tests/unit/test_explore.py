@@ -99,3 +99,27 @@ def test_explores_panels_pass_the_layout_checks_and_show_only_paths_with_data():
                     assert shown <= set(runs["scenario"]), (title, shown)
             plt.close(fig)
             assert not found, found[:5]
+
+
+def test_the_sidecar_cache_gives_what_the_sidecars_say_and_follows_a_changed_one(tmp_path):
+    import pandas as pd
+    import yaml
+
+    from podnet.parse.raw import sidecar_path
+
+    d = _experiment(tmp_path)
+    t = data.load(d)
+    paths = t.tidy["raw_path"].astype(str).unique()
+    cache = tmp_path / "cache.pickle"
+    plain = explore.sidecars(paths)
+    cold, warm = explore.sidecars(paths, cache=cache), explore.sidecars(paths, cache=cache)
+    pd.testing.assert_frame_equal(cold, plain)
+    pd.testing.assert_frame_equal(warm, plain)
+    side = sidecar_path(paths[0])
+    meta = yaml.safe_load(side.read_text())
+    meta["attempt"] = 7
+    side.write_text(yaml.safe_dump(meta, sort_keys=False) + "# edited\n")
+    again = explore.sidecars(paths, cache=cache)
+    assert again.loc[again["raw_path"] == paths[0], "attempt"].tolist() == [7]
+    assert explore.provenance(t).equals(explore.provenance(data.load(d)))
+    assert (d / ".cache/sidecars.pickle").is_file()

@@ -44,6 +44,8 @@ class Tables:
     load_curves: pd.DataFrame = field(default_factory=pd.DataFrame)
     settings: dict[str, Any] = field(default_factory=dict)
     experiment: str = ""
+    #: the processed directory the tables were read from ("" when built in memory)
+    source: str = ""
 
 
 def _csv(path: Path) -> pd.DataFrame:
@@ -86,7 +88,7 @@ def load(processed_dir: str | Path, only: list[str] | None = None) -> Tables:
     }
     settings_path = d / FILES["settings"]
     settings = json.loads(settings_path.read_text()) if "settings" in want and settings_path.exists() else {}
-    t = Tables(**frames, settings=settings)
+    t = Tables(**frames, settings=settings, source=str(d))
     for df in (t.tidy, t.summary):
         if len(df) and "experiment" in df.columns:
             t.experiment = str(df["experiment"].iloc[0])

@@ -16,7 +16,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+from matplotlib.ticker import FixedLocator, Formatter, FuncFormatter, NullFormatter, NullLocator
 
 COLUMN = 3.5  # inches
 PAGE = 7.0
@@ -106,7 +106,23 @@ def plain_axis(ax: plt.Axes, axis: str = "x") -> None:
         a.set_major_locator(FixedLocator([t for t in ticks if lo <= t <= hi]))
         a.set_minor_locator(NullLocator())
         a.set_minor_formatter(NullFormatter())
-    a.set_major_formatter(FuncFormatter(plain))
+    a.set_major_formatter(PlainFormatter())
+
+
+class PlainFormatter(Formatter):
+    """:func:`plain` tick labels, with as many decimals as the ticks need to read apart (810,
+    810.25, 810.5: never "810" twice)."""
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        return plain(x, pos)
+
+    def format_ticks(self, values) -> list[str]:
+        labels = [plain(v) for v in values]
+        if len(set(labels)) == len(labels) or len(values) < 2:
+            return labels
+        step = float(np.min(np.diff(np.sort(np.asarray(values, dtype=float)))))
+        decimals = max(0, int(np.ceil(-np.log10(step))) + 1) if step > 0 else 2
+        return [f"{v:,.{decimals}f}".rstrip("0").rstrip(".") if decimals else f"{v:,.0f}" for v in values]
 
 
 RATIO_TICKS = [
