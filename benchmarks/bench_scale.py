@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import resource
 import subprocess
 import sys
@@ -130,16 +129,6 @@ def _outputs(processed: Path) -> dict[str, int]:
     }
 
 
-def _job_counts(log: str) -> dict[str, int]:
-    """Jobs Snakemake finished, per rule (its "Finished jobid: N (Rule: x)" lines; the "Job stats"
-    table lists only the jobs planned before a checkpoint)."""
-    counts: dict[str, int] = {}
-    for rule in re.findall(r"Finished jobid: \d+ \(Rule: (\w+)\)", log):
-        if rule != "all":
-            counts[rule] = counts.get(rule, 0) + 1
-    return counts
-
-
 def pipeline(runs: int, cores: int) -> None:
     """The whole pipeline on ``runs`` copies of the seed-cni-1gbe example's raw files (see the docstring)."""
     import os
@@ -179,32 +168,24 @@ def pipeline(runs: int, cores: int) -> None:
         src.mkdir()
         tar = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(src)], input=tar, check=True)
-        env = {**os.environ, "PYTHONPATH": str(src)}
+        sys.path.insert(0, str(Path(__file__).parent))
+        from bench_pipeline import run_phase, show  # per-job wall and CPU from the process tree
+
         for label, change in (("full", None), ("no-op", None), ("+1 raw file", add_one), ("no-op", None)):
             if change:
                 change()
             before = _outputs(processed) if processed.exists() else {}
-            t0 = time.perf_counter()
-            p = subprocess.run(
-                [str(REPO / ".venv/bin/snakemake"), "--cores", str(cores), "--configfile", str(path)],
-                cwd=src,
-                env=env,
-                capture_output=True,
-                text=True,
-            )
-            dt = time.perf_counter() - t0
-            if p.returncode:
-                print(p.stdout[-3000:], p.stderr[-3000:])
-                raise SystemExit(f"{label}: snakemake failed")
+            ph = run_phase(label, path, [], cores, src)
             after = _outputs(processed)
             rewritten = sorted(k for k in after if before.get(k) != after[k])
-            jobs = _job_counts(p.stdout + p.stderr)
-            print(
-                f"  {label:<12} {dt:6.1f} s   jobs: {', '.join(f'{r} {c}' for r, c in jobs.items()) or 'none'}"
-            )
+            show(ph)
             if label != "full":
-                shown = [k for k in rewritten if k.startswith(("figures/", "notebooks/")) or "/" not in k]
-                print(f"      rewrote {len(rewritten)} file(s): {', '.join(shown) or '-'}")
+                shown = [
+                    k for k in rewritten if k.startswith(("figures/", "notebooks/")) and "/specs/" not in k
+                ]
+                print(
+                    f"      rewrote {len(rewritten)} file(s); figures and notebooks: {', '.join(shown) or '-'}"
+                )
 
 
 def main() -> None:

@@ -103,7 +103,8 @@ def _layout(n: int, n_rows: int, n_hue: int) -> tuple[int, float, float, float]:
         if nrow * h + extra <= style.PAGE_HEIGHT or ncols >= min(n, 4):
             break
     if nrow * h + extra > style.PAGE_HEIGHT:  # still too tall: tighter rows
-        row_h = max(0.09, (style.PAGE_HEIGHT - extra - 0.55 * nrow) / (nrow * n_rows))
+        # no tighter than a row label is tall (6.5 pt text: 0.105 in), or the labels overlap
+        row_h = max(0.106, (style.PAGE_HEIGHT - extra - 0.55 * nrow) / (nrow * n_rows))
         h = 0.55 + row_h * n_rows
     width = style.COLUMN if ncols == 1 and n == 1 and n_hue <= 3 else style.PAGE
     return ncols, width, h, extra
