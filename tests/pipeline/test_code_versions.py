@@ -46,9 +46,11 @@ def run(repo: Path, cfg: Path, *args: str) -> str:
 
 
 def planned(repo: Path, cfg: Path) -> set[str]:
-    """Rules a dry run would run (``-n``: nothing is written), the target pseudo-rule ``all`` aside."""
+    """Rules (checkpoints too) a dry run would run (``-n``: nothing is written), the target
+    pseudo-rule ``all`` aside; jobs after a checkpoint that would run are planned once it ran."""
     out = run(repo, cfg, "-n")
-    return {line.split()[1].rstrip(":") for line in out.splitlines() if line.startswith("rule ")} - {"all"}
+    jobs = (line for line in out.splitlines() if line.startswith(("rule ", "checkpoint ")))
+    return {line.split()[1].rstrip(":") for line in jobs} - {"all"}
 
 
 @pytest.fixture(scope="module")
