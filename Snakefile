@@ -6,7 +6,7 @@
 #   launch.smk  pod tests on a Kubernetes cluster -> raw/<experiment>/ (only when the config has `launch`)
 #   parse.smk   raw outputs + sidecars -> processed/<experiment>/tidy.parquet, failed_runs.csv
 #   stats.smk   tidy -> summary.csv, ratios.csv, planning.csv, stats_settings.json, METHODS.md, ...
-#   report.smk  figures/<figure>.png|svg|pdf, notebooks/<name>.ipynb + .html, seed_discrepancies.csv
+#   report.smk  figures/plan.json, figures/<figure>.png|svg|pdf, notebooks/<name>.ipynb + .html, seed_discrepancies.csv
 from snakemake.utils import min_version
 
 min_version("8.0")
@@ -29,5 +29,5 @@ include: "workflow/rules/report.smk"
 rule all:
     default_target: True
     input:
-        final_outputs(),
+        final_outputs,
         CHECK_OUTPUTS,

@@ -1,6 +1,15 @@
-"""The statistics stage at scale: full, no-op and one-added-run times and peak RSS (printed, not asserted).
+"""podnet at scale: the whole pipeline's cost of one added raw file, and the statistics stage alone
+(printed, not asserted).
 
-    .venv/bin/python benchmarks/bench_scale.py [--runs 10000] [--replicate 100000]
+    .venv/bin/python benchmarks/bench_scale.py --pipeline [--runs 10000]   # whole pipeline, +1 raw file
+    .venv/bin/python benchmarks/bench_scale.py [--runs 10000] [--replicate 100000]   # stats stage
+
+``--pipeline``: the seed-cni-1gbe example (its config: five notebooks, every figure) over its raw
+files replicated to ``--runs`` files (new repeat numbers; its published tables beside them), in a
+temporary directory, through ``snakemake --cores 2`` run from ``git archive HEAD`` (the committed
+tree; editing meanwhile changes nothing): ``full``, ``no-op``,
+``+1 raw file`` (one more copy of one of its runs) and ``no-op``. Each phase prints its wall time,
+the jobs Snakemake ran per rule and the outputs it rewrote (which figures and notebooks re-ran).
 
 Builds a scaled experiment from the real raw files in raw/seed-*: every raw
 file and its sidecar is copied ``runs / files`` times with new repeat numbers
@@ -108,14 +117,92 @@ def run_modes(tidy_path: Path, out: Path, label: str) -> None:
         )
 
 
+EXAMPLE = "seed-cni-1gbe"
+
+
+def _outputs(processed: Path) -> dict[str, int]:
+    """mtime of every output under ``processed`` (logs and caches aside)."""
+    return {
+        str(p.relative_to(processed)): p.stat().st_mtime_ns
+        for p in processed.rglob("*")
+        if p.is_file() and not {"logs", ".cache"} & set(p.relative_to(processed).parts)
+    }
+
+
+def pipeline(runs: int, cores: int) -> None:
+    """The whole pipeline on ``runs`` copies of the seed-cni-1gbe example's raw files (see the docstring)."""
+    import os
+    import shutil
+
+    import yaml
+
+    from podnet.parse.raw import find_raw_files, read_sidecar, write_raw
+
+    source = REPO / "raw" / EXAMPLE
+    with tempfile.TemporaryDirectory(prefix="podnet-scale-") as d:
+        tmp = Path(d)
+        t0 = time.perf_counter()
+        n = build_raw(tmp / "raw", runs, [source])
+        raw = tmp / "raw" / EXAMPLE
+        shutil.copytree(source / "published", raw / "published")
+        print(
+            f"{n} raw files (+ sidecars) from raw/{EXAMPLE} in {time.perf_counter() - t0:.0f} s; load {os.getloadavg()[0]:.1f}"
+        )
+        cfg = yaml.safe_load((REPO / "config/examples" / f"{EXAMPLE}.yaml").read_text())
+        processed = tmp / "processed" / EXAMPLE
+        cfg.update(raw_dir=str(raw), processed_dir=str(processed))
+        path = tmp / "config.yaml"
+        path.write_text(yaml.safe_dump(cfg))
+
+        def add_one() -> None:
+            src = find_raw_files(source)[0]
+            meta = read_sidecar(src)
+            for k in ("sha256", "podnet_sidecar"):
+                meta.pop(k, None)
+            meta["repeat"] = 999_999
+            rel = src.relative_to(source)
+            write_raw(raw / rel.parent / f"added{rel.suffix}", src.read_bytes(), meta)
+            print(f"  (added a copy of raw/{EXAMPLE}/{rel})")
+
+        src = tmp / "src"  # the workflow and podnet as committed
+        src.mkdir()
+        tar = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(src)], input=tar, check=True)
+        sys.path.insert(0, str(Path(__file__).parent))
+        from bench_pipeline import run_phase, show  # per-job wall and CPU from the process tree
+
+        for label, change in (("full", None), ("no-op", None), ("+1 raw file", add_one), ("no-op", None)):
+            if change:
+                change()
+            before = _outputs(processed) if processed.exists() else {}
+            ph = run_phase(label, path, [], cores, src)
+            after = _outputs(processed)
+            rewritten = sorted(k for k in after if before.get(k) != after[k])
+            show(ph)
+            if label != "full":
+                shown = [
+                    k for k in rewritten if k.startswith(("figures/", "notebooks/")) and "/specs/" not in k
+                ]
+                print(
+                    f"      rewrote {len(rewritten)} file(s); figures and notebooks: {', '.join(shown) or '-'}"
+                )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument(
+        "--pipeline", action="store_true", help="the whole pipeline's +1 raw file (seed-cni-1gbe)"
+    )
+    ap.add_argument("--cores", type=int, default=2, help="snakemake --cores (with --pipeline)")
     ap.add_argument("--runs", type=int, default=10000, help="raw files in the scaled experiment")
     ap.add_argument("--replicate", type=int, default=0, help="also a tidy-level table of this many runs")
     ap.add_argument("--measure", nargs=3, metavar=("MODE", "TIDY", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.measure:
         measure(*args.measure)
+        return
+    if args.pipeline:
+        pipeline(args.runs, args.cores)
         return
     from podnet.parse import parse_experiment
 

@@ -4,9 +4,10 @@ Snakemake parses the Snakefile on every run (a no-op too) and starts one Python 
 job; at 10,000 runs their imports, not their work, were most of an incremental re-run
 (``benchmarks/bench_pipeline.py``).
 
-- :data:`FIGURE_NAMES`: the figures' names, for the Snakefile; :mod:`podnet.report.figures` imports
-  matplotlib, seaborn and scipy.stats (about 2 s of CPU). ``podnet.report.figures.FIGURES`` has one
-  function per name, in this order (tested).
+- :data:`FIGURES` (and :data:`FIGURE_NAMES`): the figures' names and where each is drawn, for the
+  Snakefile and the figures' own code versions (:func:`podnet.config.stages.figure_code_version`);
+  :mod:`podnet.report.figures` imports matplotlib, seaborn and scipy.stats (about 2 s of CPU).
+  ``podnet.report.figures.FIGURES`` has one function per name, in this order (tested).
 - :func:`skip_iri_grammar`: ``import jsonschema`` imports the optional ``rfc3987_syntax``
   (installed with jupyter-events' ``jsonschema[format-nongpl]``), which compiles an Earley
   grammar at import: about 2 s of CPU in every process that validates a config, a sidecar or a
@@ -19,8 +20,19 @@ from __future__ import annotations
 
 import sys
 
-#: the figures of every experiment (``processed/<exp>/figures/<name>.png|svg|pdf``)
-FIGURE_NAMES: tuple[str, ...] = ("throughput", "latency", "ratios", "variants", "sweeps", "costs")
+#: the figures of an experiment (``processed/<exp>/figures/<name>.png|svg|pdf``, those with something
+#: to show) -> "<module>.<function>" of ``podnet.report.figures`` that draws it. A figure's module is
+#: its own code: a change to it re-draws that figure alone (the package's other modules are shared).
+#: One more figure is one entry here and its module.
+FIGURES: dict[str, str] = {
+    "throughput": "paths.throughput",
+    "latency": "paths.latency",
+    "ratios": "ratios.make",
+    "variants": "variants.make",
+    "sweeps": "sweeps.make",
+    "costs": "costs.make",
+}
+FIGURE_NAMES: tuple[str, ...] = tuple(FIGURES)
 
 
 def skip_iri_grammar() -> None:

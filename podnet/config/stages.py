@@ -2,10 +2,12 @@
 
 tools -> launch -> raw -> parse -> stats -> report (ARCHITECTURE.md). Each stage is one package
 of ``podnet``; :data:`DEPENDS` says which other packages it may import (``tests/unit/
-test_architecture.py`` checks the code's imports against it). A stage's code version is a hash of
-every file of its package and of the packages it depends on (code, data, schema, text: a changed
-``METHODS.md`` or schema default counts), computed here, never kept by hand; the workflow's rules
-carry it as a parameter, so a change re-runs exactly that stage and the stages after it.
+test_architecture.py`` checks the code's imports, the workflow scripts' too, against it). A stage's
+code version is a hash of every file of its package and of the packages it depends on (code, data,
+schema, text: a changed ``METHODS.md`` or schema default counts), computed here, never kept by
+hand; the workflow's rules carry it as a parameter, so a change re-runs exactly that stage and the
+stages after it. The report is finer: each figure has its own version (its module and the shared
+ones, :func:`figure_code_version`), the notebooks one without the figures' modules.
 """
 
 from __future__ import annotations
@@ -41,12 +43,47 @@ def code_version(stage: str, root: Path = ROOT) -> str:
     """sha256 (16 hex digits) of every file of ``stage``'s package and of those it depends on."""
     if stage not in DEPENDS:
         raise KeyError(f"unknown stage {stage!r} (one of {', '.join(DEPENDS)})")
+    return _version([f for package in (*DEPENDS[stage], stage) for f in _files(package, root)], root)
+
+
+def _own_figure_modules() -> set[str]:
+    from .lean import FIGURES
+
+    return {v.split(".")[0] for v in FIGURES.values()}
+
+
+def _version(files: list[Path], root: Path) -> str:
     h = hashlib.sha256()
-    for package in (*DEPENDS[stage], stage):
-        for f in _files(package, root):
-            h.update(f.relative_to(root).as_posix().encode() + b"\0")
-            h.update(f.read_bytes())
+    for f in files:
+        h.update(f.relative_to(root).as_posix().encode() + b"\0")
+        h.update(f.read_bytes())
     return h.hexdigest()[:16]
+
+
+def _figure_module(f: Path, root: Path) -> bool:
+    """Whether ``f`` is one figure's own module (``podnet/report/figures/<module>.py``)."""
+    return f.parent == root / "report" / "figures" and f.suffix == ".py" and f.stem in _own_figure_modules()
+
+
+@cache
+def notebook_code_version(root: Path = ROOT) -> str:
+    """The report stage's code version without the figures' own modules: what the notebooks and the
+    seed checks run (a figure's code reaches a notebook only through the figure's files, its input)."""
+    files = [f for p in (*DEPENDS["report"], "report") for f in _files(p, root)]
+    return _version([f for f in files if not _figure_module(f, root)], root)
+
+
+@cache
+def figure_code_version(name: str, root: Path = ROOT) -> str:
+    """The code version of one figure (16 hex digits): the report stage's dependencies, the shared
+    modules of ``podnet/report/figures/`` and the figure's own module (:data:`podnet.config.lean.FIGURES`),
+    not the other figures' modules nor the rest of the report package (notebooks' helpers, findings)."""
+    from .lean import FIGURES
+
+    own = FIGURES[name].split(".")[0]
+    files = [f for p in DEPENDS["report"] for f in _files(p, root)]
+    files += [f for f in _files("report/figures", root) if not _figure_module(f, root) or f.stem == own]
+    return _version(files, root)
 
 
 #: the ``stats`` settings a launch reads (adaptive sampling judges its primary comparisons with the

@@ -6,6 +6,7 @@ budget can resolve.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,14 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from podnet.parse.raw import read_sidecar
+from podnet.config.lean import skip_iri_grammar
+from podnet.parse.raw import read_sidecar, sidecar_path
 from podnet.report.figures import data, style
 from podnet.tools import metric_info
+
+# a notebook's kernel reads sidecars (read_sidecar validates them with jsonschema, imported then):
+# without this, the first costs jsonschema's optional IRI grammar, about 2 s of CPU (config/lean.py)
+skip_iri_grammar()
 
 #: what competed with a run (its sidecar's ``interference``, podnet.launch.interference), as shares of
 #: the time the client ran: CPU busy / stolen on its machines (busiest machine), one CPU's share used
@@ -87,26 +93,69 @@ def resolve(raw_path: str, raw_dir: str | Path | None = None) -> Path:
     return p
 
 
-def sidecars(raw_paths: Iterable[str], raw_dir: str | Path | None = None) -> pd.DataFrame:
+def sidecars(
+    raw_paths: Iterable[str], raw_dir: str | Path | None = None, cache: str | Path | None = None
+) -> pd.DataFrame:
     """The sidecars of ``raw_paths``, flattened (``client.node``, ``attempt``, ``launch.id``...);
-    ``raw_dir`` (absolute) locates relative paths when the notebook runs elsewhere."""
-    rows = []
+    ``raw_dir`` (absolute) locates relative paths when the notebook runs elsewhere.
+
+    ``cache``: a file of the sidecars read before (pickled, not an output: deleting it only costs
+    time), each reused while its file's size and mtime are unchanged: at 10,000 runs reading and
+    validating every sidecar costs a notebook tens of seconds."""
+    known = _read_cache(cache)
+    rows, seen, fresh = [], {}, False
     for p in dict.fromkeys(raw_paths):
+        raw = resolve(p, raw_dir)
         try:
-            meta = read_sidecar(resolve(p, raw_dir))
-        except (OSError, ValueError):
-            meta = {}
+            st = sidecar_path(raw).stat()
+            key: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)
+        except OSError:
+            key = None
+        hit = known.get(p)
+        if key is not None and hit is not None and hit[0] == key:
+            meta = hit[1]
+        else:
+            try:
+                meta = read_sidecar(raw)
+            except (OSError, ValueError):
+                meta = {}
+            fresh = fresh or key is not None
+        if key is not None:
+            seen[p] = (key, meta)
         rows.append({"raw_path": p, **meta})
+    if cache is not None and fresh:
+        path = Path(cache)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(pickle.dumps({**known, **seen}))
+        tmp.replace(path)
     if not rows:
         return pd.DataFrame(columns=["raw_path"])
     return pd.json_normalize(rows)
 
 
+def _read_cache(cache: str | Path | None) -> dict[str, Any]:
+    if cache is None or not Path(cache).is_file():
+        return {}
+    try:
+        return pickle.loads(Path(cache).read_bytes())
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError):
+        return {}  # a cache that cannot be read is read again from the sidecars
+
+
+def _cache(t: data.Tables) -> Path | None:
+    """The sidecar cache of the experiment ``t`` was loaded from (processed/<exp>/.cache/)."""
+    return Path(t.source) / ".cache" / "sidecars.pickle" if t.source else None
+
+
 def with_sidecars(
-    df: pd.DataFrame, columns: list[str] | None = None, raw_dir: str | Path | None = None
+    df: pd.DataFrame,
+    columns: list[str] | None = None,
+    raw_dir: str | Path | None = None,
+    cache: str | Path | None = None,
 ) -> pd.DataFrame:
     """``df`` (with a raw_path column) joined with its runs' sidecar fields (default: where and when)."""
-    side = sidecars(df["raw_path"].astype(str), raw_dir)
+    side = sidecars(df["raw_path"].astype(str), raw_dir, cache)
     wanted = columns or [
         c
         for c in side.columns
@@ -135,7 +184,7 @@ def interference(t: data.Tables, raw_dir: str | Path | None = None, **where: Any
     rel = (head["value"] / med - 1).to_numpy(dtype=float)
     sign = np.array([-1.0 if b == "higher" else 1.0 if b == "lower" else np.nan for b in better])
     head = head.assign(worse_by=rel * sign + 0.0)  # + 0.0: no "-0" for a run at the median
-    side = sidecars(head["raw_path"].astype(str).unique(), raw_dir)
+    side = sidecars(head["raw_path"].astype(str).unique(), raw_dir, _cache(t))
 
     def col(name: str) -> pd.Series:
         return (
@@ -181,7 +230,7 @@ def outliers(t: data.Tables, raw_dir: str | Path | None = None) -> pd.DataFrame:
     """outliers.csv with each run's node, time and attempt from its sidecar."""
     if t.outliers.empty:
         return t.outliers
-    return with_sidecars(t.outliers, raw_dir=raw_dir)
+    return with_sidecars(t.outliers, raw_dir=raw_dir, cache=_cache(t))
 
 
 def drift(t: data.Tables) -> pd.DataFrame:
@@ -209,7 +258,7 @@ def provenance(t: data.Tables, raw_dir: str | Path | None = None) -> pd.DataFram
     """Every distinct cluster/node/tool fact the runs' sidecars record (kernel, CNI, versions, image)."""
     if t.tidy.empty:
         return pd.DataFrame(columns=["fact", "values"])
-    side = sidecars(t.tidy["raw_path"].astype(str).unique(), raw_dir)
+    side = sidecars(t.tidy["raw_path"].astype(str).unique(), raw_dir, _cache(t))
     keep = [
         c
         for c in side.columns
@@ -255,9 +304,10 @@ def distributions(t: data.Tables, **where: Any) -> plt.Figure:
         squeeze=False,
         layout="constrained",
     )
-    order = [p for p in data.path_order(t) if p in set(long["scenario"])]
+    paths = data.path_order(t)
     for ax, panel in zip(axes.flat, panels):
         sub = long[long["panel"] == panel]
+        order = [p for p in paths if p in set(sub["scenario"])]  # only the paths with data in this panel
         sns.boxplot(sub, x="value", y="scenario", order=order, ax=ax, color="0.9", fliersize=0, linewidth=0.6)
         sns.stripplot(sub, x="value", y="scenario", hue="variant", order=order, ax=ax, size=2.5, legend=False)
         ax.set_title(panel)
@@ -266,6 +316,7 @@ def distributions(t: data.Tables, **where: Any) -> plt.Figure:
         style.plain_axis(ax, "x")
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_axis_off()
+    style.thin_ticks(fig)
     return fig
 
 
@@ -290,6 +341,7 @@ def interval_series(t: data.Tables, metric: str = "throughput", **where: Any) ->
     style.plain_axis(ax, "y")
     if sub["run_id"].nunique() <= 8:
         ax.legend(fontsize=5.5, frameon=False, loc="lower right")
+    style.thin_ticks(fig)
     return fig
 
 

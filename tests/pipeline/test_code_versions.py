@@ -22,7 +22,7 @@ SNAKEMAKE = str(REPO / ".venv/bin/snakemake")
 RULES = {
     "parse": {"parse_shard", "tidy"},
     "stats": {"stats", "adaptive", "noise_floor"},
-    "report": {"figure", "seed_discrepancies", "notebook", "notebook_html"},
+    "report": {"figure_plan", "figure", "seed_discrepancies", "notebook", "notebook_html"},
 }
 #: the stages whose rules a change to a file of this package re-runs
 AFTER = {
@@ -46,9 +46,11 @@ def run(repo: Path, cfg: Path, *args: str) -> str:
 
 
 def planned(repo: Path, cfg: Path) -> set[str]:
-    """Rules a dry run would run (``-n``: nothing is written), the target pseudo-rule ``all`` aside."""
+    """Rules (checkpoints too) a dry run would run (``-n``: nothing is written), the target
+    pseudo-rule ``all`` aside; jobs after a checkpoint that would run are planned once it ran."""
     out = run(repo, cfg, "-n")
-    return {line.split()[1].rstrip(":") for line in out.splitlines() if line.startswith("rule ")} - {"all"}
+    jobs = (line for line in out.splitlines() if line.startswith(("rule ", "checkpoint ")))
+    return {line.split()[1].rstrip(":") for line in jobs} - {"all"}
 
 
 @pytest.fixture(scope="module")
@@ -76,8 +78,11 @@ def copy(tmp_path_factory):
 @pytest.mark.parametrize("package", sorted(AFTER))
 def test_a_changed_file_reruns_its_stage_and_the_stages_after_it(copy, package):
     repo, cfg = copy
-    # a text file too, for the stats (METHODS.md) and config (the schema) packages
-    name = {"stats": "METHODS.md", "config": "config.schema.yaml"}.get(package, "__init__.py")
+    # a text file too, for the stats (METHODS.md) and config (the schema) packages; for report a module
+    # the figures share (a notebook helper alone re-runs no rule of an experiment without notebooks)
+    name = {"stats": "METHODS.md", "config": "config.schema.yaml", "report": "figures/grid.py"}.get(
+        package, "__init__.py"
+    )
     f = repo / "podnet" / package / name
     before = f.read_bytes()
     try:
@@ -118,3 +123,25 @@ def test_a_gate_threshold_reruns_stats_and_report_never_a_launch(copy):
     path.write_text(yaml.safe_dump(changed))
     got = planned(repo, path)
     assert got and not got & RULES["parse"] and "launch" not in got, got
+
+
+def test_a_change_to_one_figures_code_redraws_that_figure_alone(copy):
+    """Each figure has its own code version (podnet.config.stages.figure_code_version): a changed
+    ratios module re-draws ratios.* and leaves the other figures' files untouched."""
+    repo, cfg = copy
+    out = Path(yaml.safe_load(cfg.read_text())["processed_dir"])
+    figures = sorted((out / "figures").glob("*.png"))
+    assert {p.stem for p in figures} == {"throughput", "latency", "ratios"}  # seed-raven: one variant
+    before = {p.name: p.stat().st_mtime_ns for p in (out / "figures").glob("*.*")}
+    f = repo / "podnet/report/figures/ratios.py"
+    text = f.read_bytes()
+    try:
+        f.write_bytes(text + b"\n# changed\n")
+        log = run(repo, cfg)
+    finally:
+        f.write_bytes(text)
+    after = {p.name: p.stat().st_mtime_ns for p in (out / "figures").glob("*.*")}
+    changed = {n for n in after if after[n] != before.get(n)}
+    assert changed == {"ratios.png", "ratios.svg", "ratios.pdf", "plan.json"}, (changed, log[-2000:])
+    run(repo, cfg)  # back to the committed module: ratios again
+    assert planned(repo, cfg) == set()

@@ -1,30 +1,29 @@
 """The layout shows the pipeline: one package per stage, dependencies one way (ARCHITECTURE.md).
 
-config <- tools <- parse <- stats <- report; launch uses config, tools, parse and stats (its
-adaptive stop), never report; nothing but cli imports launch. Read from the code's imports (every
-``import``/``from`` anywhere in a module, function-level ones included; ``TYPE_CHECKING`` blocks
-too), so a violation cannot hide in a function.
+What each stage may import is ``podnet.config.stages.DEPENDS`` (the table the code versions are
+computed from): config <- tools <- parse <- stats <- report; launch uses config, tools, parse and
+stats (its adaptive stop), never report; nothing but cli imports launch. Read from the code's
+imports (every ``import``/``from`` anywhere in a module, function-level ones included;
+``TYPE_CHECKING`` blocks too), so a violation cannot hide in a function. The workflow's scripts
+too: a script run by a rule of ``workflow/rules/<stage>.smk`` imports only that stage and what it
+may import, so a rule's code version (its stage's) covers every podnet file its script runs.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
-PODNET = Path(__file__).resolve().parents[2] / "podnet"
+from podnet.config.stages import DEPENDS
 
-#: what each stage may import (besides itself)
-ALLOWED = {
-    "config": set(),
-    "tools": {"config"},
-    "parse": {"config", "tools"},
-    "stats": {"config", "tools", "parse"},
-    "report": {"config", "tools", "parse", "stats"},
-    "launch": {"config", "tools", "parse", "stats"},
-    "cli": {"config", "tools", "parse", "stats", "report", "launch"},
-}
+PODNET = Path(__file__).resolve().parents[2] / "podnet"
+WORKFLOW = PODNET.parent / "workflow"
+
+#: what each stage may import (besides itself): DEPENDS; cli may import every stage
+ALLOWED = {stage: set(deps) for stage, deps in DEPENDS.items()} | {"cli": set(DEPENDS)}
 
 
 def _stage(module: str) -> str | None:
@@ -45,7 +44,7 @@ def _module_of(path: Path) -> str:
 def _imports(path: Path) -> list[tuple[int, str]]:
     """(line, absolute module) of every import in the file."""
     tree = ast.parse(path.read_text(), filename=str(path))
-    mod = _module_of(path)
+    mod = _module_of(path) if path.is_relative_to(PODNET.parent / "podnet") else "script"
     package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
     out = []
     for node in ast.walk(tree):
@@ -77,6 +76,57 @@ def violations() -> list[str]:
             if dep not in ALLOWED.get(stage, set()):
                 bad.append(f"{path.relative_to(PODNET.parent)}:{line}: {stage} imports {target}")
     return bad
+
+
+def script_stages(workflow: Path | None = None) -> dict[str, set[str]]:
+    """workflow/scripts/<name>.py -> the stages whose rules (``workflow/rules/<stage>.smk``) run it."""
+    out: dict[str, set[str]] = {}
+    for smk in sorted((workflow or WORKFLOW).glob("rules/*.smk")):
+        for script in re.findall(r'"\.\./scripts/([\w.]+\.py)"', smk.read_text()):
+            out.setdefault(script, set()).add(smk.stem)
+    return out
+
+
+def script_violations(workflow: Path | None = None) -> list[str]:
+    """Imports of a workflow script outside its rule's stage and what that stage may import."""
+    workflow = workflow or WORKFLOW
+    bad = []
+    for script, stages in sorted(script_stages(workflow).items()):
+        path = workflow / "scripts" / script
+        for stage in sorted(stages):
+            for line, target in _imports(path):
+                dep = _stage(target)
+                if dep is not None and dep != stage and dep not in ALLOWED[stage]:
+                    bad.append(f"workflow/scripts/{script}:{line}: a {stage} rule's script imports {target}")
+    return bad
+
+
+def test_the_rule_is_the_stage_table():
+    assert ALLOWED.keys() - {"cli"} == set(DEPENDS) and all(ALLOWED[s] == set(DEPENDS[s]) for s in DEPENDS)
+
+
+def test_every_workflow_script_is_run_by_a_rule_of_a_stage():
+    scripts = {p.name for p in (WORKFLOW / "scripts").glob("*.py")}
+    stages = script_stages()
+    assert scripts == set(stages), scripts ^ set(stages)
+    assert set().union(*stages.values()) <= set(DEPENDS)
+
+
+def test_workflow_scripts_import_only_their_stage_and_its_dependencies():
+    assert script_violations() == []
+
+
+def test_a_stats_script_that_imports_launch_or_report_is_a_violation(tmp_path):
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "rules/stats.smk").write_text('rule x:\n    script:\n        "../scripts/x.py"\n')
+    (tmp_path / "scripts/x.py").write_text(
+        "from podnet.launch.plan import test_lengths\nfrom podnet.report import noise_text\nimport podnet.stats\n"
+    )
+    assert script_violations(tmp_path) == [
+        "workflow/scripts/x.py:1: a stats rule's script imports podnet.launch.plan",
+        "workflow/scripts/x.py:2: a stats rule's script imports podnet.report",
+    ]
 
 
 def test_every_module_is_in_a_stage_package():

@@ -79,3 +79,47 @@ def test_interference_sets_slow_runs_beside_what_competed_with_them(tmp_path):
     corr = explore.interference_correlation(runs).set_index("measure")
     assert corr.loc["daemons_cpu", "runs"] == 6 and corr.loc["daemons_cpu", "spearman_rho"] > 0.9
     assert np.isnan(corr.loc["cpu_steal", "spearman_rho"])  # no spread
+
+
+def test_explores_panels_pass_the_layout_checks_and_show_only_paths_with_data():
+    """The seed-cni-1gbe example (five CNIs, iperf 2, ping, ab) and one with two paths: tick labels
+    neither repeat nor collide, and a panel lists only the paths it has runs for."""
+    from podnet.report.figures import check
+
+    root = Path(__import__("tempfile").mkdtemp())
+    for d in (figures_data.example("seed-cni-1gbe", root), figures_data.with_repeats(root)):
+        t = data.load(d)
+        for fig in (explore.distributions(t), explore.interval_series(t)):
+            found = check.problems(fig)
+            for ax in fig.axes:
+                if ax.axison and ax.get_ylabel() == "":
+                    shown = {x.get_text() for x in ax.get_yticklabels()}
+                    title = ax.get_title().split(" · ")[0]
+                    runs = t.tidy[(t.tidy["tool"] + " " + t.tidy["test"]) == title]
+                    assert shown <= set(runs["scenario"]), (title, shown)
+            plt.close(fig)
+            assert not found, found[:5]
+
+
+def test_the_sidecar_cache_gives_what_the_sidecars_say_and_follows_a_changed_one(tmp_path):
+    import pandas as pd
+    import yaml
+
+    from podnet.parse.raw import sidecar_path
+
+    d = _experiment(tmp_path)
+    t = data.load(d)
+    paths = t.tidy["raw_path"].astype(str).unique()
+    cache = tmp_path / "cache.pickle"
+    plain = explore.sidecars(paths)
+    cold, warm = explore.sidecars(paths, cache=cache), explore.sidecars(paths, cache=cache)
+    pd.testing.assert_frame_equal(cold, plain)
+    pd.testing.assert_frame_equal(warm, plain)
+    side = sidecar_path(paths[0])
+    meta = yaml.safe_load(side.read_text())
+    meta["attempt"] = 7
+    side.write_text(yaml.safe_dump(meta, sort_keys=False) + "# edited\n")
+    again = explore.sidecars(paths, cache=cache)
+    assert again.loc[again["raw_path"] == paths[0], "attempt"].tolist() == [7]
+    assert explore.provenance(t).equals(explore.provenance(data.load(d)))
+    assert (d / ".cache/sidecars.pickle").is_file()

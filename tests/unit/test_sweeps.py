@@ -12,7 +12,7 @@ from podnet.launch.config import LaunchConfigError, from_mapping
 from podnet.parse.raw import SidecarError, validate_sidecar
 from podnet.parse.stage import parse_text, result_rows
 from podnet.parse.tidy import frame
-from podnet.report.figures import curves, data, grid
+from podnet.report.figures import costs, data, grid, sweeps
 from podnet.stats.settings import resolve
 from podnet.stats.summary import summarize
 from podnet.stats.sweeps import load_curves, loss_free_rate, median_interval, pooled_loss, sweep_table
@@ -247,7 +247,7 @@ def test_the_sweeps_figure_draws_received_and_loss_against_offered():
     )
     t = _tables(frame(tidy.to_dict("records")))
     with grid.specs_only():
-        spec = curves.sweeps(t)
+        spec = sweeps.make(t)
     assert spec.kind == "xy"
     titles = [p.title for p in spec.panels]
     assert len(titles) == 2 and "Loss" in titles[1] and "threshold 0.1 %" in titles[1]
@@ -260,7 +260,7 @@ def test_the_sweeps_figure_draws_received_and_loss_against_offered():
     rates = spec.note.split("interval, coverage 75 %):")[1]
     units = [part.rsplit(" ", 1)[1] for part in rates.strip().split("; ")]
     assert units == ["Gbit/s", "Gbit/s"], rates
-    fig = curves.sweeps(t)
+    fig = sweeps.make(t)
     assert len(fig.podnet_intervals) >= 4
 
 
@@ -279,11 +279,11 @@ def test_the_costs_figure_pairs_each_rate_with_its_cpu_cost_and_says_when_there_
                 )  # fmt: skip
     t = _tables(frame(rows))
     with grid.specs_only():
-        spec = curves.costs(t)
+        spec = costs.make(t)
     assert spec.kind == "xy" and len(spec.panels) == 1
     r = spec.panels[0].rows.set_index("series")
     assert r.loc["pod-pod", "x"] > r.loc["host-host", "x"]  # CPU·s per Gbit: 0.3 vs 0.1 (x scale)
     assert r.loc["host-host", "x"] == pytest.approx(1e-10 * 1e9 * np.mean([1.02, 1.04, 1.06]), rel=0.01)
     no_cost = frame([x for x in rows if x["metric"] == "throughput"])
     with grid.specs_only():
-        assert curves.costs(_tables(no_cost)).kind == "empty"
+        assert costs.make(_tables(no_cost)).kind == "empty"

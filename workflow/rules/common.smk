@@ -4,6 +4,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from podnet.config.lean import FIGURE_NAMES as FIGURES, skip_iri_grammar
+from podnet.config.stages import figure_code_version, notebook_code_version
 
 skip_iri_grammar()  # 2 s of CPU on every run otherwise (podnet/config/lean.py); before validate imports jsonschema
 
@@ -50,6 +51,19 @@ LAUNCH_CONFIG = launch_view(config)
 
 
 LAUNCH_MANIFEST = f"{OUT}/launch/manifest.json"
+
+
+def _test_lengths(cfg):
+    """Seconds each tool:test of the launch section runs (podnet.launch.plan.test_lengths): data for
+    the noise_floor rule, read from the config once here."""
+    if not cfg.get("launch"):
+        return {}
+    from podnet.launch.plan import test_lengths
+
+    return {f"{tool}:{test}": s for (tool, test), s in test_lengths(cfg).items()}
+
+
+TEST_LENGTHS = _test_lengths(LAUNCH_CONFIG)
 
 
 wildcard_constraints:
@@ -179,27 +193,65 @@ TABLES = {
     "adaptive": f"{OUT}/adaptive.csv",
     "sweeps": f"{OUT}/sweeps.csv",
     "load_curves": f"{OUT}/load_curves.csv",
+    "planning": f"{OUT}/planning.csv",
+    "variants": f"{OUT}/variants.csv",
+    "outliers": f"{OUT}/outliers.csv",
+    "intervals": f"{OUT}/intervals.parquet",
     **({"ranking": RANKING_CSV[0]} if RANKING else {}),
 }
-FIGURE_FILES = [
-    f"{OUT}/figures/{fig}.{ext}" for fig in FIGURES for ext in ("png", "svg", "pdf")
-]
-# what each notebook reads beyond TABLES
+# the tables the figures read (podnet.report.figures.data.load(only=...))
+FIGURE_TABLES = ["tidy", "summary", "ratios", "sweeps", "load_curves", "settings"]
+FIGURE_PLAN = f"{OUT}/figures/plan.json"
+
+
+def figure_spec(name):
+    """What figure ``name`` would draw, as a digest (or why it is left out): its job's one input
+    that changes (podnet.report.figures.write_plan)."""
+    return f"{OUT}/figures/specs/{name}.sha256"
+
+
+def published_figures():
+    """The figures with something to show (the figure_plan checkpoint's plan), in order."""
+    import json
+
+    plan = json.loads(Path(checkpoints.figure_plan.get().output.plan).read_text())
+    return [n for n in FIGURES if "digest" in plan.get(n, {})]
+
+
+def figure_files(wildcards=None):
+    """The published figures' files (PNG, SVG, PDF)."""
+    return [
+        f"{OUT}/figures/{fig}.{ext}"
+        for fig in published_figures()
+        for ext in ("png", "svg", "pdf")
+    ]
+
+
+# what each notebook reads: tables (podnet.report.figures.data.load(only=...), a papermill
+# parameter) and other files; a notebook re-runs only when one of these changed
+NOTEBOOK_TABLES = {
+    "report": ["tidy", "summary", "ratios", "failed", "settings", "adaptive"],
+    "explore": ["tidy", "intervals", "outliers", "summary", "settings"],
+    "compare": ["tidy", "ratios", "variants", "settings"],
+    "planning": ["planning", "adaptive", "settings"],
+    "seed_discrepancies": [],
+}
 NOTEBOOK_EXTRA = {
     "report": {
-        "figures": FIGURE_FILES,
+        "figures": figure_files,
+        "plan": FIGURE_PLAN,
         "methods": f"{OUT}/METHODS.md",
         "noise_floor": f"{OUT}/noise_floor.csv",
     },
-    "explore": {
-        "intervals": f"{OUT}/intervals.parquet",
-        "outliers": f"{OUT}/outliers.csv",
-    },
     "compare": {
         "others": [f"{d}/tidy.parquet" for d in COMPARE_WITH],
-        "variants": f"{OUT}/figures/variants.png",
+        "plan": FIGURE_PLAN,
+        "figures": lambda w: [
+            f"{OUT}/figures/variants.png"
+            for v in published_figures()
+            if v == "variants"
+        ],
     },
-    "planning": {"planning": f"{OUT}/planning.csv"},
     "seed_discrepancies": {
         "discrepancies": f"{OUT}/seed_discrepancies.csv",
         "published": published_tables(),
@@ -215,20 +267,25 @@ NOTEBOOK_PARAMS = {
 
 
 def notebook_inputs(wildcards):
-    """The notebook file, the experiment's tables and what this notebook reads besides."""
-    return {
-        "notebook": f"notebooks/{wildcards.name}.ipynb",
-        **TABLES,
-        **NOTEBOOK_EXTRA.get(wildcards.name, {}),
+    """The notebook file, the tables it reads and its other files."""
+    name = wildcards.name
+    extra = {
+        k: (v(wildcards) if callable(v) else v)
+        for k, v in NOTEBOOK_EXTRA.get(name, {}).items()
     }
+    tables = {k: TABLES[k] for k in NOTEBOOK_TABLES.get(name, list(TABLES))}
+    return {"notebook": f"notebooks/{name}.ipynb", **tables, **extra}
 
 
-def final_outputs():
-    """Everything the experiment publishes."""
-    tables = list(TABLES.values()) + [
+def final_outputs(wildcards):
+    """Everything the experiment publishes (the figures: those with something to show)."""
+    tables = [
+        TABLES[k]
+        for k in ("tidy", "summary", "ratios", "failed", "settings", "adaptive")
+        + ("sweeps", "load_curves", "planning")
+    ] + [
         f"{OUT}/tidy.csv",
         f"{OUT}/METHODS.md",
-        f"{OUT}/planning.csv",
         f"{OUT}/noise_floor.csv",
     ]
     notebooks = [
@@ -239,4 +296,13 @@ def final_outputs():
     )
     # with a launch section, its manifest too: a stale manifest then re-runs the launch
     launch = [LAUNCH_MANIFEST] if "launch" in config else []
-    return tables + FIGURE_FILES + seeds + VS_SEED_OUTPUTS + RANKING_OUTPUTS + notebooks + launch
+    return (
+        tables
+        + [FIGURE_PLAN]
+        + figure_files()
+        + seeds
+        + VS_SEED_OUTPUTS
+        + RANKING_OUTPUTS
+        + notebooks
+        + launch
+    )

@@ -1,5 +1,6 @@
 # Report: figures, seed checks and notebooks of one experiment -> processed/<experiment>/
-#   figures/<figure>.{png,svg,pdf}   one job per figure (podnet.report.figures), in the Snakemake report
+#   figures/plan.json                which figures have something to show (a checkpoint; podnet.report.figures.plan)
+#   figures/<figure>.{png,svg,pdf}   one job per published figure (podnet.report.figures), in the Snakemake report
 #   seed_discrepancies.csv           a seed report's claims vs its raw outputs (podnet.report.seed_reports)
 #   vs_seed.csv, figures/vs_seed.*   a seed's published table beside ours (report.vs_seed; podnet.report.vs_seed)
 #   vs_seed_orders.csv               each order the seed states, judged by ranking.csv's paired ratios
@@ -7,14 +8,33 @@
 #   notebooks/<name>.ipynb + .html   papermill-executed notebooks, rendered to HTML beside them
 
 
+# Which figures have something to show and what each would draw, one digest file per figure (nothing
+# is drawn here). A checkpoint: Snakemake re-evaluates the jobs after it, and a figure whose digest
+# file came out byte-identical (Snakemake compares the checksums of inputs under 1 MB) is not drawn
+# again; a figure with nothing to show is never asked for (figures/plan.json says why).
+checkpoint figure_plan:
+    input:
+        **{k: TABLES[k] for k in FIGURE_TABLES},
+    output:
+        plan=FIGURE_PLAN,
+        specs=[figure_spec(name) for name in FIGURES],
+    log:
+        f"{OUT}/logs/figure_plan.log",
+    conda:
+        "../../envs/podnet.yaml"
+    params:
+        code=[figure_code_version(name) for name in FIGURES],
+        tables=FIGURE_TABLES,
+    script:
+        "../scripts/figure_plan.py"
+
+
+# one job per published figure: its digest file is the input that changes; the tables it draws from
+# are read too (ancient: their time alone does not re-draw it, the digest covers what is drawn)
 rule figure:
     input:
-        tidy=f"{OUT}/tidy.parquet",
-        summary=f"{OUT}/summary.csv",
-        ratios=f"{OUT}/ratios.csv",
-        sweeps=f"{OUT}/sweeps.csv",
-        load_curves=f"{OUT}/load_curves.csv",
-        settings=f"{OUT}/stats_settings.json",
+        spec=figure_spec("{figure}"),
+        tables=[ancient(TABLES[k]) for k in FIGURE_TABLES],
     output:
         png=report(
             f"{OUT}/figures/{{figure}}.png",
@@ -29,12 +49,16 @@ rule figure:
     conda:
         "../../envs/podnet.yaml"
     params:
-        code=code_version("report"),
+        # the figure's own code version: a change to its module re-draws it alone
+        code=lambda w: figure_code_version(w.figure),
+        tables=FIGURE_TABLES,
     script:
         "../scripts/figure.py"
 
 
-rule seed_discrepancies:
+# a checkpoint: the seed_discrepancies notebook is re-evaluated after it and does not re-run when the
+# table came out byte-identical (new runs that change no check)
+checkpoint seed_discrepancies:
     input:
         tidy=f"{OUT}/tidy.parquet",
         published=published_tables(),
@@ -46,7 +70,7 @@ rule seed_discrepancies:
     conda:
         "../../envs/podnet.yaml"
     params:
-        code=code_version("report"),
+        code=notebook_code_version(),
         raw_dir=lambda w: RAW,
         raw=raw_state,
     script:
@@ -120,11 +144,22 @@ rule notebook:
     conda:
         "../../envs/podnet.yaml"
     params:
-        code=code_version("report"),
+        # the report stage without the figures' own modules: a figure's code change re-draws that
+        # figure, and reaches a notebook only through the figure's files
+        code=notebook_code_version(),
         experiment=EXP,
         raw_dir=RAW,
-        processed_dir=lambda w, input: os.path.dirname(input.tidy),
-        extra=lambda w: NOTEBOOK_PARAMS.get(w.name, {}),
+        processed_dir=lambda w, output: os.path.dirname(
+            os.path.dirname(output.notebook)
+        ),
+        extra=lambda w: {
+            **NOTEBOOK_PARAMS.get(w.name, {}),
+            **(
+                {"tables": NOTEBOOK_TABLES[w.name]}
+                if w.name in NOTEBOOK_TABLES
+                else {}
+            ),
+        },
     script:
         "../scripts/run_notebook.py"
 

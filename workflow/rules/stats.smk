@@ -77,9 +77,10 @@ rule noise_floor:
     conda:
         "../../envs/podnet.yaml"
     params:
-        # the test lengths come from the launch's config code (podnet.launch.plan.test_lengths)
-        code=[code_version("stats"), code_version("launch")],
-        launch_config=LAUNCH_CONFIG,
+        code=code_version("stats"),
+        # seconds each tool:test of the launch runs: values read from the launch config here
+        # (common.smk), so the rule runs stats code only and a launch code edit does not re-run it
+        test_lengths=TEST_LENGTHS,
         primary=STATS.get("primary", []),
     script:
         "../scripts/noise_floor.py"

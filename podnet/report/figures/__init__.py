@@ -1,5 +1,5 @@
-"""Publication figures of one experiment (matplotlib + seaborn); the notebooks and the
-``figures`` rule call :func:`publish`.
+"""Publication figures of one experiment (matplotlib + seaborn); the workflow's ``figure_plan`` and
+``figure`` rules call :func:`plan` and :func:`publish_one`, the notebooks read what they wrote.
 
 One figure per question, each a journal column (3.5 in) or page (7 in) wide, written as PNG
 (300 dpi), SVG and PDF under ``processed/<experiment>/figures/``:
@@ -10,33 +10,36 @@ One figure per question, each a journal column (3.5 in) or page (7 in) wide, wri
 - ``variants``: each variant (e.g. CNI) against the reference variant;
 - ``sweeps``: swept tests as curves (streams, message size, offered load), load curves with loss;
 - ``costs``: each path's rate against the machine's CPU time per bit or per transaction.
+
+Each is drawn by its own module (``podnet.config.lean.FIGURES``); ``grid``, ``curves``, ``plots``,
+``style`` and ``data`` are shared. A figure with nothing to show (one variant, no sweep, no CPU
+record) is not published: :func:`plan` says which and why.
 """
 
 from __future__ import annotations
 
-import hashlib
+import importlib
+import json
 import shutil
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-from podnet.config.lean import FIGURE_NAMES
+from podnet.config import lean
 
 from . import check, curves, data, grid, plots, style
 from .data import Tables, display_unit, fmt_value, human, load
 
+
+def _function(where: str) -> Callable[[Tables], plt.Figure]:
+    module, _, name = where.partition(".")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
 #: figure name -> function of the experiment's tables; the names are the files' stems
-FIGURES: dict[str, Callable[[Tables], plt.Figure]] = {
-    "throughput": lambda t: plots.by_path(t, "rate"),
-    "latency": lambda t: plots.by_path(t, "time"),
-    "ratios": plots.ratios,
-    "variants": plots.variants,
-    "sweeps": curves.sweeps,
-    "costs": curves.costs,
-}
-assert tuple(FIGURES) == FIGURE_NAMES, "podnet.config.lean.FIGURE_NAMES names the figures for the Snakefile"
+FIGURES: dict[str, Callable[[Tables], plt.Figure]] = {name: _function(w) for name, w in lean.FIGURES.items()}
 
 #: what each figure shows, for captions (Snakemake report, notebooks)
 CAPTIONS = {
@@ -58,17 +61,17 @@ def render(t: Tables) -> dict[str, plt.Figure]:
     return {name: make(t) for name, make in FIGURES.items()}
 
 
-@lru_cache(maxsize=1)
-def code_version() -> str:
-    """sha256 of podnet.report.figures' source and the plotting libraries' versions: what, besides the
-    data, decides a figure's pixels."""
+@cache
+def code_version(name: str) -> str:
+    """What, besides the data, decides figure ``name``'s pixels: its code version
+    (:func:`podnet.config.stages.figure_code_version`: shared modules and its own) and the plotting
+    libraries' versions."""
     import matplotlib
     import seaborn
 
-    h = hashlib.sha256(f"{matplotlib.__version__} {seaborn.__version__}".encode())
-    for f in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(f.name.encode() + f.read_bytes())
-    return h.hexdigest()
+    from podnet.config.stages import figure_code_version
+
+    return f"{figure_code_version(name)} {matplotlib.__version__} {seaborn.__version__}"
 
 
 def spec_digest(name: str, t: Tables) -> str:
@@ -84,7 +87,53 @@ def _spec(name: str, t: Tables) -> grid.Spec:
 
 
 def _digest(name: str, spec: grid.Spec) -> str:
-    return spec.digest(f"{name}\x1e{code_version()}")
+    return spec.digest(f"{name}\x1e{code_version(name)}")
+
+
+def plan(t: Tables) -> dict[str, dict[str, str]]:
+    """Which figures have something to show: name -> {"digest": what it would draw (its
+    :func:`spec_digest`)} or {"omitted": why not} (the message an empty figure would have shown);
+    nothing is drawn. The workflow publishes only the former and the report says why of the latter."""
+    out: dict[str, dict[str, str]] = {}
+    for name in FIGURES:
+        spec = _spec(name, t)
+        out[name] = {"omitted": spec.note} if spec.kind == "empty" else {"digest": _digest(name, spec)}
+    return out
+
+
+def write_plan(t: Tables, plan_path: str | Path, specs: dict[str, str | Path]) -> dict[str, dict[str, str]]:
+    """Write :func:`plan` as JSON to ``plan_path`` and each figure's line to ``specs[name]`` (its
+    digest, or why it is omitted): a file that changes exactly when that figure would change. An
+    omitted figure's files left in the plan's directory by an earlier run are removed (a figure
+    that only says there is nothing to show is not published)."""
+    p = plan(t)
+    for name, entry in p.items():
+        if "omitted" in entry:
+            for ext in style.FORMATS:
+                (Path(plan_path).parent / f"{name}.{ext}").unlink(missing_ok=True)
+    Path(plan_path).write_text(json.dumps(p, indent=1, sort_keys=True) + "\n")
+    for name, path in specs.items():
+        entry = p[name]
+        Path(path).write_text((entry.get("digest") or f"omitted: {entry['omitted']}") + "\n")
+    return p
+
+
+def published(plan_path: str | Path) -> list[str]:
+    """The names of the figures :func:`write_plan` found something to show for, in order."""
+    p = json.loads(Path(plan_path).read_text())
+    return [n for n in FIGURES if n in p and "digest" in p[n]]
+
+
+def omitted_markdown(plan_path: str | Path, names: list[str] | None = None) -> str:
+    """Why the figures left out (of ``names``, default all) were not drawn, as a Markdown list ("" when
+    none was)."""
+    p = json.loads(Path(plan_path).read_text())
+    gone = [
+        f"- **{n}**: {p[n]['omitted']}"
+        for n in FIGURES
+        if n in p and "omitted" in p[n] and (names is None or n in names)
+    ]
+    return ("Not drawn, nothing to show:\n\n" + "\n".join(gone)) if gone else ""
 
 
 def _draw(spec: grid.Spec) -> plt.Figure:
@@ -127,12 +176,14 @@ def publish_one(name: str, t: Tables, figures_dir: str | Path, cache_dir: str | 
 
 
 def publish(processed_dir: str | Path, figures_dir: str | Path | None = None) -> list[Path]:
-    """Write every figure of one experiment; returns the written paths."""
+    """Write every figure of one experiment that has something to show; returns the written paths."""
     t = load(processed_dir)
     out = Path(figures_dir or Path(processed_dir) / "figures")
     written: list[Path] = []
-    for name, make in FIGURES.items():
-        fig = make(t)
+    for name, entry in plan(t).items():
+        if "omitted" in entry:
+            continue
+        fig = FIGURES[name](t)
         written += style.save(fig, name, out)
         plt.close(fig)
     return written
@@ -149,9 +200,13 @@ __all__ = [
     "human",
     "load",
     "plots",
+    "omitted_markdown",
+    "plan",
     "publish",
     "publish_one",
+    "published",
     "render",
     "spec_digest",
     "style",
+    "write_plan",
 ]

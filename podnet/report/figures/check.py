@@ -1,7 +1,10 @@
 """Layout checks a figure must pass before it is published (used by the tests).
 
-``problems(fig)`` lists text boxes that overlap or leave the canvas, tick labels in scientific
-notation or with an offset, and intervals of positive quantities drawn below zero.
+``problems(fig)`` lists text boxes that overlap or leave the canvas, tick labels of one axis that
+repeat or stand too close (side by side: closer than a quarter of their font size; stacked: their
+boxes overlap), tick labels in scientific notation or
+with an offset, legend entries that repeat a name, and intervals of positive quantities drawn
+below zero.
 """
 
 from __future__ import annotations
@@ -58,6 +61,8 @@ def problems(fig: plt.Figure) -> list[str]:
         for lb, b in boxes[i + 1 :]:
             if a.width and b.width and a.overlaps(b):
                 found.append(f"overlap: {la} and {lb}")
+    found += _tick_problems(fig, r)
+    found += _legend_problems(fig)
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             if axis.get_offset_text().get_text().strip():
@@ -65,4 +70,48 @@ def problems(fig: plt.Figure) -> list[str]:
     for positive, lo, _hi in getattr(fig, "podnet_intervals", []):
         if positive and lo < 0:
             found.append(f"interval of a positive quantity drawn below 0 (from {lo})")
+    return found
+
+
+def _tick_problems(fig: plt.Figure, renderer) -> list[str]:
+    """Tick labels of one axis that say the same thing twice or stand too close to be read apart
+    (closer than a quarter of their font size: "0.8x1x" reads as one label)."""
+    found: list[str] = []
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.axison:
+            continue
+        for kind, labels in (("x", ax.get_xticklabels()), ("y", ax.get_yticklabels())):
+            lim = sorted(ax.get_xlim() if kind == "x" else ax.get_ylim())
+            shown = [
+                t
+                for t in labels
+                if t.get_visible()
+                and t.get_text().strip()
+                and lim[0] - 1e-12 <= t.get_position()[0 if kind == "x" else 1] <= lim[1] + 1e-12
+            ]
+            texts = [t.get_text() for t in shown]
+            for dup in sorted({x for x in texts if texts.count(x) > 1}):
+                found.append(f"repeated {kind} tick label {dup!r} in {ax.get_title()!r}")
+            boxes = [(t.get_window_extent(renderer), t) for t in shown]
+            key = (lambda b: b[0].x0) if kind == "x" else (lambda b: b[0].y0)
+            boxes.sort(key=key)
+            for (a, ta), (b, tb) in zip(boxes, boxes[1:]):
+                # side by side: a quarter of the font size apart; stacked rows: not overlapping
+                gap_px = 0.25 * ta.get_fontsize() * fig.dpi / 72 if kind == "x" else 0.0
+                gap = b.x0 - a.x1 if kind == "x" else b.y0 - a.y1
+                if gap < gap_px:
+                    found.append(
+                        f"{kind} tick labels {ta.get_text()!r} and {tb.get_text()!r} collide in {ax.get_title()!r}"
+                    )
+    return found
+
+
+def _legend_problems(fig: plt.Figure) -> list[str]:
+    """A legend that lists one name twice (one figure, one meaning per name)."""
+    found: list[str] = []
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    for leg in legends:
+        names = [t.get_text() for t in leg.get_texts()]
+        for dup in sorted({n for n in names if names.count(n) > 1}):
+            found.append(f"legend names {dup!r} twice")
     return found

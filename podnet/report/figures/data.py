@@ -46,6 +46,8 @@ class Tables:
     ranking: pd.DataFrame = field(default_factory=pd.DataFrame)
     settings: dict[str, Any] = field(default_factory=dict)
     experiment: str = ""
+    #: the processed directory the tables were read from ("" when built in memory)
+    source: str = ""
 
 
 def _csv(path: Path) -> pd.DataFrame:
@@ -56,25 +58,40 @@ def _parquet(path: Path) -> pd.DataFrame:
     return pd.read_parquet(path) if path.exists() else pd.DataFrame()
 
 
-def load(processed_dir: str | Path) -> Tables:
-    """Read every table of one experiment's ``processed/<experiment>/``."""
+#: each table of :class:`Tables` and its file under ``processed/<experiment>/``
+FILES = {
+    "tidy": "tidy.parquet",
+    "summary": "summary.csv",
+    "ratios": "ratios.csv",
+    "failed": "failed_runs.csv",
+    "planning": "planning.csv",
+    "outliers": "outliers.csv",
+    "intervals": "intervals.parquet",
+    "adaptive": "adaptive.csv",
+    "variants": "variants.csv",
+    "sweeps": "sweeps.csv",
+    "load_curves": "load_curves.csv",
+    "ranking": "ranking.csv",
+    "settings": "stats_settings.json",
+}
+
+
+def load(processed_dir: str | Path, only: list[str] | None = None) -> Tables:
+    """Read the tables of one experiment's ``processed/<experiment>/`` (``only``: just these of
+    :data:`FILES`, the others empty: what a workflow job declared as its inputs)."""
     d = Path(processed_dir)
-    settings_path = d / "stats_settings.json"
-    t = Tables(
-        tidy=_parquet(d / "tidy.parquet"),
-        summary=_csv(d / "summary.csv"),
-        ratios=_csv(d / "ratios.csv"),
-        failed=_csv(d / "failed_runs.csv"),
-        planning=_csv(d / "planning.csv"),
-        outliers=_csv(d / "outliers.csv"),
-        intervals=_parquet(d / "intervals.parquet"),
-        adaptive=_csv(d / "adaptive.csv"),
-        variants=_csv(d / "variants.csv"),
-        sweeps=_csv(d / "sweeps.csv"),
-        load_curves=_csv(d / "load_curves.csv"),
-        ranking=_csv(d / "ranking.csv"),
-        settings=json.loads(settings_path.read_text()) if settings_path.exists() else {},
-    )
+    want = set(FILES) if only is None else set(only)
+    unknown = want - set(FILES)
+    if unknown:
+        raise KeyError(f"no table {sorted(unknown)}; tables: {', '.join(FILES)}")
+    frames = {
+        k: (_parquet if f.endswith(".parquet") else _csv)(d / f) if k in want else pd.DataFrame()
+        for k, f in FILES.items()
+        if k != "settings"
+    }
+    settings_path = d / FILES["settings"]
+    settings = json.loads(settings_path.read_text()) if "settings" in want and settings_path.exists() else {}
+    t = Tables(**frames, settings=settings, source=str(d))
     for df in (t.tidy, t.summary):
         if len(df) and "experiment" in df.columns:
             t.experiment = str(df["experiment"].iloc[0])

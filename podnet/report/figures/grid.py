@@ -103,7 +103,8 @@ def _layout(n: int, n_rows: int, n_hue: int) -> tuple[int, float, float, float]:
         if nrow * h + extra <= style.PAGE_HEIGHT or ncols >= min(n, 4):
             break
     if nrow * h + extra > style.PAGE_HEIGHT:  # still too tall: tighter rows
-        row_h = max(0.09, (style.PAGE_HEIGHT - extra - 0.55 * nrow) / (nrow * n_rows))
+        # no tighter than a row label is tall (6.5 pt text: 0.105 in), or the labels overlap
+        row_h = max(0.106, (style.PAGE_HEIGHT - extra - 0.55 * nrow) / (nrow * n_rows))
         h = 0.55 + row_h * n_rows
     width = style.COLUMN if ncols == 1 and n == 1 and n_hue <= 3 else style.PAGE
     return ncols, width, h, extra
@@ -146,8 +147,9 @@ def _limits(
 def draw(
     panels: list[Panel], y_order: list[str], hue_order: list[str], title: str, note: str = ""
 ) -> plt.Figure:
-    """Draw ``panels`` sharing the row order ``y_order`` and the colours of ``hue_order``
-    (within :func:`specs_only`: return their :class:`Spec`, draw nothing).
+    """Draw ``panels`` in the row order ``y_order`` and the colours of ``hue_order`` (within
+    :func:`specs_only`: return their :class:`Spec`, draw nothing). A panel shows only the rows
+    (paths) it has data for, and in each row only the variants that have data there.
 
     A hue no panel draws (the reference variant of a variants figure) keeps its colour slot, so
     colours agree across figures, but gets no place in the rows and no legend entry.
@@ -159,39 +161,56 @@ def draw(
     drawn = set().union(*(set(p.rows["hue"].astype(str)) for p in panels)) if panels else set()
     hue_order = [h for h in hue_order if h in drawn] or hue_order
     n_hue = len(hue_order)
-    ncols, width, ph, extra = _layout(len(panels), len(y_order), n_hue)
+    # each panel's rows are the paths it has data for (in the shared order): no empty row; panels
+    # share their row labels (left column only) when every panel has the same paths
+    own = [[y for y in y_order if y in set(p.rows["y"].astype(str))] for p in panels]
+    shared = all(o == own[0] for o in own)
+    n_rows = max((len(o) for o in own), default=len(y_order)) or 1
+    ncols, width, ph, extra = _layout(len(panels), n_rows, n_hue)
     nrows = int(np.ceil(len(panels) / ncols))
+    row_h = (ph - 0.55) / n_rows
+    # a row of panels is as tall as its panel with the most paths
+    in_row = [max((len(o) for o in own[r * ncols : (r + 1) * ncols]), default=1) or 1 for r in range(nrows)]
     # axis labels wrap to the panel's width (a long baseline name in "Ratio to <variant> (log scale)"
     # overran its panel); each extra line gets its own height so the panels keep theirs
     xlabels = [textwrap.fill(p.xlabel, max(12, int(17.5 * width / ncols))) for p in panels]
     extra_lines = max((x.count("\n") for x in xlabels), default=0)
+    heights = [0.55 + row_h * k + 0.14 * extra_lines for k in in_row]
     fig, axes = plt.subplots(
         nrows,
         ncols,
-        figsize=(width, nrows * (ph + 0.14 * extra_lines) + extra),
+        figsize=(width, sum(heights) + extra),
         squeeze=False,
-        sharey=True,
+        sharey=shared,
+        gridspec_kw={"height_ratios": heights},
         layout="constrained",
     )
     fig.podnet_intervals = []  # (positive, lo drawn, hi drawn): the test reads these
-    offsets = {h: (i - (n_hue - 1) / 2) * min(0.7 / max(n_hue, 1), 0.3) for i, h in enumerate(hue_order)}
-    ypos = {y: i for i, y in enumerate(y_order)}
-    for ax, p, xlabel in zip(axes.flat, panels, xlabels):
+    step = min(0.7 / max(n_hue, 1), 0.3)
+    for k, (ax, p, xlabel) in enumerate(zip(axes.flat, panels, xlabels)):
+        rows = own[k]
+        ypos = {y: i for i, y in enumerate(rows)}
+        # within a row, the variants it has, centred on it (no gap for a variant without data there)
+        present = set(zip(p.rows["y"].astype(str), p.rows["hue"].astype(str)))
+        offsets = {}
+        for y in rows:
+            hues = [h for h in hue_order if (y, h) in present]
+            offsets.update({(y, h): (i - (len(hues) - 1) / 2) * step for i, h in enumerate(hues)})
         _panel(fig, ax, p, ypos, offsets, colors, narrow=width / ncols < 2.0)
         # titles wrap to the panel's width (about 15 characters per inch at 7.5 pt)
         ax.set_title(textwrap.fill(p.title, max(12, int(15 * width / ncols))))
         ax.set_xlabel(xlabel)
+        ax.set_yticks(range(len(rows)), rows)
+        ax.set_ylim(in_row[k // ncols] - 0.5, -0.5)
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_axis_off()
-    for ax in axes.flat:
-        ax.set_yticks(range(len(y_order)), y_order)
-        ax.set_ylim(len(y_order) - 0.5, -0.5)
     handles = [
         Line2D([], [], color=colors[h], marker="o", ls="-", ms=4, label=h) for h in hue_order if n_hue > 1
     ]
     handles += _key(panels)
     style.legend(fig, handles, note)
     fig.suptitle(title)
+    style.thin_ticks(fig)
     return fig
 
 
@@ -237,9 +256,9 @@ def _panel(fig, ax, p: Panel, ypos, offsets, colors, narrow: bool = False) -> No
         style.plain_axis(ax, "x")
     floor = lo if (log or p.positive) else -np.inf
     for _, r in rows.iterrows():
-        if r["y"] not in ypos or r["hue"] not in offsets:
+        if (r["y"], r["hue"]) not in offsets:
             continue
-        y = ypos[r["y"]] + offsets[r["hue"]]
+        y = ypos[r["y"]] + offsets[(r["y"], r["hue"])]
         c = colors[r["hue"]]
         a, b = float(r["lo"]), float(r["hi"])
         if bool(r.get("unbounded", False)) and not (np.isfinite(a) and np.isfinite(b)):
@@ -271,13 +290,13 @@ def _panel(fig, ax, p: Panel, ypos, offsets, colors, narrow: bool = False) -> No
         )
     if len(p.dots):
         for (yv, hv), d in p.dots.groupby(["y", "hue"], sort=False):
-            if yv not in ypos or hv not in offsets:
+            if (yv, hv) not in offsets:
                 continue
             k = len(d)
             jitter = np.linspace(-0.12, 0.12, k) if k > 1 else np.zeros(1)
             ax.scatter(
                 d["value"],
-                ypos[yv] + offsets[hv] + jitter,
+                ypos[yv] + offsets[(yv, hv)] + jitter,
                 s=4,
                 color=colors[hv],
                 alpha=0.55,

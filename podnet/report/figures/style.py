@@ -16,7 +16,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+from matplotlib.ticker import FixedLocator, Formatter, FuncFormatter, NullFormatter, NullLocator
 
 COLUMN = 3.5  # inches
 PAGE = 7.0
@@ -81,7 +81,10 @@ def plain(x: float, _pos: int | None = None) -> str:
         return "0"
     a = abs(x)
     if a >= 1:
-        return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.{max(0, 2 - int(np.log10(a)))}f}".rstrip("0")
+        if float(x).is_integer():
+            return f"{x:,.0f}"
+        text = f"{x:,.{max(0, 2 - int(np.log10(a)))}f}"
+        return text.rstrip("0").rstrip(".") if "." in text else text  # 150.5 -> "150", never "15"
     decimals = int(np.ceil(-np.log10(a))) + 1
     return f"{x:.{decimals}f}".rstrip("0").rstrip(".")
 
@@ -103,7 +106,23 @@ def plain_axis(ax: plt.Axes, axis: str = "x") -> None:
         a.set_major_locator(FixedLocator([t for t in ticks if lo <= t <= hi]))
         a.set_minor_locator(NullLocator())
         a.set_minor_formatter(NullFormatter())
-    a.set_major_formatter(FuncFormatter(plain))
+    a.set_major_formatter(PlainFormatter())
+
+
+class PlainFormatter(Formatter):
+    """:func:`plain` tick labels, with as many decimals as the ticks need to read apart (810,
+    810.25, 810.5: never "810" twice)."""
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        return plain(x, pos)
+
+    def format_ticks(self, values) -> list[str]:
+        labels = [plain(v) for v in values]
+        if len(set(labels)) == len(labels) or len(values) < 2:
+            return labels
+        step = float(np.min(np.diff(np.sort(np.asarray(values, dtype=float)))))
+        decimals = max(0, int(np.ceil(-np.log10(step))) + 1) if step > 0 else 2
+        return [f"{v:,.{decimals}f}".rstrip("0").rstrip(".") if decimals else f"{v:,.0f}" for v in values]
 
 
 RATIO_TICKS = [
@@ -161,6 +180,55 @@ def ratio_axis(ax: plt.Axes, lo: float, hi: float, narrow: bool = False) -> None
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.axvline(1.0, color="0.35", lw=0.7, ls="--", zorder=0)
+
+
+def _priority(x: float, log: bool) -> tuple[int, float]:
+    """Which tick to keep first when labels collide: 0 and 1 (1x), then decades, then 2 and 5 of a
+    decade, then the rest (0.8x, 1.25x)."""
+    if x == 0 or np.isclose(x, 1.0):
+        return (0, 0.0)
+    if x > 0:
+        frac = np.log10(abs(x)) % 1
+        if np.isclose(frac, 0) or np.isclose(frac, 1):
+            return (1, 0.0)
+        if log and (np.isclose(frac, np.log10(2)) or np.isclose(frac, np.log10(5))):
+            return (2, 0.0)
+    return (3, 0.0)
+
+
+def thin_ticks(fig: plt.Figure) -> None:
+    """Drop numeric x tick labels that would collide (closer than a quarter of their font size)
+    once the figure is laid out, keeping 0 / 1x, decades and 2-5 before the rest, and otherwise
+    every other tick from the left."""
+    fig.draw_without_rendering()
+    r = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.axison:
+            continue
+        lo, hi = sorted(ax.get_xlim())
+        ticks = [t for t in ax.get_xticks() if lo - 1e-12 <= t <= hi + 1e-12]
+        labels = {t.get_position()[0]: t for t in ax.get_xticklabels() if t.get_text().strip()}
+        boxes = {x: labels[x].get_window_extent(r) for x in ticks if x in labels}
+        if len(boxes) < 2:
+            continue
+        size = next(iter(labels.values())).get_fontsize() * fig.dpi / 72 * 0.25
+        xs = sorted(boxes)
+        if all(boxes[b].x0 - boxes[a].x1 >= size for a, b in zip(xs, xs[1:])):
+            continue
+        if ax.get_xscale() == "log":
+            kept: list[float] = []
+            for x in sorted(xs, key=lambda v: (_priority(v, True), xs.index(v))):
+                if all(boxes[x].x0 - boxes[k].x1 >= size or boxes[k].x0 - boxes[x].x1 >= size for k in kept):
+                    kept.append(x)
+        else:  # a linear axis keeps evenly spaced ticks: every other (or third ...) from its first
+            every = next((n for n in (2, 3, 4, 5, 10) if _fits(xs[::n], boxes, size)), len(xs))
+            kept = xs[::every]
+        ax.xaxis.set_major_locator(FixedLocator(sorted(kept)))
+        ax.xaxis.set_minor_locator(NullLocator())
+
+
+def _fits(xs: list[float], boxes: dict, size: float) -> bool:
+    return all(boxes[b].x0 - boxes[a].x1 >= size for a, b in zip(xs, xs[1:]))
 
 
 def save(fig: plt.Figure, name: str, figures_dir: str | Path) -> list[Path]:

@@ -1,0 +1,41 @@
+"""The variants figure: each variant (e.g. CNI) against the reference variant, per path and test."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from . import data, grid
+from .plots import alpha, empty, primary_ratios, ratio_panels
+
+
+def variant_ratios(t: data.Tables) -> pd.DataFrame:
+    """Ratios of each variant to the reference variant: from ratios.csv when the experiment
+    compares variants, else computed here with the experiment's statistics settings."""
+    r = t.ratios
+    if len(r) and (r["by"] == "variant").any():
+        return primary_ratios(r[r["by"] == "variant"], t.settings)
+    variants = data.variant_order(t)
+    if len(variants) < 2 or t.tidy.empty:
+        return pd.DataFrame()
+    from podnet.stats.ratios import compare
+
+    settings = {k: v for k, v in t.settings.items() if k in ("confidence", "bootstrap", "paired")}
+    settings["comparisons"] = [{"by": "variant", "baseline": variants[0]}]
+    return primary_ratios(compare(t.tidy, settings), t.settings)
+
+
+def make(t: data.Tables) -> plt.Figure:
+    """Each variant (e.g. CNI) against the reference variant, per path and test."""
+    title = "Variants compared"
+    r = variant_ratios(t)
+    if r.empty:
+        names = data.variant_order(t)
+        if len(names) > 1:
+            return empty(title, "no measured runs: nothing to compare with an interval")
+        return empty(title, f"one variant ({', '.join(names) or 'none'}): nothing to compare")
+    a = alpha(t.settings)
+    panels = ratio_panels(r, "scenario", "treatment", a, data.stream_bounds(t))
+    note = "no line: too few runs for an interval; arrows: interval open at that end"
+    paths = [p for p in data.path_order(t) if p in set(r["scenario"].astype(str))]
+    return grid.draw(panels, paths, data.variant_order(t), title, note)
