@@ -207,18 +207,28 @@ def figure(table: pd.DataFrame, variants: list[str] | None = None) -> plt.Figure
     drawn = list(dict.fromkeys(x for p in panels for x in p["variant"]))
     order = [v for v in (variants or []) if v in drawn] + sorted(set(drawn) - set(variants or []))
     colors = style.variant_colors(list(variants or []) + [v for v in order if v not in (variants or [])])
-    height = 1.75
-    fig, axes = plt.subplots(
-        len(panels),
-        1,
-        figsize=(style.PAGE, min(style.PAGE_HEIGHT, len(panels) * height + 0.9)),
-        squeeze=False,
-        layout="constrained",
+    # panels side by side while their paths fit one row (a panel's width follows its paths)
+    sizes = [len(set(p["scenario"])) for p in panels]
+    cap = max(4, *sizes)
+    rows: list[list[int]] = [[]]
+    for i, n in enumerate(sizes):
+        if rows[-1] and sum(sizes[j] for j in rows[-1]) + n > cap:
+            rows.append([])
+        rows[-1].append(i)
+    fig = plt.figure(
+        figsize=(style.PAGE, min(style.PAGE_HEIGHT, len(rows) * 1.9 + 0.9)), layout="constrained"
     )
+    gs = fig.add_gridspec(len(rows), cap)
     refs = set()
-    for ax, p in zip(axes[:, 0], panels):
-        refs |= set(p["other"].astype(str))
-        _panel(ax, p, order, colors)
+    for r, members in enumerate(rows):
+        start = 0
+        for k, i in enumerate(members):
+            span = sizes[i] if k < len(members) - 1 else cap - start
+            ax = fig.add_subplot(gs[r, start : start + span])
+            start += span
+            refs |= set(panels[i]["other"].astype(str))
+            _panel(ax, panels[i], order, colors, int(17 * style.PAGE * span / cap))
+    fig.supylabel(f"Ratio to {', '.join(sorted(refs))}", fontsize=7)
     margin = float(panels[0]["margin"].iloc[0])
     handles = [Patch(facecolor=colors[v], edgecolor="0.2", lw=0.4, label=v) for v in order]
     note = (
@@ -229,7 +239,7 @@ def figure(table: pd.DataFrame, variants: list[str] | None = None) -> plt.Figure
     fig.legend(
         handles=handles,
         loc="outside lower center",
-        ncols=min(len(handles), 5),
+        ncols=len(handles) if len(handles) <= 6 else 4,
         frameon=False,
         title=textwrap.fill(note, 150),
         title_fontsize=6,
@@ -238,7 +248,7 @@ def figure(table: pd.DataFrame, variants: list[str] | None = None) -> plt.Figure
     return fig
 
 
-def _panel(ax: plt.Axes, p: pd.DataFrame, order: list[str], colors: dict) -> None:
+def _panel(ax: plt.Axes, p: pd.DataFrame, order: list[str], colors: dict, chars: int = 120) -> None:
     paths = list(dict.fromkeys(p["scenario"]))
     present = [v for v in order if v in set(p["variant"])]
     width = min(0.8 / max(len(present), 1), 0.22)
@@ -275,7 +285,7 @@ def _panel(ax: plt.Axes, p: pd.DataFrame, order: list[str], colors: dict) -> Non
     ax.tick_params(axis="x", length=0)
     r0 = p.iloc[0]
     info = metric_info(str(r0["metric"]), str(r0["tool"]))
-    ax.set_title(f"{data.measure_label(r0)}: {info.label} ({r0['better']} is better)", loc="left")
-    ax.set_ylabel(f"Ratio to {r0['other']}")
+    title = f"{data.measure_label(r0)}: {info.label} ({r0['better']} is better)"
+    ax.set_title(textwrap.fill(title, max(chars, 16)), loc="left")
     ax.grid(axis="y", lw=0.4, alpha=0.4)
     ax.yaxis.set_major_formatter(plt.FuncFormatter(style.ratio_label))

@@ -351,3 +351,19 @@ def test_the_cnis_being_added_are_one_line_each():
         assert line.startswith("#") != (cni in campaign.CNI_MODES), (
             f"{cni}: uncomment it (or not) with CNI_MODES"
         )
+
+
+def test_every_pair_of_seed_cnis_once(dirs):
+    # three CNIs whose seed order is not their row order: each pair exactly once, better first
+    t = _build(dirs)
+    g = t[(t["path"] == "pod-pod-cross-node") & (t["metric"] == "throughput")].copy()
+    g = g[g["seed_cni"].isin(["macvlan-standalone", "calico-vxlan", "cilium-vxlan"])]
+    g["status"] = "both"
+    m = vs_seed.SeedMapping.from_config({**F.VS_SEED, "published": str(dirs[0])})
+    o = vs_seed.orders_table(g.iloc[::-1], _ranking_pairs("ordered", 1.3, 1.2, 1.4).iloc[0:0], m)
+    pairs = sorted((r.seed_a, r.seed_b) for r in o.itertuples())
+    assert pairs == [
+        ("cilium-vxlan", "calico-vxlan"),
+        ("macvlan-standalone", "calico-vxlan"),
+        ("macvlan-standalone", "cilium-vxlan"),
+    ]

@@ -99,8 +99,9 @@ def orders_table(vs: pd.DataFrame, ranking: pd.DataFrame, mapping: SeedMapping) 
         sign = -1.0 if str(r0["better"]) == "lower" else 1.0
         cnis = list(g.itertuples(index=False))
         note = mapping.note_for(str(r0["path"]), f"{r0['seed_tool']}:{r0['seed_test']}:{r0['seed_metric']}")
-        for i, x in enumerate(cnis):
-            for y in cnis[i + 1 :]:
+        for i, first in enumerate(cnis):
+            for second in cnis[i + 1 :]:
+                x, y = first, second
                 if not (np.isfinite(x.seed_value) and np.isfinite(y.seed_value)):
                     continue
                 if sign * (x.seed_value - y.seed_value) < 0:
