@@ -190,8 +190,8 @@ def test_the_reports_open_in_headless_chromium(experiment, tmp_path):
         assert r["errors"] == [], (nb, r["errors"])
         images = json.loads(r["value"])
         assert all(i["complete"] and i["w"] > 0 for i in images), (nb, images)
-        if nb == "report":
-            assert len(images) >= 4
+        if nb == "report":  # every published figure (a figure with nothing to show is left out)
+            assert len(images) >= len(published), (nb, len(images), published)
         if nb == "explore":  # the distributions and the iperf3 interval series
             assert len(images) >= 2, (nb, len(images))
 
