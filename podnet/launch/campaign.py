@@ -343,6 +343,21 @@ def _clusters_up() -> list[str]:
     return sorted(p.name for p in netns.iterdir() if p.name.startswith("podnet")) if netns.is_dir() else []
 
 
+def bare_floor_missing(c: Campaign, tests: list[str]) -> int:
+    """How many bare-floor runs ``raw/<campaign>/floor/netns-veth/`` still lacks."""
+    from podnet.launch.netns_floor import SCENARIO, VARIANT
+
+    base = Path(c.experiment.get("raw_dir") or Path("raw") / c.name) / VARIANT / SCENARIO
+    return sum(
+        1
+        for t in tests
+        for r in range(1, c.bare_floor + 1)
+        if not any(
+            not p.name.endswith(".meta.yaml") for p in (base / t.replace(":", "-")).glob(f"r{r:03d}.*")
+        )
+    )
+
+
 def run_bare_floor(c: Campaign, python: str) -> list[str]:
     """``bare_floor`` rounds of ``podnet floor`` before any cluster of the campaign is up (resumes:
     repeats on disk are skipped); ``["bare floor"]`` when it failed, else ``[]``."""
@@ -351,6 +366,9 @@ def run_bare_floor(c: Campaign, python: str) -> list[str]:
     tests = floor_tests(c)
     if not tests:
         raise CampaignError(f"{c.source}: bare_floor needs launch.floor.tests")
+    if not bare_floor_missing(c, tests):
+        _say(f"bare floor: all {c.bare_floor} round(s) in raw/{c.name}/floor/; nothing to run")
+        return []  # a resumed campaign creates no floor namespaces for nothing
     files = write_configs(c)
     with cluster_lock():
         up = _clusters_up()

@@ -24,6 +24,8 @@ def published(tmp_path_factory):
     raw = F.write_raw(tmp / "raw")
     cfg = campaign.publish_config(campaign.load(REPO / "config" / "campaigns" / "seed-003.yaml"))
     cfg.update(experiment="seed-003-fixture", raw_dir=str(raw), processed_dir=str(tmp / "out"))
+    # the fixture has host-host (the campaign does not run it): vs_seed's ratios to it
+    cfg["stats"]["comparisons"].insert(0, {"by": "scenario", "baseline": "host-host"})
     cfg["parse"] = {"shards": 1}
     cfg["report"]["notebooks"] = ["compare", "vs_seed"]
     path = tmp / "publish.yaml"

@@ -444,6 +444,8 @@ def test_bare_floor_runs_before_any_cluster_is_up(in_repo, tmp_path, monkeypatch
         return 0
 
     monkeypatch.setattr(campaign, "_run", fake_run)
+    real_missing = campaign.bare_floor_missing
+    monkeypatch.setattr(campaign, "bare_floor_missing", lambda c, tests: 20)
     assert campaign.run(SEED3, python="py", publish=False, budget="10m") == 0
     steps = [Path(c[1]).name if c[0] == "bash" else c[2] for c in calls]
     assert steps == ["podnet.cli"] + ["up.sh"] * 5 + ["podnet.launch.sidebyside"] + ["down.sh"] * 5
@@ -457,6 +459,17 @@ def test_bare_floor_runs_before_any_cluster_is_up(in_repo, tmp_path, monkeypatch
         "--repeats",
         "10",
     ]
+    # resumed with every bare-floor run on disk: no floor (no namespaces created for nothing)
+    c = campaign.load(SEED3)
+    monkeypatch.chdir(tmp_path)
+    assert real_missing(c, ["iperf3:tcp"]) == 10
+    for r in range(1, 11):
+        f = tmp_path / "raw" / "seed-003" / "floor" / "netns-veth" / "iperf3-tcp" / f"r{r:03d}.json"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text("{}")
+    assert real_missing(c, ["iperf3:tcp"]) == 0
+    assert real_missing(c, ["iperf3:tcp", "ping:plain"]) == 10
+    monkeypatch.chdir(REPO)
     launched = yaml.safe_load((tmp_path / "work" / "cilium-vxlan.iptables.yaml").read_text())
     assert launched["launch"]["adaptive"]["budget"] == "10m"
     # a failed bare floor is reported, the launch still runs
