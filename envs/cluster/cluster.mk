@@ -6,7 +6,7 @@
 #   make cluster-down
 #   make cluster-test          (pytest -m cluster tests/integration against the running cluster)
 #   make cluster-check-clean   (after cluster-down: verify nothing is left behind)
-#   make compare [CAMPAIGN=config/campaigns/cni.yaml]   (the experiment under each variant, one comparison)
+#   make compare [CAMPAIGN=config/campaigns/seed-003.yaml] [BUDGET=28m]   (the experiment under each variant, one comparison)
 
 NODES ?= 2
 CNI ?= bridge
@@ -59,10 +59,12 @@ cluster-ci:
 # A comparison campaign: the campaign's experiment under each variant (clusters up, launch, down,
 # under the cluster lock), then one comparison through the pipeline. Resumes what is missing.
 # CPU_HOG=1: one busy process beside the launches (does the comparison hold on a loaded machine?)
-CAMPAIGN ?= config/campaigns/cni.yaml
+# BUDGET=20m: this run's launch.adaptive.budget. Default: seed 003's CNI ranking side by side (~40 min);
+# the several-hour bridge/flannel campaign of the main experiment is CAMPAIGN=config/campaigns/cni.yaml
+CAMPAIGN ?= config/campaigns/seed-003.yaml
 # (floor-tools: the main experiment interleaves the noise floor, launch.floor)
 compare: floor-tools
-	$(CLUSTER_PYTHON) -m podnet.launch.campaign run $(CAMPAIGN) --cores $(or $(CORES),2) $(if $(CPU_HOG),--cpu-hog $(CPU_HOG))
+	$(CLUSTER_PYTHON) -m podnet.launch.campaign run $(CAMPAIGN) --cores $(or $(CORES),2) $(if $(CPU_HOG),--cpu-hog $(CPU_HOG)) $(if $(BUDGET),--budget $(BUDGET))
 
 # CI-sized campaign (quick experiment cut down; bridge, flannel-vxlan, flannel-host-gw, one nftables
 # variant); like every campaign it resumes (a fresh checkout launches everything), then checks

@@ -12,6 +12,7 @@ variant)::
     report: {notebooks: [...]}          # optional: keys replacing the experiment's report keys
     side_by_side: true                  # default: every variant up at once where they can coexist
     interleave: false                   # true: round r launches repeat r of every variant in turn
+    bare_floor: 10                      # optional: podnet floor rounds before any cluster is up
     nodes: 3
     zones: [zone-a, zone-a, zone-b]     # optional, also per variant (make cluster-up ZONES; pools: POOLS)
     variants:                           # the first is the baseline of the variant ratios
@@ -41,6 +42,13 @@ and round: for small measured comparisons, not for big experiments). Then the no
 every variant against the baseline variant, ``variants.csv`` (:mod:`podnet.stats.variants`), by
 each design the runs allow: side by side (runs of one launch id and repeat), normalised by each
 launch's own host-host baseline, or sequential, naming the design in every row.
+
+``bare_floor: N`` first runs N rounds of ``podnet floor`` (the ``launch.floor`` tests between two
+bare network namespaces, variant ``floor`` in ``raw/<campaign>/floor/``) before any cluster of the
+campaign is up; with the launch's interleaved floor (every cluster up, idle between runs) the
+published ``summary.csv`` then holds the same tests' spread with no cluster and with the campaign's
+clusters up. ``--budget`` (``make compare BUDGET=25m``) replaces ``launch.adaptive.budget`` for one
+run, e.g. to fit a launch into the time a shared machine is free.
 """
 
 from __future__ import annotations
@@ -66,6 +74,7 @@ from podnet.launch.campaign_config import (  # noqa: F401 (the campaign's model,
     Variant,
     load,
     variant_name,
+    with_budget,
 )
 
 #: how many embedded clusters may run side by side (envs/cluster/lib.sh CLUSTER_ID 0..9)
@@ -301,14 +310,75 @@ def cpu_hog(n: int) -> Iterator[list[int]]:
 
 
 def run(
-    path: str | Path, *, python: str = sys.executable, cores: int = 2, publish: bool = True, hog: int = 0
+    path: str | Path,
+    *,
+    python: str = sys.executable,
+    cores: int = 2,
+    publish: bool = True,
+    hog: int = 0,
+    budget: str | None = None,
 ) -> int:
-    """Run a campaign: its variants side by side where they can coexist, else each variant that
-    lacks runs one after another (with ``hog`` CPU hogs spinning beside the launches); then publish
-    the comparison."""
+    """Run a campaign: the bare floor first (``bare_floor``), then its variants side by side where
+    they can coexist, else each variant that lacks runs one after another (with ``hog`` CPU hogs
+    spinning beside the launches; ``budget`` replacing ``launch.adaptive.budget``); then publish the
+    comparison."""
+    c = with_budget(load(path), budget)
     with cpu_hog(hog):
-        failed = _launch_all(load(path), python)
-    return _publish(load(path), python, cores, failed, publish)
+        failed = run_bare_floor(c, python)
+        failed += _launch_all(c, python)
+    return _publish(with_budget(load(path), budget), python, cores, failed, publish)
+
+
+def floor_tests(c: Campaign) -> list[str]:
+    """The campaign's ``launch.floor`` tests (``tool:test``), the schema's default when unset."""
+    from podnet.config import schema
+
+    f = {**schema.defaults("launch", "floor"), **(c.experiment["launch"].get("floor") or {})}
+    return [str(t) for t in f.get("tests") or []]
+
+
+def _clusters_up() -> list[str]:
+    """The network namespaces of embedded clusters on this machine (``podnet<k>-*``)."""
+    netns = Path("/var/run/netns")
+    return sorted(p.name for p in netns.iterdir() if p.name.startswith("podnet")) if netns.is_dir() else []
+
+
+def bare_floor_missing(c: Campaign, tests: list[str]) -> int:
+    """How many bare-floor runs ``raw/<campaign>/floor/netns-veth/`` still lacks."""
+    from podnet.launch.netns_floor import SCENARIO, VARIANT
+
+    base = Path(c.experiment.get("raw_dir") or Path("raw") / c.name) / VARIANT / SCENARIO
+    return sum(
+        1
+        for t in tests
+        for r in range(1, c.bare_floor + 1)
+        if not any(
+            not p.name.endswith(".meta.yaml") for p in (base / t.replace(":", "-")).glob(f"r{r:03d}.*")
+        )
+    )
+
+
+def run_bare_floor(c: Campaign, python: str) -> list[str]:
+    """``bare_floor`` rounds of ``podnet floor`` before any cluster of the campaign is up (resumes:
+    repeats on disk are skipped); ``["bare floor"]`` when it failed, else ``[]``."""
+    if not c.bare_floor:
+        return []
+    tests = floor_tests(c)
+    if not tests:
+        raise CampaignError(f"{c.source}: bare_floor needs launch.floor.tests")
+    if not bare_floor_missing(c, tests):
+        _say(f"bare floor: all {c.bare_floor} round(s) in raw/{c.name}/floor/; nothing to run")
+        return []  # a resumed campaign creates no floor namespaces for nothing
+    files = write_configs(c)
+    with cluster_lock():
+        up = _clusters_up()
+        _say(
+            f"bare floor: {c.bare_floor} round(s) of {', '.join(tests)} with "
+            f"{len(up)} podnet network namespace(s) up{': ' + ' '.join(up) if up else ''}"
+        )
+        cmd = [python, "-m", "podnet.cli", "floor", "--config", str(files[c.baseline])]
+        rc = _run([*cmd, "--tests", ",".join(tests), "--repeats", str(c.bare_floor)])
+    return ["bare floor"] if rc else []
 
 
 def _launch_all(c: Campaign, python: str) -> list[str]:
@@ -381,6 +451,12 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--cores", type=int, default=2)
     r.add_argument("--no-publish", action="store_true", help="launch only")
     r.add_argument(
+        "--budget",
+        default=None,
+        metavar="DURATION",
+        help="replace launch.adaptive.budget for this run (e.g. 25m)",
+    )
+    r.add_argument(
         "--cpu-hog",
         type=int,
         default=0,
@@ -396,7 +472,9 @@ def main(argv: list[str] | None = None) -> int:
             for v in c.variants:
                 print(f"{v.name}\t{missing_runs(c, v)} missing")
             return 0
-        return run(args.config, cores=args.cores, publish=not args.no_publish, hog=args.cpu_hog)
+        return run(
+            args.config, cores=args.cores, publish=not args.no_publish, hog=args.cpu_hog, budget=args.budget
+        )
     except CampaignError as exc:
         print(f"podnet campaign: {exc}", file=sys.stderr)
         return 2

@@ -4,6 +4,7 @@ run under each; parsed and checked here, run by :mod:`podnet.launch.campaign`.""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import re
 from collections.abc import Mapping
@@ -91,6 +92,10 @@ class Campaign:
     #: ``side_by_side`` (default true): every variant up at once, one launch interleaving them run by
     #: run (:mod:`podnet.launch.sidebyside`), where the variants can coexist (:func:`design`)
     side_by_side: bool = True
+    #: ``bare_floor``: rounds of ``podnet floor`` (the ``launch.floor`` tests between two bare network
+    #: namespaces, variant ``floor``) run before any cluster of the campaign is up: with the
+    #: interleaved floor of the launch (clusters up, idle between runs), what idle clusters add
+    bare_floor: int = 0
 
     @property
     def repeats(self) -> int:
@@ -186,6 +191,7 @@ def load(path: str | Path) -> Campaign:
         "variants",
         "interleave",
         "side_by_side",
+        "bare_floor",
     }
     if unknown:
         raise CampaignError(f"{path}: unknown keys {sorted(unknown)}")
@@ -215,6 +221,32 @@ def load(path: str | Path) -> Campaign:
     names = [v.name for v in variants]
     if len(set(names)) != len(names):
         raise CampaignError(f"{path}: variant names repeat: {names}")
+    bare = doc.get("bare_floor", 0)
+    if isinstance(bare, bool) or not isinstance(bare, int) or bare < 0:
+        raise CampaignError(f"{path}: bare_floor {bare!r}: a number of rounds (0: none)")
     return Campaign(
-        name, exp, variants, path, bool(doc.get("interleave", False)), bool(doc.get("side_by_side", True))
+        name,
+        exp,
+        variants,
+        path,
+        bool(doc.get("interleave", False)),
+        bool(doc.get("side_by_side", True)),
+        bare,
     )
+
+
+def with_budget(c: Campaign, budget: str | float | None) -> Campaign:
+    """The campaign with ``launch.adaptive.budget`` replaced (``--budget``/``BUDGET=`` of make compare:
+    the wall-clock limit of the launch's added rounds, e.g. ``25m``); None leaves it as configured."""
+    if budget is None:
+        return c
+    from podnet.launch.defaults import parse_duration
+
+    try:
+        parse_duration(budget)
+    except ValueError as exc:
+        raise CampaignError(f"budget {budget!r}: {exc}") from exc
+    exp = copy.deepcopy(c.experiment)
+    adaptive = exp["launch"].get("adaptive") or {}
+    exp["launch"]["adaptive"] = {**adaptive, "enabled": True, "budget": budget}
+    return dataclasses.replace(c, experiment=exp)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -353,3 +354,135 @@ def test_cpu_hog_spins_for_the_duration_and_is_always_ended():
         assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
     with campaign.cpu_hog(0) as none:
         assert none == []
+
+
+# ---- seed 003's ranking: the default of make compare ------------------------------------------------
+
+SEED3 = REPO / "config" / "campaigns" / "seed-003.yaml"
+
+
+def test_make_compare_runs_seed_003_by_default():
+    mk = (REPO / "envs" / "cluster" / "cluster.mk").read_text()
+    assert "CAMPAIGN ?= config/campaigns/seed-003.yaml" in mk.splitlines()
+    assert FULL.exists()  # the several-hour bridge/flannel campaign stays, by name
+
+
+def test_seed_003_primary_family_is_each_seed_cni_and_the_aa_twin_over_macvlan(in_repo):
+    """Side by side with adaptive rounds; the primary rows of variants.csv: 4 treatments (3 seed CNIs
+    and macvlan's A/A twin) x (4 iperf3 throughputs + TCP_RR and TCP_CRR mean latency), flannel-vxlan
+    and the CPU cost exploratory."""
+    from podnet.stats.variants import variant_table
+    from tests.stats_tables import rows, tidy
+
+    c = campaign.load(SEED3)
+    assert campaign.design(c)[0] == "side-by-side" and len(campaign.setups(c)) == 5
+    ids = campaign.cluster_ids(c)
+    assert ids["macvlan.iptables"] == ids["macvlan-aa"]  # the A/A pair shares one cluster
+    assert c.experiment["launch"]["adaptive"]["enabled"] and c.bare_floor > 0
+    cfg = campaign.publish_config(c)
+    rng = np.random.default_rng(3)
+    parts = []
+    for v in c.variants:
+        for sc in c.experiment["launch"]["scenarios"]:
+            for test in sc["tests"]:
+                tool, _, name = test.partition(":")
+                common = dict(variant=v.name, scenario=sc["name"], tool=tool, test=name, launch_id="L")
+                if tool == "iperf3":
+                    parts.append(rows(1e10 * np.exp(rng.normal(0, 0.05, 4)), **common))
+                    parts.append(
+                        rows(
+                            rng.uniform(1, 2, 4) * 1e-10, metric="machine_cpu_per_bit", unit="s/bit", **common
+                        )
+                    )
+                else:
+                    for metric in ("latency_mean", "transaction_rate"):
+                        parts.append(
+                            rows(
+                                rng.uniform(50, 60, 4) * 1e-6,
+                                direction="roundtrip",
+                                metric=metric,
+                                unit="s",
+                                **common,
+                            )
+                        )
+    vt = variant_table(tidy(*parts), cfg["stats"])
+    prim = vt[(vt["role"] == "primary") & vt["preferred"]]
+    assert set(prim["variant"]) == {
+        "calico-vxlan.iptables",
+        "calico-bgp.iptables",
+        "cilium-vxlan.iptables",
+        "macvlan-aa",
+    }
+    assert set(prim["baseline_variant"]) == {"macvlan.iptables"}
+    assert len(prim) == 4 * (4 + 3)
+    assert set(prim["metric"]) == {"throughput", "latency_mean"}
+    assert prim["p_adjusted"].notna().all()
+    flannel = vt[vt["variant"] == "flannel-vxlan.iptables"]
+    assert len(flannel) and (flannel["role"] == "exploratory").all()
+
+
+def test_budget_replaces_the_adaptive_budget_for_one_run(in_repo):
+    c = campaign.load(SEED3)
+    short = campaign.with_budget(c, "12m")
+    assert short.experiment["launch"]["adaptive"]["budget"] == "12m"
+    assert c.experiment["launch"]["adaptive"]["budget"] != "12m"  # the loaded campaign is not changed
+    assert from_mapping(campaign.variant_config(short, short.variants[0])).budget_s == 720
+    assert campaign.with_budget(c, None) is c
+    with pytest.raises(campaign.CampaignError, match="budget"):
+        campaign.with_budget(c, "soon")
+
+
+def test_bare_floor_runs_before_any_cluster_is_up(in_repo, tmp_path, monkeypatch):
+    monkeypatch.setenv("PODNET_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("PODNET_CLUSTER_LOCKED", raising=False)
+    monkeypatch.setattr(campaign.Campaign, "workdir", property(lambda self: tmp_path / "work"))
+    monkeypatch.setattr(campaign, "missing_runs", lambda c, v, r=None: 4)
+    calls: list[list[str]] = []
+
+    def fake_run(cmd, env=None):
+        calls.append(cmd)
+        return 0
+
+    monkeypatch.setattr(campaign, "_run", fake_run)
+    real_missing = campaign.bare_floor_missing
+    monkeypatch.setattr(campaign, "bare_floor_missing", lambda c, tests: 20)
+    assert campaign.run(SEED3, python="py", publish=False, budget="10m") == 0
+    steps = [Path(c[1]).name if c[0] == "bash" else c[2] for c in calls]
+    assert steps == ["podnet.cli"] + ["up.sh"] * 5 + ["podnet.launch.sidebyside"] + ["down.sh"] * 5
+    floor = calls[0]
+    assert floor[3:] == [
+        "floor",
+        "--config",
+        str(tmp_path / "work" / "macvlan.iptables.yaml"),
+        "--tests",
+        "iperf3:tcp,ping:plain",
+        "--repeats",
+        "10",
+    ]
+    # resumed with every bare-floor run on disk: no floor (no namespaces created for nothing)
+    c = campaign.load(SEED3)
+    monkeypatch.chdir(tmp_path)
+    assert real_missing(c, ["iperf3:tcp"]) == 10
+    for r in range(1, 11):
+        f = tmp_path / "raw" / "seed-003" / "floor" / "netns-veth" / "iperf3-tcp" / f"r{r:03d}.json"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text("{}")
+    assert real_missing(c, ["iperf3:tcp"]) == 0
+    assert real_missing(c, ["iperf3:tcp", "ping:plain"]) == 10
+    monkeypatch.chdir(REPO)
+    launched = yaml.safe_load((tmp_path / "work" / "cilium-vxlan.iptables.yaml").read_text())
+    assert launched["launch"]["adaptive"]["budget"] == "10m"
+    # a failed bare floor is reported, the launch still runs
+    calls.clear()
+    monkeypatch.setattr(campaign, "_run", lambda cmd, env=None: calls.append(cmd) or int("podnet.cli" in cmd))
+    assert campaign.run(SEED3, python="py", publish=False) == 1
+    assert any("podnet.launch.sidebyside" in c for c in calls)
+
+
+def test_bare_floor_must_be_a_number_of_rounds(in_repo, tmp_path):
+    doc = yaml.safe_load(SEED3.read_text())
+    for bad in (-1, True, "ten"):
+        p = tmp_path / "c.yaml"
+        p.write_text(yaml.safe_dump({**doc, "bare_floor": bad}))
+        with pytest.raises(campaign.CampaignError, match="bare_floor"):
+            campaign.load(p)

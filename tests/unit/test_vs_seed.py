@@ -56,8 +56,9 @@ def test_campaign_mapping_names_every_seed_path_and_cni():
     # every path and CNI seed 003 published is mapped (to ours, or to nothing on purpose)
     assert set(pub["path"]) == set(m.scenarios)
     assert set(pub["seed_cni"]) == set(m.variants)
-    assert m.scenarios["pod-node-same-node"] == ("pod-host-same-node",)
-    assert m.scenarios["node-service-cross-node"] == ("host-svc-cross-node",)
+    assert m.scenarios["pod-node-cross-node"] == ("pod-host-cross-node",)
+    assert m.scenarios["pod-service-cross-node"] == ("pod-svc-cross-node",)
+    assert m.scenarios["node-service-cross-node"] == ()  # not run: mapped to nothing on purpose
     assert m.variant_of("calico-ipip") is None and m.variant_of("sriov-standalone") is None
     assert m.variant_of("macvlan-standalone") == "macvlan.iptables"
     assert m.seed_cni_of("calico-vxlan.iptables") == "calico-vxlan"
@@ -323,9 +324,11 @@ def test_seed_003_campaign_is_a_valid_experiment_under_every_variant():
     c = campaign.load(CAMPAIGN)
     assert [v.name for v in c.variants] == [
         "macvlan.iptables",
+        "macvlan-aa",
         "calico-vxlan.iptables",
         "calico-bgp.iptables",
         "cilium-vxlan.iptables",
+        "flannel-vxlan.iptables",
     ]
     for v in c.variants:
         cfg = campaign.variant_config(c, v)
@@ -337,9 +340,12 @@ def test_seed_003_campaign_is_a_valid_experiment_under_every_variant():
     assert "vs_seed" in pub["report"]["notebooks"] and pub["report"]["vs_seed"]["published"]
     assert pub["stats"]["thresholds"] == []
     launch = c.experiment["launch"]
-    assert launch["adaptive"] == {"enabled": False} and launch["repeats"] == 3
-    assert set(launch["tools"]) == {"iperf3", "netperf"}
-    assert len(launch["scenarios"]) == 9
+    assert launch["adaptive"]["enabled"] and launch["repeats"] == 3
+    assert set(launch["tools"]) == {"iperf3", "netperf", "ping"}  # ping: the floor's only
+    # every scenario the campaign runs is mapped to a seed path
+    ran = {s["name"] for s in launch["scenarios"]}
+    mapped = {x for xs in pub["report"]["vs_seed"]["scenarios"].values() for x in xs}
+    assert ran == mapped
 
 
 def test_the_cnis_being_added_are_one_line_each():
