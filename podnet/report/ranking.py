@@ -239,13 +239,20 @@ def figure(table: pd.DataFrame, variants: list[str] | None = None) -> plt.Figure
     fig.legend(
         handles=handles,
         loc="outside lower center",
-        ncols=len(handles) if len(handles) <= 6 else 4,
+        ncols=_legend_columns(order, style.PAGE),
         frameon=False,
         title=textwrap.fill(note, 150),
         title_fontsize=6,
     )
     fig.suptitle("Variants ranked per path: ratio to the reference variant, resolved order as letters")
     return fig
+
+
+def _legend_columns(labels: list[str], width_in: float) -> int:
+    """As many legend columns as fit the figure's width (a patch and ~0.06 in a character at the
+    legend's font size), so no entry runs off the page."""
+    widest = max((len(x) for x in labels), default=1) * 0.06 + 0.45
+    return max(1, min(len(labels), int(width_in * 0.95 // widest)))
 
 
 def _panel(ax: plt.Axes, p: pd.DataFrame, order: list[str], colors: dict, chars: int = 120) -> None:
