@@ -1,21 +1,35 @@
 #!/usr/bin/env bash
 # After `make cluster-down`: verify the cluster left nothing behind. Exit 1 and list every leftover:
-# processes, network namespaces, links, mounts, cgroups, KUBE-*/CNI-* iptables chains, state
-# directories, and sysctls that differ from the values recorded before the first cluster-up.
-# Every embedded cluster of this machine counts (CLUSTER_ID 0..9: podnet-*, podnet1-*, ...); the
-# sysctl and global-path baseline is CLUSTER_ID's (the one that went down last).
+# processes, network namespaces, links, mounts, cgroups, podnet-named iptables chains, ipsets and nft
+# tables in the root namespace, state directories, and sysctls that differ from the values recorded
+# before the first cluster-up. Every embedded cluster of this machine counts (CLUSTER_ID 0..9:
+# podnet-*, podnet1-*, ...); the baseline is CLUSTER_ID's (the one that went down last), copied to
+# .cluster/baseline.* by cluster-down. What the machine had before the first cluster-up is no
+# leftover: a chain, ipset or nft table listed in baseline.rootns, a process listed in baseline.procs
+# (same PID and start time) is reported as kept, never as a failure. Without a baseline every
+# podnet-named object counts (what was there before cannot be told apart).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$CLUSTER_DIR/rootns.sh"
 need_root cluster-check-clean
 set +o errexit
 
 problems=()
 bad() { problems+=("$*"); }
+kept=()
+
+# preexisting PID: the process was there at the baseline (same PID and start time)
+preexisting() { [[ -f $STATE_DIR/baseline.procs ]] && grep -qx "$1 $(proc_start "$1")" "$STATE_DIR/baseline.procs"; }
 
 # processes
 for p in /proc/[0-9]*; do
     pid=${p#/proc/}
     [[ $pid == "$$" || $pid == "$BASHPID" ]] && continue
     cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
+    if preexisting "$pid"; then
+        [[ $cmd =~ (/run/podnet-cluster|/var/lib/podnet-cluster|/(k8s|flannel|cilium|calico)/v[^/]+/bin/|^wireguard-go\ -f\ pn[0-9]?wg) ]] &&
+            kept+=("process $pid (there before cluster-up): ${cmd:0:120}")
+        continue
+    fi
     if [[ $cmd =~ (/run/podnet-cluster|/var/lib/podnet-cluster|/(k8s|flannel|cilium)/v[0-9.]+/bin/|/calico/v[^/]+/bin/|^wireguard-go\ -f\ pn[0-9]?wg) ]] && [[ ! $cmd =~ check-clean ]]; then
         bad "process $pid: ${cmd:0:160}"
     elif [[ $cmd =~ ^(/usr/sbin/)?bird6?\  && $cmd =~ (podnet|/calico/) ]] || [[ $cmd =~ calico-node\ -(confd|felix) ]]; then
@@ -64,22 +78,18 @@ fi
 # cgroups
 for h in /sys/fs/cgroup/*/podnet /sys/fs/cgroup/*/podnet[0-9]; do [[ -e $h ]] && bad "cgroup $h"; done
 for h in /sys/fs/cgroup/podnet{,[0-9]}-daemons /sys/fs/cgroup/*/podnet{,[0-9]}-daemons; do [[ -d $h ]] && bad "cgroup $h (the daemons' group)"; done
-# iptables chains in the root namespace
-for t in iptables ip6tables iptables-legacy ip6tables-legacy; do
-    command -v "$t-save" >/dev/null || continue
-    chains=$("$t-save" 2>/dev/null | grep -oE '^:(KUBE-|CNI-|FLANNEL-|cali-|CILIUM_)[^ ]*' | tr '\n' ' ')
-    [[ -n $chains ]] && bad "$t chains: $chains"
-done
-# calico's ipsets (felix makes them in the node namespaces only)
-if command -v ipset >/dev/null; then
-    sets=$(ipset list -n 2>/dev/null | grep -E '^cali4[06]' | tr '\n' ' ')
-    [[ -n $sets ]] && bad "calico ipsets in the root namespace: $sets"
+# podnet-named iptables chains (every backend), ipsets and nft tables in the root namespace that
+# were not there at the baseline
+podnet_named=$(rootns_objects | rootns_podnet_named)
+if [[ -f $STATE_DIR/baseline.rootns ]]; then
+    left=$(LC_ALL=C comm -13 "$STATE_DIR/baseline.rootns" <(echo "$podnet_named") | grep . | tr '\n' ';')
+    there=$(LC_ALL=C comm -12 "$STATE_DIR/baseline.rootns" <(echo "$podnet_named") | grep . | tr '\n' ';')
+    [[ -n $there ]] && kept+=("root-namespace objects there before cluster-up: $there")
+else
+    left=$(echo "$podnet_named" | grep . | tr '\n' ';')
+    [[ -n $left ]] && left+=" (no baseline $STATE_DIR/baseline.rootns: cannot tell whether they were there before)"
 fi
-# nftables tables of kube-proxy's nftables mode (or flannel's) in the root namespace
-if command -v nft >/dev/null; then
-    tabs=$(nft list tables 2>/dev/null | awk '$3 ~ /^(kube-proxy|flannel|podnet-probe)$/ {print $2 " " $3}' | tr '\n' ';')
-    [[ -n $tabs ]] && bad "nft tables: $tabs"
-fi
+[[ -n $left ]] && bad "chains/ipsets/nft tables in the root namespace: $left"
 # state directories and files the runtimes write to global places
 for d in /run/podnet-cluster /run/podnet-cluster-[0-9] /var/lib/podnet-cluster /var/lib/podnet-cluster-[0-9]; do [[ -e $d ]] && bad "directory $d"; done
 if [[ -f $STATE_DIR/baseline.paths ]]; then
@@ -111,9 +121,10 @@ else
     echo "check-clean: no sysctl baseline ($STATE_DIR/baseline.sysctl, written by cluster-down): sysctls not compared"
 fi
 
+((${#kept[@]})) && printf 'check-clean: kept (the machine had it before cluster-up): %s\n' "${kept[@]}"
 if ((${#problems[@]})); then
     echo "check-clean: FAILED, left behind:"
     printf '  - %s\n' "${problems[@]}"
     exit 1
 fi
-echo "check-clean: OK (no process (incl. bird, confd), netns, link (podnet0[-k], flannel.1, cni0, vxlan.calico, cali*, cilium_*, lxc*), cilium tc filter or BPF pin, pod/service route, proto bird route, flannel FDB/ARP entry, mount, cgroup (podnet[k], podnet[k]-daemons), KUBE-*/CNI-*/FLANNEL-*/cali-*/CILIUM_* chain, calico ipset, nft table, state dir, /run/flannel, /var/lib/calico, /run/cilium or changed sysctl left)"
+echo "check-clean: OK (no process (incl. bird, confd), netns, link (podnet0[-k], flannel.1, cni0, vxlan.calico, cali*, cilium_*, lxc*), cilium tc filter or BPF pin, pod/service route, proto bird route, flannel FDB/ARP entry, mount, cgroup (podnet[k], podnet[k]-daemons), KUBE-*/CNI-*/FLANNEL-*/cali-*/CILIUM_* chain, cali4*/cilium ipset or kube-proxy/flannel nft table not there before cluster-up, state dir, /run/flannel, /var/lib/calico, /run/cilium or changed sysctl left)"

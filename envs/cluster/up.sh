@@ -6,6 +6,7 @@ source "$CLUSTER_DIR/net.sh"
 source "$CLUSTER_DIR/pki.sh"
 source "$CLUSTER_DIR/cni.sh"
 source "$CLUSTER_DIR/tunnel.sh"
+source "$CLUSTER_DIR/rootns.sh"
 
 need_root cluster-up
 cluster_lock
@@ -50,11 +51,22 @@ cluster_healthy() {
 }
 
 # ---- baseline (what to restore on cluster-down) --------------------------------------------
+# sysctls, global paths, and (rootns.sh) the root namespace's chains, ipsets and nft tables and the
+# processes that exist: cluster-down removes only podnet-named objects not listed, stops no process
+# listed. Recorded at the first cluster-up while no podnet cluster is up; a cluster beside another
+# copies the other's. A baseline of an earlier boot (a cluster killed by a reboot) keeps its sysctls
+# and paths; its objects and processes are recorded anew (the kernel's state of that boot is gone).
 record_baseline() {
-    local b="$LIB_DIR/baseline"
-    [[ -f $b/complete ]] && return 0 # keep the oldest: a killed cluster may have changed things since
+    local b="$LIB_DIR/baseline" other boot
+    boot=$(cat /proc/sys/kernel/random/boot_id)
+    if [[ -f $b/complete ]]; then # keep the oldest: a killed cluster may have changed things since
+        if [[ $(cat "$b/boot_id" 2>/dev/null) != "$boot" ]]; then
+            rootns_record "$b"
+            echo "$boot" >"$b/boot_id"
+        fi
+        return 0
+    fi
     # another cluster is up beside this one: the machine's state before it is the baseline
-    local other
     for other in /var/lib/podnet-cluster/baseline /var/lib/podnet-cluster-[0-9]/baseline; do
         [[ $other != "$b" && -f $other/complete ]] || continue
         mkdir -p "$b"
@@ -69,6 +81,8 @@ record_baseline() {
         [[ -e $d ]] && echo "$d" >>"$b/paths"
     done
     ls -1 /run/containerd/s 2>/dev/null >"$b/shim-sockets" || true
+    rootns_record "$b"
+    echo "$boot" >"$b/boot_id"
     touch "$b/complete"
 }
 
