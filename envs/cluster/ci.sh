@@ -26,7 +26,7 @@ ROOTNS_DIR=$(mktemp -d)
 finish() {
     echo "== cluster-ci: cluster-down"
     bash envs/cluster/down.sh || rc=1
-    bash envs/cluster/rootns-test.sh remove || rc=1
+    bash envs/cluster/rootns-test.sh remove "$ROOTNS_DIR" || rc=1
     rm -rf "$ROOTNS_DIR"
     echo "== cluster-ci: check-clean"
     bash envs/cluster/check-clean.sh || rc=1

@@ -297,6 +297,7 @@ cluster_lock() {
 }
 
 # ---- packages: install the missing Debian packages (cluster-up, cluster-build) ----
+# ensure_packages [COMMAND=PACKAGE...]: also those (rootns-test.sh: ipset)
 ensure_packages() {
     local -A need=(
         [containerd]=containerd [ctr]=containerd [runc]=runc [etcd]=etcd-server
@@ -305,6 +306,8 @@ ensure_packages() {
         [nsenter]=util-linux [setsid]=util-linux [sysctl]=procps [curl]=curl
         [envsubst]=gettext-base [nft]=nftables
     )
+    local kv
+    for kv in "$@"; do need[${kv%%=*}]=${kv#*=}; done
     if [[ $EDGE_TUNNEL == wireguard ]]; then need[wireguard-go]=wireguard-go need[wg]=wireguard-tools; fi
     if [[ $CNI == calico-* ]]; then need[ipset]=ipset; fi # felix's iptables dataplane programs ipsets
     if [[ $CNI == calico-bgp ]]; then need[bird]=bird need[birdc]=bird; fi # Debian's bird 1.6, driven by calico's confd
