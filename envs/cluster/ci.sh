@@ -5,9 +5,9 @@
 # Every leg also tests the root-namespace guarantee (rootns-test.sh): a KUBE-SERVICES chain in nat, an
 # ipset cali40-test and an nft table inet kube-proxy planted before cluster-up are identical after
 # cluster-down (then removed, and check-clean passes).
-#   CLUSTER_CI_MATRIX="bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3 macvlan:2 calico-vxlan:2 calico-bgp:2 cilium-vxlan:2
-#                      flannel-vxlan:4:iptables:wireguard:zone-a/zone-a/zone-b/zone-c"
-#                                         (CNI:NODES[:PROXY[:EDGE_TUNNEL[:ZONES with /]]]; default)
+#   CLUSTER_CI_MATRIX="bridge:2 flannel-vxlan:3:nftables ..."
+#                                         (CNI:NODES[:PROXY[:EDGE_TUNNEL[:ZONES with /]]]; default: every
+#                                         mode's legs, column ci of modes.tsv: bash modes.sh ci-matrix)
 #   CLUSTER_CI_TESTS="tests/integration"  (pytest paths of the first entry; default)
 #   CLUSTER_CI_MORE_TESTS="tests/integration/test_cluster.py"  (pytest paths of the other entries:
 #       the datapath tests; the launcher's tests do not depend on the CNI, and the CNI campaign
@@ -15,7 +15,7 @@
 # Exit status: non-zero if any bring-up, test, teardown or cleanliness check failed.
 set -o nounset -o pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-MATRIX=${CLUSTER_CI_MATRIX:-bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3 macvlan:2 calico-vxlan:2 calico-bgp:2 cilium-vxlan:2 flannel-vxlan:4:iptables:wireguard:zone-a/zone-a/zone-b/zone-c}
+MATRIX=${CLUSTER_CI_MATRIX:-$(bash envs/cluster/modes.sh ci-matrix)}
 read -r -a TESTS <<<"${CLUSTER_CI_TESTS:-tests/integration}"
 read -r -a MORE_TESTS <<<"${CLUSTER_CI_MORE_TESTS:-tests/integration/test_cluster.py}"
 PY=${CLUSTER_PYTHON:-.venv/bin/python}

@@ -75,9 +75,22 @@ path_pids() {
     done
 }
 
+# every recorded daemon but containerd and the control plane: kubelets, kube-proxies, each CNI mode's
+# daemons (flanneld-N, calico-*-N, cilium-*), wireguard-go
+recorded_agents() {
+    local f name found=""
+    for f in "$RUN_DIR"/pids/*.pid; do
+        [[ -f $f ]] || continue
+        name=$(basename "$f" .pid)
+        [[ $name =~ ^(containerd-[0-9]+|etcd|kube-apiserver|kube-controller-manager|kube-scheduler)$ ]] && continue
+        found+="$(recorded "$name") "
+    done
+    echo "$found"
+}
+
 log "cluster-down: stopping processes"
 # shellcheck disable=SC2046
-stop_pids 10 $(recorded 'kubelet-*') $(recorded 'kube-proxy-*') $(recorded 'flanneld-*') $(recorded 'calico-*') $(recorded 'cilium-agent-*') $(recorded cilium-operator) $(recorded 'wireguard-*')
+stop_pids 10 $(recorded_agents)
 for _ in 1 2 3 4 5 6 7 8 9 10; do
     mapfile -t cp < <(cgroup_pids)
     ((${#cp[@]})) || break
@@ -174,12 +187,9 @@ if [[ -f $BASE/complete ]] && ((${#OTHERS[@]} == 0)); then
             grep -qx "$(basename "$s")" "$BASE/shim-sockets" || rm -f "$s"
         done
     fi
-    had /run/flannel || rm -rf /run/flannel
-    had /run/wireguard || rm -rf /run/wireguard
-    for d in /var/lib/calico /run/calico /var/log/calico /run/cilium /var/lib/cilium; do
-        had "$d" || rm -rf "$d"
-    done
-    for d in /var/lib/cni /var/lib/kubelet /var/lib/kubelet/device-plugins /var/log/containers /var/log/pods; do
+    # every other global path (lib.sh and each CNI mode's file), parents first
+    for d in "${GLOBAL_PATHS[@]}"; do
+        [[ $d == /run/netns || $d == /run/containerd || $d == /run/containerd/s ]] && continue
         had "$d" || rm -rf "$d"
     done
 fi

@@ -13,8 +13,7 @@ cluster_lock
 
 # ---- settings ------------------------------------------------------------------------------
 [[ $NODES =~ ^[0-9]+$ ]] && ((NODES >= 1 && NODES <= 20)) || die "NODES must be 1..20 (got '$NODES')"
-[[ $CNI =~ ^(bridge|flannel-vxlan|flannel-host-gw|macvlan|calico-vxlan|calico-bgp|cilium-vxlan)$ ]] ||
-    die "CNI must be 'bridge' (routed, no overlay), 'flannel-vxlan', 'flannel-host-gw', 'macvlan', 'calico-vxlan', 'calico-bgp' or 'cilium-vxlan' (got '$CNI')"
+[[ -n $(cni_field file) ]] || die "CNI must be one of the modes of envs/cluster/modes.tsv: $(cni_modes | paste -sd' ') (got '$CNI')"
 [[ $DAEMON_CPU_WEIGHT =~ ^[0-9]+$ ]] && ((DAEMON_CPU_WEIGHT <= 10000)) ||
     die "DAEMON_CPU_WEIGHT must be 0 (no daemon cgroup) or a cgroup cpu.weight 1..10000 (got '$DAEMON_CPU_WEIGHT')"
 [[ $PROXY == iptables || $PROXY == nftables ]] || die "PROXY must be 'iptables' or 'nftables' (got '$PROXY')"
@@ -30,7 +29,7 @@ done
 
 # ---- idempotency ---------------------------------------------------------------------------
 fingerprint() {
-    echo "id=$CLUSTER_ID k8s=$K8S_VERSION nodes=$NODES cni=$CNI proxy=$PROXY flannel=$FLANNEL_VERSION rate=$LINK_RATE tunnel=$EDGE_TUNNEL zones=$ZONES pools=$POOLS tools=$TOOLS_REF pause=$PAUSE_REF daemon_weight=$DAEMON_CPU_WEIGHT$(cni_is_calico && echo " calico=$CALICO_VERSION")$(cni_is_cilium && echo " cilium=$CILIUM_VERSION")"
+    echo "id=$CLUSTER_ID k8s=$K8S_VERSION nodes=$NODES cni=$CNI proxy=$PROXY flannel=$FLANNEL_VERSION rate=$LINK_RATE tunnel=$EDGE_TUNNEL zones=$ZONES pools=$POOLS tools=$TOOLS_REF pause=$PAUSE_REF daemon_weight=$DAEMON_CPU_WEIGHT$(cni_hook fingerprint)"
 }
 
 cluster_healthy() {
@@ -40,9 +39,7 @@ cluster_healthy() {
     for name in etcd kube-apiserver kube-controller-manager kube-scheduler; do pid_alive "$name" >/dev/null || return 1; done
     for ((n = 1; n <= NODES; n++)); do
         for name in containerd kubelet kube-proxy; do pid_alive "$name-$n" >/dev/null || return 1; done
-        if cni_is_flannel; then pid_alive "flanneld-$n" >/dev/null || return 1; fi
-        if cni_is_calico; then calico_alive "$n" || return 1; fi
-        if cni_is_cilium; then pid_alive "cilium-agent-$n" >/dev/null || return 1; fi
+        cni_hook alive "$n" || return 1
         if tunnel_on && [[ $(gateway_of "$(node_zone "$n")") == "$n" ]]; then pid_alive "wireguard-$n" >/dev/null || return 1; fi
     done
     local ready
@@ -212,7 +209,7 @@ write_info() {
   "cni": "$CNI",
   "variant": "$CNI.$PROXY${LINK_RATE:+.$LINK_RATE}${EDGE_TUNNEL:+.edge-$EDGE_TUNNEL}",
   "cni_datapath": "$(cni_datapath)",
-  "flannel_version": $(if cni_is_flannel; then json_str "$FLANNEL_VERSION"; else echo null; fi),$(calico_info_json)$(cilium_info_json)
+  "flannel_version": $(flannel_version_json),$(cni_hook info_json)
   "cni_plugins_version": "$(cni_plugins_version)",
   "encapsulation": "$(cni_encapsulation)",
   "kube_proxy_masquerade_all": $(kube_proxy_masquerade_all),
@@ -252,10 +249,11 @@ rm -f "$images_env"
 bash "$CLUSTER_DIR/build-images.sh" >"$images_env" &
 images_pid=$!
 build_go() {
+    local b
     bash "$CLUSTER_DIR/build-k8s.sh" || return 1
-    if cni_is_flannel; then bash "$CLUSTER_DIR/build-flannel.sh" || return 1; fi
-    if cni_is_calico; then bash "$CLUSTER_DIR/build-calico.sh" || return 1; fi
-    if cni_is_cilium; then bash "$CLUSTER_DIR/build-cilium.sh" || return 1; fi
+    for b in $(cni_field build | tr , ' '); do
+        [[ $b == - ]] || bash "$CLUSTER_DIR/$b" || return 1
+    done
 }
 build_go || {
     wait "$images_pid"
