@@ -1,6 +1,19 @@
 # shellcheck shell=bash
-# CNI=calico-vxlan and CNI=calico-bgp: Calico's own code on the datapath. Sourced by cni.sh (after
-# lib.sh and pki.sh). calico-vxlan:
+# CNI=calico-vxlan and CNI=calico-bgp: Calico's own code on the datapath. Sourced by modes.sh (rows
+# calico-* in modes.tsv).
+#
+#   brings up  (calico_start) CRDs, RBAC, one IP pool per node, then per node calico-node -startup,
+#              -allocate-tunnel-addrs (vxlan), felix as a daemon (calico-bgp: also confd and bird), and
+#              last the calico CNI config; details below
+#   checks     the kernel's vxlan (calico-vxlan) and ipset hash:net (probe); felix programmed
+#              vxlan.calico and the routes to the other nodes (vxlan), or every BGP session is
+#              Established (bgp); felix (and confd, bird) still run (alive)
+#   takes down felix, confd and bird by their recorded PIDs (down.sh); everything they program lives
+#              in the node namespaces; /var/lib/calico, /run/calico, /var/log/calico (global paths) are
+#              removed when they were not there before; check-clean fails on vxlan.calico or cali*
+#              links, proto bird routes, a felix/confd/bird process, calico CNI files in /etc/cni or
+#              /opt/cni, or a calico mount in the root namespace
+# Not with EDGE_TUNNEL (refused). calico-vxlan:
 #
 #   - calico-node v3.28 (build-calico.sh: the Go module proxy's release-v3.28 commit) per node, in the
 #     node's network namespace, Kubernetes datastore (the embedded API server, calico's CRDs):
@@ -55,11 +68,11 @@ CALICO_BLOCK_SIZE=26      # calico-ipam's default block size
 CALICO_NODE_USER=podnet-calico-node
 CALICO_CNI_USER=podnet-calico-cni
 
-cni_is_calico() { [[ $CNI == calico-* ]]; }
+GLOBAL_PATHS+=(/var/lib/calico /run/calico /var/log/calico)
+
 cni_is_calico_bgp() { [[ $CNI == calico-bgp ]]; }
 calico_backend() { if cni_is_calico_bgp; then echo bird; else echo vxlan; fi; }
 calico_run() { echo "$RUN_DIR/nodes/$1/calico"; }
-calico_cni_bin() { echo "$RUN_DIR/cni-bin"; }
 
 # the release calico's charts name for the module version (provenance), from the build stamp
 calico_release() {
@@ -237,7 +250,7 @@ calico_start() {
 
     # containerd looks for CNI plugins in one directory: calico's two and the reference plugins
     local bin
-    bin=$(calico_cni_bin)
+    bin=$CNI_BIN_RUN
     mkdir -p "$bin"
     for f in /usr/lib/cni/*; do ln -sfn "$f" "$bin/$(basename "$f")"; done
     ln -sfn "$CALICO_BIN/calico" "$bin/calico"
@@ -318,7 +331,6 @@ calico_vxlan_mode() { if cni_is_calico_bgp; then echo Never; else echo Always; f
 
 # info.json: what calico runs (one more line after flannel_version; nothing for the other modes)
 calico_info_json() {
-    cni_is_calico || return 0
     if cni_is_calico_bgp; then
         local n socks=""
         for ((n = 1; n <= NODES; n++)); do socks+="${socks:+, }$(json_str "$(calico_bird_sock "$n")")"; done
@@ -329,4 +341,55 @@ calico_info_json() {
     fi
     printf '\n  "calico": {"version": "%s", "release": "%s", "components": "calico-node (felix iptables dataplane, startup, allocate-tunnel-addrs), calico CNI plugin, calico-ipam", "datastore": "kubernetes", "mode": "vxlan", "vxlan_mode": "Always", "vxlan_device": "vxlan.calico", "vxlan_vni": 4096, "vxlan_port": 4789, "mtu": %s, "ip_pools": "one per node: its podCIDR, blockSize %s, natOutgoing", "iptables_backend": "%s"},' \
         "$CALICO_VERSION" "$(calico_release)" "$CALICO_MTU" "$CALICO_BLOCK_SIZE" "$(calico_iptables_backend)"
+}
+
+# ---- hooks (modes.sh) ----
+calico_packages() {
+    echo ipset=ipset # felix's iptables dataplane programs ipsets
+    if cni_is_calico_bgp; then printf '%s\n' bird=bird birdc=bird; fi # Debian's bird 1.6, driven by calico's confd
+}
+
+calico_probe() {
+    local p=$1
+    if [[ $CNI == calico-vxlan ]]; then
+        ip -n "$p" link add pvx type vxlan id 4096 dstport 4789 local 127.0.0.1 2>/dev/null || echo "vxlan (CONFIG_VXLAN), needed for CNI=calico-vxlan"
+    fi
+    in_ns "$p" ipset create podnet-probe hash:net 2>/dev/null || echo "ipset hash:net (CONFIG_IP_SET_HASH_NET), needed by calico's felix"
+}
+
+calico_fingerprint() { echo " calico=$CALICO_VERSION"; }
+calico_bin_dir() { echo "$CNI_BIN_RUN"; }
+# felix's VXLAN MTU, or 1500 without encapsulation (recorded by calico_start)
+calico_pod_mtu() { cat "$RUN_DIR/pod_mtu"; }
+
+calico_datapath() {
+    case $CNI in
+        calico-bgp) echo "calico $(calico_release) bgp (underlay, no encapsulation): calico-node's felix (iptables dataplane) + calico's confd driving Debian $(bird --version 2>&1 | head -1) per node (BGP node-to-node full mesh, AS $CALICO_AS; peers' blocks routed via their node IPs, proto bird) + calico CNI plugin and calico-ipam (a pool per node, /26 blocks, vxlanMode and ipipMode Never), Kubernetes datastore" ;;
+        calico-vxlan) echo "calico $(calico_release) vxlan: calico-node's felix (iptables dataplane; vxlan.calico, VNI 4096, UDP 4789, VXLAN always) + calico CNI plugin and calico-ipam (a pool per node, /26 blocks), Kubernetes datastore" ;;
+    esac
+}
+
+calico_tunnel_refusal() { echo "calico with the edge tunnel is not wired up: felix's VXLAN MTU and the pods' would have to leave room for the tunnel"; }
+
+# check-clean: calico-bgp's bird (config and socket under the cluster's run dir), confd and felix by any path
+calico_process_re() { echo '^(/usr/sbin/)?bird6? .*(podnet|/calico/)|calico-node -(confd|felix)'; }
+
+calico_check_clean() {
+    local cali birdroutes mp fstype
+    if ip link show vxlan.calico >/dev/null 2>&1; then bad "link vxlan.calico in the root namespace"; fi
+    cali=$(ip -o link show 2>/dev/null | awk -F': ' '$2 ~ /^cali[0-9a-f]+(@|$)/ {print $2}' | tr '\n' ' ')
+    [[ -n $cali ]] && bad "calico veths in the root namespace: $cali"
+    # routes bird installed (calico-bgp's birds run only in the node namespaces; `persist` keeps their
+    # routes after bird exits, so a bird in the wrong namespace would leave them here)
+    birdroutes=$(ip -4 route show proto bird 2>/dev/null | tr '\n' ';')
+    [[ -n $birdroutes ]] && bad "routes installed by bird (proto bird) in the root namespace: $birdroutes"
+    # calico's own installer would write these (the cluster never runs it): a guard
+    if compgen -G '/etc/cni/net.d/*calico*' >/dev/null || [[ -e /opt/cni/bin/calico || -e /opt/cni/bin/calico-ipam ]]; then
+        bad "calico CNI files in /etc/cni/net.d or /opt/cni/bin: $(find /etc/cni/net.d /opt/cni/bin -maxdepth 1 -name '*calico*' 2>/dev/null | tr '\n' ' ')"
+    fi
+    # felix mounts bpffs and cgroup2 (CALICO_CGROUP_PATH, /run/calico/bpffs) in its own mount namespace only
+    while read -r _ mp fstype _; do
+        [[ $mp == *calico* ]] && bad "mount $mp ($fstype): felix's, outside its mount namespace"
+    done </proc/self/mounts
+    return 0
 }

@@ -1,5 +1,17 @@
 # shellcheck shell=bash
-# CNI=cilium-vxlan: Cilium's own code on the datapath. Sourced by cni.sh (after lib.sh and pki.sh).
+# CNI=cilium-vxlan: Cilium's own code on the datapath. Sourced by modes.sh (row cilium-vxlan in modes.tsv).
+#
+#   brings up  (cilium_start) cilium-operator-generic (its CRDs), then a cilium-agent per node, then the
+#              nodes' CNI configs; the same static routes to the peers' podCIDRs as bridge before the
+#              agents start (net.sh pod_routes_via_nodes), which the agents then program into cilium_host
+#   checks     the agent answers, has cilium_vxlan and a route per other node into cilium_host (start);
+#              the agents still run (alive)
+#   takes down the agents and the operator by their recorded PIDs (down.sh); their BPF programs, links
+#              and maps live in the node namespaces and the agents' private mount namespaces;
+#              /run/cilium, /var/lib/cilium (global paths) are removed when they were not there before;
+#              check-clean fails on cilium_* or lxc* links, cilium's tc BPF filters, a cilium mount or
+#              BPF pin in the root namespace
+# Not with EDGE_TUNNEL (refused).
 #
 #   - cilium-agent v1.15 (build-cilium.sh: github.com/cilium/cilium from the Go module proxy, one patch:
 #     a missing /proc/modules reads as "no modules") per node, in the node's network namespace,
@@ -35,7 +47,8 @@ CILIUM_VXLAN_PORT=8472
 CILIUM_AGENT_USER=podnet-cilium-agent
 CILIUM_OPERATOR_USER=podnet-cilium-operator
 
-cni_is_cilium() { [[ $CNI == cilium-* ]]; }
+GLOBAL_PATHS+=(/run/cilium /var/lib/cilium)
+
 cilium_run() { echo "$RUN_DIR/nodes/$1/cilium"; }
 cilium_sock() { echo "$(cilium_run "$1")/run/cilium.sock"; }
 cilium_tools() { echo "$RUN_DIR/cilium-tools"; }
@@ -105,7 +118,7 @@ cilium_ready() {
 # write_cilium_cni_conf N: node N's conflist names its wrapper cilium-cni-N (CILIUM_SOCK = its agent)
 write_cilium_cni_conf() {
     local n=$1 bin
-    bin=$(calico_cni_bin)
+    bin=$CNI_BIN_RUN
     printf '#!/bin/sh\n# podnet: node %s'"'"'s cilium-cni talks to its own agent\nCILIUM_SOCK=%s exec %s "$@"\n' \
         "$n" "$(cilium_sock "$n")" "$CILIUM_BIN/cilium-cni" >"$bin/cilium-cni-$n"
     chmod 755 "$bin/cilium-cni-$n"
@@ -142,7 +155,7 @@ cilium_start() {
     kubectl_admin wait --for=condition=Established crd -l io.cilium/app=operator --timeout=60s >/dev/null 2>&1 || true
 
     # containerd runs plugins from one directory: the wrappers and the reference plugins
-    bin=$(calico_cni_bin)
+    bin=$CNI_BIN_RUN
     mkdir -p "$bin"
     for f in /usr/lib/cni/*; do ln -sfn "$f" "$bin/$(basename "$f")"; done
     # the host's mount point for each agent's private /run/cilium (empty outside the agents' namespaces)
@@ -164,10 +177,45 @@ cilium_start() {
 
 # info.json: what cilium runs (one more line after flannel_version; nothing for the other modes)
 cilium_info_json() {
-    cni_is_cilium || return 0
     local stamp clang_v
     stamp=$(cilium_stamp)
     clang_v=$("$(cilium_clang)" --version 2>/dev/null | head -1)
     printf '\n  "cilium": {"version": "%s", "module": "github.com/cilium/cilium@%s", "components": "cilium-agent per node (BPF datapath compiled at start), cilium-cni, cilium-operator-generic", "build": "%s", "clang": "%s", "mode": "vxlan", "routing_mode": "tunnel", "tunnel_protocol": "vxlan", "vxlan_device": "cilium_vxlan", "vxlan_port": %s, "mtu": %s, "device_mtu": %s, "ipam": "kubernetes", "identity_allocation": "crd", "kube_proxy_replacement": false, "masquerade": "iptables", "policy_enforcement": "default"},' \
         "$CILIUM_VERSION" "$CILIUM_VERSION" "${stamp//\"/}" "${clang_v//\"/}" "$CILIUM_VXLAN_PORT" "$CILIUM_MTU" "$CILIUM_DEVICE_MTU"
+}
+
+# ---- hooks (modes.sh) ----
+# cilium-agent compiles its datapath with clang at start, probes with bpftool, programs ipsets
+cilium_packages() { printf '%s\n' clang-16=clang-16 llvm-strip-16=llvm-16 bpftool=bpftool ipset=ipset; }
+cilium_routes() { pod_routes_via_nodes; }
+cilium_alive() { pid_alive "cilium-agent-$1" >/dev/null; }
+cilium_fingerprint() { echo " cilium=$CILIUM_VERSION"; }
+cilium_bin_dir() { echo "$CNI_BIN_RUN"; }
+# its route MTU, the pods' path MTU (recorded by cilium_start)
+cilium_pod_mtu() { cat "$RUN_DIR/pod_mtu"; }
+cilium_datapath() { echo "cilium $CILIUM_VERSION vxlan: cilium-agent's BPF datapath (tc on lxc* veths, cilium_host/cilium_net, cilium_vxlan: UDP $CILIUM_VXLAN_PORT, tunnel routing, identity in the VNI; kube-proxy kept; NetworkPolicy in BPF) + cilium-cni, IPAM from the podCIDRs, CRD identities, cilium-operator-generic"; }
+cilium_tunnel_refusal() { echo "cilium with the edge tunnel is not wired up: the agent's route MTU would have to leave room for the tunnel"; }
+
+cilium_check_clean() {
+    local l lxc dir dev mp fstype pins
+    for l in cilium_host cilium_net cilium_vxlan; do
+        if ip link show "$l" >/dev/null 2>&1; then bad "link $l in the root namespace"; fi
+    done
+    lxc=$(ip -o link show 2>/dev/null | awk -F': ' '$2 ~ /^lxc/ {print $2}' | tr '\n' ' ')
+    [[ -n $lxc ]] && bad "cilium lxc* veths in the root namespace: $lxc"
+    # cilium's BPF programs (tc filters) on any link of the root namespace
+    for l in $(ip -o link show 2>/dev/null | awk -F': ' '{sub(/@.*/, "", $2); print $2}'); do
+        for dir in ingress egress; do
+            tc filter show dev "$l" "$dir" 2>/dev/null | grep -qE 'bpf.*(cil_|bpf_(lxc|host|overlay|netdev))' && bad "cilium tc BPF filter on $l $dir in the root namespace"
+        done
+    done
+    # each agent mounts its own bpffs (its pinned maps) and cgroup2 in its private mount namespace only
+    while read -r dev mp fstype _; do
+        [[ $dev == podnet-cilium-bpffs || $mp == *cilium* ]] && bad "mount $mp ($fstype): cilium's, outside its mount namespace"
+    done </proc/self/mounts
+    if [[ $(stat -f -c %T /sys/fs/bpf 2>/dev/null) == bpf_fs ]]; then
+        pins=$(find /sys/fs/bpf -maxdepth 4 -name 'cilium_*' 2>/dev/null | head -5 | tr '\n' ' ')
+        [[ -n $pins ]] && bad "cilium BPF pins in the machine's bpffs: $pins"
+    fi
+    return 0
 }

@@ -1,8 +1,9 @@
 # Embedded multi-node Kubernetes cluster (see envs/cluster/README.md).
 # Included from the top-level Makefile; paths are relative to the repo root.
-#   make cluster-up [NODES=2] [CNI=bridge|flannel-vxlan|flannel-host-gw|macvlan|calico-vxlan|calico-bgp] [PROXY=iptables|nftables]
+#   make cluster-up [NODES=2] [CNI=<a mode of envs/cluster/modes.tsv: make cluster-modes>] [PROXY=iptables|nftables]
 #                   [LINK_RATE=1gbit] [ZONES=zone-a,zone-a,zone-b] [POOLS=...] [EDGE_TUNNEL=wireguard] [CLUSTER_ID=1]
 #   make cluster-status
+#   make cluster-modes         (the CNI modes: envs/cluster/modes.tsv)
 #   make cluster-down
 #   make cluster-test          (pytest -m cluster tests/integration against the running cluster)
 #   make cluster-check-clean   (after cluster-down: verify nothing is left behind)
@@ -24,7 +25,10 @@ CLUSTER_ID ?= 0
 
 CLUSTER_ENV = NODES='$(NODES)' CNI='$(CNI)' PROXY='$(PROXY)' LINK_RATE='$(LINK_RATE)' EDGE_TUNNEL='$(EDGE_TUNNEL)' ZONES='$(ZONES)' POOLS='$(POOLS)' K8S_VERSION='$(K8S_VERSION)' FLANNEL_VERSION='$(FLANNEL_VERSION)' CALICO_VERSION='$(CALICO_VERSION)' DAEMON_CPU_WEIGHT='$(DAEMON_CPU_WEIGHT)' CLUSTER_ID='$(CLUSTER_ID)'
 
-.PHONY: cluster-up cluster-down cluster-status cluster-test cluster-check-clean cluster-build cluster-ci compare compare-ci
+# the CNI modes and the CI matrix: envs/cluster/modes.tsv (one row per mode)
+CNI_MODES := $(shell bash envs/cluster/modes.sh modes)
+
+.PHONY: cluster-up cluster-down cluster-status cluster-modes cluster-test cluster-check-clean cluster-build cluster-ci compare compare-ci
 
 cluster-up:
 	@$(CLUSTER_ENV) bash envs/cluster/up.sh
@@ -34,6 +38,10 @@ cluster-down:
 
 cluster-status:
 	@$(CLUSTER_ENV) bash envs/cluster/status.sh
+
+cluster-modes:
+	@echo "make cluster-up CNI=<mode>, one of: $(CNI_MODES) (envs/cluster/modes.tsv)"
+	@grep -v '^#' envs/cluster/modes.tsv | column -t -s "$$(printf '\t')"
 
 # build and cache the Kubernetes binaries and images only (no cluster)
 cluster-build:
@@ -48,9 +56,10 @@ cluster-test:
 cluster-check-clean:
 	@bash envs/cluster/check-clean.sh
 
-# CI: up, integration tests, down (always) and check-clean, for each CNI:NODES[:PROXY[:EDGE_TUNNEL[:ZONES]]]
-# in CLUSTER_CI_MATRIX (ZONES with / for ,)
-CLUSTER_CI_MATRIX ?= bridge:2 flannel-vxlan:2 flannel-vxlan:3:nftables flannel-host-gw:3 macvlan:2 calico-vxlan:2 calico-bgp:2 cilium-vxlan:2 flannel-vxlan:4:iptables:wireguard:zone-a/zone-a/zone-b/zone-c
+# CI: up, integration tests, down and check-clean (with the root-namespace test), for each
+# CNI:NODES[:PROXY[:EDGE_TUNNEL[:ZONES]]] in CLUSTER_CI_MATRIX (ZONES with / for ,); default: every
+# mode's legs (column ci of modes.tsv)
+CLUSTER_CI_MATRIX ?= $(shell bash envs/cluster/modes.sh ci-matrix)
 CLUSTER_CI_TESTS ?= tests/integration
 CLUSTER_CI_MORE_TESTS ?= tests/integration/test_cluster.py
 cluster-ci:

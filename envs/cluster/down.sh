@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# make cluster-down: stop everything cluster-up started (by PID), remove namespaces, mounts,
-# cgroups and iptables chains, restore sysctls. Safe to run when nothing is running and after a
-# killed cluster-up. --keep-baseline (used by up.sh for stale cleanup) keeps the recorded
-# original state so a following up/down pair still restores to the very first state.
+# make cluster-down: stop everything cluster-up started (only the PIDs podnet recorded), remove
+# namespaces, mounts and cgroups, restore sysctls, and remove from the root namespace only the
+# chains, ipsets and nft tables a podnet cluster made (rootns.sh: podnet's names, not there at the
+# baseline). Safe to run when nothing is running and after a killed cluster-up. --keep-baseline (used
+# by up.sh for stale cleanup) keeps the recorded original state so a following up/down pair still
+# restores to the very first state.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 source "$CLUSTER_DIR/net.sh"
+source "$CLUSTER_DIR/rootns.sh"
 
 KEEP_BASELINE=0
 [[ ${1:-} == --keep-baseline ]] && KEEP_BASELINE=1
@@ -13,11 +16,7 @@ cluster_lock
 set +o errexit # teardown goes on past individual failures
 
 BASE="$LIB_DIR/baseline"
-# processes naming this cluster's directories, or (when no other cluster is up beside it: their
-# daemons run the same binaries) the cached binaries
 mapfile -t OTHERS < <(other_instances)
-OUR_PATHS_RE="($RUN_DIR|$LIB_DIR)(/| |\$)"
-((${#OTHERS[@]})) || OUR_PATHS_RE="(($RUN_DIR|$LIB_DIR)(/| |\$)|$CACHE_DIR/(k8s|flannel|calico|cilium)/[^/]+/bin/)"
 
 # ---- processes ---------------------------------------------------------------------------------
 # stop_pids SIGNAL_GRACE_S PID... : TERM, wait, then KILL what is left
@@ -47,38 +46,51 @@ recorded() {
         name=$(basename "$f" .pid)
         pid=$(pid_alive "$name") && out+=("$pid")
     done
-    echo "${out[@]}"
+    ((${#out[@]})) && podnet_started "$BASE" "${out[@]}" | tr '\n' ' '
 }
 
-# pids of processes in the cluster's cgroups (containers, pause processes)
+# pids of processes in the cluster's cgroups (containers, pause processes), started after the baseline
 cgroup_pids() {
-    find /sys/fs/cgroup/*/"$CGROUP_NAME" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -un
+    local p
+    mapfile -t p < <(find /sys/fs/cgroup/*/"$CGROUP_NAME" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -un)
+    ((${#p[@]})) && podnet_started "$BASE" "${p[@]}"
 }
 
-# pids of processes whose command line names the cluster's state paths (shims, stale daemons)
+# containerd's shims: each writes its pid to shim.pid in its bundle, under this cluster's run directory
+shim_pids() {
+    local f p=()
+    while read -r f; do p+=("$(cat "$f" 2>/dev/null)"); done < <(find "$RUN_DIR"/nodes/*/containerd -name shim.pid 2>/dev/null)
+    ((${#p[@]})) && podnet_started "$BASE" "${p[@]}"
+}
+
+# processes whose command line names this cluster's state paths: reported, never stopped by that match
+# (podnet stops what it recorded: pid files, shim.pid files, its cgroups)
 path_pids() {
-    local p cmd
+    local p cmd re="($RUN_DIR|$LIB_DIR)(/| |\$)"
     for p in /proc/[0-9]*; do
         p=${p#/proc/}
         [[ $p == "$$" || $p == "$BASHPID" ]] && continue
         cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
-        [[ $cmd =~ $OUR_PATHS_RE ]] && [[ ! $cmd =~ (down|up|status|check-clean)\.sh ]] && echo "$p"
+        [[ $cmd =~ $re ]] && [[ ! $cmd =~ (down|up|status|check-clean)\.sh ]] && echo "$p ${cmd:0:120}"
     done
 }
 
-# containerd 1.6 shims write no pid file: find them by their -address (this cluster's sockets)
-shim_pids() {
-    local p cmd
-    for p in /proc/[0-9]*; do
-        p=${p#/proc/}
-        cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
-        [[ $cmd == *containerd-shim*" -address $RUN_DIR/"* ]] && echo "$p"
+# every recorded daemon but containerd and the control plane: kubelets, kube-proxies, each CNI mode's
+# daemons (flanneld-N, calico-*-N, cilium-*), wireguard-go
+recorded_agents() {
+    local f name found=""
+    for f in "$RUN_DIR"/pids/*.pid; do
+        [[ -f $f ]] || continue
+        name=$(basename "$f" .pid)
+        [[ $name =~ ^(containerd-[0-9]+|etcd|kube-apiserver|kube-controller-manager|kube-scheduler)$ ]] && continue
+        found+="$(recorded "$name") "
     done
+    echo "$found"
 }
 
 log "cluster-down: stopping processes"
 # shellcheck disable=SC2046
-stop_pids 10 $(recorded 'kubelet-*') $(recorded 'kube-proxy-*') $(recorded 'flanneld-*') $(recorded 'calico-*') $(recorded 'cilium-agent-*') $(recorded cilium-operator) $(recorded 'wireguard-*')
+stop_pids 10 $(recorded_agents)
 for _ in 1 2 3 4 5 6 7 8 9 10; do
     mapfile -t cp < <(cgroup_pids)
     ((${#cp[@]})) || break
@@ -97,16 +109,20 @@ stop_pids 15 $(recorded kube-apiserver)
 stop_pids 10 $(recorded etcd)
 # pids still in the daemons' cgroup (a daemon whose pid file was lost, a helper it started)
 daemon_cgroup_pids() {
-    local d
-    for d in $(daemon_cgroup_dirs); do cat "$d/cgroup.procs" 2>/dev/null; done | sort -un
+    local d p
+    mapfile -t p < <(for d in $(daemon_cgroup_dirs); do cat "$d/cgroup.procs" 2>/dev/null; done | sort -un)
+    ((${#p[@]})) && podnet_started "$BASE" "${p[@]}"
 }
 
-# anything left that is unmistakably ours (e.g. a cluster whose pid files were lost)
-mapfile -t stray < <(path_pids; cgroup_pids; daemon_cgroup_pids)
+# anything left in podnet's cgroups (e.g. a cluster whose pid files were lost)
+mapfile -t stray < <(cgroup_pids; daemon_cgroup_pids)
 if ((${#stray[@]})); then
-    log "stopping ${#stray[@]} leftover process(es) of an earlier cluster: ${stray[*]}"
+    log "stopping ${#stray[@]} leftover process(es) in podnet's cgroups: ${stray[*]}"
     stop_pids 5 "${stray[@]}"
 fi
+mapfile -t unrecorded < <(path_pids)
+((${#unrecorded[@]})) &&
+    warn "not stopped (podnet recorded no pid of them, check-clean will list them): $(printf '%s; ' "${unrecorded[@]}")"
 
 # ---- mounts ------------------------------------------------------------------------------------
 log "unmounting"
@@ -133,35 +149,16 @@ for d in $(daemon_cgroup_dirs); do
     rmdir "$d" 2>/dev/null || warn "cgroup $d could not be removed (processes left: $(tr '\n' ' ' <"$d/cgroup.procs"))"
 done
 
-# ---- iptables / nftables in the root namespace ------------------------------------------------
-# The cluster's kubelets, kube-proxies, flanneds and felixes run inside the node namespaces, so their
-# KUBE-*/FLANNEL-*/cali-* chains, calico's ipsets, nft tables, flannel.1/vxlan.calico/cali* links,
-# routes and ARP/FDB entries vanish with them; this only removes what some earlier, differently
-# set-up run left behind.
-for t in iptables ip6tables; do
-    command -v "$t-save" >/dev/null || continue
-    for table in filter nat mangle raw; do
-        if "$t-save" -t "$table" 2>/dev/null | grep -qE '^:(KUBE-|CNI-|FLANNEL-|cali-|CILIUM_)'; then
-            log "removing leftover KUBE-*/CNI-*/FLANNEL-*/cali-*/CILIUM_* chains from $t table $table"
-            "$t-save" -t "$table" | grep -vE '(^:(KUBE-|CNI-|FLANNEL-|cali-|CILIUM_)|-j (KUBE-|CNI-|FLANNEL-|cali-|CILIUM_)|^-A (KUBE-|CNI-|FLANNEL-|cali-|CILIUM_))' | "$t-restore" -T "$table" 2>/dev/null ||
-                warn "could not clean $t $table"
-        fi
-    done
-done
-if command -v ipset >/dev/null; then
-    for s in $(ipset list -n 2>/dev/null | grep -E '^cali4[06]' || true); do
-        ipset destroy "$s" 2>/dev/null && log "removed leftover ipset $s" || warn "could not destroy ipset $s"
-    done
-fi
-
-if command -v nft >/dev/null; then
-    nft list tables 2>/dev/null | while read -r _ fam tab; do
-        case $tab in kube-proxy | flannel | podnet-probe)
-            log "removing leftover nft table $fam $tab"
-            nft delete table "$fam" "$tab" || warn "could not delete nft table $fam $tab"
-            ;;
-        esac
-    done
+# ---- iptables / ipsets / nftables in the root namespace ---------------------------------------
+# The cluster's kubelets, kube-proxies, flanneds, felixes and cilium-agents run inside the node
+# namespaces, so their chains, ipsets and nft tables vanish with them; this only removes what some
+# earlier, differently set-up run left here: podnet-named objects that were not there at the baseline
+# (rootns.sh). Without a baseline nothing is removed: what the machine had cannot be told apart.
+if [[ -f $BASE/rootns ]]; then
+    while read -r what; do log "removed from the root namespace: $what"; done < <(rootns_remove_new "$BASE")
+else
+    named=$(rootns_objects | rootns_podnet_named | tr '\n' ';')
+    [[ -n $named ]] && warn "no root-namespace baseline ($BASE/rootns): left as they are: $named"
 fi
 
 # ---- machine-wide state: left to the last cluster to go down ------------------------------------
@@ -190,12 +187,9 @@ if [[ -f $BASE/complete ]] && ((${#OTHERS[@]} == 0)); then
             grep -qx "$(basename "$s")" "$BASE/shim-sockets" || rm -f "$s"
         done
     fi
-    had /run/flannel || rm -rf /run/flannel
-    had /run/wireguard || rm -rf /run/wireguard
-    for d in /var/lib/calico /run/calico /var/log/calico /run/cilium /var/lib/cilium; do
-        had "$d" || rm -rf "$d"
-    done
-    for d in /var/lib/cni /var/lib/kubelet /var/lib/kubelet/device-plugins /var/log/containers /var/log/pods; do
+    # every other global path (lib.sh and each CNI mode's file), parents first
+    for d in "${GLOBAL_PATHS[@]}"; do
+        [[ $d == /run/netns || $d == /run/containerd || $d == /run/containerd/s ]] && continue
         had "$d" || rm -rf "$d"
     done
 fi
@@ -214,6 +208,10 @@ if [[ -f $BASE/sysctl ]]; then
     mkdir -p "$STATE_DIR"
     cp "$BASE/sysctl" "$STATE_DIR/baseline.sysctl"
     cp "$BASE/paths" "$STATE_DIR/baseline.paths" 2>/dev/null
+    # check-clean does not count what the machine had before (objects, processes)
+    for f in rootns procs ticks; do
+        if [[ -f $BASE/$f ]]; then cp "$BASE/$f" "$STATE_DIR/baseline.$f"; else rm -f "$STATE_DIR/baseline.$f"; fi
+    done
 fi
 # --one-file-system: never follow a mount that could not be removed
 rm -rf --one-file-system "$RUN_DIR"

@@ -10,7 +10,7 @@ REPO_ROOT="$(cd "$CLUSTER_DIR/../.." && pwd)"
 # ---- settings (overridable from the environment / make command line) ----
 K8S_VERSION="${K8S_VERSION:-v1.33.13}"
 NODES="${NODES:-2}"
-CNI="${CNI:-bridge}"                     # bridge (routed, no overlay) | flannel-vxlan | flannel-host-gw | macvlan | calico-vxlan | calico-bgp | cilium-vxlan
+CNI="${CNI:-bridge}"                     # a mode of modes.tsv (bash modes.sh modes); bridge: routed, no overlay
 PROXY="${PROXY:-iptables}"               # kube-proxy mode: iptables | nftables
 LINK_RATE="${LINK_RATE:-}"               # empty = unshaped; e.g. 1gbit, 500mbit (tc rate syntax)
 EDGE_TUNNEL="${EDGE_TUNNEL:-}"           # empty | wireguard: zones joined through gateways (tunnel.sh)
@@ -41,6 +41,7 @@ HOST_LINK="podnet0$ID_SUFFIX"                 # the root namespace's port on the
 CGROUP_NAME="$NAME_PREFIX"                    # the kubelets' cgroupRoot /$CGROUP_NAME/node-N
 DATA_DIR="$LIB_DIR/data"                      # tmpfs: etcd data, node roots, pki (fast to create and to drop)
 PKI_DIR="$DATA_DIR/pki"
+CNI_BIN_RUN="$RUN_DIR/cni-bin"                # CNI plugins of modes that bring their own (links + theirs)
 LOG_DIR="$STATE_DIR/logs"
 K8S_BIN="$CACHE_DIR/k8s/$K8S_VERSION/bin"
 FLANNEL_VERSION="${FLANNEL_VERSION:-v0.28.10}"
@@ -65,11 +66,11 @@ SERVICE_CIDR="10.96.0.0/16"
 API_SERVICE_IP="10.96.0.1"
 
 # Global paths the runtimes write to whatever their configuration (containerd 1.6 shim sockets,
-# libcni's cache, kubelet's device-plugin socket and container log links; calico's felix always writes
-# /var/lib/calico/mtu). cluster-up records which existed before; cluster-down removes the ones that did not.
-GLOBAL_PATHS=(/run/netns /run/containerd /run/containerd/s /run/flannel /var/lib/cni /var/lib/kubelet
-    /var/lib/kubelet/device-plugins /var/log/containers /var/log/pods /run/wireguard
-    /var/lib/calico /run/calico /var/log/calico /run/cilium /var/lib/cilium)
+# libcni's cache, kubelet's device-plugin socket and container log links, wireguard-go's sockets; each
+# CNI mode's file adds its own, e.g. calico.sh /var/lib/calico). cluster-up records which existed
+# before; cluster-down removes the ones that did not.
+GLOBAL_PATHS=(/run/netns /run/containerd /run/containerd/s /var/lib/cni /var/lib/kubelet
+    /var/lib/kubelet/device-plugins /var/log/containers /var/log/pods /run/wireguard)
 
 node_name() { echo "${NAME_PREFIX}-node-$1"; }
 node_ns() { node_name "$1"; }
@@ -297,6 +298,7 @@ cluster_lock() {
 }
 
 # ---- packages: install the missing Debian packages (cluster-up, cluster-build) ----
+# ensure_packages [COMMAND=PACKAGE...]: also those (rootns-test.sh: ipset)
 ensure_packages() {
     local -A need=(
         [containerd]=containerd [ctr]=containerd [runc]=runc [etcd]=etcd-server
@@ -305,12 +307,12 @@ ensure_packages() {
         [nsenter]=util-linux [setsid]=util-linux [sysctl]=procps [curl]=curl
         [envsubst]=gettext-base [nft]=nftables
     )
+    local kv
+    for kv in "$@"; do need[${kv%%=*}]=${kv#*=}; done
     if [[ $EDGE_TUNNEL == wireguard ]]; then need[wireguard-go]=wireguard-go need[wg]=wireguard-tools; fi
-    if [[ $CNI == calico-* ]]; then need[ipset]=ipset; fi # felix's iptables dataplane programs ipsets
-    if [[ $CNI == calico-bgp ]]; then need[bird]=bird need[birdc]=bird; fi # Debian's bird 1.6, driven by calico's confd
-    # cilium-agent compiles its datapath with clang at start, probes with bpftool, programs ipsets
-    if [[ $CNI == cilium-* ]]; then need[clang-16]=clang-16 need[llvm-strip-16]=llvm-16 need[bpftool]=bpftool need[ipset]=ipset; fi
-    local missing=() c
+    local c p
+    while IFS='=' read -r c p; do need[$c]=$p; done < <(cni_hook packages) # the CNI mode's own (modes.sh)
+    local missing=()
     for c in "${!need[@]}"; do command -v "$c" >/dev/null 2>&1 || missing+=("${need[$c]}"); done
     [[ -x /usr/lib/cni/bridge && -x /usr/lib/cni/host-local && -x /usr/lib/cni/loopback && -x /usr/lib/cni/portmap ]] ||
         missing+=(containernetworking-plugins)
@@ -325,3 +327,6 @@ ensure_packages() {
         # the packages' own services are not used; never leave a stray daemon (no systemd here anyway)
     fi
 }
+
+# ---- the CNI modes: the table modes.tsv and every mode's file ----
+source "$CLUSTER_DIR/modes.sh"

@@ -9,12 +9,8 @@
 #     |-- podnet-node-1  eth0 10.210.0.11  containerd, kubelet, kube-proxy, pods (10.244.1.0/24)
 #     |-- podnet-node-2  eth0 10.210.0.12  ...                                   (10.244.2.0/24)
 #
-# CNI=bridge: per node the bridge CNI plugin (cni0, host-local IPAM) and a route per peer
-#             pod CIDR via the peer's node IP (host-gw style, no encapsulation), set here.
-# CNI=flannel-*: flanneld programs the node-to-node datapath itself (cni.sh); nothing here.
-# CNI=calico-vxlan: felix programs it (calico.sh); nothing here. CNI=calico-bgp: felix and bird (calico.sh).
-# CNI=macvlan: the same routes as bridge mode for node -> other nodes' pods, and per node a host
-#             shim mvshim (macvlan of eth0, 10.244.N.1/32) with the route to its own pods.
+# What a CNI mode adds (routes, shims, daemons) is in its own file (modes.tsv, modes.sh): its `routes`
+# hook runs at the end of net_up, its `probe` hook in probe_kernel.
 
 # ---- kernel feature probe -------------------------------------------------------------
 # Sets NETEM_AVAILABLE=true|false. Dies with a clear message when something required is absent.
@@ -27,23 +23,8 @@ probe_kernel() {
     ip -n "$p" link set lo up
     ip -n "$p" link add pa type veth peer name pb 2>/dev/null || missing+=("veth (CONFIG_VETH)")
     ip -n "$p" link add pbr type bridge 2>/dev/null || missing+=("bridge (CONFIG_BRIDGE)")
-    if [[ $CNI == macvlan ]]; then
-        ip -n "$p" link add pmv link pa type macvlan mode bridge 2>/dev/null || missing+=("macvlan (CONFIG_MACVLAN), needed for CNI=macvlan")
-        [[ -x /usr/lib/cni/macvlan ]] || missing+=("the macvlan CNI plugin (/usr/lib/cni/macvlan: apt-get install containernetworking-plugins)")
-    fi
-    if [[ $CNI == flannel-vxlan ]]; then
-        ip -n "$p" link add pvx type vxlan id 42 dstport 8472 local 127.0.0.1 2>/dev/null || missing+=("vxlan (CONFIG_VXLAN), needed for CNI=flannel-vxlan")
-    fi
-    if [[ $CNI == calico-vxlan ]]; then
-        ip -n "$p" link add pvx type vxlan id 4096 dstport 4789 local 127.0.0.1 2>/dev/null || missing+=("vxlan (CONFIG_VXLAN), needed for CNI=calico-vxlan")
-    fi
-    if cni_is_calico; then
-        in_ns "$p" ipset create podnet-probe hash:net 2>/dev/null || missing+=("ipset hash:net (CONFIG_IP_SET_HASH_NET), needed by calico's felix")
-    fi
-    if cni_is_flannel; then
-        in_ns "$p" test -e /proc/sys/net/bridge/bridge-nf-call-iptables ||
-            missing+=("br_netfilter (flanneld refuses to start without /proc/sys/net/bridge/bridge-nf-call-iptables)")
-    fi
+    local m
+    while read -r m; do missing+=("$m"); done < <(cni_hook probe "$p")
     if [[ $PROXY == nftables ]]; then
         { in_ns "$p" nft add table ip podnet-probe && in_ns "$p" nft add chain ip podnet-probe c '{ type nat hook prerouting priority -100 ; }' &&
             in_ns "$p" nft add map ip podnet-probe m '{ type ipv4_addr . inet_proto . inet_service : verdict ; }'; } 2>/dev/null ||
@@ -149,27 +130,20 @@ net_up() {
         ip -n "$CP_NS" route add "$(node_pod_cidr "$n")" via "$(node_ip "$n")" dev eth0
     done
 
-    # inter-node pod routes (bridge and macvlan modes; flanneld and felix program their own)
-    cni_is_flannel && return 0
-    cni_is_calico && return 0
+    # the mode's own routes (bridge, macvlan, cilium: pod_routes_via_nodes; flanneld and felix program theirs)
+    cni_hook routes
+}
+
+# pod_routes_via_nodes: on every node a route to each other node's podCIDR via that node's IP on eth0
+# (host-gw style, no encapsulation)
+pod_routes_via_nodes() {
+    local n m
     for ((n = 1; n <= NODES; n++)); do
         for ((m = 1; m <= NODES; m++)); do
             ((m == n)) && continue
             ip -n "$(node_ns "$n")" route add "$(node_pod_cidr "$m")" via "$(node_ip "$m")" dev eth0
         done
     done
-    # macvlan: a node reaches its own pods (macvlan children of its eth0, which the parent cannot
-    # talk to) through a macvlan of its own, mvshim, that is also its pods' gateway
-    if cni_is_macvlan; then
-        for ((n = 1; n <= NODES; n++)); do
-            ns=$(node_ns "$n")
-            ip -n "$ns" link add mvshim link eth0 type macvlan mode bridge
-            in_ns "$ns" sysctl -qw net.ipv6.conf.mvshim.disable_ipv6=1
-            ip -n "$ns" addr add "$(node_pod_gw "$n")/32" dev mvshim
-            ip -n "$ns" link set mvshim up
-            ip -n "$ns" route add "$(node_pod_cidr "$n")" dev mvshim src "$(node_pod_gw "$n")"
-        done
-    fi
 }
 
 # ---- teardown -----------------------------------------------------------------------------

@@ -14,13 +14,13 @@
 #     node IPs and pod CIDRs); an edge gateway has the cloud gateway as its only peer (AllowedIPs:
 #     everything of the other zones), so edge to edge goes edge -> cloud -> edge, as seed 000's
 #     "edge-cloud-edge" path does.
-#   - Routes: on a gateway, the other zones' node IPs (/32) and, for CNI=bridge, pod CIDRs go
-#     into its pnwg device; on any other node they go via its zone's gateway with the tunnel's MTU.
+#   - Routes: on a gateway, the other zones' node IPs (/32) and, for a mode with edge_tunnel `pods` in
+#     modes.tsv (bridge), pod CIDRs go into its pnwg device; on any other node they go via its zone's gateway with the tunnel's MTU.
 #     Same-zone traffic is untouched. flannel-vxlan keeps its own pod routes: its VXLAN packets
 #     are addressed to the peer node's IP, which is routed through the tunnel.
-#   - Pod MTU: the tunnel's MTU less the CNI's own encapsulation, cluster-wide (cni.sh).
-# Not with flannel-host-gw (it needs every node on one L2 segment and routes pod CIDRs straight
-# to the peer node) or macvlan (pods of all nodes share one L2 segment): up.sh refuses those.
+#   - Pod MTU: the tunnel's MTU less the CNI's own encapsulation (modes.tsv), cluster-wide (cni.sh).
+# Not with a mode whose edge_tunnel is - in modes.tsv (flannel-host-gw, macvlan, calico, cilium): the
+# reason is the mode file's tunnel_refusal hook.
 
 TUNNEL_MTU=1420   # wireguard-go's default: 1500 less IPv4 (20) + UDP (8) + WireGuard (32) + 20 spare
 WG_PORT=51820
@@ -67,13 +67,11 @@ zone_prefixes() {
 tunnel_validate() {
     [[ -z $EDGE_TUNNEL || $EDGE_TUNNEL == wireguard ]] || die "EDGE_TUNNEL must be empty or 'wireguard' (got '$EDGE_TUNNEL')"
     tunnel_on || return 0
-    [[ $CNI == bridge || $CNI == flannel-vxlan ]] ||
-        die "EDGE_TUNNEL=wireguard needs CNI=bridge or flannel-vxlan (got '$CNI': $(case $CNI in
-            macvlan) echo "macvlan pods of all nodes share one L2 segment, which edge pools do not" ;;
-            calico-*) echo "calico with the edge tunnel is not wired up: felix's VXLAN MTU and the pods' would have to leave room for the tunnel" ;;
-            cilium-*) echo "cilium with the edge tunnel is not wired up: the agent's route MTU would have to leave room for the tunnel" ;;
-            *) echo "host-gw routes pod CIDRs straight to the peer node over one L2 segment, which edge pools do not have" ;;
-        esac))"
+    if [[ $(cni_field edge_tunnel) == - ]]; then
+        local with m
+        with=$(for m in $(cni_modes); do [[ $(mode_field "$m" edge_tunnel) == - ]] || echo "$m"; done | sed ':a;N;$!ba;s/\n/ or /g')
+        die "EDGE_TUNNEL=wireguard needs CNI=$with (got '$CNI': $(cni_hook tunnel_refusal))"
+    fi
     (($(tunnel_zones | wc -l) >= 2)) ||
         die "EDGE_TUNNEL=wireguard needs nodes in at least two zones (NODES=$NODES ZONES=$ZONES puts them all in $(node_zone 1)); e.g. NODES=3 with the default ZONES"
     [[ -c /dev/net/tun ]] || die "EDGE_TUNNEL=wireguard needs /dev/net/tun (CONFIG_TUN) for wireguard-go"
@@ -85,7 +83,7 @@ wireguard_version() { dpkg-query -W -f '${Version}' wireguard-go 2>/dev/null || 
 # tunnel_route_mtu: the MTU routes into the tunnel carry
 tunnel_pod_mtu() {
     local overhead=0
-    [[ $CNI == flannel-vxlan ]] && overhead=50
+    [[ $(cni_field encapsulation) == vxlan ]] && overhead=50
     echo $((TUNNEL_MTU - overhead))
 }
 
@@ -135,7 +133,7 @@ tunnel_up() {
         for ((m = 1; m <= NODES; m++)); do
             [[ $(node_zone "$m") == "$z" ]] && continue
             local dst=("$(node_ip "$m")/32")
-            [[ $CNI == bridge ]] && dst+=("$(node_pod_cidr "$m")")
+            [[ $(cni_field edge_tunnel) == pods ]] && dst+=("$(node_pod_cidr "$m")")
             local d
             for d in "${dst[@]}"; do
                 if ((n == g)); then

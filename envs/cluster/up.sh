@@ -6,14 +6,14 @@ source "$CLUSTER_DIR/net.sh"
 source "$CLUSTER_DIR/pki.sh"
 source "$CLUSTER_DIR/cni.sh"
 source "$CLUSTER_DIR/tunnel.sh"
+source "$CLUSTER_DIR/rootns.sh"
 
 need_root cluster-up
 cluster_lock
 
 # ---- settings ------------------------------------------------------------------------------
 [[ $NODES =~ ^[0-9]+$ ]] && ((NODES >= 1 && NODES <= 20)) || die "NODES must be 1..20 (got '$NODES')"
-[[ $CNI =~ ^(bridge|flannel-vxlan|flannel-host-gw|macvlan|calico-vxlan|calico-bgp|cilium-vxlan)$ ]] ||
-    die "CNI must be 'bridge' (routed, no overlay), 'flannel-vxlan', 'flannel-host-gw', 'macvlan', 'calico-vxlan', 'calico-bgp' or 'cilium-vxlan' (got '$CNI')"
+[[ -n $(cni_field file) ]] || die "CNI must be one of the modes of envs/cluster/modes.tsv: $(cni_modes | paste -sd' ') (got '$CNI')"
 [[ $DAEMON_CPU_WEIGHT =~ ^[0-9]+$ ]] && ((DAEMON_CPU_WEIGHT <= 10000)) ||
     die "DAEMON_CPU_WEIGHT must be 0 (no daemon cgroup) or a cgroup cpu.weight 1..10000 (got '$DAEMON_CPU_WEIGHT')"
 [[ $PROXY == iptables || $PROXY == nftables ]] || die "PROXY must be 'iptables' or 'nftables' (got '$PROXY')"
@@ -29,7 +29,7 @@ done
 
 # ---- idempotency ---------------------------------------------------------------------------
 fingerprint() {
-    echo "id=$CLUSTER_ID k8s=$K8S_VERSION nodes=$NODES cni=$CNI proxy=$PROXY flannel=$FLANNEL_VERSION rate=$LINK_RATE tunnel=$EDGE_TUNNEL zones=$ZONES pools=$POOLS tools=$TOOLS_REF pause=$PAUSE_REF daemon_weight=$DAEMON_CPU_WEIGHT$(cni_is_calico && echo " calico=$CALICO_VERSION")$(cni_is_cilium && echo " cilium=$CILIUM_VERSION")"
+    echo "id=$CLUSTER_ID k8s=$K8S_VERSION nodes=$NODES cni=$CNI proxy=$PROXY flannel=$FLANNEL_VERSION rate=$LINK_RATE tunnel=$EDGE_TUNNEL zones=$ZONES pools=$POOLS tools=$TOOLS_REF pause=$PAUSE_REF daemon_weight=$DAEMON_CPU_WEIGHT$(cni_hook fingerprint)"
 }
 
 cluster_healthy() {
@@ -39,9 +39,7 @@ cluster_healthy() {
     for name in etcd kube-apiserver kube-controller-manager kube-scheduler; do pid_alive "$name" >/dev/null || return 1; done
     for ((n = 1; n <= NODES; n++)); do
         for name in containerd kubelet kube-proxy; do pid_alive "$name-$n" >/dev/null || return 1; done
-        if cni_is_flannel; then pid_alive "flanneld-$n" >/dev/null || return 1; fi
-        if cni_is_calico; then calico_alive "$n" || return 1; fi
-        if cni_is_cilium; then pid_alive "cilium-agent-$n" >/dev/null || return 1; fi
+        cni_hook alive "$n" || return 1
         if tunnel_on && [[ $(gateway_of "$(node_zone "$n")") == "$n" ]]; then pid_alive "wireguard-$n" >/dev/null || return 1; fi
     done
     local ready
@@ -50,11 +48,22 @@ cluster_healthy() {
 }
 
 # ---- baseline (what to restore on cluster-down) --------------------------------------------
+# sysctls, global paths, and (rootns.sh) the root namespace's chains, ipsets and nft tables and the
+# processes that exist: cluster-down removes only podnet-named objects not listed, stops no process
+# listed. Recorded at the first cluster-up while no podnet cluster is up; a cluster beside another
+# copies the other's. A baseline of an earlier boot (a cluster killed by a reboot) keeps its sysctls
+# and paths; its objects and processes are recorded anew (the kernel's state of that boot is gone).
 record_baseline() {
-    local b="$LIB_DIR/baseline"
-    [[ -f $b/complete ]] && return 0 # keep the oldest: a killed cluster may have changed things since
+    local b="$LIB_DIR/baseline" other boot
+    boot=$(cat /proc/sys/kernel/random/boot_id)
+    if [[ -f $b/complete ]]; then # keep the oldest: a killed cluster may have changed things since
+        if [[ $(cat "$b/boot_id" 2>/dev/null) != "$boot" ]]; then
+            rootns_record "$b"
+            echo "$boot" >"$b/boot_id"
+        fi
+        return 0
+    fi
     # another cluster is up beside this one: the machine's state before it is the baseline
-    local other
     for other in /var/lib/podnet-cluster/baseline /var/lib/podnet-cluster-[0-9]/baseline; do
         [[ $other != "$b" && -f $other/complete ]] || continue
         mkdir -p "$b"
@@ -69,6 +78,8 @@ record_baseline() {
         [[ -e $d ]] && echo "$d" >>"$b/paths"
     done
     ls -1 /run/containerd/s 2>/dev/null >"$b/shim-sockets" || true
+    rootns_record "$b"
+    echo "$boot" >"$b/boot_id"
     touch "$b/complete"
 }
 
@@ -198,7 +209,7 @@ write_info() {
   "cni": "$CNI",
   "variant": "$CNI.$PROXY${LINK_RATE:+.$LINK_RATE}${EDGE_TUNNEL:+.edge-$EDGE_TUNNEL}",
   "cni_datapath": "$(cni_datapath)",
-  "flannel_version": $(if cni_is_flannel; then json_str "$FLANNEL_VERSION"; else echo null; fi),$(calico_info_json)$(cilium_info_json)
+  "flannel_version": $(flannel_version_json),$(cni_hook info_json)
   "cni_plugins_version": "$(cni_plugins_version)",
   "encapsulation": "$(cni_encapsulation)",
   "kube_proxy_masquerade_all": $(kube_proxy_masquerade_all),
@@ -238,10 +249,11 @@ rm -f "$images_env"
 bash "$CLUSTER_DIR/build-images.sh" >"$images_env" &
 images_pid=$!
 build_go() {
+    local b
     bash "$CLUSTER_DIR/build-k8s.sh" || return 1
-    if cni_is_flannel; then bash "$CLUSTER_DIR/build-flannel.sh" || return 1; fi
-    if cni_is_calico; then bash "$CLUSTER_DIR/build-calico.sh" || return 1; fi
-    if cni_is_cilium; then bash "$CLUSTER_DIR/build-cilium.sh" || return 1; fi
+    for b in $(cni_field build | tr , ' '); do
+        [[ $b == - ]] || bash "$CLUSTER_DIR/$b" || return 1
+    done
 }
 build_go || {
     wait "$images_pid"

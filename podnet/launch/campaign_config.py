@@ -16,15 +16,19 @@ import yaml
 
 from podnet.config import schema
 
-CNI_MODES = (
-    "bridge",
-    "flannel-vxlan",
-    "flannel-host-gw",
-    "macvlan",
-    "calico-vxlan",
-    "calico-bgp",
-    "cilium-vxlan",
-)
+#: the embedded cluster's mode table (one row per CNI mode; envs/cluster/README.md)
+MODES_TSV = Path(__file__).resolve().parents[2] / "envs" / "cluster" / "modes.tsv"
+
+
+def read_cni_modes(path: Path = MODES_TSV) -> tuple[str, ...]:
+    """The CNI modes of the embedded cluster, in table order: column ``mode`` of ``modes.tsv``
+    (lines starting with ``#`` are comments; the first other line is the header)."""
+    rows = [ln.split("\t") for ln in path.read_text().splitlines() if ln and not ln.startswith("#")]
+    col = rows[0].index("mode")
+    return tuple(r[col] for r in rows[1:])
+
+
+CNI_MODES = read_cni_modes()
 PROXY_MODES = ("iptables", "nftables")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 #: a Kubernetes label value (a zone or pool of the embedded cluster)
