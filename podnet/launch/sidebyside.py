@@ -135,6 +135,9 @@ class SideBySide:
         ]
         self.cfg = cfgs[0]
         self.sampler: VariantSampler | None = None
+        # one round ordinal for every variant: the runs of one side-by-side round share it
+        for L in self.launchers[1:]:
+            L.seq = self.launchers[0].seq
 
     @property
     def results(self) -> list[LaunchResult]:
@@ -149,11 +152,13 @@ class SideBySide:
         retry: dict[int, list[Slot]] = {id(L): [] for L in self.launchers}
         done = {id(L): 0 for L in self.launchers}  # this call's runs per variant: the log's [n/total]
         n = 0
+        seq = self.launchers[0].seq
         for rnd in rounds:
+            now = seq.next()  # this round's ordinal, the same for every variant
             for launcher in self.launchers:
                 mine = [s for L, s in rnd if L is launcher]
                 if mine:
-                    launcher.start_round(mine)
+                    launcher.start_round(mine, now)
             for launcher, slot in rnd:
                 cp = launcher.case_plan(slot.case)
                 if cp.skipped:
@@ -163,9 +168,10 @@ class SideBySide:
                 status = launcher.run_one(cp, slot, total[id(launcher)], done[id(launcher)])
                 if status != "ok" and not launcher.workload.blocked(cp):
                     retry[id(launcher)].append(slot)
+        again = seq.next() if any(retry.values()) else None  # one retry pass of every variant: one round
         for launcher in self.launchers:
             before = done[id(launcher)]
-            added = launcher.retry(retry[id(launcher)], total[id(launcher)], before) - before
+            added = launcher.retry(retry[id(launcher)], total[id(launcher)], before, seq=again) - before
             n += added
         return n
 

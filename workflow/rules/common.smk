@@ -166,6 +166,7 @@ TABLES = {
     "summary": f"{OUT}/summary.csv",
     "ratios": f"{OUT}/ratios.csv",
     "failed": f"{OUT}/failed_runs.csv",
+    "disturbed": f"{OUT}/disturbed_runs.csv",
     "settings": f"{OUT}/stats_settings.json",
     "adaptive": f"{OUT}/adaptive.csv",
     "sweeps": f"{OUT}/sweeps.csv",

@@ -44,6 +44,8 @@ class Tables:
     load_curves: pd.DataFrame = field(default_factory=pd.DataFrame)
     settings: dict[str, Any] = field(default_factory=dict)
     experiment: str = ""
+    #: runs the launcher judged disturbed, re-run or kept (disturbed_runs.csv, podnet.parse.disturbed)
+    disturbed: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def _csv(path: Path) -> pd.DataFrame:
@@ -70,6 +72,7 @@ def load(processed_dir: str | Path) -> Tables:
         variants=_csv(d / "variants.csv"),
         sweeps=_csv(d / "sweeps.csv"),
         load_curves=_csv(d / "load_curves.csv"),
+        disturbed=_csv(d / "disturbed_runs.csv"),
         settings=json.loads(settings_path.read_text()) if settings_path.exists() else {},
     )
     for df in (t.tidy, t.summary):
