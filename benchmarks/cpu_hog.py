@@ -43,7 +43,7 @@ def start(procs: int, nice: int) -> list[subprocess.Popen]:
             os.nice(nice)
 
     return [
-        subprocess.Popen([sys.executable, "-c", BUSY], preexec_fn=lower, stdin=subprocess.DEVNULL)  # noqa: PLW1509
+        subprocess.Popen([sys.executable, "-c", BUSY], preexec_fn=lower, stdin=subprocess.DEVNULL)
         for _ in range(procs)
     ]
 

@@ -113,7 +113,9 @@ def findings(t: data.Tables) -> pd.DataFrame:
 def markdown(t: data.Tables) -> str:
     """The findings as a Markdown list (or why there are none)."""
     f = findings(t)
-    account = "\n\n".join(x for x in (adaptive_markdown(t.adaptive), disturbed_sentence(t.disturbed, t.tidy)) if x)
+    account = "\n\n".join(
+        x for x in (adaptive_markdown(t.adaptive), disturbed_sentence(t.disturbed, t.tidy)) if x
+    )
     if f.empty:
         text = "No comparison is configured or computable, so there are no findings to state."
         return text + ("\n\n" + account if account else "")
