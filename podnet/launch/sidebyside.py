@@ -5,8 +5,9 @@ Each variant is one :class:`~podnet.launch.runner.Launcher` (its own cluster, or
 shared cluster for an A/A check), all with one launch id. Round r runs repeat r of every pending
 case; within the round each case runs under every variant back to back, the variants in an order
 drawn per case (``random.Random(f"{seed}:{round}:{case}")``), so the runs of one round are taken
-close in time and the machine's drift is common to both sides of a pair. The statistics pair a
-variant's run with the baseline variant's run of the same launch id and repeat
+close in time and the machine's drift is common to both sides of a pair. Every variant's runs of one
+round carry the same ``round_seq`` (one counter for all; the retry pass is a round of its own). The
+statistics pair a variant's run with the baseline variant's run of the same launch id and round
 (:func:`podnet.stats.variants.side_by_side`, design ``side-by-side`` in ``variants.csv``).
 
 With ``launch.adaptive``, added rounds go to the variant comparisons of the primary family
