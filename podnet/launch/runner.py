@@ -344,11 +344,14 @@ def launch(
     if not dry_run:
         write_logs(cfg, result, manifest)
     log.info(
-        "launch %s: %d run(s) launched, %d ok, %d failed%s",
+        "launch %s: %d run(s) launched, %d ok, %d failed%s%s",
         result.launch_id or "-",
         result.launched,
         result.ok,
         result.failed,
+        f", {result.disturbed} disturbed and re-run, {result.disturbed_kept} disturbed and kept"
+        if result.disturbed or result.disturbed_kept
+        else "",
         f"; {result.error}" if result.error else "",
     )
     return result
