@@ -66,6 +66,8 @@ class PingAdapter(Adapter):
     display_name = "ping"
     server_kind = "none"
     headline = ("rtt_median",)
+    #: what figures show where an output has no per-packet times (flood -q, pasted statistics blocks)
+    headline_fallback = ("rtt_avg",)
     metrics = {
         "rtt_median": MetricInfo("RTT (median)", "s", "lower"),
         "packets_transmitted": MetricInfo("Packets transmitted", "count", "", "count"),
