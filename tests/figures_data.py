@@ -45,6 +45,27 @@ def _write(raw: Path, variant: str, scenario: str, tool: str, test: str, repeat:
     )
 
 
+def _write_ping(raw: Path, variant: str, scenario: str, repeat: int, us: float) -> None:
+    """An iputils ping output of 3 replies around ``us`` microseconds (median ``us``): ping's headline,
+    ``rtt_median``, needs the per-packet lines that the flood and excerpt fixtures lack."""
+    times = [us * 0.9, us, us * 1.1]
+    lines = ["PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data."]
+    lines += [
+        f"64 bytes from 10.0.0.2: icmp_seq={i + 1} ttl=64 time={t / 1000:.3f} ms" for i, t in enumerate(times)
+    ]
+    ms = [round(t / 1000, 3) for t in times]
+    mean = sum(ms) / 3
+    mdev = (sum((x - mean) ** 2 for x in ms) / 3) ** 0.5
+    lines += [
+        "",
+        "--- 10.0.0.2 ping statistics ---",
+        "3 packets transmitted, 3 received, 0% packet loss, time 2003ms",
+        f"rtt min/avg/max/mdev = {min(ms):.3f}/{mean:.3f}/{max(ms):.3f}/{mdev:.3f} ms",
+    ]
+    meta = {"tool": "ping", "variant": variant, "scenario": scenario, "test": "plain", "repeat": repeat}
+    write_raw(raw / variant / scenario / "ping-plain" / f"r{repeat:03d}.txt", "\n".join(lines) + "\n", meta)
+
+
 def with_repeats(root: Path) -> Path:
     """Two paths x two variants, 3-4 repeats each: intervals, dots, one clear difference
     (iperf3 throughput) and one the data cannot resolve (ping RTT)."""
@@ -54,10 +75,10 @@ def with_repeats(root: Path) -> Path:
     for variant in ("bridge", "vxlan"):
         for k, i in enumerate(hh_tcp[variant]):
             _write(raw, variant, "host-host", "iperf3", "tcp", k + 1, TCP[i])
-            _write(raw, variant, "host-host", "ping", "plain", k + 1, PING[1 + 1 * (k % 2)])  # 37, 65 us
+            _write_ping(raw, variant, "host-host", k + 1, (37, 65)[k % 2])
         for k, i in enumerate(pp_tcp[variant]):
             _write(raw, variant, "pod-pod", "iperf3", "tcp", k + 1, TCP[i])
-            _write(raw, variant, "pod-pod", "ping", "plain", k + 1, PING[(3, 2, 0)[k]])  # 222, 65, 2 us
+            _write_ping(raw, variant, "pod-pod", k + 1, (222, 65, 2)[k])
     settings = {
         "comparisons": [{"by": "scenario", "baseline": "host-host"}],
         "multiple_comparisons": {"family": ["experiment", "metric"]},

@@ -35,6 +35,7 @@ from podnet.launch.defaults import (
     parse_duration,
     port_key,  # noqa: F401
 )
+from podnet.launch.disturbance import DisturbanceRule
 from podnet.launch.sweep import SweepPoint, points
 
 #: the scenario of the interleaved noise floor's runs (podnet.launch.floor); no config scenario may use it
@@ -179,6 +180,8 @@ class LaunchConfig:
     warmup_per: str = "tool"
     #: record CPU busy/steal, the launcher's and the daemons' CPU around each run
     interference: bool = True
+    #: ``launch.disturbance`` (:class:`podnet.launch.disturbance.DisturbanceRule`; None: the defaults)
+    disturbance: Any = None
     #: Guaranteed QoS: {"cpu": whole CPUs, "memory": "256Mi"} per container, or None
     resources: dict[str, Any] | None = None
     #: {"client": cpu, "server": cpu} for tools whose adapter supports affinity, or None
@@ -331,6 +334,7 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
         warmup=int(opt("warmup")),
         warmup_per=str(opt("warmup_per")),
         interference=bool(opt("interference")),
+        disturbance=DisturbanceRule.from_config(launch.get("disturbance")),
         resources=dict(launch["resources"]) if launch.get("resources") else None,
         affinity={k: int(v) for k, v in launch["affinity"].items()} if launch.get("affinity") else None,
         source=launch,

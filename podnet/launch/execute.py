@@ -9,7 +9,10 @@ A run is ``ok`` when the tool finished in time and its adapter parses a
 measurement from what it printed; anything else is ``failed`` with a reason
 (exit code, time limit, unparsable output, the stderr tail). A run during which
 its client or server container restarted keeps its status but is marked
-``suspect`` with the restart counts.
+``suspect`` with the restart counts. An ok run the machine's other work disturbed
+(:mod:`podnet.launch.disturbance`) gets ``status: disturbed`` while the round has
+re-runs left (the launcher then runs it again), else stays ok with ``disturbed: true``.
+Every sidecar records ``round_seq``, the ordinal of the launch round it ran in.
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ import json
 import logging
 import shlex
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from podnet import tools as adapters
 from podnet.launch.config import LaunchConfig
+from podnet.launch.disturbance import DisturbanceRule, RerunBudget
+from podnet.launch.disturbance import judge as judge_disturbance
 from podnet.launch.interference import Interference
 from podnet.launch.k8s import ExecResult
 from podnet.launch.plan import CasePlan
@@ -138,6 +143,11 @@ class Executor:
         #: (server pod, container) -> monotonic time its last test ended (``Invocation.server_gap``)
         self.server_free: dict[tuple[str, str], float] = {}
         self.interference: Interference | None = None
+        #: the ordinal of the launch round now running (set by the launcher; None: warm-ups)
+        self.round_seq: int | None = None
+        self.rule = cfg.disturbance or DisturbanceRule()
+        #: re-runs of disturbed runs left in this round (the launcher resets it at each round)
+        self.reruns = RerunBudget(self.rule)
         if cfg.interference:
             info = read_cluster_info(cfg.cluster_info) if "embedded" in facts.cluster else None
             self.interference = Interference(workload.kube, workload.namespace, info, cfg.timeouts["api"])
@@ -208,6 +218,8 @@ class Executor:
             k: v - before[k] for k, v in self.w.restarts(cp).items() if k in before and v > before[k]
         }
         verdict = judge(case.test.tool, r, inv.requires)
+        if not warmup:
+            verdict = self._disturbance(verdict, meta)
         ext = "json" if verdict.content.lstrip().startswith("{") else "txt"
         timing = {"started": started, "ended": ended, "elapsed_s": round(elapsed, 3)}
         self._describe(meta, cp, inv, argv, target, verdict, r, timing)
@@ -216,6 +228,26 @@ class Executor:
         if warmup:
             return self._keep_warmup(cp, slot, tag, verdict, r, meta, ext)
         return self._keep_counted(cp, slot, attempt, tag, verdict, r, meta, ext, restarted, elapsed)
+
+    def _disturbance(self, verdict: Judged, meta: dict[str, Any]) -> Judged:
+        """Judge an ok run's interference record: ``disturbed`` (and ``disturbance``) into ``meta``;
+        status ``disturbed`` when the round has a re-run left, else ok and flagged."""
+        v = judge_disturbance(meta.get("interference"), self.rule) if verdict.status == "ok" else None
+        if v is None:
+            return verdict
+        meta["disturbed"] = v.disturbed
+        if not v.disturbed:
+            return verdict
+        rerun = self.reruns.take()
+        meta["disturbance"] = {
+            "share": v.share,
+            "threshold": v.threshold,
+            "action": "re-run" if rerun else "kept",
+            "round_seq": self.round_seq,
+        }
+        if not rerun:
+            return verdict
+        return replace(verdict, status="disturbed", error=f"{v.reason()}: re-run in the same round")
 
     def _server_gap(self, cp: CasePlan, inv: Invocation) -> None:
         """Wait until the case's server has had ``inv.server_gap`` seconds since its last test ended."""
@@ -305,11 +337,23 @@ class Executor:
         """Write a counted run, tally it, log it (restarting the server after a failure the client saw)."""
         case = cp.case
         path = self._write(cp, slot, attempt, verdict.content, meta, ext)
+        flagged = bool(meta.get("disturbed"))
         self.tally.note(
-            case, slot.repeat, attempt, verdict.status, path, verdict.error, suspect=bool(restarted)
+            case,
+            slot.repeat,
+            attempt,
+            verdict.status,
+            path,
+            verdict.error,
+            suspect=bool(restarted),
+            disturbed=flagged,
         )
-        if verdict.status == "ok":
+        if verdict.status == "disturbed":
+            log.warning("%s: %s", tag, verdict.error)
+        elif verdict.status == "ok":
             warn = f" SUSPECT: restarted during the run: {restarted}" if restarted else ""
+            if flagged:
+                warn += " DISTURBED (kept: no re-run left in this round)"
             log.info(
                 "%s: ok %s(%.1fs)%s", tag, f"{verdict.headline} " if verdict.headline else "", elapsed, warn
             )
@@ -348,6 +392,7 @@ class Executor:
             "repeat": slot.repeat,
             "attempt": attempt,
             "round": slot.round,
+            **({"round_seq": self.round_seq} if self.round_seq is not None else {}),
             "position": slot.position,
             "order": self.cfg.order,
             "shuffle_seed": self.cfg.seed,

@@ -127,10 +127,13 @@ class LaunchFloor:
         check_possible(cfg, node_names)
         return cls(cfg, variant)
 
-    def round(self, rnd: Sequence[Any], launch_meta: dict[str, Any]) -> list[Path]:
+    def round(
+        self, rnd: Sequence[Any], launch_meta: dict[str, Any], round_seq: int | None = None
+    ) -> list[Path]:
         """Run each floor test once (shuffled per round from the launch's seed); return the raw paths.
 
-        ``rnd`` is the round's slots (its number is theirs), ``launch_meta`` the sidecar's ``launch``.
+        ``rnd`` is the round's slots (its number is theirs), ``launch_meta`` the sidecar's ``launch``,
+        ``round_seq`` the round's ordinal (the sidecars' ``round_seq``, as the cluster's runs).
         """
         if not rnd:
             return []
@@ -155,6 +158,8 @@ class LaunchFloor:
             d = Path(self.cfg.raw_dir) / self.variant / SCENARIO / f"{t.tool}-{t.name}"
             repeat = next_repeat(d)
             extra = {"launch": launch_meta, "round": number, "source": "podnet launch (floor)"}
+            if round_seq is not None:
+                extra["round_seq"] = round_seq
             try:
                 path = self.floor.run(
                     t, repeat, Path(self.cfg.raw_dir), self.cfg.experiment,

@@ -19,6 +19,12 @@ Every launched run's sidecar gets an ``interference`` mapping (checked by
   CPU seconds of each daemon ``envs/cluster`` started (``/proc/<pid>/stat`` of the
   PIDs it records), the control plane's and the node agents' sums, and the whole
   ``podnet-daemons`` cgroup's (shims and helpers included) when it exists.
+- ``foreign`` (the embedded cluster, with its daemons' cgroup): the launcher's machine's CPU time
+  busy or stolen over the exec (``/proc/stat`` read by the launcher, which runs on that machine)
+  minus the CPU of the cluster's pods (the kubelets' cgroupRoot: the run's client and server), of
+  the daemons' cgroup and of the launcher: work that is neither the run's nor the cluster's, in
+  CPU seconds (``cpu_s``) and as a share of the machine (``share``), which
+  :mod:`podnet.launch.disturbance` judges.
 
 Nothing here polls the API during the run: the only calls are before the client
 starts and after it ended.
@@ -193,12 +199,55 @@ def proc_cpu_s(pid: int, start: str | None = None) -> float | None:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+def pods_usage_file(daemon_usage: Path) -> Path | None:
+    """The CPU usage file of the cluster's pods (the kubelets' cgroupRoot ``/<prefix>``, beside the
+    daemons' ``/<prefix>-daemons``: ``envs/cluster/lib.sh``), or None when it does not exist."""
+    group = daemon_usage.parent
+    if not group.name.endswith("-daemons"):
+        return None
+    pods = group.with_name(group.name[: -len("-daemons")]) / daemon_usage.name
+    return pods if pods.exists() else None
+
+
+def host_ticks(path: str = "/proc/stat") -> tuple[int, ...] | None:
+    """The aggregate CPU counters of the machine this process runs on (None when unreadable)."""
+    try:
+        return parse_snapshot(Path(path).read_text()).total
+    except (OSError, ProcStatError):
+        return None
+
+
+def foreign_cpu(
+    ticks: tuple[tuple[int, ...], tuple[int, ...]], own_s: dict[str, float], clk_tck: float = CLK_TCK
+) -> dict[str, Any] | None:
+    """Work on the machine that is neither the run's nor the cluster's, between two readings of its
+    /proc/stat ``ticks`` (before, after): busy + stolen CPU seconds minus ``own_s`` (pods, daemons,
+    launcher CPU seconds over the same interval); ``share`` of the machine's CPU time."""
+    b, a = _split(ticks[0]), _split(ticks[1])
+    d = {k: a[k] - b[k] for k in STAT_FIELDS}
+    total = sum(d[k] for k in STAT_FIELDS[:8])
+    if total <= 0 or any(v < 0 for v in d.values()):
+        return None
+    busy_s = (total - d["idle"] - d["iowait"]) / clk_tck  # steal stays in: the hypervisor's other work
+    machine_s = total / clk_tck
+    own = sum(own_s.values())
+    return {
+        "cpu_s": round(busy_s - own, 3),
+        "share": round((busy_s - own) / machine_s, 4),
+        "busy_cpu_s": round(busy_s, 3),
+        "machine_cpu_s": round(machine_s, 3),
+        **{f"{k}_cpu_s": round(v, 3) for k, v in own_s.items()},
+    }
+
+
 @dataclass
 class Daemons:
-    """The embedded cluster's daemons (pid files ``envs/cluster`` writes) and their cgroup."""
+    """The embedded cluster's daemons (pid files ``envs/cluster`` writes) and their cgroup, and the
+    cgroup of its pods."""
 
     pid_dir: Path
     cgroup_usage: Path | None = None
+    pods_usage: Path | None = None
 
     @classmethod
     def from_info(cls, info: dict[str, Any] | None) -> Daemons | None:
@@ -207,7 +256,8 @@ class Daemons:
         if not d.get("pid_dir") or not Path(d["pid_dir"]).is_dir():
             return None
         usage = ((info or {}).get("daemon_cgroup") or {}).get("cpu_usage_file")
-        return cls(Path(d["pid_dir"]), Path(usage) if usage and Path(usage).exists() else None)
+        u = Path(usage) if usage and Path(usage).exists() else None
+        return cls(Path(d["pid_dir"]), u, pods_usage_file(u) if u else None)
 
     def read(self) -> dict[str, Any]:
         """CPU seconds of each daemon alive now, and of the daemons' cgroup (None without one)."""
@@ -222,7 +272,12 @@ class Daemons:
             s = proc_cpu_s(pid, start)
             if s is not None:
                 per[f.stem] = s
-        return {"per": per, "cgroup": cgroup_cpu_s(self.cgroup_usage) if self.cgroup_usage else None}
+        return {
+            "per": per,
+            "cgroup": cgroup_cpu_s(self.cgroup_usage) if self.cgroup_usage else None,
+            "pods": cgroup_cpu_s(self.pods_usage) if self.pods_usage else None,
+            "ticks": host_ticks() if self.pods_usage else None,
+        }
 
 
 def cgroup_cpu_s(path: Path) -> float | None:
@@ -258,6 +313,20 @@ def daemons_delta(before: dict[str, Any], after: dict[str, Any], wall: float) ->
     if before.get("cgroup") is not None and after.get("cgroup") is not None:
         out["cgroup_cpu_s"] = round(after["cgroup"] - before["cgroup"], 3)
     return out
+
+
+def foreign_delta(before: dict[str, Any], after: dict[str, Any], launcher_s: float) -> dict[str, Any] | None:
+    """``foreign`` (:func:`foreign_cpu`) between two :meth:`Daemons.read`, or None without the machine's
+    counters, the pods' or the daemons' cgroup."""
+    keys = ("ticks", "pods", "cgroup")
+    if any(before.get(k) is None or after.get(k) is None for k in keys):
+        return None
+    own = {
+        "pods": after["pods"] - before["pods"],
+        "daemons": after["cgroup"] - before["cgroup"],
+        "launcher": launcher_s,
+    }
+    return foreign_cpu((before["ticks"], after["ticks"]), own)
 
 
 # -- one run ------------------------------------------------------------------------------------------------
@@ -335,8 +404,7 @@ class Interference:
         if not ran:
             out.update(nodes={node or "client": {"seen_by": "client", "error": "the client did not start"}})
             out.update(busy=None, steal=None, window_s=None, machines=0)
-            if probe.daemons is not None and daemons_after is not None:
-                out["daemons"] = daemons_delta(probe.daemons, daemons_after, wall)
+            self._daemons(out, probe, daemons_after, wall, launcher)
             return out
         r = self.kube.exec(self.namespace, pod, ["sh", "-c", READ_SCRIPT], self.timeout, container=container)
         before, after, boot = split_read(r.stdout) if r.rc == 0 else ("", "", None)
@@ -361,9 +429,20 @@ class Interference:
         out["machines"] = len(
             {n.get("boot_id") or name for name, n in nodes.items() if n.get("busy") is not None}
         )
-        if probe.daemons is not None and daemons_after is not None:
-            out["daemons"] = daemons_delta(probe.daemons, daemons_after, wall)
+        self._daemons(out, probe, daemons_after, wall, launcher)
         return out
+
+    @staticmethod
+    def _daemons(
+        out: dict[str, Any], probe: Probe, after: dict[str, Any] | None, wall: float, launcher: float
+    ) -> None:
+        """``daemons`` and ``foreign`` into ``out`` when the daemons were read before and after."""
+        if probe.daemons is None or after is None:
+            return
+        out["daemons"] = daemons_delta(probe.daemons, after, wall)
+        foreign = foreign_delta(probe.daemons, after, launcher)
+        if foreign is not None:
+            out["foreign"] = foreign
 
     @staticmethod
     def _usage(role: str, before: str, after: str, boot: str | None, r: Any) -> dict[str, Any]:

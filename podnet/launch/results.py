@@ -29,6 +29,9 @@ class CaseOutcome:
     launched: int = 0
     #: runs recorded ok but marked suspect (a container restarted during the run)
     suspect: int = 0
+    #: attempts judged disturbed and re-run (status disturbed), and disturbed runs kept (ok, flagged)
+    disturbed: int = 0
+    disturbed_kept: int = 0
     skipped: str = ""
     last_error: str = ""
     met_target: bool | None = None
@@ -51,6 +54,10 @@ class LaunchResult:
     rounds: int = 0
     #: uncounted warm-up runs (launch.warmup), not in launched/ok/failed
     warmups: int = 0
+    #: attempts judged disturbed and re-run in their round (status disturbed: in launched, not in
+    #: ok/failed), and disturbed runs kept as ok with ``disturbed: true`` (no re-run left in the round)
+    disturbed: int = 0
+    disturbed_kept: int = 0
     interrupted: bool = False
     error: str = ""
     adaptive: bool = False
@@ -106,8 +113,9 @@ class Tally:
         path: Path,
         error: str = "",
         suspect: bool = False,
+        disturbed: bool = False,
     ) -> None:
-        """One recorded run (ok or failed)."""
+        """One recorded run (ok, failed or disturbed; ``disturbed``: an ok run kept flagged)."""
         self.states[case.key].attempts.setdefault(repeat, []).append(
             Attempt(repeat, attempt, status, path, error)
         )
@@ -118,6 +126,11 @@ class Tally:
             out.ok += 1
             out.suspect += int(suspect)
             self.result.ok += 1
+            out.disturbed_kept += int(disturbed)
+            self.result.disturbed_kept += int(disturbed)
+        elif status == "disturbed":
+            out.disturbed += 1
+            self.result.disturbed += 1
         else:
             out.failed += 1
             out.last_error = error

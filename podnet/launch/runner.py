@@ -31,7 +31,7 @@ from podnet.launch.k8s import Kube, KubeError
 from podnet.launch.leftovers import cleanup
 from podnet.launch.plan import CasePlan, build_plan
 from podnet.launch.results import LaunchResult, Tally, now_iso, write_logs
-from podnet.launch.schedule import Slot, schedule
+from podnet.launch.schedule import RoundSeq, Slot, schedule
 from podnet.launch.signals import Interrupted, interruptible
 from podnet.launch.state import CaseKey, invalidate_stale_manifest, launch_complete, pending_runs, scan
 from podnet.launch.warmup import warm_up
@@ -82,6 +82,8 @@ class Launcher:
         self.tally = Tally(self.result, {})
         self.executor: Executor | None = None
         self.floor: LaunchFloor | None = None
+        #: round ordinals (a side-by-side launch gives its variants one shared counter)
+        self.seq = RoundSeq()
 
     @property
     def variant(self) -> str:
@@ -165,17 +167,31 @@ class Launcher:
                     retry.append(slot)
         return self.retry(retry, total, n, budget)
 
-    def start_round(self, rnd: list[Slot]) -> None:
-        """Count a round and run the noise floor at its start (:mod:`podnet.launch.floor`)."""
+    def enter_round(self, seq: int | None = None) -> int:
+        """Runs from now on are of round ``seq`` (else the next ordinal): their sidecars' ``round_seq``,
+        and a fresh budget of disturbed-run re-runs."""
         assert self.executor is not None
+        self.executor.round_seq = self.seq.next() if seq is None else seq
+        self.executor.reruns.new_round()
+        return self.executor.round_seq
+
+    def start_round(self, rnd: list[Slot], seq: int | None = None) -> None:
+        """Count a round (ordinal ``seq``, else the next) and run the noise floor at its start
+        (:mod:`podnet.launch.floor`)."""
+        assert self.executor is not None
+        now = self.enter_round(seq)
         self.result.rounds += 1
         if self.floor is not None:
-            self.result.floor_runs += len(self.floor.round(rnd, self.executor.launch_meta))
+            self.result.floor_runs += len(self.floor.round(rnd, self.executor.launch_meta, now))
             self.result.floor_stopped = self.floor.stopped
 
-    def retry(self, slots: list[Slot], total: int, n: int, budget: int | None = None) -> int:
+    def retry(
+        self, slots: list[Slot], total: int, n: int, budget: int | None = None, seq: int | None = None
+    ) -> int:
         """One retry pass for runs that failed on working pods and Ready nodes (transient failures);
-        ``n``: runs launched so far, returned with the retries added."""
+        ``n``: runs launched so far, returned with the retries added. The pass is a round of its own
+        (ordinal ``seq``, else the next): a retried run pairs with the runs of its own time."""
+        entered = False
         for slot in slots:
             st = self.tally.states[slot.case]
             if slot.repeat in st.ok_repeats() or st.exhausted(slot.repeat, self.cfg.max_attempts):
@@ -188,6 +204,9 @@ class Launcher:
                 log.warning("not retrying %s r%03d: %s", cp.case.label, slot.repeat, why)
                 continue
             n += 1
+            if not entered:
+                entered = True
+                self.enter_round(seq)
             log.info(
                 "retrying %s r%03d (attempt %d)", cp.case.label, slot.repeat, st.next_attempt(slot.repeat)
             )
@@ -195,13 +214,17 @@ class Launcher:
         return n
 
     def run_one(self, cp: CasePlan, slot: Slot, total: int, n: int) -> str:
-        """One run, timed by the launch's clock."""
+        """One run, timed by the launch's clock; a run judged disturbed (:mod:`podnet.launch.disturbance`)
+        runs again at once, in the same round, while the round has re-runs left. Returns ok / failed."""
         assert self.executor is not None
-        t0 = self.clock()
-        try:
-            return self.executor.run(cp, slot, total, n)
-        finally:
-            self.times.add(slot.case, self.clock() - t0)
+        while True:
+            t0 = self.clock()
+            try:
+                status = self.executor.run(cp, slot, total, n)
+            finally:
+                self.times.add(slot.case, self.clock() - t0)
+            if status != "disturbed":
+                return status
 
     # -- the whole launch -----------------------------------------------------------------------------------
     def run(self, dry_run: bool = False) -> LaunchResult:
@@ -321,11 +344,14 @@ def launch(
     if not dry_run:
         write_logs(cfg, result, manifest)
     log.info(
-        "launch %s: %d run(s) launched, %d ok, %d failed%s",
+        "launch %s: %d run(s) launched, %d ok, %d failed%s%s",
         result.launch_id or "-",
         result.launched,
         result.ok,
         result.failed,
+        f", {result.disturbed} disturbed and re-run, {result.disturbed_kept} disturbed and kept"
+        if result.disturbed or result.disturbed_kept
+        else "",
         f"; {result.error}" if result.error else "",
     )
     return result

@@ -27,6 +27,19 @@ class Slot:
     position: int
 
 
+@dataclass
+class RoundSeq:
+    """The ordinals (0, 1, 2, ...) of a launch's rounds as they run: every round, adaptive round and
+    retry pass takes the next one (a sidecar's ``round_seq``). The variants of a side-by-side launch
+    share one, so the runs of one side-by-side round carry the same ordinal."""
+
+    last: int = -1
+
+    def next(self) -> int:
+        self.last += 1
+        return self.last
+
+
 def round_order(items: Sequence[T], order: str, seed: int, round_no: int) -> list[T]:
     """The order of one round's items."""
     out = list(items)

@@ -5,8 +5,9 @@ Each variant is one :class:`~podnet.launch.runner.Launcher` (its own cluster, or
 shared cluster for an A/A check), all with one launch id. Round r runs repeat r of every pending
 case; within the round each case runs under every variant back to back, the variants in an order
 drawn per case (``random.Random(f"{seed}:{round}:{case}")``), so the runs of one round are taken
-close in time and the machine's drift is common to both sides of a pair. The statistics pair a
-variant's run with the baseline variant's run of the same launch id and repeat
+close in time and the machine's drift is common to both sides of a pair. Every variant's runs of one
+round carry the same ``round_seq`` (one counter for all; the retry pass is a round of its own). The
+statistics pair a variant's run with the baseline variant's run of the same launch id and round
 (:func:`podnet.stats.variants.side_by_side`, design ``side-by-side`` in ``variants.csv``).
 
 With ``launch.adaptive``, added rounds go to the variant comparisons of the primary family
@@ -135,6 +136,9 @@ class SideBySide:
         ]
         self.cfg = cfgs[0]
         self.sampler: VariantSampler | None = None
+        # one round ordinal for every variant: the runs of one side-by-side round share it
+        for L in self.launchers[1:]:
+            L.seq = self.launchers[0].seq
 
     @property
     def results(self) -> list[LaunchResult]:
@@ -149,11 +153,13 @@ class SideBySide:
         retry: dict[int, list[Slot]] = {id(L): [] for L in self.launchers}
         done = {id(L): 0 for L in self.launchers}  # this call's runs per variant: the log's [n/total]
         n = 0
+        seq = self.launchers[0].seq
         for rnd in rounds:
+            now = seq.next()  # this round's ordinal, the same for every variant
             for launcher in self.launchers:
                 mine = [s for L, s in rnd if L is launcher]
                 if mine:
-                    launcher.start_round(mine)
+                    launcher.start_round(mine, now)
             for launcher, slot in rnd:
                 cp = launcher.case_plan(slot.case)
                 if cp.skipped:
@@ -163,9 +169,10 @@ class SideBySide:
                 status = launcher.run_one(cp, slot, total[id(launcher)], done[id(launcher)])
                 if status != "ok" and not launcher.workload.blocked(cp):
                     retry[id(launcher)].append(slot)
+        again = seq.next() if any(retry.values()) else None  # one retry pass of every variant: one round
         for launcher in self.launchers:
             before = done[id(launcher)]
-            added = launcher.retry(retry[id(launcher)], total[id(launcher)], before) - before
+            added = launcher.retry(retry[id(launcher)], total[id(launcher)], before, seq=again) - before
             n += added
         return n
 

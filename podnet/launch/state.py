@@ -7,7 +7,8 @@ Raw paths are deterministic::
 Attempt 1 has no ``.aN`` part; a retry of a failed run gets the next attempt
 number, so no raw file is ever rewritten. A (case, repeat) is *done* when one
 attempt's sidecar says ``status: ok``; it is *missing* when none does and fewer
-than ``max_attempts`` attempts failed (interrupted attempts do not count).
+than ``max_attempts`` attempts failed (interrupted attempts, and attempts judged
+``disturbed`` and re-run, :mod:`podnet.launch.disturbance`, do not count).
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from podnet.launch.config import Case, LaunchConfig
 from podnet.parse.raw import SIDECAR_SUFFIX
 
 log = logging.getLogger("podnet.launch")
+
+#: attempt statuses that are not failures: done, or judged disturbed and re-run
+NOT_FAILED = ("ok", "disturbed")
 
 #: case key: (scenario, tool, test)
 CaseKey = tuple[str, str, str]
@@ -56,14 +60,16 @@ class CaseState:
         return {r for r, atts in self.attempts.items() if any(a.status == "ok" for a in atts)}
 
     def failures(self, repeat: int) -> int:
-        """Failed attempts of ``repeat`` that count against max_attempts."""
-        return sum(1 for a in self.attempts.get(repeat, []) if a.status != "ok" and not a.interrupted)
+        """Failed attempts of ``repeat`` that count against max_attempts (not disturbed ones)."""
+        return sum(
+            1 for a in self.attempts.get(repeat, []) if a.status not in NOT_FAILED and not a.interrupted
+        )
 
     def next_attempt(self, repeat: int) -> int:
         return max((a.attempt for a in self.attempts.get(repeat, [])), default=0) + 1
 
     def last_error(self, repeat: int) -> str:
-        errs = [a for a in self.attempts.get(repeat, []) if a.status != "ok"]
+        errs = [a for a in self.attempts.get(repeat, []) if a.status not in NOT_FAILED]
         return max(errs, key=lambda a: a.attempt).error if errs else ""
 
     def exhausted(self, repeat: int, max_attempts: int) -> bool:

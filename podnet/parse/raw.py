@@ -11,7 +11,9 @@ Sidecar keys (all optional but ``variant`` and ``scenario``):
 ``repeat`` (default 1), ``kind`` (``measured`` or ``reference``), ``test``,
 ``protocol``, ``direction``, ``streams``, ``command``, ``client``/``server``
 (node, pod, ip, ...), ``started``/``ended`` (ISO 8601), ``exit_code``,
-``status`` (``ok`` or ``failed``) and ``error``, ``sha256`` of the raw file,
+``status`` (``ok``, ``failed``, or ``disturbed``: judged disturbed and re-run, never a value;
+:mod:`podnet.parse.disturbed`) and ``error``, ``disturbed`` (true: a disturbed run kept; the tidy
+``disturbed``), ``round_seq`` (the ordinal of the launch round it ran in; the tidy ``round_seq``), ``sha256`` of the raw file,
 ``launch`` (the launcher's id, namespace, config hash: ``launch.id`` becomes the tidy ``launch_id``, which
 the statistics use to pair repeats only within one launch), ``excerpt`` (true: the output was pasted as an excerpt on purpose, e.g. without ping's
 statistics block; its rows are marked) and ``excerpt_lines`` (how many result lines were pasted, e.g. ping

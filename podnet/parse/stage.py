@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from podnet.parse.raw import (
 )
 from podnet.parse.shards import shard_entries, shard_files, shard_of  # noqa: F401 (re-exported)
 from podnet.parse.tidy import (
+    DISTURBED_COLUMNS,
     FAILED_COLUMNS,
     INTERVAL_COLUMNS,
     ParseResult,
@@ -235,6 +236,8 @@ def result_rows(
     launch = meta.get("launch")
     launch_id = str(launch.get("id") or "") if isinstance(launch, dict) else ""
     sweep = sweep_columns(meta.get("sweep"))
+    seq = meta.get("round_seq")
+    flags = {"round_seq": seq if seq is not None else pd.NA, "disturbed": meta.get("disturbed") is True}
     rows = []
     for m in result.measurements:
         rows.append(
@@ -259,6 +262,7 @@ def result_rows(
                 "excerpt": excerpt,
                 "launch_id": launch_id,
                 **sweep,
+                **flags,
             }
         )
     intervals = [
@@ -279,10 +283,17 @@ def result_rows(
     return rows, intervals
 
 
+class Disturbed(ParseError):
+    """A run the launcher judged disturbed and re-ran (sidecar ``status: disturbed``): never a value;
+    listed in disturbed_runs.csv (:mod:`podnet.parse.disturbed`), not among the failed runs."""
+
+
 def check_run(raw: Path, meta: dict[str, Any]) -> None:
     """What the sidecar says about the run before its output is read: launch status and sha256."""
     if meta.get("warmup") is True:
         raise ParseError("a warm-up run (sidecar warmup: true): not counted, so never tidy rows")
+    if str(meta.get("status", "ok")) == "disturbed":
+        raise Disturbed(str(meta.get("error") or "disturbed: re-run in its round"))
     if str(meta.get("status", "ok")) == "failed":
         raise ParseError(f"the run failed when it was launched: {meta.get('error') or 'no reason recorded'}")
     if "sha256" in meta and meta["sha256"] != sha256(raw):
@@ -346,11 +357,13 @@ def _tool_of(path: Path) -> str:
 
 @dataclass
 class Parsed:
-    """The three tables the parse stage produces."""
+    """The tables the parse stage produces (``disturbed``: after :func:`combine` only; before, its
+    re-run runs are ``failed`` rows with error ``Disturbed``)."""
 
     tidy: pd.DataFrame
     intervals: pd.DataFrame
     failed: pd.DataFrame
+    disturbed: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=DISTURBED_COLUMNS))
 
 
 def parse_files(files: Iterable[Path | str | BadEntry], raw_dir: Path | str, experiment: str) -> Parsed:
@@ -449,12 +462,20 @@ def combine(tidy_parts: list, interval_parts: list, failed_parts: list) -> Parse
     f = pd.concat(fl, ignore_index=True) if fl else pd.DataFrame(columns=FAILED_COLUMNS)
     if len(f):
         f = f.sort_values("raw_path", kind="stable")
-    return Parsed(
-        tidy=t.reset_index(drop=True), intervals=i.reset_index(drop=True), failed=f.reset_index(drop=True)
+    from podnet.parse.disturbed import split_disturbed
+
+    return split_disturbed(
+        Parsed(
+            tidy=t.reset_index(drop=True),
+            intervals=i.reset_index(drop=True),
+            failed=f.reset_index(drop=True),
+        )
     )
 
 
 def parse_experiment(raw_dir: Path | str, experiment: str, ignore: list[str] | None = None) -> Parsed:
     """Parse every raw file of an experiment in one go (no shards): for tests and small sets."""
+    from podnet.parse.disturbed import split_disturbed
+
     good, bad = scan_raw_dir(raw_dir, ignore)
-    return parse_files([*good, *bad], raw_dir, experiment)
+    return split_disturbed(parse_files([*good, *bad], raw_dir, experiment))

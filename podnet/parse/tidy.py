@@ -43,6 +43,8 @@ TIDY_COLUMNS = [
     "sweep",  # the swept test's configured name (sidecar `sweep.test`); "" when not a sweep point
     "sweep_param",  # the swept adapter parameter: streams, length, bandwidth, ...
     "sweep_value",  # its value here, a number in SI units (bandwidth in bit/s, sizes in bytes)
+    "round_seq",  # ordinal (0, 1, ...) of the launch round the run ran in (sidecar `round_seq`); <NA> if unknown
+    "disturbed",  # True: the launcher judged the run disturbed and kept it (no re-run left in its round)
 ]
 
 #: Columns a tidy table may lack (older tables, hand-made frames), with the value they mean.
@@ -52,6 +54,8 @@ OPTIONAL_COLUMNS = {
     "sweep": "",
     "sweep_param": "",
     "sweep_value": float("nan"),
+    "round_seq": pd.NA,
+    "disturbed": False,
 }
 
 #: Columns that identify a group of repeats for the statistics stage.
@@ -70,6 +74,26 @@ GROUP_COLUMNS = [
 
 #: Columns of failed_runs.csv.
 FAILED_COLUMNS = ["experiment", "raw_path", "tool", "error", "reason"]
+
+#: ``error`` of a failed-table row that is a run judged disturbed and re-run (sidecar ``status:
+#: disturbed``): the parse stage lists it in disturbed_runs.csv, not in failed_runs.csv
+DISTURBED_ERROR = "Disturbed"
+
+#: Columns of disturbed_runs.csv: every run the launcher judged disturbed, re-run or kept
+DISTURBED_COLUMNS = [
+    "experiment",
+    "raw_path",
+    "variant",
+    "scenario",
+    "tool",
+    "test",
+    "repeat",
+    "round_seq",
+    "launch_id",
+    "share",  # the run's foreign share of the machine's CPU time (interference.foreign.share)
+    "threshold",  # launch.disturbance.threshold when it was judged
+    "action",  # re-run (status disturbed: no value) or kept (ok, disturbed: true: its values are in tidy)
+]
 
 #: Columns of intervals.parquet (within-run time series, e.g. iperf3 -i 1).
 INTERVAL_COLUMNS = [
@@ -99,11 +123,11 @@ def coerce(df: pd.DataFrame) -> pd.DataFrame:
     df = df.assign(**{c: v for c, v in OPTIONAL_COLUMNS.items() if c not in df.columns})
     out = df[TIDY_COLUMNS].copy()
     for col in TIDY_COLUMNS:
-        if col == "excerpt":
+        if col in ("excerpt", "disturbed"):
             out[col] = out[col].fillna(False).astype("bool")
         elif col in ("value", "sweep_value"):
             out[col] = pd.to_numeric(out[col], errors="coerce").astype("float64")
-        elif col in ("streams", "repeat"):
+        elif col in ("streams", "repeat", "round_seq"):
             out[col] = pd.to_numeric(out[col], errors="coerce").astype("Int64")
         else:
             out[col] = out[col].astype("string")

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from podnet.report import ranking
+from podnet.report.disturbed import disturbed_sentence
 from podnet.report.figures import data
 from podnet.report.figures.plots import alpha, primary_ratios
 from podnet.stats.precision import as_judged, half_width_text, resolved
@@ -113,7 +114,15 @@ def findings(t: data.Tables) -> pd.DataFrame:
 def markdown(t: data.Tables) -> str:
     """The findings as a Markdown list (or why there are none)."""
     f = findings(t)
-    account = "\n\n".join(x for x in (adaptive_markdown(t.adaptive), ranking.markdown(t.ranking)) if x)
+    account = "\n\n".join(
+        x
+        for x in (
+            adaptive_markdown(t.adaptive),
+            disturbed_sentence(t.disturbed, t.tidy),
+            ranking.markdown(t.ranking),
+        )
+        if x
+    )
     if f.empty:
         text = "No comparison is configured or computable, so there are no findings to state."
         return text + ("\n\n" + account if account else "")

@@ -36,6 +36,7 @@ __all__ = [
     "scores",
     "metric_info",
     "headline_metrics",
+    "shown_metrics",
 ]
 
 
@@ -105,3 +106,11 @@ def headline_metrics(tool: str | None = None) -> list[str]:
         for m in a.headline:
             seen.setdefault(m, None)
     return list(seen)
+
+
+def shown_metrics(tool: str) -> list[str]:
+    """What a figure shows of ``tool``: its headline metrics, then the adapter's ``headline_fallback``
+    (ping: ``rtt_avg`` where an output has no per-packet times, hence no ``rtt_median``). A figure takes
+    the first of these a (tool, test) has; the statistics' primary family uses the headline only."""
+    a = get(tool)
+    return list(dict.fromkeys([*a.headline, *getattr(a, "headline_fallback", ())]))

@@ -8,6 +8,12 @@ ping through ``head``). Other ping dialects (BusyBox/Alpine, macOS, Windows)
 go to ``pingparsing``, always with a fresh instance: a ``PingParsing``
 instance returns its previous result when a later parse finds nothing.
 A run with 100 % loss is a loss measurement with no RTT, not a failure.
+
+``rtt_median`` is the median of the per-packet times ping printed, given only when every reply
+counted in the statistics block has its line (not for ``-q``/flood output, nor when a reply's time
+is only a bound such as ``time<1 ms``). It is ping's headline metric: one stray packet of 2.4 ms
+among ten of 0.07 ms makes ``rtt_avg`` 4x its neighbours' and moves the median by one rank
+(METHODS.md, "Per-run summaries").
 """
 
 from __future__ import annotations
@@ -50,6 +56,12 @@ _RTT = re.compile(
 # the one figure left when people pipe ping through an averaging script
 # (seed 001: `ping X | head -n 20 | gawk '/time/ {...} END {print sum/count "ms"}'` prints `0.747789ms`)
 _AVERAGE_ONLY = re.compile(r"^\s*(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|us|s)\s*$", re.M)
+# a reply line with its time (iputils, BusyBox `seq=`, -D's `[timestamp]` prefix), for rtt_median
+_REPLY_TIME = re.compile(
+    r"^(?:\[[\d.]+\] )?\d+ bytes from .*?\b(?:icmp_[rs]eq|seq)=(?P<seq>\d+).*?time(?P<op>[=<])(?P<time>[\d.]+) ?"
+    r"(?P<unit>ms|us|s)\b(?P<rest>.*)$",
+    re.M,
+)
 _PIPE = re.compile(r"\bpipe (\d+)")
 _IPG = re.compile(r"ipg/ewma ([\d.]+)/([\d.]+) ms")
 _TIME = re.compile(r"packet loss, time (\d+)ms")
@@ -61,14 +73,18 @@ class PingAdapter(Adapter):
     binary = "ping"
     display_name = "ping"
     server_kind = "none"
-    headline = ("rtt_avg",)
+    headline = ("rtt_median",)
+    #: what figures show where an output has no per-packet times (flood -q, pasted statistics blocks)
+    headline_fallback = ("rtt_avg",)
     #: the summary line prints min/avg/max/mdev to 0.001 ms; a packet's time=... has 3 significant
     #: digits and at least 0.001 ms (statistics of the packets' times, such as their median)
     resolution = {
         **{f"rtt_{s}": Resolution(step=1e-6) for s in ("min", "avg", "max", "mdev")},
         "rtt": Resolution(step=1e-6, digits=3),
+        "rtt_median": Resolution(step=1e-6, digits=3),
     }
     metrics = {
+        "rtt_median": MetricInfo("RTT (median)", "s", "lower"),
         "packets_transmitted": MetricInfo("Packets transmitted", "count", "", "count"),
         "packets_received": MetricInfo("Packets received", "count", "", "count"),
         "duplicates": MetricInfo("Duplicates", "count", "lower", "count"),
@@ -97,6 +113,7 @@ class PingAdapter(Adapter):
         result = ParseResult(protocol="icmp", direction="roundtrip")
         if _STATS_HEADER.search(text):
             self._parse_summary(text, result)
+            add_median(result, *reply_times(text))
         else:
             self._parse_replies(text, result)
         for m in _PIPE.finditer(text):
@@ -120,6 +137,9 @@ class PingAdapter(Adapter):
         head: list[str] = []
         tail: deque[str] = deque(maxlen=keep)
         rtts_n, total, total2, lo, hi = 0, 0.0, 0.0, math.inf, 0.0
+        times: list[float] = []  # every reply's time (not DUPs): the median
+        seen: set[str] = set()
+        bounded = False
         prev = None
         cut = ""
         for line in lines:
@@ -137,6 +157,11 @@ class PingAdapter(Adapter):
             if m:
                 x = float(m["time"]) * _SCALE[m["unit"]]
                 rtts_n, total, total2 = rtts_n + 1, total + x, total2 + x * x
+                t = _REPLY_TIME.match(line)
+                if t is not None and "(DUP!)" not in t["rest"] and t["seq"] not in seen:
+                    seen.add(t["seq"])
+                    times.append(x)
+                    bounded = bounded or t["op"] == "<"
                 lo, hi = min(lo, x), max(hi, x)
                 if len(head) < keep:
                     head.append(line)  # a few replies: what dialect detection needs
@@ -145,11 +170,14 @@ class PingAdapter(Adapter):
         text = "".join(head) + "".join(tail)
         if _STATS_HEADER.search(text):
             try:
-                return self.parse(text)
+                res = self.parse(text)
             except ParseError as exc:
                 raise ParseError(
                     f"{exc}{' (the output ends inside a line: cut off?)' if cut else ''}"
                 ) from None
+            if not any(m.metric == "rtt_median" for m in res.measurements):
+                add_median(res, times, bounded)  # the kept text holds only the first replies
+            return res
         if not rtts_n:
             return self.parse(text)  # raises with the reason
         result = ParseResult(protocol="icmp", direction="roundtrip")
@@ -299,6 +327,28 @@ class PingAdapter(Adapter):
             direction="roundtrip",
             version=["ping", "-V"],
         )
+
+
+def reply_times(text: str) -> tuple[list[float], bool]:
+    """Each reply's time (seconds; duplicates left out: marked ``(DUP!)`` or a sequence number seen
+    before, the first reply counts) and whether any was only a bound (``time<1``)."""
+    times, bounded = [], False
+    seen: set[str] = set()
+    for m in _REPLY_TIME.finditer(text):
+        if "(DUP!)" in m["rest"] or m["seq"] in seen:
+            continue
+        seen.add(m["seq"])
+        times.append(float(m["time"]) * _SCALE[m["unit"]])
+        bounded = bounded or m["op"] == "<"
+    return times, bounded
+
+
+def add_median(result: ParseResult, times: list[float], bounded: bool) -> None:
+    """``rtt_median`` into ``result`` when ``times`` holds every reply the statistics count."""
+    received = next((m.value for m in result.measurements if m.metric == "packets_received"), None)
+    if bounded or not times or received is None or len(times) != int(received):
+        return
+    result.measurements.append(Measurement("rtt_median", statistics.median(times), "s"))
 
 
 ADAPTER = PingAdapter()

@@ -69,4 +69,4 @@ def test_statistics_family_labels():
     assert adapters.metric_info("latency_p99", "wrk").unit == "s"
     assert adapters.metric_info("latency_p99", "wrk").label == "Latency (p99)"
     assert adapters.metric_info("connect_time_mean", "ab").better == "lower"
-    assert adapters.headline_metrics("ping") == ["rtt_avg"]
+    assert adapters.headline_metrics("ping") == ["rtt_median"]

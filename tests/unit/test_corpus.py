@@ -134,3 +134,28 @@ def test_some_http_errors_are_a_fraction_that_the_default_threshold_fails():
     strict = apply_error_threshold(parsed, 0.0)
     assert strict.tidy.empty and "2.33% of the requests were errors" in strict.failed["reason"].iloc[0]
     assert len(apply_error_threshold(parsed, 0.05).tidy) == len(parsed.tidy)
+
+
+def test_jc_ping_median_is_the_median_of_jcs_reply_times():
+    """rtt_median (ping's headline) equals the median of the reply times jc read from each output,
+    and is given only when every counted reply has its line."""
+    import statistics
+
+    given = 0
+    for out in sorted((CORPUS / "jc-ping").glob("*.out")):
+        got, _, _ = _parse(out)
+        if got is None:
+            continue
+        jc = json.loads(out.with_suffix(".json").read_text())
+        times = [
+            float(r["time_ms"]) * 1e-3
+            for r in jc.get("responses", [])
+            if r.get("type") == "reply" and not r.get("duplicate") and r.get("time_ms") is not None
+        ]
+        if "rtt_median" not in got:
+            printed = bool(times) and len(times) == got.get("packets_received")
+            assert not printed, f"{out.name}: every reply printed, no median"
+            continue
+        given += 1
+        assert math.isclose(got["rtt_median"], statistics.median(times), rel_tol=1e-12), out.name
+    assert given >= 50, given

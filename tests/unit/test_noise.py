@@ -156,7 +156,7 @@ def test_primary_paths_are_flagged_and_get_their_own_median():
 
 def test_a_label_that_starts_with_an_acronym_keeps_its_capitals():
     # the embedded-cluster report read "ping plain rTT (mean)"
-    r = rows("bridge", "pod-pod", "ping", "plain", "rtt_avg", "s", [1e-4, 1.2e-4, 0.9e-4, 1.1e-4])
-    r += rows("bridge", FLOOR, "ping", "plain", "rtt_avg", "s", [2e-5, 2.4e-5, 1.8e-5, 2.2e-5])
+    r = rows("bridge", "pod-pod", "ping", "plain", "rtt_median", "s", [1e-4, 1.2e-4, 0.9e-4, 1.1e-4])
+    r += rows("bridge", FLOOR, "ping", "plain", "rtt_median", "s", [2e-5, 2.4e-5, 1.8e-5, 2.2e-5])
     (s,) = noise_text.sentences(noise.noise_table(pd.DataFrame(r)))
-    assert "RTT (mean)" in s and "rTT" not in s
+    assert "RTT (median)" in s and "rTT" not in s

@@ -189,6 +189,7 @@ TABLES = {
     "summary": f"{OUT}/summary.csv",
     "ratios": f"{OUT}/ratios.csv",
     "failed": f"{OUT}/failed_runs.csv",
+    "disturbed": f"{OUT}/disturbed_runs.csv",
     "settings": f"{OUT}/stats_settings.json",
     "adaptive": f"{OUT}/adaptive.csv",
     "sweeps": f"{OUT}/sweeps.csv",
@@ -230,9 +231,20 @@ def figure_files(wildcards=None):
 # what each notebook reads: tables (podnet.report.figures.data.load(only=...), a papermill
 # parameter) and other files; a notebook re-runs only when one of these changed
 NOTEBOOK_TABLES = {
-    "report": ["tidy", "summary", "ratios", "failed", "settings", "adaptive"],
+    # findings.markdown: the adaptive account, the disturbed runs and (with a ranking) its sentences
+    "report": [
+        "tidy",
+        "summary",
+        "ratios",
+        "failed",
+        "settings",
+        "adaptive",
+        "disturbed",
+    ]
+    + (["ranking"] if RANKING else []),
     "explore": ["tidy", "intervals", "outliers", "summary", "settings"],
-    "compare": ["tidy", "ratios", "variants", "settings"],
+    "compare": ["tidy", "ratios", "variants", "settings", "disturbed"]
+    + (["ranking"] if RANKING else []),
     "planning": ["planning", "adaptive", "settings"],
     "seed_discrepancies": [],
 }

@@ -39,6 +39,7 @@ rule tidy:
         csv=f"{OUT}/tidy.csv",
         intervals=f"{OUT}/intervals.parquet",
         failed=f"{OUT}/failed_runs.csv",
+        disturbed=f"{OUT}/disturbed_runs.csv",
     log:
         f"{OUT}/logs/tidy.log",
     conda:

@@ -12,7 +12,11 @@ parsed.tidy.to_parquet(sm.output.parquet, index=False)
 parsed.tidy.to_csv(sm.output.csv, index=False)
 parsed.intervals.to_parquet(sm.output.intervals, index=False)
 parsed.failed.to_csv(sm.output.failed, index=False)
-msg = f"{parsed.tidy['run_id'].nunique()} runs, {len(parsed.tidy)} tidy rows, {len(parsed.failed)} failed raw files"
+parsed.disturbed.to_csv(sm.output.disturbed, index=False)
+msg = (
+    f"{parsed.tidy['run_id'].nunique()} runs, {len(parsed.tidy)} tidy rows, {len(parsed.failed)} failed raw "
+    f"files, {len(parsed.disturbed)} disturbed runs"
+)
 logging.info(msg)
 for row in parsed.failed.itertuples():
     line = f"podnet: could not parse {row.raw_path}: {row.reason}"

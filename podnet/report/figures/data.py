@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from podnet.tools import all_adapters, headline_metrics, metric_info
+from podnet.tools import all_adapters, metric_info, shown_metrics
 
 #: the columns that identify one measured quantity (a "measure") apart from its path and variant
 MEASURE = ["tool", "test", "protocol", "direction", "streams", "metric"]
@@ -48,6 +48,8 @@ class Tables:
     experiment: str = ""
     #: the processed directory the tables were read from ("" when built in memory)
     source: str = ""
+    #: runs the launcher judged disturbed, re-run or kept (disturbed_runs.csv, podnet.parse.disturbed)
+    disturbed: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def _csv(path: Path) -> pd.DataFrame:
@@ -72,6 +74,7 @@ FILES = {
     "sweeps": "sweeps.csv",
     "load_curves": "load_curves.csv",
     "ranking": "ranking.csv",
+    "disturbed": "disturbed_runs.csv",
     "settings": "stats_settings.json",
 }
 
@@ -105,7 +108,7 @@ def load(processed_dir: str | Path, only: list[str] | None = None) -> Tables:
 def headline_for(tool: str, settings: dict[str, Any] | None = None) -> list[str]:
     """The tool's headline metrics (its adapter's, else the statistics' planning list)."""
     if tool in all_adapters():
-        own = headline_metrics(tool)
+        own = shown_metrics(tool)  # the headline, then e.g. ping's rtt_avg where no rtt_median
         if own:
             return own
     # null (the schema's default) means "each tool's own": a tool without an adapter has none
