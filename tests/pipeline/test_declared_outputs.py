@@ -214,7 +214,8 @@ def test_every_figure_of_every_published_notebook_is_an_image(experiment):
                     assert "image/png" in data, f"{nb.name} cell {i}: a figure without its image: {text[:80]}"
                 n += "image/png" in data
         counts[nb.stem] = n
-    assert counts["report"] >= 4 and counts["explore"] >= 2, counts
+    published = [n for n in FIGURE_NAMES if (out / f"figures/{n}.png").exists()]
+    assert counts["report"] >= len(published) >= 3 and counts["explore"] >= 2, (counts, published)
 
 
 def test_the_adaptive_accounts_are_declared_inputs_of_the_findings(experiment):
