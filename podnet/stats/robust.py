@@ -300,3 +300,88 @@ def side_by_side(
     n = int(np.sum(np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0))) if a.ndim <= 1 else a.shape[-1]
     method = "hodges-lehmann" if n >= min_pairs(level) else "mean"
     return paired_ratio(a, b, level, method)
+
+
+# -- the interval podnet states: H's rule with the printed resolution (METHODS.md, "Robust paired intervals")
+
+
+class Stated(NamedTuple):
+    """A paired log-ratio interval as the tables state it (log scale: ``estimate``, ``low``, ``high``),
+    with its p of ratio 1, the method and level that made it, whether the printed resolution widened
+    it materially (``quantised``) and whether it may stop as different (``different``)."""
+
+    estimate: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    p: np.ndarray
+    method: str
+    level: float
+    quantised: np.ndarray
+    different: np.ndarray
+
+
+def interval_level(confidence: float, adaptive: bool) -> float:
+    """The level a stated paired interval has: :func:`stop_level` after an adaptive stop, else ``confidence``."""
+    return stop_level(confidence) if adaptive else confidence
+
+
+def _stated_at(d: np.ndarray, level: float, known: np.ndarray, floor: np.ndarray, flat: np.ndarray):
+    """(estimate, low, high, p, method, quantised) at ``level`` for complete log ratios ``d`` (last axis)."""
+    from . import rounding  # noqa: PLC0415 (rounding imports kinds; robust stays importable alone)
+
+    n = d.shape[-1]
+    s2 = np.where(flat, 0.0, d.var(axis=-1, ddof=1)) / n
+    extra = known + np.fmax(floor - s2, 0.0)  # what the printed values cannot show of their rounding
+    quant = rounding.material(s2, known, floor)
+    if n < min_pairs(level):  # A's t interval of the mean log ratio, rounding terms included
+        est = d.mean(axis=-1)
+        se, df = rounding.combine(s2, np.full(est.shape, n - 1.0), known, floor)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            half = stats.t.ppf(0.5 + level / 2.0, df) * se
+            p = np.where(se > 0, 2.0 * stats.t.sf(np.abs(est) / se, df), np.nan)
+        return est, est - half, est + half, p, "mean", quant
+    loc = hodges_lehmann(np.where(flat[..., None], d.mean(axis=-1)[..., None], d), level)
+    est = loc.estimate
+    zr = stats.norm.ppf(0.5 + level / 2.0) * np.sqrt(extra)  # the rounding part, known variance: z
+    low = est - np.hypot(est - loc.low, zr)
+    high = est + np.hypot(loc.high - est, zr)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_round = np.where(extra > 0, 2.0 * stats.norm.sf(np.abs(est) / np.sqrt(extra)), np.nan)
+    p = np.where(flat, p_round, np.where(np.isfinite(loc.p), loc.p, p_round))
+    return est, low, high, p, "hodges-lehmann", quant
+
+
+def stated(
+    d: ArrayLike,
+    confidence: float = 0.95,
+    adaptive: bool = True,
+    known: ArrayLike = 0.0,
+    floor: ArrayLike = 0.0,
+    flat: ArrayLike = False,
+) -> Stated:
+    """The paired interval of complete log ratios ``d`` (last axis: the pairs; n >= 2) the tables state.
+
+    H's rule (:func:`side_by_side`: Hodges-Lehmann with the exact Wilcoxon interval at
+    :func:`interval_level`, the t interval of the mean below :func:`min_pairs`) with A's printed
+    resolution (:mod:`podnet.stats.rounding`): ``known`` is the common rounding error's variance of the
+    mean log ratio, ``floor`` the rounding noise of the mean the printed values must carry (both on
+    the se^2 scale). The part of them the sample does not show, ``known + max(floor - s^2/n, 0)``, is
+    added to each Wilcoxon half-width in quadrature at the normal quantile (its variance is known),
+    so an interval of quantised values never has width zero; the t fallback adds them to the
+    standard error as A's rule does. ``flat``: the spread is float noise (all ratios equal); p is then
+    the normal test against the rounding alone (NaN without it), else Wilcoxon's signed-rank p.
+    ``different``: at :data:`DIFFERENT_LEVEL` the interval (same rule, never the t fallback) excludes 1.
+    """
+    x = _array(d)
+    kv = np.broadcast_to(np.nan_to_num(np.asarray(known, dtype=float)), x.shape[:-1])
+    fv = np.broadcast_to(np.nan_to_num(np.asarray(floor, dtype=float)), x.shape[:-1])
+    fl = np.broadcast_to(np.asarray(flat, dtype=bool), x.shape[:-1])
+    level = interval_level(confidence, adaptive)
+    est, low, high, p, method, quant = _stated_at(x, level, kv, fv, fl)
+    if x.shape[-1] >= min_pairs(DIFFERENT_LEVEL):
+        _, dl, dh, _, _, _ = _stated_at(x, DIFFERENT_LEVEL, kv, fv, fl)
+        with np.errstate(invalid="ignore"):
+            diff = (dl > 0.0) | (dh < 0.0)
+    else:
+        diff = np.zeros(est.shape, dtype=bool)
+    return Stated(est, low, high, p, method, level, quant, np.asarray(diff))
