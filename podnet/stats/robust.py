@@ -30,6 +30,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
+from . import rounding
+
 #: the paired interval ``podnet.stats`` states for a variant ratio (METHODS.md: "Robust paired intervals")
 DEFAULT_METHOD = "hodges-lehmann"
 METHODS = ("mean", "trimmed", "hodges-lehmann", "huber")
@@ -327,7 +329,6 @@ def interval_level(confidence: float, adaptive: bool) -> float:
 
 def _stated_at(d: np.ndarray, level: float, known: np.ndarray, floor: np.ndarray, flat: np.ndarray):
     """(estimate, low, high, p, method, quantised) at ``level`` for complete log ratios ``d`` (last axis)."""
-    from . import rounding  # noqa: PLC0415 (rounding imports kinds; robust stays importable alone)
 
     n = d.shape[-1]
     s2 = np.where(flat, 0.0, d.var(axis=-1, ddof=1)) / n
