@@ -175,13 +175,29 @@ def hodges_lehmann(d: ArrayLike, confidence: float = 0.95) -> Location:
     est = 0.5 * (part[..., mid[0]] + part[..., mid[1]])
     nan = np.full(est.shape, np.nan)
     low, high = (part[..., k], part[..., m - k - 1]) if k >= 0 else (nan, nan)
-    p = nan.copy()
-    if n >= 2:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            nz = np.any(x != 0, axis=-1)
-            if np.any(nz):
-                p = np.where(nz, stats.wilcoxon(np.where(nz[..., None], x, 1.0), axis=-1).pvalue, np.nan)
+    p = wilcoxon_p(x) if n >= 2 else nan.copy()
     return Location(est, low, high, np.full(est.shape, float(n)), p)
+
+
+def wilcoxon_p(x: np.ndarray) -> np.ndarray:
+    """Two-sided ``scipy.stats.wilcoxon`` p of location 0 over the last axis (NaN where every value is 0).
+
+    Exact where a row has no zero and no tied |value| (n <= 50), else the normal approximation with
+    the tie correction, zeros dropped: scipy's "auto" runs a permutation test per row for tied rows
+    of up to 13 values (printed, quantised ratios), seconds each.
+    """
+    x = np.asarray(x, dtype=float)
+    flat = x.reshape(-1, x.shape[-1])
+    p = np.full(flat.shape[0], np.nan)
+    a = np.sort(np.abs(flat), axis=-1)
+    zero = a[:, 0] == 0
+    tied = zero | np.any(np.diff(a, axis=-1) == 0, axis=-1)
+    some = np.any(flat != 0, axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for rows, method in ((~tied, "exact" if x.shape[-1] <= 50 else "approx"), (tied & some, "approx")):
+            if rows.any():
+                p[rows] = stats.wilcoxon(flat[rows], axis=-1, method=method).pvalue
+    return p.reshape(x.shape[:-1])
 
 
 def huber(d: ArrayLike, confidence: float = 0.95, k: float = 1.345, iterations: int = 50) -> Location:
