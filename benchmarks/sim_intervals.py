@@ -173,7 +173,9 @@ def quantised(seed: int = 5, experiments: int = 20000) -> None:
     rng = np.random.default_rng(seed)
     q = 1e-6
     print("quantised: ~20 us latencies printed in whole us, side by side, 95 % paired interval (fixed n:")
-    print("  Hodges-Lehmann / Wilcoxon from 6 pairs, t of the mean below; rounding in quadrature, robust.stated)")
+    print(
+        "  Hodges-Lehmann / Wilcoxon from 6 pairs, t of the mean below; rounding in quadrature, robust.stated)"
+    )
     print("  base ~ U(18, 22) us per experiment (the grid's position), run CV and a 2 % round effect")
     print("  ratio  CV     n   | with quantum: cover  zero-w  median ±   | without: cover  zero-w")
     worst = 1.0

@@ -136,7 +136,7 @@ def paired(
         sdd[i] = 0.0 if sd <= zero_sd * scale else sd
         r = robust.stated(d, confidence, adaptive, kv[i], fv[i] / len(d), sdd[i] == 0)
         ratio[i], lo[i], hi[i], p[i] = np.exp(r.estimate), np.exp(r.low), np.exp(r.high), r.p
-        method[i], quantised[i], different[i] = r.method, bool(r.quantised), bool(r.different)
+        method[i], quantised[i], different[i] = str(r.method), bool(r.quantised), bool(r.different)
         if by_round and len(rt) + len(rb) > 2 * len(it):
             note[i] = f"{len(rt) + len(rb) - 2 * len(it)} run(s) without a partner of its round left out"
         elif sdd[i] + kv[i] + fv[i] > 0 and len(it) < max(len(rt), len(rb)):

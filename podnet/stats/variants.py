@@ -49,7 +49,9 @@ class RatioInterval(NamedTuple):
     n: np.ndarray
     p: np.ndarray
     quantised: Any = False
-    method: str = "t"  # side-by-side: hodges-lehmann | mean (robust.stated); normalised, sequential: t
+    method: Any = (
+        "t"  # side-by-side: hodges-lehmann | mean per row (robust.stated); normalised, sequential: t
+    )
     level: float = np.nan  # the level the interval was computed at (NaN: the confidence asked for)
     different: Any = False  # side-by-side: the 99.3 % interval excludes 1 (stop_when_different)
 
@@ -146,7 +148,7 @@ def side_by_side(
     return RatioInterval(
         *cols,
         np.reshape(np.array([o.quantised for o in out], dtype=bool), shape),
-        out[-1].method if out else "",
+        np.reshape(np.array([str(o.method) for o in out], dtype=object), shape),
         robust.interval_level(confidence, adaptive),
         np.reshape(np.array([o.different for o in out], dtype=bool), shape),
     )
@@ -403,7 +405,7 @@ def _row(row0: dict[str, Any], design: str, iv: RatioInterval, norm: str) -> dic
         "rel_half_width": rhw,
         "n_pairs": int(iv.n),
         "p_value": float(iv.p),
-        "interval_method": iv.method if design == "side-by-side" else "welch",
+        "interval_method": str(iv.method) if design == "side-by-side" else "welch",
         "interval_level": float(iv.level) if design == "side-by-side" else np.nan,
         "quantised": bool(np.all(iv.quantised)),
         "_different": bool(np.all(iv.different)) if design == "side-by-side" else None,
