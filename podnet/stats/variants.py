@@ -5,7 +5,8 @@ estimators a campaign's ``variants.csv`` states, and the ones ``benchmarks/sim_i
 --drift`` checks for coverage under the launch-to-launch drift measured on this machine.
 
 - ``side_by_side``: both variants up at once, one run of each per round; the log ratio of round
-  k's two runs is one pair, and the interval is the paired t interval of the mean log ratio.
+  k's two runs is one pair, and the interval is :func:`podnet.stats.robust.stated`'s
+  (Hodges-Lehmann / Wilcoxon, at 1 - alpha/2 after an adaptive stop; METHODS.md).
   Drift common to a round (the machine's load at that moment) cancels in each pair.
 - ``normalised``: variants launched one after another (one cluster at a time, e.g. real clusters
   behind separate kubeconfigs); each launch measures the path and its host-host baseline in
