@@ -100,7 +100,7 @@ def judged(r: pd.DataFrame) -> pd.DataFrame:
     lo, hi = col("ci_low"), col("ci_high")
     unpaired = ~paired & np.isfinite(lo) & np.isfinite(hi)
     pdiff = (
-        r["paired_different"].astype("boolean").fillna(False).to_numpy(dtype=bool)
+        r["paired_different"].astype("string").str.lower().eq("true").fillna(False).to_numpy(dtype=bool)
         if "paired_different" in r.columns
         else (pl > 1.0) | (ph < 1.0)
     )
