@@ -450,3 +450,13 @@ def test_a_headline_metric_the_test_never_reports_is_no_comparison(tmp_path, mon
     _, doc = the_account(cfg)
     assert doc["items"] and {i["metric"] for i in doc["items"]} == {"throughput"}
     assert doc["stop"] == "all met"
+
+
+def test_the_adaptive_judge_states_the_interval_for_a_stop(tmp_path):
+    # the launcher's rounds come from its own stop: it judges the paired interval at 1 - alpha/2
+    # (Hodges-Lehmann / Wilcoxon, podnet.stats.robust), whatever the stats mapping says
+    cfg = adaptive_config(tmp_path, max_repeats=12, min_to_stop=5)
+    launcher, _ = run(cfg, Clock(), cv_pod_pod=0.001)
+    assert launcher.sampler is not None
+    assert launcher.sampler.judged["paired"]["adaptive"] is True
+    assert launcher.sampler.settings["paired"]["adaptive"] is None  # the stats stage's own view
