@@ -90,7 +90,7 @@ def stopping(seed: int = 3, experiments: int = 20000) -> None:
     # sd of a pair's log ratio: independent runs of iperf3 / ping (CV * sqrt 2), and paths that
     # share part of their noise within a round (what the make-run comparisons that stopped early had)
     sds = (0.02, 0.05, 0.08, 0.1, round(CV_IPERF3 * 2**0.5, 3), round(CV_PING * 2**0.5, 3), 0.22)
-    print(f"adaptive stopping: target ±{target:.0%}, {conf:.0%} paired t interval, base {n0} pairs")
+    print(f"adaptive stopping: target ±{target:.0%}, robust.stated at 1 - alpha/2, base {n0} pairs")
     print(f"  coverage % (mean pairs) at pair sd {sds}; default min_to_stop {min_to_stop(s)}")
     for noise in ("normal", "t5"):
         for cap in (30, 40, 60):
