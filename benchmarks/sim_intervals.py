@@ -90,7 +90,7 @@ def stopping(seed: int = 3, experiments: int = 20000) -> None:
     # sd of a pair's log ratio: independent runs of iperf3 / ping (CV * sqrt 2), and paths that
     # share part of their noise within a round (what the make-run comparisons that stopped early had)
     sds = (0.02, 0.05, 0.08, 0.1, round(CV_IPERF3 * 2**0.5, 3), round(CV_PING * 2**0.5, 3), 0.22)
-    print(f"adaptive stopping: target ±{target:.0%}, {conf:.0%} paired t interval, base {n0} pairs")
+    print(f"adaptive stopping: target ±{target:.0%}, robust.stated at 1 - alpha/2, base {n0} pairs")
     print(f"  coverage % (mean pairs) at pair sd {sds}; default min_to_stop {min_to_stop(s)}")
     for noise in ("normal", "t5"):
         for cap in (30, 40, 60):
@@ -150,7 +150,7 @@ def drift(seed: int = 4, experiments: int = 20000) -> None:
             f, r = launch(n, e)
             a = np.log(true) + beta * (f + r) + noise(n)
             b = beta * (f + r) + noise(n)
-            sbs = side_by_side(np.exp(a), np.exp(b))
+            sbs = side_by_side(np.exp(a), np.exp(b), adaptive=False)  # fixed n rounds
             # one launch per variant, each with its own host-host baseline in the same rounds
             fa, ra = launch(n, e)
             fb, rb = launch(n, e)
@@ -172,7 +172,10 @@ def quantised(seed: int = 5, experiments: int = 20000) -> None:
 
     rng = np.random.default_rng(seed)
     q = 1e-6
-    print("quantised: ~20 us latencies printed in whole us, side by side, 95 % paired interval")
+    print("quantised: ~20 us latencies printed in whole us, side by side, 95 % paired interval (fixed n:")
+    print(
+        "  Hodges-Lehmann / Wilcoxon from 6 pairs, t of the mean below; rounding in quadrature, robust.stated)"
+    )
     print("  base ~ U(18, 22) us per experiment (the grid's position), run CV and a 2 % round effect")
     print("  ratio  CV     n   | with quantum: cover  zero-w  median ±   | without: cover  zero-w")
     worst = 1.0
@@ -187,7 +190,7 @@ def quantised(seed: int = 5, experiments: int = 20000) -> None:
                 b, t = np.round(b / q) * q, np.round(t / q) * q  # what the tool prints
                 cells = []
                 for quantum in ((q, q), (0.0, 0.0)):
-                    iv = side_by_side(t, b, 0.95, quantum=quantum)
+                    iv = side_by_side(t, b, 0.95, quantum=quantum, adaptive=False)  # n fixed
                     cover = np.mean((iv.low <= ratio) & (ratio <= iv.high))
                     zero = np.mean(iv.high - iv.low <= 0)
                     hw = np.median((iv.high - iv.low) / (2 * iv.ratio))

@@ -61,7 +61,9 @@ def _stats_settings(path: str) -> dict:
     cfg = yaml.safe_load(Path(path).read_text()) or {}
     if not isinstance(cfg, dict):
         raise ValueError(f"{path}: expected a mapping")
-    return dict(cfg.get("stats") or {}) if "experiment" in cfg else cfg
+    from podnet.config.stages import stats_of
+
+    return stats_of(cfg) if "experiment" in cfg else cfg
 
 
 def _cmd_stats(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ ones, :func:`figure_code_version`), the notebooks one without the figures' modul
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections.abc import Mapping
 from functools import cache
@@ -99,4 +100,18 @@ def launch_view(config: Mapping[str, Any]) -> dict[str, Any]:
     stats = {k: v for k, v in (config.get("stats") or {}).items() if k in STATS_KEYS}
     if stats:
         out["stats"] = stats
+    return out
+
+
+def stats_of(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``stats`` mapping of an experiment config as the statistics stage reads it:
+    ``paired.adaptive`` is taken from ``launch.adaptive.enabled`` unless the mapping sets it (a
+    paired interval after an adaptive stop is stated at 1 - alpha/2; podnet.stats.robust)."""
+    out = copy.deepcopy(dict(config.get("stats") or {}))
+    paired = dict(out.get("paired") or {})
+    if paired.get("adaptive") is None:
+        launch = config.get("launch") or {}
+        adaptive = launch.get("adaptive") if isinstance(launch, Mapping) else None
+        paired["adaptive"] = bool((adaptive or {}).get("enabled", False))
+        out["paired"] = paired
     return out

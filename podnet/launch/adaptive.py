@@ -86,7 +86,8 @@ class Sampler:
             c for c in self.settings["comparisons"] if c["by"] == "scenario" and str(c["baseline"]) in bases
         ]
         # the baseline case runs in every round one of its comparisons needs: pair the rounds both ran
-        paired = {**self.settings["paired"], "require_same_repeats": False}
+        # ... and its rounds' number comes from this stop: the paired interval at 1 - alpha/2 (robust.py)
+        paired = {**self.settings["paired"], "require_same_repeats": False, "adaptive": True}
         self.judged = {**self.settings, "comparisons": comps, "primary": self.primary, "paired": paired}
         self.stop = ""
         self.rounds = 0

@@ -258,7 +258,8 @@ class VariantSampler:
         base = sbs.launchers[0].cfg.variant
         comps = [c for c in s["comparisons"] if c.get("by") != "variant"]
         comps.append({"by": "variant", "baseline": base})
-        self.settings = {**s, "comparisons": comps}
+        # the rounds' number comes from this stop: the paired interval at 1 - alpha/2 (podnet.stats.robust)
+        self.settings = {**s, "comparisons": comps, "paired": {**s["paired"], "adaptive": True}}
         self.primary = [p for p in s["primary"] if p.get("by") == "variant"]
         self.cap = int(s["planning"]["max_repeats"])
         self.nmin = min_to_stop(s)

@@ -85,6 +85,9 @@ def judged(r: pd.DataFrame) -> pd.DataFrame:
     ``ratio``, ``low``, ``high``, ``n`` and ``p_adjusted`` are ``paired_ratio``,
     ``paired_ci_*``, ``n_pairs`` and ``paired_p_adjusted``), "unpaired" when it has only its
     primary interval (``ratio``, ``ci_*``, the smaller side's n, ``p_adjusted``), else "".
+    ``different``: what ``stats.planning.stop_when_different`` reads: a paired row's
+    ``paired_different`` (its 99.3 % Hodges-Lehmann interval excludes 1), an unpaired interval that
+    excludes 1.
     """
 
     def col(c: str) -> np.ndarray:
@@ -96,17 +99,24 @@ def judged(r: pd.DataFrame) -> pd.DataFrame:
     paired = np.isfinite(pl) & np.isfinite(ph) & (npairs >= 2)
     lo, hi = col("ci_low"), col("ci_high")
     unpaired = ~paired & np.isfinite(lo) & np.isfinite(hi)
-    return pd.DataFrame(
-        {
-            "interval": np.where(paired, "paired", np.where(unpaired, "unpaired", "")),
-            "ratio": np.where(paired, col("paired_ratio"), col("ratio")),
-            "low": np.where(paired, pl, lo),
-            "high": np.where(paired, ph, hi),
-            "n": np.where(paired, npairs, np.fmin(col("n_treatment"), col("n_baseline"))),
-            "p_adjusted": np.where(paired, col("paired_p_adjusted"), col("p_adjusted")),
-        },
-        index=r.index,
+    pdiff = (
+        r["paired_different"].astype("string").str.lower().eq("true").fillna(False).to_numpy(dtype=bool)
+        if "paired_different" in r.columns
+        else (pl > 1.0) | (ph < 1.0)
     )
+    with np.errstate(invalid="ignore"):
+        return pd.DataFrame(
+            {
+                "interval": np.where(paired, "paired", np.where(unpaired, "unpaired", "")),
+                "ratio": np.where(paired, col("paired_ratio"), col("ratio")),
+                "low": np.where(paired, pl, lo),
+                "high": np.where(paired, ph, hi),
+                "n": np.where(paired, npairs, np.fmin(col("n_treatment"), col("n_baseline"))),
+                "p_adjusted": np.where(paired, col("paired_p_adjusted"), col("p_adjusted")),
+                "different": np.where(paired, pdiff, (lo > 1.0) | (hi < 1.0)),
+            },
+            index=r.index,
+        )
 
 
 def _lost_reason(out: pd.DataFrame, idx: np.ndarray) -> np.ndarray:
@@ -183,7 +193,7 @@ def adjust(out: pd.DataFrame, settings: Mapping[str, Any]) -> None:
         rhw = (j["high"] - j["low"]).to_numpy(dtype=float) / (2.0 * np.abs(j["ratio"].to_numpy(dtype=float)))
     default = float(settings["planning"]["target_rel_half_width"])
     target = primary_targets(out, list(settings["primary"]), default)
-    out["resolved"] = prim & met(rhw, target, j["n"], settings, j["low"], j["high"])
+    out["resolved"] = prim & met(rhw, target, j["n"], settings, j["low"], j["high"], j["different"])
 
 
 def _as_one(p: np.ndarray) -> np.ndarray:

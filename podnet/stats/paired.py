@@ -3,12 +3,30 @@ they ran in (tidy ``round_seq``) where the table has it, else by repeat number."
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from . import core, rounding
+from . import robust
 from ._data import LAUNCH_COLUMN, ROUND_COLUMN, Groups
+
+
+class Paired(NamedTuple):
+    """Per pair of groups: pairs, ratio, interval, p of ratio 1 (Wilcoxon where Hodges-Lehmann made the
+    interval, else t), note, quantised, interval method (hodges-lehmann | mean | ""), its level, and
+    whether the 99.3 % interval excludes 1 (``stop_when_different``)."""
+
+    n_pairs: np.ndarray
+    ratio: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    p: np.ndarray
+    note: np.ndarray
+    quantised: np.ndarray
+    method: np.ndarray
+    level: float
+    different: np.ndarray
 
 
 def _launches(g: Groups) -> np.ndarray | None:
@@ -37,15 +55,18 @@ def paired(
     zero_sd: float,
     known_var: np.ndarray | None = None,
     floor_var: np.ndarray | None = None,
-) -> tuple[np.ndarray, ...]:
-    """(n_pairs, ratio, low, high, p, note, quantised) of the paired log-ratio t interval of each pair.
+    adaptive: bool = False,
+) -> Paired:
+    """The paired log-ratio interval of each pair (:func:`podnet.stats.robust.stated`: Hodges-Lehmann
+    with the Wilcoxon interval, at 1 - (1 - confidence) / 2 when ``adaptive``, the t interval of
+    the mean below 7 pairs, widened by the printed resolution).
 
     Runs pair by the launch round they ran in (``round_seq``) when both sides' values all carry
     it: a retried run that ran in a later round pairs with that round's runs, or with none (it is
     then left out and counted in the note; ``require_same`` does not apply). Otherwise they pair by
     repeat number, and ``require_same`` asks both sides to have the same repeats.
-    ``known_var``: the rounding term of each pair (:mod:`podnet.stats.rounding`), added to the
-    standard error with infinite df; ``floor_var``: the rounding noise a pair's log ratio carries
+    ``known_var``: the rounding term of each pair (:mod:`podnet.stats.rounding`), a variance known
+    without sampling error; ``floor_var``: the rounding noise a pair's log ratio carries
     (q_T^2 / 12 + q_B^2 / 12), the least its sample variance is taken to be.
 
     When the values carry launch ids (tidy ``launch_id``, from the sidecar's
@@ -60,8 +81,11 @@ def paired(
     launch = _launches(g)
     k = len(ti)
     n_pairs = np.zeros(k, dtype=int)
-    dbar = np.full(k, np.nan)
     sdd = np.full(k, np.nan)
+    ratio, lo, hi, p = (np.full(k, np.nan) for _ in range(4))
+    method = np.full(k, "", dtype=object)
+    quantised, different = np.zeros(k, dtype=bool), np.zeros(k, dtype=bool)
+    level = robust.interval_level(confidence, adaptive)
     note = np.full(k, "", dtype=object)
     kv = np.zeros(k) if known_var is None else np.nan_to_num(np.asarray(known_var, dtype=float))
     fv = np.zeros(k) if floor_var is None else np.nan_to_num(np.asarray(floor_var, dtype=float))
@@ -107,27 +131,16 @@ def paired(
             continue
         la, lb_ = np.log(a), np.log(b)
         d = la - lb_
-        dbar[i] = d.mean()
         sd = d.std(ddof=1)
         scale = max(1.0, float(np.max(np.abs(la))), float(np.max(np.abs(lb_))))
         sdd[i] = 0.0 if sd <= zero_sd * scale else sd
+        r = robust.stated(d, confidence, adaptive, kv[i], fv[i] / len(d), sdd[i] == 0)
+        ratio[i], lo[i], hi[i], p[i] = np.exp(r.estimate), np.exp(r.low), np.exp(r.high), r.p
+        method[i], quantised[i], different[i] = str(r.method), bool(r.quantised), bool(r.different)
         if by_round and len(rt) + len(rb) > 2 * len(it):
             note[i] = f"{len(rt) + len(rb) - 2 * len(it)} run(s) without a partner of its round left out"
         elif sdd[i] + kv[i] + fv[i] > 0 and len(it) < max(len(rt), len(rb)):
             note[i] = f"{max(len(rt), len(rb)) - len(it)} unpaired repeats left out"
         if sdd[i] == 0 and kv[i] + fv[i] <= 0:
             note[i] = "per-repeat ratios equal (within rounding): zero-width interval, no p-value"
-    done = ~np.isnan(dbar)
-    m = n_pairs.astype(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        se, df = rounding.combine(sdd**2 / m, np.where(done, m - 1, np.nan), kv, fv / m)
-        half = core.t_quantile(confidence, df) * se
-        tstat = np.abs(dbar) / se
-        pv = 2.0 * stats.t.sf(tstat, df)
-        ratio = np.where(done, np.exp(dbar), np.nan)
-        lo = np.where(done, np.exp(dbar - half), np.nan)
-        hi = np.where(done, np.exp(dbar + half), np.nan)
-    p = np.where(done & (se > 0), pv, np.nan)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        quantised = done & rounding.material(sdd**2 / m, kv, fv / m)
-    return n_pairs, ratio, lo, hi, p, note, quantised
+    return Paired(n_pairs, ratio, lo, hi, p, note, quantised, method, level, different)

@@ -49,18 +49,23 @@ def met(
     settings: Mapping[str, Any],
     low: ArrayLike | None = None,
     high: ArrayLike | None = None,
+    different: ArrayLike | None = None,
 ) -> np.ndarray:
     """The one rule by which a comparison is met: the adaptive launchers' stop, ``resolved`` in
     variants.csv and ratios.csv (resolved ``settings``).
 
     Its relative half-width is at most its target and it rests on at least :func:`min_to_stop`
     pairs (values); with ``stats.planning.stop_when_different`` an interval (``low``, ``high``)
-    that excludes 1 on that many pairs is met too. NaN half-widths and n are never met.
+    that excludes 1 on that many pairs is met too; ``different`` (a paired interval's
+    :attr:`podnet.stats.robust.Stated.different`: its 99.3 % interval excludes 1) replaces that test
+    where given. NaN half-widths and n are never met.
     """
     rhw = np.nan_to_num(np.asarray(rel_half_width, dtype=float), nan=np.inf)
     ok_n = np.nan_to_num(np.asarray(n, dtype=float)) >= min_to_stop(settings)
     narrow = rhw <= np.asarray(target, dtype=float)
-    if settings["planning"].get("stop_when_different") and low is not None and high is not None:
+    if settings["planning"].get("stop_when_different") and different is not None:
+        narrow = narrow | np.asarray(different, dtype=bool)
+    elif settings["planning"].get("stop_when_different") and low is not None and high is not None:
         lo, hi = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
         with np.errstate(invalid="ignore"):
             narrow = narrow | (lo > 1.0) | (hi < 1.0)

@@ -126,5 +126,5 @@ def primary_precision(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = N
     out["n_needed"] = needed
     # met only from min_to_stop pairs (values) on: stopping at the first narrow interval otherwise
     # under-covers (benchmarks/sim_intervals.py --stopping)
-    out["met"] = met(rhw, target, n, s, low, high)
+    out["met"] = met(rhw, target, n, s, low, high, j["different"].to_numpy(dtype=bool))
     return out[PRECISION_COLUMNS]

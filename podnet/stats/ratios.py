@@ -15,7 +15,7 @@ from . import bootstrap, core, family, rounding
 from ._data import Groups, as_tidy, group_moments, key_text, log_moments, make_groups, split_sources
 from .kinds import metric_facts
 from .paired import paired
-from .settings import resolve
+from .settings import adaptive_rounds, resolve
 
 UNBOUNDED_NOTE = "unbounded: baseline mean not distinguishable from 0"
 
@@ -51,11 +51,14 @@ RATIO_COLUMNS = (
         "boot_method",
         "boot_note",
         "n_pairs",  # repeats paired across the two sides (same launch, same repeat)
-        "paired_ratio",  # exp(mean log(treatment_k / baseline_k))
+        "paired_ratio",  # exp(Hodges-Lehmann of log(treatment_k / baseline_k)); mean below 7 pairs
         "paired_ci_low",
         "paired_ci_high",
-        "paired_p_value",
+        "paired_p_value",  # Wilcoxon signed-rank (hodges-lehmann) or t (mean)
         "paired_note",
+        "paired_interval_method",  # hodges-lehmann | mean (podnet.stats.robust.stated)
+        "paired_interval_level",  # 1 - alpha/2 after an adaptive stop (stats.paired.adaptive), else confidence
+        "paired_different",  # the paired 99.3 % interval excludes 1 (stats.planning.stop_when_different)
         "quantised",  # the tools' printed resolution widens an interval of the row by more than 10 %
         "p_value",  # Welch (or Hsu) t-test on the estimand's scale, two-sided
         "p_mannwhitney",  # Mann-Whitney U, two-sided
@@ -241,7 +244,7 @@ def compare(
 
     _bootstrap_columns(out, g, ti, bi, st, sb, (status == "unbounded") | bad, s)
 
-    n_pairs, pr, plo, phi, pp, pnote, pquant = paired(
+    pr_ = paired(
         g,
         ti,
         bi,
@@ -251,10 +254,16 @@ def compare(
         zsd,
         vq[ti] + vq[bi],
         fl[ti] + fl[bi],
+        adaptive_rounds(s),
     )
-    out["n_pairs"] = n_pairs
-    out["paired_ratio"], out["paired_ci_low"], out["paired_ci_high"] = pr, plo, phi
-    out["paired_p_value"], out["paired_note"] = pp, pnote
+    out["n_pairs"] = pr_.n_pairs
+    out["paired_ratio"], out["paired_ci_low"], out["paired_ci_high"] = pr_.ratio, pr_.low, pr_.high
+    out["paired_p_value"], out["paired_note"] = pr_.p, pr_.note
+    has = np.isfinite(pr_.low)
+    out["paired_interval_method"] = np.where(has, pr_.method, "")
+    out["paired_interval_level"] = np.where(has, pr_.level, np.nan)
+    out["paired_different"] = has & pr_.different
+    pquant = pr_.quantised
 
     with np.errstate(invalid="ignore", divide="ignore"):
         raw = lsd[ti] ** 2 / nt + lsd[bi] ** 2 / nb

@@ -85,6 +85,12 @@ def _check_entries(s: dict[str, Any]) -> None:
             raise ValueError(f"stats.thresholds entry {t!r} needs min or max")
 
 
+def adaptive_rounds(settings: Mapping[str, Any]) -> bool:
+    """Whether paired intervals are stated for an adaptive stop (resolved ``stats.paired.adaptive``;
+    null, a bare stats mapping without its experiment config, counts as fixed rounds)."""
+    return bool(settings["paired"].get("adaptive"))
+
+
 def resolve(settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Return DEFAULTS with ``settings`` merged over them, validated."""
     if settings is not None and not isinstance(settings, Mapping):

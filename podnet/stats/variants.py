@@ -5,7 +5,8 @@ estimators a campaign's ``variants.csv`` states, and the ones ``benchmarks/sim_i
 --drift`` checks for coverage under the launch-to-launch drift measured on this machine.
 
 - ``side_by_side``: both variants up at once, one run of each per round; the log ratio of round
-  k's two runs is one pair, and the interval is the paired t interval of the mean log ratio.
+  k's two runs is one pair, and the interval is :func:`podnet.stats.robust.stated`'s
+  (Hodges-Lehmann / Wilcoxon, at 1 - alpha/2 after an adaptive stop; METHODS.md).
   Drift common to a round (the machine's load at that moment) cancels in each pair.
 - ``normalised``: variants launched one after another (one cluster at a time, e.g. real clusters
   behind separate kubeconfigs); each launch measures the path and its host-host baseline in
@@ -29,12 +30,12 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from . import core, rounding
+from . import core, robust, rounding
 from ._data import LAUNCH_COLUMN, ROUND_COLUMN, as_tidy, split_sources
 from .family import primary_targets
 from .kinds import metric_facts, metric_resolution
 from .planning import met
-from .settings import resolve
+from .settings import adaptive_rounds, resolve
 
 DESIGNS = ("side-by-side", "normalised", "sequential")
 
@@ -49,6 +50,11 @@ class RatioInterval(NamedTuple):
     n: np.ndarray
     p: np.ndarray
     quantised: Any = False
+    method: Any = (
+        "t"  # side-by-side: hodges-lehmann | mean per row (robust.stated); normalised, sequential: t
+    )
+    level: float = np.nan  # the level the interval was computed at (NaN: the confidence asked for)
+    different: Any = False  # side-by-side: the 99.3 % interval excludes 1 (stop_when_different)
 
 
 def _moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -107,25 +113,68 @@ def side_by_side(
     *,
     quantum: tuple[ArrayLike, ArrayLike] = (0.0, 0.0),
     zero_sd: float = 1e-12,
+    adaptive: bool = True,
 ) -> RatioInterval:
     """Paired-by-round ratio treatment / baseline: ``treatment[..., k]`` and ``baseline[..., k]`` ran in round k.
 
+    The interval is :func:`podnet.stats.robust.stated` (METHODS.md, "Robust paired intervals"):
+    Hodges-Lehmann with the exact Wilcoxon signed-rank interval at 1 - (1 - confidence) / 2 when
+    ``adaptive`` (the number of rounds came from the launcher's stop; ``launch.adaptive.enabled``),
+    at ``confidence`` for fixed rounds; the mean's t interval below 7 (6 at 95 %) pairs.
     A round where either value is missing or not positive drops out (both sides of it).
     ``quantum``: the step each side's values were printed with (in their unit; 0 = exact), whose
-    common rounding error widens the interval (:mod:`podnet.stats.rounding`). A spread of the log
-    ratios at most ``zero_sd`` times the largest |log value| (at least 1) is float noise and counts as 0.
+    rounding widens the interval (:mod:`podnet.stats.rounding`). A spread of the log ratios at most
+    ``zero_sd`` times the largest |log value| (at least 1) is float noise and counts as 0.
     """
     lt, lb = _log(treatment), _log(baseline)
     d = lt - lb
     both = np.isfinite(d)
-    m, v, n = _moments(d)
+    _, v, n = _moments(d)
     with np.errstate(invalid="ignore"):
         scale = np.fmax(1.0, np.nanmax(np.abs(np.where(both, lt, np.nan)), axis=-1, initial=0.0))
-    v = np.where(np.sqrt(v) <= zero_sd * scale, 0.0, v)
+    flat = np.sqrt(v) <= zero_sd * scale
     kt, ft = _side_rounding(np.where(both, lt, np.nan), quantum[0])
     kb, fb = _side_rounding(np.where(both, lb, np.nan), quantum[1])
     with np.errstate(invalid="ignore", divide="ignore"):
-        return _interval(m, v / n, n - 1, confidence, n, kt + kb, (ft + fb) / n)
+        floor = (ft + fb) / n
+    known = kt + kb
+    if d.ndim <= 1 or both.all():
+        return _stated(d[both] if d.ndim <= 1 else d, n, confidence, adaptive, known, floor, flat)
+    out = [
+        _stated(d[i][both[i]], n[i], confidence, adaptive, known[i], floor[i], flat[i])
+        for i in np.ndindex(d.shape[:-1])
+    ]
+    shape = d.shape[:-1]
+    cols = [np.reshape(np.array([o[j] for o in out], dtype=float), shape) for j in range(5)]
+    return RatioInterval(
+        *cols,
+        np.reshape(np.array([o.quantised for o in out], dtype=bool), shape),
+        np.reshape(np.array([str(o.method) for o in out], dtype=object), shape),
+        robust.interval_level(confidence, adaptive),
+        np.reshape(np.array([o.different for o in out], dtype=bool), shape),
+    )
+
+
+def _stated(d, n, confidence, adaptive, known, floor, flat) -> RatioInterval:
+    """:func:`side_by_side` of complete log ratios (NaN below 2 pairs)."""
+    level = robust.interval_level(confidence, adaptive)
+    if d.shape[-1] < 2:
+        nan = np.full(d.shape[:-1], np.nan)
+        return RatioInterval(nan, nan, nan, np.asarray(n), nan, False, "", level, False)
+    r = robust.stated(d, confidence, adaptive, known, floor, flat)
+    ok = np.isfinite(r.estimate) & np.isfinite(r.low) & np.isfinite(r.high)
+    e = np.where(ok, r.estimate, np.nan)
+    return RatioInterval(
+        np.exp(e),
+        np.where(ok, np.exp(r.low), np.nan),
+        np.where(ok, np.exp(r.high), np.nan),
+        np.asarray(n),
+        np.where(ok, r.p, np.nan),
+        ok & r.quantised,
+        r.method,
+        r.level,
+        ok & r.different,
+    )
 
 
 def normalised(
@@ -207,7 +256,9 @@ VARIANT_COLUMNS = [
     "n_pairs",  # side-by-side: pairs; normalised: the smaller launch's pairs; sequential: the smaller n
     "n_treatment",
     "n_baseline",
-    "p_value",
+    "p_value",  # side-by-side: Wilcoxon signed-rank (hodges-lehmann) or t (mean); else Welch t
+    "interval_method",  # hodges-lehmann | mean (side-by-side, robust.stated) | welch (normalised, sequential)
+    "interval_level",  # the interval's level: 1 - alpha/2 after an adaptive stop (side-by-side), else confidence
     "quantised",  # the tools' printed resolution widens the interval by more than 10 % (rounding.py)
     "role",  # primary (declared in stats.primary) | exploratory
     "p_adjusted",  # Holm over the preferred rows of the primary family (never a sequential row)
@@ -267,6 +318,7 @@ def variant_table(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None)
     """
     s = resolve(settings)
     conf = float(s["confidence"])
+    adaptive = adaptive_rounds(s)
     comps = list(s["comparisons"])
     bases = [str(c["baseline"]) for c in comps if c.get("by") == "variant"]
     if not bases:
@@ -299,7 +351,7 @@ def variant_table(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None)
                 row0["n_treatment"], row0["n_baseline"] = len(gt), len(gb)
                 a, b = _paired(_by_round(gt), _by_round(gb))
                 if len(a) >= 2:
-                    iv = side_by_side(a, b, conf, quantum=(_quantum(gt), _quantum(gb)))
+                    iv = side_by_side(a, b, conf, quantum=(_quantum(gt), _quantum(gb)), adaptive=adaptive)
                     out.append(_row(row0, "side-by-side", iv, ""))
                 if norm is not None and p["scenario"] != norm:
                     hp = "\x1f".join([norm, *[p[c] for c in PATH_COLUMNS[1:]]])
@@ -328,6 +380,7 @@ def variant_table(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None)
         "min"
     )
     df["preferred"] = rank == best
+    df["interval_level"] = df["interval_level"].fillna(conf)
     _family(df, s, norm)
     return df[VARIANT_COLUMNS]
 
@@ -353,7 +406,10 @@ def _row(row0: dict[str, Any], design: str, iv: RatioInterval, norm: str) -> dic
         "rel_half_width": rhw,
         "n_pairs": int(iv.n),
         "p_value": float(iv.p),
+        "interval_method": str(iv.method) if design == "side-by-side" else "welch",
+        "interval_level": float(iv.level) if design == "side-by-side" else np.nan,
         "quantised": bool(np.all(iv.quantised)),
+        "_different": bool(np.all(iv.different)) if design == "side-by-side" else None,
     }
 
 
@@ -391,7 +447,12 @@ def _family(df: pd.DataFrame, s: Mapping[str, Any], norm: str | None) -> None:
     alpha = 1.0 - float(s["confidence"])
     lo, hi = df["ci_low"].to_numpy(dtype=float), df["ci_high"].to_numpy(dtype=float)
     n = df["n_pairs"].to_numpy(dtype=float)
-    df["resolved"] = fam & met(df["rel_half_width"].to_numpy(dtype=float), target, n, s, lo, hi)
+    diff = df["_different"].to_numpy(dtype=object)
+    side = df["design"].astype(str).to_numpy() == "side-by-side"
+    with np.errstate(invalid="ignore"):
+        excl = np.where(side, diff == True, (lo > 1.0) | (hi < 1.0))  # noqa: E712 (object array)
+    rhw = df["rel_half_width"].to_numpy(dtype=float)
+    df["resolved"] = fam & met(rhw, target, n, s, lo, hi, different=excl.astype(bool))
     sig = pd.array(padj < alpha, dtype="boolean")
     sig[np.isnan(padj)] = pd.NA
     df["significant"] = sig

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from podnet import stats
+from podnet.config.stages import stats_of
 from podnet.parse import combine, parse_files, shard_entries, write_parsed
 from podnet.report import seed_reports
 from tests.conftest import REPO
@@ -49,7 +50,7 @@ def build_tables(experiment: str, out: Path) -> dict[str, Path]:
     parsed.tidy.to_csv(out / "tidy.csv", index=False)
     parsed.intervals.to_parquet(out / "intervals.parquet", index=False)
     parsed.failed.to_csv(out / "failed_runs.csv", index=False)
-    stats.run(out / "tidy.parquet", out, cfg.get("stats", {}), intervals_path=out / "intervals.parquet")
+    stats.run(out / "tidy.parquet", out, stats_of(cfg), intervals_path=out / "intervals.parquet")
     tables = {name: out / f"{name}.csv" for name in ("tidy", "failed_runs", *STATS_TABLES)}
     if "seed_discrepancies" in cfg.get("report", {}).get("notebooks", []):
         # every check, agreeing ones included (the published seed_discrepancies.csv is a subset)

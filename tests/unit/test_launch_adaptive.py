@@ -197,7 +197,12 @@ def test_only_the_cases_of_unmet_primary_comparisons_get_more_rounds(tmp_path, c
     # the numbers judged are the statistics stage's own (ratios.csv's paired interval)
     from podnet.stats import compare
 
-    ratios = compare(parse_experiment(cfg.raw_dir, "t").tidy, cfg.stats)
+    # (launch.adaptive.enabled: the stats stage states it at 1 - alpha/2, podnet.config.stages.stats_of)
+    stats_view = {
+        **(cfg.stats or {}),
+        "paired": {**((cfg.stats or {}).get("paired") or {}), "adaptive": True},
+    }
+    ratios = compare(parse_experiment(cfg.raw_dir, "t").tidy, stats_view)
     r = ratios[
         (ratios["scenario"] == "pod-pod") & (ratios["tool"] == "iperf3") & (ratios["metric"] == "throughput")
     ]
@@ -450,3 +455,13 @@ def test_a_headline_metric_the_test_never_reports_is_no_comparison(tmp_path, mon
     _, doc = the_account(cfg)
     assert doc["items"] and {i["metric"] for i in doc["items"]} == {"throughput"}
     assert doc["stop"] == "all met"
+
+
+def test_the_adaptive_judge_states_the_interval_for_a_stop(tmp_path):
+    # the launcher's rounds come from its own stop: it judges the paired interval at 1 - alpha/2
+    # (Hodges-Lehmann / Wilcoxon, podnet.stats.robust), whatever the stats mapping says
+    cfg = adaptive_config(tmp_path, max_repeats=12, min_to_stop=5)
+    launcher, _ = run(cfg, Clock(), cv_pod_pod=0.001)
+    assert launcher.sampler is not None
+    assert launcher.sampler.judged["paired"]["adaptive"] is True
+    assert launcher.sampler.settings["paired"]["adaptive"] is None  # the stats stage's own view

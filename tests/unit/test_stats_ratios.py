@@ -20,7 +20,7 @@ import pytest
 from scipy import stats
 
 from podnet.parse.tidy import GROUP_COLUMNS
-from podnet.stats import RATIO_COLUMNS, compare, core
+from podnet.stats import RATIO_COLUMNS, compare, core, robust
 from podnet.stats._data import key_text
 from podnet.stats.bootstrap import group_seed
 from podnet.stats.ratios import UNBOUNDED_NOTE
@@ -240,12 +240,20 @@ def test_paired_interval_against_ttest_rel():
     t = [9.05e9, 8.91e9, 9.12e9, 8.87e9, 9.20e9, 8.99e9]
     out = compare(table(t=t, b=B), CMP).iloc[0]
     lt, lb = np.log(t), np.log(B)
-    ref = stats.ttest_rel(lt, lb)
-    ci = ref.confidence_interval(0.95)
+    # fixed rounds (a bare stats mapping), 6 pairs: Hodges-Lehmann with the exact Wilcoxon interval
+    ref = robust.side_by_side(t, B, 0.95, adaptive=False)
     assert out["n_pairs"] == 6 and out["paired_note"] == ""
-    assert close(out["paired_ratio"], math.exp(np.mean(lt - lb)))
-    assert close(out["paired_ci_low"], math.exp(ci.low)) and close(out["paired_ci_high"], math.exp(ci.high))
-    assert close(out["paired_p_value"], ref.pvalue)
+    assert (out["paired_interval_method"], out["paired_interval_level"]) == ("hodges-lehmann", 0.95)
+    assert close(out["paired_ratio"], ref.ratio)
+    assert close(out["paired_ci_low"], ref.low) and close(out["paired_ci_high"], ref.high)
+    assert close(out["paired_p_value"], stats.wilcoxon(lt - lb).pvalue)
+    # 5 pairs: no Wilcoxon interval at 95 %, the paired t interval of the mean
+    five = compare(table(t=t[:5], b=B[:5]), CMP).iloc[0]
+    tt = stats.ttest_rel(lt[:5], lb[:5])
+    assert five["paired_interval_method"] == "mean"
+    assert close(five["paired_ratio"], math.exp(np.mean(lt[:5] - lb[:5])))
+    assert close(five["paired_ci_low"], math.exp(tt.confidence_interval(0.95).low))
+    assert close(five["paired_p_value"], tt.pvalue)
 
 
 def test_paired_pairs_by_repeat_number_not_row_order():
@@ -264,8 +272,7 @@ def test_paired_requires_same_repeats_by_default(basic):
     assert np.isnan(r["paired_ci_low"]) and "differ" in r["paired_note"]
     loose = compare(table(), {**CMP, "paired": {"require_same_repeats": False}}).iloc[0]
     assert loose["n_pairs"] == 6 and "1 unpaired" in loose["paired_note"]
-    ref = stats.ttest_rel(np.log(T[:6]), np.log(B)).confidence_interval(0.95)
-    assert close(loose["paired_ci_low"], math.exp(ref.low))
+    assert close(loose["paired_ci_low"], robust.side_by_side(T[:6], B, adaptive=False).low)
 
 
 def test_bootstrap_ratio_against_single_scipy_call_and_deterministic():

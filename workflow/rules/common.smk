@@ -11,7 +11,7 @@ skip_iri_grammar()  # 2 s of CPU on every run otherwise (podnet/config/lean.py);
 from snakemake.utils import validate
 
 from podnet.config import schema
-from podnet.config.stages import launch_view
+from podnet.config.stages import launch_view, stats_of
 from podnet.parse.shards import (
     shard_entries,
     shard_state,
@@ -40,7 +40,7 @@ if "vs_seed" in NOTEBOOKS and not VS_SEED:
         "report.notebooks lists vs_seed but report.vs_seed is missing: it names the seed's "
         "published tables and how its CNIs, paths and measures map onto this experiment's"
     )
-STATS = config.get("stats", {})
+STATS = stats_of(config)  # stats.paired.adaptive from launch.adaptive.enabled (podnet.config.stages)
 # the gate's bounds (podnet check); STATS itself stays as written (stats.run merges its defaults)
 THRESHOLDS = {**schema.defaults("stats"), **STATS}["thresholds"]
 
