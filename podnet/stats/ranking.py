@@ -33,8 +33,8 @@ import pandas as pd
 
 from . import core
 from .kinds import metric_facts
-from .settings import resolve
-from .variants import side_by_side
+from .settings import adaptive_rounds, resolve
+from .variants import printed_quantum, side_by_side
 
 #: the columns naming one ranking (a path and one measure of it)
 KEY = ["scenario", "tool", "test", "protocol", "direction", "streams", "metric", "unit"]
@@ -90,6 +90,7 @@ class RankingSettings:
     margin: float
     confidence: float
     reference: str | None  # the baseline variant of stats.comparisons (by: variant), if any
+    adaptive: bool = False  # rounds from the launcher's adaptive stop (stats.paired.adaptive)
 
 
 def settings_of(
@@ -112,6 +113,7 @@ def settings_of(
         margin=margin,
         confidence=float(s["confidence"]),
         reference=ref,
+        adaptive=adaptive_rounds(s),
     )
 
 
@@ -146,9 +148,14 @@ def round_key(a: pd.DataFrame, b: pd.DataFrame) -> str:
 
 
 def pair(
-    a: pd.DataFrame, b: pd.DataFrame, confidence: float = 0.95, names: tuple[str, str] = ("", "")
+    a: pd.DataFrame,
+    b: pd.DataFrame,
+    confidence: float = 0.95,
+    names: tuple[str, str] = ("", ""),
+    adaptive: bool = False,
 ) -> Pair:
-    """The paired ratio of variant ``a``'s runs over ``b``'s (tidy rows of one path and measure)."""
+    """The paired ratio of variant ``a``'s runs over ``b``'s (tidy rows of one path and measure), with
+    the interval variants.csv states (its printed resolution; the stop level after adaptive rounds)."""
     by = round_key(a, b)
     sa, sb = _rounds(a, by), _rounds(b, by)
     common = sa.index.intersection(sb.index)
@@ -158,7 +165,7 @@ def pair(
     mean_log = float(np.mean(np.log(x) - np.log(y))) if len(x) else np.nan
     if len(x) < 2:
         return Pair(*names, np.nan, np.nan, np.nan, len(x), np.nan, mean_log)
-    iv = side_by_side(x, y, confidence)
+    iv = side_by_side(x, y, confidence, quantum=(printed_quantum(a), printed_quantum(b)), adaptive=adaptive)
     return Pair(*names, float(iv.ratio), float(iv.low), float(iv.high), int(iv.n), float(iv.p), mean_log)
 
 
@@ -326,7 +333,11 @@ def _one_ranking(key: dict[str, str], g: pd.DataFrame, rs: RankingSettings) -> l
             }
         ]
     by = {v: x for v, x in g.groupby("variant", sort=False)}
-    pairs = [pair(by[a], by[b], rs.confidence, (a, b)) for i, a in enumerate(names) for b in names[i + 1 :]]
+    pairs = [
+        pair(by[a], by[b], rs.confidence, (a, b), rs.adaptive)
+        for i, a in enumerate(names)
+        for b in names[i + 1 :]
+    ]
     s = scores(names, pairs)
     key_of = {v: (-sign * s[i] if np.isfinite(s[i]) else np.inf, v) for i, v in enumerate(names)}
     order = sorted(names, key=lambda v: key_of[v])

@@ -351,7 +351,9 @@ def variant_table(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None)
                 row0["n_treatment"], row0["n_baseline"] = len(gt), len(gb)
                 a, b = _paired(_by_round(gt), _by_round(gb))
                 if len(a) >= 2:
-                    iv = side_by_side(a, b, conf, quantum=(_quantum(gt), _quantum(gb)), adaptive=adaptive)
+                    iv = side_by_side(
+                        a, b, conf, quantum=(printed_quantum(gt), printed_quantum(gb)), adaptive=adaptive
+                    )
                     out.append(_row(row0, "side-by-side", iv, ""))
                 if norm is not None and p["scenario"] != norm:
                     hp = "\x1f".join([norm, *[p[c] for c in PATH_COLUMNS[1:]]])
@@ -360,7 +362,12 @@ def variant_table(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None)
                         pa, ha = _paired(_by_round(gt), _by_round(ht))
                         pb, hb_ = _paired(_by_round(gb), _by_round(hb))
                         if len(pa) >= 2 and len(pb) >= 2:
-                            q = (_quantum(gt), _quantum(ht), _quantum(gb), _quantum(hb))
+                            q = (
+                                printed_quantum(gt),
+                                printed_quantum(ht),
+                                printed_quantum(gb),
+                                printed_quantum(hb),
+                            )
                             iv = normalised(pa, ha, pb, hb_, conf, welch_min_n, quantum=q)
                             out.append(_row(row0, "normalised", iv, norm))
                 if len(gt) >= 2 and len(gb) >= 2:
@@ -369,7 +376,7 @@ def variant_table(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None)
                         gb["value"].to_numpy(float),
                         conf,
                         welch_min_n,
-                        quantum=(_quantum(gt), _quantum(gb)),
+                        quantum=(printed_quantum(gt), printed_quantum(gb)),
                     )
                     out.append(_row(row0, "sequential", iv, ""))
     if not out:
@@ -385,7 +392,7 @@ def variant_table(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None)
     return df[VARIANT_COLUMNS]
 
 
-def _quantum(rows: pd.DataFrame) -> float:
+def printed_quantum(rows: pd.DataFrame) -> float:
     """The step a group's tool printed its values with, at their size (0 when none is declared)."""
     step, digits = metric_resolution(rows[["tool", "metric"]].iloc[:1])
     gm = float(np.exp(np.mean(np.log(rows["value"].to_numpy(dtype=float)))))

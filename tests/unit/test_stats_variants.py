@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from podnet.stats import compare
-from podnet.stats.variants import _quantum, normalised, sequential, side_by_side
+from podnet.stats.variants import printed_quantum, normalised, sequential, side_by_side
 from tests.stats_tables import one, rows, tidy
 
 DRIFT = np.array([1.0, 1.35, 0.75, 1.2, 0.85, 1.1, 0.95, 1.25])
@@ -20,7 +20,7 @@ def test_side_by_side_is_the_pipelines_paired_interval():
     r = compare(tidy(base, treat), {"comparisons": [{"by": "scenario", "baseline": "host-host"}]})
     row = one(r, treatment="pod-pod", metric="throughput")
     # iperf3 prints 3 significant digits (the same quantum compare() reads); a bare mapping: fixed rounds
-    q = (_quantum(tidy(treat)), _quantum(tidy(base)))
+    q = (printed_quantum(tidy(treat)), printed_quantum(tidy(base)))
     got = side_by_side(8.7e9 * DRIFT * NOISE, 10e9 * DRIFT, adaptive=False, quantum=q)
     assert str(got.method) == row["paired_interval_method"]
     assert got.ratio == pytest.approx(row["paired_ratio"], rel=1e-12)
