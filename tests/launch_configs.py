@@ -50,7 +50,15 @@ def experiment(
     **launch: Any,
 ) -> dict[str, Any]:
     """An experiment config with a launch section (image ``img:1`` unless given) as a plain mapping."""
-    section = {"image": "img:1", **launch, "tools": tools or IPERF3_PING, "scenarios": scenarios}
+    # never the machine's own embedded cluster (.cluster/info.json: its daemons' and pods' CPU would
+    # judge the fake runs disturbed whenever a real cluster is up beside the unit tests)
+    section = {
+        "image": "img:1",
+        "cluster_info": "/nonexistent/podnet-unit-test/info.json",
+        **launch,
+        "tools": tools or IPERF3_PING,
+        "scenarios": scenarios,
+    }
     cfg: dict[str, Any] = {"experiment": name, "launch": section}
     if raw_dir is not None:
         cfg["raw_dir"] = str(raw_dir)

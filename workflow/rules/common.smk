@@ -40,7 +40,9 @@ if "vs_seed" in NOTEBOOKS and not VS_SEED:
         "report.notebooks lists vs_seed but report.vs_seed is missing: it names the seed's "
         "published tables and how its CNIs, paths and measures map onto this experiment's"
     )
-STATS = stats_of(config)  # stats.paired.adaptive from launch.adaptive.enabled (podnet.config.stages)
+STATS = stats_of(
+    config
+)  # stats.paired.adaptive from launch.adaptive.enabled (podnet.config.stages)
 # the gate's bounds (podnet check); STATS itself stays as written (stats.run merges its defaults)
 THRESHOLDS = {**schema.defaults("stats"), **STATS}["thresholds"]
 

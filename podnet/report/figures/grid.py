@@ -173,9 +173,46 @@ def draw(
     in_row = [max((len(o) for o in own[r * ncols : (r + 1) * ncols]), default=1) or 1 for r in range(nrows)]
     # axis labels wrap to the panel's width (a long baseline name in "Ratio to <variant> (log scale)"
     # overran its panel); each extra line gets its own height so the panels keep theirs
-    xlabels = [textwrap.fill(p.xlabel, max(12, int(17.5 * width / ncols))) for p in panels]
+    # (the axes' width: the panel's less its row labels, ~0.55 in, on which the text is centred)
+    axes_w = max(width / ncols - 0.55, 0.8)
+    xlabels = [textwrap.fill(p.xlabel, max(12, int(17.5 * axes_w))) for p in panels]
+
+    def labelled(k: int, shared: bool) -> bool:
+        """Panel k shows its x label: always, or (shared) when no panel lies below it."""
+        return not shared or k + ncols >= len(panels)
+
+    def fixed_of(shared: bool) -> list[float]:
+        """Each row's height beyond its paths: ticks, title lines and, where a panel of the row
+        shows it, the x label's lines."""
+        return [
+            (
+                0.55 + 0.14 * extra_lines
+                if any(labelled(k, shared) for k in range(r * ncols, min((r + 1) * ncols, len(panels))))
+                else 0.42
+            )
+            + 0.14 * t
+            for r, t in enumerate(title_lines)
+        ]
+
+    # titles wrap to the panel's width (about 15 characters per inch at 7.5 pt)
+    titles = [textwrap.fill(p.title, max(12, int(15 * axes_w))) for p in panels]
     extra_lines = max((x.count("\n") for x in xlabels), default=0)
-    heights = [0.55 + row_h * k + 0.14 * extra_lines for k in in_row]
+    title_lines = [
+        max((t.count("\n") for t in titles[r * ncols : (r + 1) * ncols]), default=0) for r in range(nrows)
+    ]
+    fixed = fixed_of(False)
+    # too tall for a page: panels sharing one x label show it on the last row only
+    shared_x = (
+        nrows > 1
+        and len({p.xlabel for p in panels}) == 1
+        and sum(fixed) + row_h * sum(in_row) + extra > style.PAGE_HEIGHT
+    )
+    if shared_x:
+        fixed = fixed_of(True)
+        xlabels = [x if labelled(k, True) else "" for k, x in enumerate(xlabels)]
+    if sum(fixed) + row_h * sum(in_row) + extra > style.PAGE_HEIGHT:  # wrapped text: tighter rows
+        row_h = max(0.106, (style.PAGE_HEIGHT - extra - sum(fixed)) / sum(in_row))
+    heights = [f + row_h * k for f, k in zip(fixed, in_row)]
     fig, axes = plt.subplots(
         nrows,
         ncols,
@@ -187,7 +224,7 @@ def draw(
     )
     fig.podnet_intervals = []  # (positive, lo drawn, hi drawn): the test reads these
     step = min(0.7 / max(n_hue, 1), 0.3)
-    for k, (ax, p, xlabel) in enumerate(zip(axes.flat, panels, xlabels)):
+    for k, (ax, p, xlabel, ptitle) in enumerate(zip(axes.flat, panels, xlabels, titles)):
         rows = own[k]
         ypos = {y: i for i, y in enumerate(rows)}
         # within a row, the variants it has, centred on it (no gap for a variant without data there)
@@ -197,8 +234,7 @@ def draw(
             hues = [h for h in hue_order if (y, h) in present]
             offsets.update({(y, h): (i - (len(hues) - 1) / 2) * step for i, h in enumerate(hues)})
         _panel(fig, ax, p, ypos, offsets, colors, narrow=width / ncols < 2.0)
-        # titles wrap to the panel's width (about 15 characters per inch at 7.5 pt)
-        ax.set_title(textwrap.fill(p.title, max(12, int(15 * width / ncols))))
+        ax.set_title(ptitle)
         ax.set_xlabel(xlabel)
         ax.set_yticks(range(len(rows)), rows)
         ax.set_ylim(in_row[k // ncols] - 0.5, -0.5)
