@@ -37,6 +37,9 @@ def quick(tmp_path: Path, name: str = "it-quick", **launch_over) -> dict:
     cfg["launch"]["kubeconfig"] = str(KUBECONFIG)
     cfg["launch"]["image_file"] = str(REPO / ".cluster" / "image")
     cfg["launch"]["cluster_info"] = str(REPO / ".cluster" / "info.json")
+    # these tests count runs and attempts; the disturbed-run rule (tests/unit/
+    # test_launch_disturbance.py, measured in METHODS.md) re-runs whenever the machine has other work
+    cfg["launch"]["disturbance"] = {"enabled": False}
     cfg["launch"].update(launch_over)
     return cfg
 
