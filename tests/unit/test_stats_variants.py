@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from podnet.stats import compare
-from podnet.stats.variants import printed_quantum, normalised, sequential, side_by_side
+from podnet.stats.variants import normalised, printed_quantum, sequential, side_by_side
 from tests.stats_tables import one, rows, tidy
 
 DRIFT = np.array([1.0, 1.35, 0.75, 1.2, 0.85, 1.1, 0.95, 1.25])
