@@ -77,8 +77,11 @@ class Measure(NamedTuple):
     def parse(cls, text: str) -> Measure:
         parts = str(text).split(":")
         if len(parts) != 3 or not all(parts):
-            raise ValueError(f"stats.ranking measure {text!r}: expected tool:test:metric")
+            raise ValueError(f"measure {text!r}: expected tool:test:metric")
         return cls(*parts)
+
+    def __str__(self) -> str:
+        return f"{self.tool}:{self.test}:{self.metric}"
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from podnet.config import schema
+from podnet.stats.ranking import Measure  # one measure as tool:test:metric, as the ranking reads it
 from podnet.tools import get as get_adapter
 
 #: the columns of :func:`published`: one row per published figure, SI units
@@ -28,26 +29,6 @@ PUBLISHED_COLUMNS = [
     "seed_unit",
     "file",
 ]
-
-
-@dataclass(frozen=True)
-class Measure:
-    """One measure as ``tool:test:metric`` (e.g. ``netperf:TCP_RR:latency_p50``)."""
-
-    tool: str
-    test: str
-    metric: str
-
-    @classmethod
-    def parse(cls, text: str) -> Measure:
-        """``"iperf3:tcp:throughput"`` -> Measure; ValueError unless exactly three non-empty parts."""
-        parts = str(text).split(":")
-        if len(parts) != 3 or not all(parts):
-            raise ValueError(f"measure {text!r}: expected tool:test:metric")
-        return cls(*parts)
-
-    def __str__(self) -> str:
-        return f"{self.tool}:{self.test}:{self.metric}"
 
 
 @dataclass(frozen=True)
