@@ -180,8 +180,13 @@ def publish_config(c: Campaign) -> dict[str, Any]:
     """The config the pipeline publishes the comparison with: the experiment without its launch
     section (raw/ holds every variant) and a comparison of each variant against the baseline."""
     cfg = copy.deepcopy(c.experiment)
-    cfg.pop("launch", None)
+    launch = cfg.pop("launch", None) or {}
     stats = cfg.setdefault("stats", {})
+    # the launch section goes, but whether its rounds came from the adaptive stop stays: paired
+    # intervals after an adaptive stop are stated at 1 - alpha/2 (podnet.stats.robust)
+    paired = stats.setdefault("paired", {})
+    if paired.get("adaptive") is None:
+        paired["adaptive"] = bool((launch.get("adaptive") or {}).get("enabled", False))
     comps = [x for x in stats.get("comparisons", []) if x.get("by") != "variant"]
     comps.append({"by": "variant", "baseline": c.baseline})
     stats["comparisons"] = comps
