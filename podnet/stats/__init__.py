@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ._data import write_csv
 from .pipeline import run
 from .planning import PLAN_COLUMNS, cases_needing_more, plan
 from .ratios import RATIO_COLUMNS, compare
@@ -33,4 +34,5 @@ __all__ = [
     "run",
     "summarize",
     "within_run",
+    "write_csv",
 ]

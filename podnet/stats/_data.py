@@ -38,6 +38,16 @@ ROUND_COLUMN = "round_seq"
 _MISSING_VALUE = {"", "nan", "-nan", "+nan"}
 
 
+def write_csv(df: pd.DataFrame, path: str | Path) -> Path:
+    """Write a table as CSV atomically (a half-written file never has the final name)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".tmp")
+    df.to_csv(tmp, index=False)
+    tmp.replace(p)
+    return p
+
+
 def read_table(path: str | Path) -> pd.DataFrame:
     """Read a parquet or csv table (by suffix).
 

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from ._data import as_tidy, make_groups, read_table, split_sources
+from ._data import write_csv as _write
 from .planning import plan
 from .ratios import compare
 from .settings import resolve
@@ -80,10 +81,3 @@ def run(
     methods.write_text((Path(__file__).with_name("METHODS.md")).read_text())
     paths["methods"] = methods
     return paths
-
-
-def _write(df: pd.DataFrame, path: Path) -> Path:
-    tmp = path.with_name(path.name + ".tmp")
-    df.to_csv(tmp, index=False)
-    tmp.replace(path)
-    return path

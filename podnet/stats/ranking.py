@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from . import core
+from ._data import write_csv
 from .kinds import metric_facts
 from .settings import adaptive_rounds, resolve
 from .variants import printed_quantum, side_by_side
@@ -432,9 +433,4 @@ def summary(table: pd.DataFrame) -> str:
 
 def write(table: pd.DataFrame, path: str | Path) -> Path:
     """Write ranking.csv atomically (a half-written file never has the final name)."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    table.to_csv(tmp, index=False)
-    tmp.replace(p)
-    return p
+    return write_csv(table, path)

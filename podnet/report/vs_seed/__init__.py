@@ -27,6 +27,8 @@ from typing import Any
 
 import pandas as pd
 
+from podnet.stats import write_csv
+
 from .mapping import Measure, Note, SeedMapping, published
 from .orders import ORDER_COLUMNS, orders_table, shown, verdict
 from .table import COLUMNS, STATUSES, VERDICTS, vs_seed_table
@@ -88,12 +90,7 @@ def build_orders(
 
 def write(vs: pd.DataFrame, path: str | Path) -> Path:
     """Write the table (atomically: a half-written file never has the final name)."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    vs.to_csv(tmp, index=False)
-    tmp.replace(p)
-    return p
+    return write_csv(vs, path)
 
 
 def read(path: str | Path) -> pd.DataFrame:
