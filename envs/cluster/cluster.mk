@@ -7,7 +7,7 @@
 #   make cluster-down
 #   make cluster-test          (pytest -m cluster tests/integration against the running cluster)
 #   make cluster-check-clean   (after cluster-down: verify nothing is left behind)
-#   make compare [CAMPAIGN=config/campaigns/seed-003.yaml] [BUDGET=28m]   (the experiment under each variant, one comparison)
+#   make compare [CAMPAIGN=config/campaigns/seed-003.yaml] [BUDGET=36m]   (the experiment under each variant, one comparison)
 
 NODES ?= 2
 CNI ?= bridge

@@ -243,6 +243,16 @@ class SideBySide:
         return self.results
 
 
+def needed_variants(unmet: Sequence[dict[str, Any]], baseline: str) -> dict[tuple[str, ...], set[str]]:
+    """Per case, the variants an adaptive round must run: the baseline and each treatment with an unmet
+    comparison on that case. A variant whose comparisons are all met (or that is in none, e.g. an
+    exploratory one) sits the adaptive rounds out: the round's time goes to the pairs still unmet."""
+    out: dict[tuple[str, ...], set[str]] = {}
+    for it in unmet:
+        out.setdefault(tuple(it["case"]), {baseline}).add(str(it["variant"]))
+    return out
+
+
 class VariantSampler:
     """Adaptive rounds across variants: more side-by-side rounds of the cases whose primary variant
     comparison is not yet met (the same interval ``variants.csv`` states)."""
@@ -376,8 +386,11 @@ class VariantSampler:
             if not keys:
                 self.stop = "max_repeats reached (or the unmet cases cannot run)"
                 return
+            base = self.sbs.launchers[0].variant
+            needs = needed_variants(unmet, base)
+            per_keys = [(L, [k for k in keys if L.variant in needs.get(k, ())]) for L in self.sbs.launchers]
             used = clock() - self.t0
-            nxt = sum(L.times.predict(keys) for L in self.sbs.launchers)  # type: ignore[arg-type]
+            nxt = sum(L.times.predict(ks) for L, ks in per_keys if ks)  # type: ignore[arg-type]
             if self.budget is not None and used + nxt > self.budget:
                 self.stop = "budget spent"
                 return
@@ -392,10 +405,12 @@ class VariantSampler:
                 f"±{100 * hw:.1f} %" if hw is not None else "no interval", worst["n_pairs"], int(nxt),
             )  # fmt: skip
             per_variant = []
-            for L in self.sbs.launchers:
-                last = {k: L.last_repeat(k) for k in keys}
-                pending = {k: [last[k] + 1] for k in keys}  # type: ignore[index]
-                rounds = schedule(keys, pending, L.cfg.order, L.cfg.seed + self.rounds)
+            for L, ks in per_keys:
+                if not ks:
+                    continue  # no unmet comparison of this variant: it sits the round out
+                last = {k: L.last_repeat(k) for k in ks}
+                pending = {k: [last[k] + 1] for k in ks}  # type: ignore[index]
+                rounds = schedule(ks, pending, L.cfg.order, L.cfg.seed + self.rounds)
                 slots = [s for rnd in rounds for s in rnd]
                 per_variant.append((L, [slots]))
             self.sbs.run_pairs(interleave(per_variant, self.sbs.cfg.seed + self.rounds))

@@ -215,3 +215,19 @@ def test_quantised_side_by_side_coverage(cv):
     assert 0.93 <= cover <= (1.0 if cv == 0 else 0.97)
     plain = side_by_side(t, b)  # without the printed resolution: zero widths and lost coverage at cv 0
     assert cv > 0 or np.mean((plain.low <= ratio) & (ratio <= plain.high)) < 0.5
+
+
+def test_an_adaptive_side_by_side_round_runs_only_the_variants_of_unmet_comparisons():
+    from podnet.launch.sidebyside import needed_variants
+
+    unmet = [
+        {"variant": "aa", "case": ["pp", "netperf", "TCP_RR"]},
+        {"variant": "calico", "case": ["pp", "netperf", "TCP_RR"]},
+        {"variant": "aa", "case": ["pp", "iperf3", "tcp"]},
+    ]
+    need = needed_variants(unmet, "macvlan")
+    assert need == {
+        ("pp", "netperf", "TCP_RR"): {"macvlan", "aa", "calico"},
+        ("pp", "iperf3", "tcp"): {"macvlan", "aa"},
+    }
+    assert needed_variants([], "macvlan") == {}
