@@ -99,10 +99,10 @@ def _cmd_stats(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from podnet.stats import gate, resolve
+    from podnet.stats import Settings, gate
 
     try:
-        thresholds = resolve(_stats_settings(args.config))["thresholds"]
+        thresholds = list(Settings.of(_stats_settings(args.config)).thresholds)
         verdicts = gate.check_dir(args.processed, thresholds)
     except (OSError, ValueError, yaml.YAMLError) as exc:
         print(f"podnet check: {exc}", file=sys.stderr)

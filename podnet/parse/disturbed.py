@@ -17,8 +17,8 @@ from typing import Any
 
 import pandas as pd
 
+from podnet.parse.parsed import Parsed
 from podnet.parse.raw import SidecarError, read_sidecar
-from podnet.parse.stage import Parsed
 from podnet.parse.tidy import DISTURBED_COLUMNS, DISTURBED_ERROR
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,8 @@ import pandas as pd
 from podnet import tools as adapters
 from podnet.parse.cost import cost_measurements
 from podnet.parse.decode import HEAD_BYTES, DecodeError, decode, iter_text, read_head, unpaste
+from podnet.parse.disturbed import split_disturbed
+from podnet.parse.parsed import Parsed
 from podnet.parse.raw import (
     BadEntry,
     SidecarError,
@@ -33,7 +34,6 @@ from podnet.parse.raw import (
 )
 from podnet.parse.shards import shard_entries, shard_files, shard_of  # noqa: F401 (re-exported)
 from podnet.parse.tidy import (
-    DISTURBED_COLUMNS,
     FAILED_COLUMNS,
     INTERVAL_COLUMNS,
     ParseResult,
@@ -355,17 +355,6 @@ def _tool_of(path: Path) -> str:
         return ""
 
 
-@dataclass
-class Parsed:
-    """The tables the parse stage produces (``disturbed``: after :func:`combine` only; before, its
-    re-run runs are ``failed`` rows with error ``Disturbed``)."""
-
-    tidy: pd.DataFrame
-    intervals: pd.DataFrame
-    failed: pd.DataFrame
-    disturbed: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=DISTURBED_COLUMNS))
-
-
 def parse_files(files: Iterable[Path | str | BadEntry], raw_dir: Path | str, experiment: str) -> Parsed:
     """Parse many raw files; failures (and :class:`BadEntry` items) are collected, never raised."""
     raw_dir = Path(raw_dir)
@@ -462,8 +451,6 @@ def combine(tidy_parts: list, interval_parts: list, failed_parts: list) -> Parse
     f = pd.concat(fl, ignore_index=True) if fl else pd.DataFrame(columns=FAILED_COLUMNS)
     if len(f):
         f = f.sort_values("raw_path", kind="stable")
-    from podnet.parse.disturbed import split_disturbed
-
     return split_disturbed(
         Parsed(
             tidy=t.reset_index(drop=True),
@@ -475,7 +462,5 @@ def combine(tidy_parts: list, interval_parts: list, failed_parts: list) -> Parse
 
 def parse_experiment(raw_dir: Path | str, experiment: str, ignore: list[str] | None = None) -> Parsed:
     """Parse every raw file of an experiment in one go (no shards): for tests and small sets."""
-    from podnet.parse.disturbed import split_disturbed
-
     good, bad = scan_raw_dir(raw_dir, ignore)
     return split_disturbed(parse_files([*good, *bad], raw_dir, experiment))

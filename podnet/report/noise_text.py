@@ -7,7 +7,7 @@ import pandas as pd
 
 from podnet import tools as adapters
 from podnet.report.figures import data
-from podnet.report.findings import fmt_ratio
+from podnet.report.numbers import fmt_ratio
 from podnet.stats.noise import KEYS, TARGET
 
 _VERDICT = {

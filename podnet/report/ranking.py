@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
 
-from podnet.report import findings as _findings
 from podnet.report.figures import data, style
+from podnet.report.numbers import fmt_p, fmt_ratio
 from podnet.stats.ranking import KEY
 from podnet.tools import metric_info
 
@@ -43,7 +43,7 @@ def read(path: str | Path) -> pd.DataFrame:
 
 
 def _r(x: float) -> str:
-    return _findings.fmt_ratio(float(x))
+    return fmt_ratio(float(x))
 
 
 def _ci(lo: float, hi: float) -> str:
@@ -130,7 +130,7 @@ def ranking_sentences(g: pd.DataFrame) -> list[str]:
 
 
 def _p(p: float) -> str:
-    return _findings.fmt_p(float(p)) if np.isfinite(p) else "p –"
+    return fmt_p(float(p)) if np.isfinite(p) else "p –"
 
 
 def sentences(table: pd.DataFrame) -> list[str]:

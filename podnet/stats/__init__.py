@@ -13,7 +13,7 @@ from ._data import write_csv
 from .pipeline import run
 from .planning import PLAN_COLUMNS, cases_needing_more, plan
 from .ratios import RATIO_COLUMNS, compare
-from .settings import DEFAULTS, resolve
+from .settings import DEFAULTS, Settings, resolve
 from .summary import SUMMARY_COLUMNS, summarize
 from .within import WITHIN_COLUMNS, within_run
 
@@ -26,6 +26,7 @@ __all__ = [
     "PLAN_COLUMNS",
     "RATIO_COLUMNS",
     "SUMMARY_COLUMNS",
+    "Settings",
     "WITHIN_COLUMNS",
     "cases_needing_more",
     "compare",

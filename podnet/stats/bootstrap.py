@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy import stats
 
+from .settings import Bootstrap
+
 
 def group_seed(seed: int, key: str) -> np.random.SeedSequence:
     """The random stream of the group with key text ``key`` under the configured ``seed``."""
@@ -107,27 +109,16 @@ def intervals(
 
 
 def mean_intervals(
-    rows: Sequence[np.ndarray],
-    keys: Sequence[str],
-    confidence: float,
-    resamples: int,
-    seed: int,
-    batch: int,
-    method: str = "BCa",
+    rows: Sequence[np.ndarray], keys: Sequence[str], confidence: float, b: Bootstrap
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Bootstrap interval of the mean of each group (``rows[i]`` with key ``keys[i]``)."""
-    return intervals([(r,) for r in rows], keys, _mean, confidence, resamples, seed, batch, method)
+    """Bootstrap interval of the mean of each group (``rows[i]`` with key ``keys[i]``), ``stats.bootstrap`` ``b``."""
+    return intervals([(r,) for r in rows], keys, _mean, confidence, b.resamples, b.seed, b.batch, b.method)
 
 
 def ratio_intervals(
-    x: Sequence[np.ndarray],
-    y: Sequence[np.ndarray],
-    keys: Sequence[str],
-    confidence: float,
-    resamples: int,
-    seed: int,
-    batch: int,
-    method: str = "BCa",
+    x: Sequence[np.ndarray], y: Sequence[np.ndarray], keys: Sequence[str], confidence: float, b: Bootstrap
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Bootstrap interval of mean(x)/mean(y), x and y resampled independently, pair by pair."""
-    return intervals(list(zip(x, y)), keys, _ratio_of_means, confidence, resamples, seed, batch, method)
+    return intervals(
+        list(zip(x, y)), keys, _ratio_of_means, confidence, b.resamples, b.seed, b.batch, b.method
+    )

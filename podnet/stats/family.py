@@ -11,7 +11,7 @@ called significant.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,7 @@ import pandas as pd
 from . import core
 from .kinds import tool_headline
 from .planning import met
+from .settings import Settings
 
 _NA = "\x00<NA>"
 
@@ -59,7 +60,7 @@ def entry_mask(out: pd.DataFrame, p: Mapping[str, Any]) -> np.ndarray:
     return m
 
 
-def primary_mask(out: pd.DataFrame, primary: list[Mapping[str, Any]]) -> np.ndarray:
+def primary_mask(out: pd.DataFrame, primary: Sequence[Mapping[str, Any]]) -> np.ndarray:
     """Which ratio rows are declared primary."""
     mask = np.zeros(len(out), dtype=bool)
     for p in primary:
@@ -67,7 +68,7 @@ def primary_mask(out: pd.DataFrame, primary: list[Mapping[str, Any]]) -> np.ndar
     return mask
 
 
-def primary_targets(out: pd.DataFrame, primary: list[Mapping[str, Any]], default: float) -> np.ndarray:
+def primary_targets(out: pd.DataFrame, primary: Sequence[Mapping[str, Any]], default: float) -> np.ndarray:
     """Each row's precision target: the smallest ``target_rel_half_width`` of the primary entries that
     declare it (``default``, stats.planning's, for entries without one); NaN for exploratory rows."""
     target = np.full(len(out), np.nan)
@@ -135,16 +136,16 @@ def _lost_reason(out: pd.DataFrame, idx: np.ndarray) -> np.ndarray:
     )
 
 
-def adjust(out: pd.DataFrame, settings: Mapping[str, Any]) -> None:
+def adjust(out: pd.DataFrame, settings: Settings) -> None:
     """Add role, family, m, p_note, the adjusted p-value columns and resolved to ``out`` (in place).
 
     A primary row whose p-value cannot be computed (n < 2, a zero-width interval) stays in its
     family as p = 1 (conservative: never silently leaving it), and ``p_note`` says why. ``resolved``:
     a primary row whose judged interval (:func:`judged`) meets :func:`podnet.stats.planning.met`.
     """
-    alpha = 1.0 - float(settings["confidence"])
-    cols = list(settings["multiple_comparisons"]["family"])
-    prim = primary_mask(out, list(settings["primary"]))
+    alpha = settings.alpha
+    cols = list(settings.family)
+    prim = primary_mask(out, settings.primary)
     out["role"] = np.where(prim, "primary", "exploratory")
     fam = np.full(len(out), "", dtype=object)
     m = np.full(len(out), np.nan)
@@ -191,8 +192,7 @@ def adjust(out: pd.DataFrame, settings: Mapping[str, Any]) -> None:
     j = judged(out)
     with np.errstate(invalid="ignore", divide="ignore"):
         rhw = (j["high"] - j["low"]).to_numpy(dtype=float) / (2.0 * np.abs(j["ratio"].to_numpy(dtype=float)))
-    default = float(settings["planning"]["target_rel_half_width"])
-    target = primary_targets(out, list(settings["primary"]), default)
+    target = primary_targets(out, settings.primary, settings.planning.target_rel_half_width)
     out["resolved"] = prim & met(rhw, target, j["n"], settings, j["low"], j["high"], j["different"])
 
 

@@ -13,7 +13,7 @@ from ._data import as_tidy, make_groups, read_table, split_sources
 from ._data import write_csv as _write
 from .planning import plan
 from .ratios import compare
-from .settings import resolve
+from .settings import Settings
 from .summary import outlier_rows, summarize
 from .sweeps import load_curves, sweep_table
 from .variants import variant_table
@@ -25,7 +25,7 @@ _RUN_IDENTITY = ["experiment", "variant", "scenario", "tool", "test", "protocol"
 def run(
     tidy_path: str | Path,
     out_dir: str | Path,
-    settings: Mapping[str, Any] | None = None,
+    settings: Settings | Mapping[str, Any] | None = None,
     intervals_path: str | Path | None = None,
     cache: bool = True,
 ) -> dict[str, Path]:
@@ -41,7 +41,7 @@ def run(
     only groups whose rows changed since the last run into ``out_dir`` are
     summarised again (``out_dir/.cache/``).
     """
-    s = resolve(settings)
+    s = Settings.of(settings)
     tidy = as_tidy(read_table(tidy_path))
     if len(tidy) == 0:
         raise ValueError("the tidy table has no rows: nothing to analyse")
@@ -58,8 +58,8 @@ def run(
     paths["ratios"] = _write(compare(tidy, s, groups=g), out / "ratios.csv")
     paths["planning"] = _write(plan(tidy, s, groups=g), out / "planning.csv")
     paths["variants"] = _write(variant_table(tidy, s), out / "variants.csv")
-    paths["sweeps"] = _write(sweep_table(tidy, summary, float(s["confidence"])), out / "sweeps.csv")
-    paths["load_curves"] = _write(load_curves(tidy, s, float(s["confidence"])), out / "load_curves.csv")
+    paths["sweeps"] = _write(sweep_table(tidy, summary, s.confidence), out / "sweeps.csv")
+    paths["load_curves"] = _write(load_curves(tidy, s, s.confidence), out / "load_curves.csv")
     meas_summary = summary[summary["source"] == "measured"].reset_index(drop=True)
     if len(measured):
         outl = outlier_rows(g, meas_summary)
@@ -75,7 +75,7 @@ def run(
         paths["within_run"] = _write(wr, out / "within_run.csv")
 
     settings_path = out / "stats_settings.json"
-    settings_path.write_text(json.dumps(s, indent=2, sort_keys=True) + "\n")
+    settings_path.write_text(json.dumps(s.mapping, indent=2, sort_keys=True) + "\n")
     paths["settings"] = settings_path
     methods = out / "METHODS.md"
     methods.write_text((Path(__file__).with_name("METHODS.md")).read_text())

@@ -14,7 +14,7 @@ from podnet.parse.tidy import GROUP_COLUMNS
 from . import core
 from ._data import Groups, as_tidy, group_moments, make_groups, split_sources
 from .kinds import is_headline
-from .settings import resolve
+from .settings import Settings
 
 PLAN_COLUMNS = GROUP_COLUMNS + [
     "n",  # values used
@@ -31,22 +31,21 @@ PLAN_COLUMNS = GROUP_COLUMNS + [
 ]
 
 
-def min_to_stop(settings: Mapping[str, Any]) -> int:
+def min_to_stop(settings: Settings | Mapping[str, Any]) -> int:
     """The fewest pairs (values) on which a primary comparison may be called met (resolved settings).
 
     ``max(min_repeats, min_to_stop)`` of ``stats.planning``. Stopping at the first interval that
     is narrow enough favours samples whose spread happened to be low; the simulation in
     ``benchmarks/sim_intervals.py --stopping`` gives the coverage of each choice.
     """
-    p = settings["planning"]
-    return max(int(p["min_repeats"]), int(p["min_to_stop"]))
+    return Settings.of(settings).planning.fewest_to_stop
 
 
 def met(
     rel_half_width: ArrayLike,
     target: ArrayLike,
     n: ArrayLike,
-    settings: Mapping[str, Any],
+    settings: Settings | Mapping[str, Any],
     low: ArrayLike | None = None,
     high: ArrayLike | None = None,
     different: ArrayLike | None = None,
@@ -60,12 +59,13 @@ def met(
     :attr:`podnet.stats.robust.Stated.different`: its 99.3 % interval excludes 1) replaces that test
     where given. NaN half-widths and n are never met.
     """
+    p = Settings.of(settings).planning
     rhw = np.nan_to_num(np.asarray(rel_half_width, dtype=float), nan=np.inf)
-    ok_n = np.nan_to_num(np.asarray(n, dtype=float)) >= min_to_stop(settings)
+    ok_n = np.nan_to_num(np.asarray(n, dtype=float)) >= p.fewest_to_stop
     narrow = rhw <= np.asarray(target, dtype=float)
-    if settings["planning"].get("stop_when_different") and different is not None:
+    if p.stop_when_different and different is not None:
         narrow = narrow | np.asarray(different, dtype=bool)
-    elif settings["planning"].get("stop_when_different") and low is not None and high is not None:
+    elif p.stop_when_different and low is not None and high is not None:
         lo, hi = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
         with np.errstate(invalid="ignore"):
             narrow = narrow | (lo > 1.0) | (hi < 1.0)
@@ -73,7 +73,7 @@ def met(
 
 
 def plan(
-    tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None, groups: Groups | None = None
+    tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] | None = None, groups: Groups | None = None
 ) -> pd.DataFrame:
     """For each measured group: n, n_needed and whether the target half-width is met (planning.csv).
 
@@ -83,11 +83,11 @@ def plan(
     undefined (n < 2 or mean 0) are judged only by n < min_repeats.
     ``groups``: the measured rows already grouped (the pipeline groups once).
     """
-    s = resolve(settings)
-    p = s["planning"]
-    conf = s["confidence"]
-    target = float(p["target_rel_half_width"])
-    nmin, cap = int(p["min_repeats"]), int(p["max_repeats"])
+    s = Settings.of(settings)
+    p = s.planning
+    conf = s.confidence
+    target = p.target_rel_half_width
+    nmin, cap = p.min_repeats, p.max_repeats
     g = groups if groups is not None else make_groups(split_sources(as_tidy(tidy))[0])
     if len(g.values) == 0 and len(g) == 0:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in PLAN_COLUMNS})
@@ -98,7 +98,7 @@ def plan(
         rhw = core.t_quantile(conf, n - 1) * cv / np.sqrt(n)
     nn = core.n_needed(cv, conf, target)
     met = np.nan_to_num(rhw, nan=np.inf) <= target
-    headline = is_headline(g.keys, p["headline_metrics"])
+    headline = is_headline(g.keys, p.headline_metrics)
     undefined = ~np.isfinite(rhw)
     runs = n + g.n_nan
     needs = (runs < cap) & ((n < nmin) | (~met & ~undefined))
@@ -122,7 +122,7 @@ def plan(
 
 
 def cases_needing_more(
-    tidy: pd.DataFrame, settings: Mapping[str, Any] | None, case_columns: Sequence[str]
+    tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] | None, case_columns: Sequence[str]
 ) -> list[dict]:
     """Cases (distinct values of ``case_columns``) that should get another interleaved repeat.
 
@@ -138,11 +138,11 @@ def cases_needing_more(
     unknown = [c for c in case_columns if c not in GROUP_COLUMNS]
     if unknown:
         raise ValueError(f"case_columns must be GROUP_COLUMNS, not {unknown}")
-    s = resolve(settings)
+    s = Settings.of(settings)
     pl = plan(tidy, s)
     if len(pl) == 0:
         return []
-    nmin, cap = int(s["planning"]["min_repeats"]), int(s["planning"]["max_repeats"])
+    nmin, cap = s.planning.min_repeats, s.planning.max_repeats
     pl = pl.copy()
     pl["_more"] = pl["needs_more"] | ((pl["n"] < nmin) & (pl["n_runs"] < cap))
     # cases with headline metrics: judged by those only; others by the minimum only

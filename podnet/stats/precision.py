@@ -25,7 +25,7 @@ from . import core
 from .family import judged, primary_targets
 from .planning import met, min_to_stop  # noqa: F401 - min_to_stop: its home was here
 from .ratios import compare
-from .settings import resolve
+from .settings import Settings
 
 PRECISION_COLUMNS = (
     ["comparison", "by", "baseline", "treatment"]
@@ -91,14 +91,15 @@ def resolved(r: pd.Series | Mapping[str, Any], alpha: float) -> bool:
     return bool(np.isfinite(p) and p < alpha and not (lo <= 1 <= hi))
 
 
-def primary_precision(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd.DataFrame:
+def primary_precision(
+    tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] | None = None
+) -> pd.DataFrame:
     """One row per primary ratio row of ``compare(tidy, settings)``: its interval, half-width and target."""
-    s = resolve(settings)
+    s = Settings.of(settings)
     r = compare(tidy, s)
     r = r[r["role"] == "primary"].reset_index(drop=True)
     if r.empty:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in PRECISION_COLUMNS})
-    default = float(s["planning"]["target_rel_half_width"])
     j = judged(r)
     paired, unpaired = (j["interval"] == "paired").to_numpy(), (j["interval"] == "unpaired").to_numpy()
     ratio, n = j["ratio"].to_numpy(dtype=float), j["n"].to_numpy(dtype=float)
@@ -106,8 +107,8 @@ def primary_precision(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = N
     high = np.where(paired | unpaired, j["high"].to_numpy(dtype=float), np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
         rhw = np.where(ratio != 0, (high - low) / (2.0 * np.abs(ratio)), np.nan)
-    target = primary_targets(r, list(s["primary"]), default)
-    conf = float(s["confidence"])
+    target = primary_targets(r, s.primary, s.planning.target_rel_half_width)
+    conf = s.confidence
     with np.errstate(invalid="ignore", divide="ignore"):
         # the noise a t interval of n values with this half-width implies, then n for the target
         cv = np.where(n >= 2, rhw * np.sqrt(n) / core.t_quantile(conf, np.maximum(n - 1, 1)), np.nan)

@@ -34,7 +34,7 @@ import pandas as pd
 from . import core
 from ._data import write_csv
 from .kinds import metric_facts
-from .settings import adaptive_rounds, resolve
+from .settings import Settings
 from .variants import printed_quantum, side_by_side
 
 #: the columns naming one ranking (a path and one measure of it)
@@ -102,22 +102,22 @@ def settings_of(
 ) -> RankingSettings | None:
     """The ranking settings of a config's ``stats`` mapping; without ``stats.ranking.measures``,
     ``default_measures`` when given (report.vs_seed's measures), else None: no ranking."""
-    s = resolve(stats)
-    r = s["ranking"]
-    margin = float(r["equivalence_margin"])
+    s = Settings.of(stats)
+    r = s.ranking
+    margin = r.equivalence_margin
     if not margin > 0:
         raise ValueError("stats.ranking.equivalence_margin must be > 0")
-    measures = list(r["measures"] or []) or list(dict.fromkeys(default_measures))
+    measures = list(r.measures) or list(dict.fromkeys(default_measures))
     if not measures:
         return None
-    ref = next((str(c["baseline"]) for c in s["comparisons"] if c.get("by") == "variant"), None)
+    ref = next((str(c["baseline"]) for c in s.comparisons if c.get("by") == "variant"), None)
     return RankingSettings(
         measures=tuple(Measure.parse(m) for m in measures),
-        scenarios=tuple(str(x) for x in r["scenarios"] or []),
+        scenarios=r.scenarios,
         margin=margin,
-        confidence=float(s["confidence"]),
+        confidence=s.confidence,
         reference=ref,
-        adaptive=adaptive_rounds(s),
+        adaptive=s.paired.adaptive,
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -15,7 +15,7 @@ from . import bootstrap, core, family, rounding
 from ._data import Groups, as_tidy, group_moments, key_text, log_moments, make_groups, split_sources
 from .kinds import metric_facts
 from .paired import paired
-from .settings import adaptive_rounds, resolve
+from .settings import Settings
 
 UNBOUNDED_NOTE = "unbounded: baseline mean not distinguishable from 0"
 
@@ -75,7 +75,7 @@ RATIO_COLUMNS = (
 _NA_SENTINEL = "\x00<NA>"
 
 
-def _match_pairs(keys: pd.DataFrame, comparisons: list[Mapping[str, Any]]) -> pd.DataFrame:
+def _match_pairs(keys: pd.DataFrame, comparisons: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """(comparison, by, baseline, treatment, ti, bi) rows: group indices of treatment and baseline."""
     kk = keys.astype("string").fillna(_NA_SENTINEL)
     kk["_gi"] = np.arange(len(kk))
@@ -157,9 +157,9 @@ def _log_ratio(lt, vt, nt, lb, vb, nb, dfo, conf, known):
 
 
 def compare(
-    tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None, groups: Groups | None = None
+    tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] | None = None, groups: Groups | None = None
 ) -> pd.DataFrame:
-    """Treatment / baseline ratios for ``settings["comparisons"]`` (ratios.csv).
+    """Treatment / baseline ratios for ``settings.comparisons`` (ratios.csv).
 
     Each comparison ``{by, baseline, treatments?, metrics?}`` pairs every
     treatment group with the baseline group that agrees on all other
@@ -168,15 +168,15 @@ def compare(
     the ratio of geometric means for positive quantities, else the ratio of means.
     ``groups``: the measured rows already grouped (the pipeline groups once).
     """
-    s = resolve(settings)
-    conf = s["confidence"]
-    zsd = float(s["small_n"]["zero_rel_sd"])
-    if not s["comparisons"]:
+    s = Settings.of(settings)
+    conf = s.confidence
+    zsd = s.small_n.zero_rel_sd
+    if not s.comparisons:
         return _empty()
     g = groups if groups is not None else make_groups(split_sources(as_tidy(tidy))[0])
     if len(g) == 0:
         return _empty()
-    pairs = _match_pairs(g.keys, s["comparisons"])
+    pairs = _match_pairs(g.keys, s.comparisons)
     if len(pairs) == 0:
         return _empty()
     ti = pairs["ti"].to_numpy(dtype=int)
@@ -197,7 +197,7 @@ def compare(
     out["sd_treatment"], out["sd_baseline"] = st, sb
 
     two = (nt >= 2) & (nb >= 2)
-    small = core.small_unequal(nt, nb, int(s["small_n"]["welch_min_n"])) & two
+    small = core.small_unequal(nt, nb, s.small_n.welch_min_n) & two
     dfo = core.hsu_df(nt, nb, small)
     out["small_n_note"] = [
         f"unequal small n ({a} vs {b}): conservative df = min(n) - 1 (Hsu)" if f else ""
@@ -250,11 +250,11 @@ def compare(
         bi,
         out["by"].to_numpy(dtype=object),
         conf,
-        bool(s["paired"]["require_same_repeats"]),
+        s.paired.require_same_repeats,
         zsd,
         vq[ti] + vq[bi],
         fl[ti] + fl[bi],
-        adaptive_rounds(s),
+        s.paired.adaptive,
     )
     out["n_pairs"] = pr_.n_pairs
     out["paired_ratio"], out["paired_ci_low"], out["paired_ci_high"] = pr_.ratio, pr_.low, pr_.high
@@ -275,10 +275,10 @@ def compare(
     return out[RATIO_COLUMNS]
 
 
-def _bootstrap_columns(out, g: Groups, ti, bi, st, sb, unbounded, s) -> None:
+def _bootstrap_columns(out, g: Groups, ti, bi, st, sb, unbounded, s: Settings) -> None:
     """Bootstrap interval of the ratio of means, each pair with its own random stream."""
-    b = s["bootstrap"]
-    bmin = int(b["min_n"])
+    b = s.bootstrap
+    bmin = b.min_n
     nt, nb = g.n[ti], g.n[bi]
     k = len(out)
     blo = np.full(k, np.nan)
@@ -299,11 +299,8 @@ def _bootstrap_columns(out, g: Groups, ti, bi, st, sb, unbounded, s) -> None:
             [g.values_of(ti[i]) for i in todo],
             [g.values_of(bi[i]) for i in todo],
             [a + "\x1e" + c for a, c in zip(kt, kb)],
-            s["confidence"],
-            int(b["resamples"]),
-            int(b["seed"]),
-            int(b["batch"]),
-            b["method"],
+            s.confidence,
+            b,
         )
         blo[todo], bhi[todo], bmethod[todo] = l_, h_, m_
         bnote[todo[m_ == ""]] = "bootstrap interval undefined"

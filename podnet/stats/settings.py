@@ -5,12 +5,17 @@ of ``podnet/config/config.schema.yaml``. :data:`DEFAULTS` is read from there. A
 config's ``stats`` mapping is merged over it key by key (nested mappings are
 merged, lists and scalars replaced). Unknown keys are an error so that a typo
 does not silently fall back to a default.
+
+:func:`resolve` returns the merged mapping (what ``stats_settings.json`` writes); :meth:`Settings.of`
+builds from it, once, the typed value the formulas read (``s.bootstrap.resamples``,
+``s.planning.min_repeats``...), each setting cast to its type where it is built.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -119,3 +124,163 @@ def resolve(settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
         raise ValueError(f"stats.multiple_comparisons.family: unknown columns {bad}")
     _check_entries(s)
     return s
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """``stats.bootstrap``: resamples, random seed, resamples per batch, fewest values, BCa | percentile."""
+
+    resamples: int
+    seed: int
+    batch: int
+    min_n: int
+    method: str
+
+
+@dataclass(frozen=True)
+class Planning:
+    """``stats.planning``: the precision target and the adaptive stop's bounds."""
+
+    target_rel_half_width: float
+    min_repeats: int
+    min_to_stop: int
+    equivalence_margin: float
+    stop_when_different: bool
+    max_repeats: int
+    headline_metrics: tuple[str, ...] | None
+
+    @property
+    def fewest_to_stop(self) -> int:
+        """``max(min_repeats, min_to_stop)``: the fewest pairs on which a comparison may be met."""
+        return max(self.min_repeats, self.min_to_stop)
+
+
+@dataclass(frozen=True)
+class Outliers:
+    """``stats.outliers``: tukey | mad, the fence's k, the fewest values judged."""
+
+    rule: str
+    k: float
+    min_n: int
+
+
+@dataclass(frozen=True)
+class Drift:
+    """``stats.drift``: the trend test's level and the fewest values tested."""
+
+    alpha: float
+    min_n: int
+
+
+@dataclass(frozen=True)
+class Paired:
+    """``stats.paired``: whether ratios pair only groups with the same repeats; whether the rounds
+    stopped adaptively (null counts as fixed rounds)."""
+
+    require_same_repeats: bool
+    adaptive: bool
+
+
+@dataclass(frozen=True)
+class SmallN:
+    """``stats.small_n``: Welch's fewest values per side, the rounding-noise share of a spread."""
+
+    welch_min_n: int
+    zero_rel_sd: float
+
+
+@dataclass(frozen=True)
+class WithinRun:
+    """``stats.within_run``: one run's interval series, how it is trimmed and judged stable."""
+
+    drop_omitted: bool
+    warmup_seconds: float
+    max_rel_change: float
+    max_cv: float
+    min_intervals: int
+
+
+@dataclass(frozen=True)
+class RankingSection:
+    """``stats.ranking`` as configured (:func:`podnet.stats.ranking.settings_of` completes it)."""
+
+    measures: tuple[str, ...]
+    scenarios: tuple[str, ...]
+    equivalence_margin: float
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The statistics stage's settings, resolved and typed (:meth:`of`). ``comparisons``,
+    ``primary`` and ``thresholds`` stay the config's entries (checked by :func:`resolve`);
+    ``mapping`` is the resolved mapping itself (stats_settings.json, the cache's salt)."""
+
+    confidence: float
+    bootstrap: Bootstrap
+    planning: Planning
+    outliers: Outliers
+    drift: Drift
+    paired: Paired
+    small_n: SmallN
+    within_run: WithinRun
+    ranking: RankingSection
+    max_loss: float
+    family: tuple[str, ...]
+    comparisons: tuple[Mapping[str, Any], ...]
+    primary: tuple[Mapping[str, Any], ...]
+    thresholds: tuple[Mapping[str, Any], ...]
+    mapping: Mapping[str, Any]
+
+    @property
+    def alpha(self) -> float:
+        """1 - confidence."""
+        return 1.0 - self.confidence
+
+    @classmethod
+    def of(cls, settings: Settings | Mapping[str, Any] | None = None) -> Settings:
+        """``settings`` as typed settings: a :class:`Settings` as it is, a mapping (a config's
+        ``stats``, resolved or not) through :func:`resolve`."""
+        if isinstance(settings, Settings):
+            return settings
+        s = resolve(settings)
+        b, p, o, d, w, r = (
+            s[k] for k in ("bootstrap", "planning", "outliers", "drift", "within_run", "ranking")
+        )
+        heads = p["headline_metrics"]
+        return cls(
+            confidence=float(s["confidence"]),
+            bootstrap=Bootstrap(
+                int(b["resamples"]), int(b["seed"]), int(b["batch"]), int(b["min_n"]), b["method"]
+            ),
+            planning=Planning(
+                target_rel_half_width=float(p["target_rel_half_width"]),
+                min_repeats=int(p["min_repeats"]),
+                min_to_stop=int(p["min_to_stop"]),
+                equivalence_margin=float(p["equivalence_margin"]),
+                stop_when_different=bool(p.get("stop_when_different")),
+                max_repeats=int(p["max_repeats"]),
+                headline_metrics=None if heads is None else tuple(heads),
+            ),
+            outliers=Outliers(o["rule"], float(o["k"]), int(o["min_n"])),
+            drift=Drift(float(d["alpha"]), int(d["min_n"])),
+            paired=Paired(bool(s["paired"]["require_same_repeats"]), adaptive_rounds(s)),
+            small_n=SmallN(int(s["small_n"]["welch_min_n"]), float(s["small_n"]["zero_rel_sd"])),
+            within_run=WithinRun(
+                bool(w["drop_omitted"]),
+                float(w["warmup_seconds"]),
+                float(w["max_rel_change"]),
+                float(w["max_cv"]),
+                int(w["min_intervals"]),
+            ),
+            ranking=RankingSection(
+                tuple(r["measures"] or []),
+                tuple(str(x) for x in r["scenarios"] or []),
+                float(r["equivalence_margin"]),
+            ),
+            max_loss=float((s.get("load_curve") or {}).get("max_loss", 0.001)),
+            family=tuple(s["multiple_comparisons"]["family"]),
+            comparisons=tuple(s["comparisons"]),
+            primary=tuple(s["primary"]),
+            thresholds=tuple(s["thresholds"]),
+            mapping=s,
+        )

@@ -15,7 +15,7 @@ from . import bootstrap, core, rounding
 from ._data import Groups, as_tidy, group_moments, key_text, log_moments, make_groups, split_sources
 from .cache import cached_rows
 from .kinds import metric_facts
-from .settings import resolve
+from .settings import Settings
 
 SUMMARY_COLUMNS = GROUP_COLUMNS + [
     "source",  # measured | reference (reference rows: descriptive columns only)
@@ -68,9 +68,7 @@ def _quantiles(g: Groups, qs: list[float]) -> np.ndarray:
     return out
 
 
-def primary_intervals(
-    g: Groups, mean: np.ndarray, sd: np.ndarray, s: Mapping[str, Any]
-) -> tuple[np.ndarray, ...]:
+def primary_intervals(g: Groups, mean: np.ndarray, sd: np.ndarray, s: Settings) -> tuple[np.ndarray, ...]:
     """The primary interval of each group by the kind of its metric (METHODS.md, "Intervals by kind").
 
     Returns (low, high, centre, method, estimand, note, gmean, quantised):
@@ -81,10 +79,10 @@ def primary_intervals(
     counts and positive kinds with a value <= 0 -> t interval of the mean, clipped at 0;
     signed -> t interval of the mean.
     """
-    conf = s["confidence"]
+    conf = s.confidence
     k = len(g.n)
     kind = metric_facts(g.keys)[0]
-    lmean, lsd, pos = log_moments(g, float(s["small_n"]["zero_rel_sd"]))
+    lmean, lsd, pos = log_moments(g, s.small_n.zero_rel_sd)
     gmean = np.exp(lmean)
     nz = g.n > 0
     vmin = np.full(k, np.nan)
@@ -141,9 +139,9 @@ def primary_intervals(
     return lo, hi, centre, method, estimand, note, gmean, quantised
 
 
-def describe(g: Groups, s: Mapping[str, Any], inferential: bool = True) -> pd.DataFrame:
+def describe(g: Groups, s: Settings, inferential: bool = True) -> pd.DataFrame:
     """Statistics of each group of ``g`` (keys not included)."""
-    mean, sd = group_moments(g, float(s["small_n"]["zero_rel_sd"]))
+    mean, sd = group_moments(g, s.small_n.zero_rel_sd)
     qs = _quantiles(g, [0.0, 0.25, 0.5, 0.75, 1.0])
     vmin, q1, med, q3, vmax = (qs[:, i] for i in range(5))
     zero_var = (g.n >= 2) & (vmin == vmax)
@@ -185,13 +183,13 @@ def describe(g: Groups, s: Mapping[str, Any], inferential: bool = True) -> pd.Da
 
 
 def _bootstrap_columns(
-    out: pd.DataFrame, g: Groups, s: Mapping[str, Any], zero_var: np.ndarray, inferential: bool
+    out: pd.DataFrame, g: Groups, s: Settings, zero_var: np.ndarray, inferential: bool
 ) -> None:
     """boot_* columns: the bootstrap of the mean, only where its coverage holds (n >= min_n, METHODS.md)."""
-    conf = s["confidence"]
+    conf = s.confidence
     k = len(g.n)
-    b = s["bootstrap"]
-    bmin = int(b["min_n"])
+    b = s.bootstrap
+    bmin = b.min_n
     blo = np.full(k, np.nan)
     bhi = np.full(k, np.nan)
     bmethod = np.full(k, "", dtype=object)
@@ -201,28 +199,17 @@ def _bootstrap_columns(
     todo = np.nonzero((g.n >= bmin) & ~zero_var & inferential)[0]  # reference rows: blanked below
     if len(todo):
         keys = key_text(g.keys.iloc[todo])
-        l_, h_, m_ = bootstrap.mean_intervals(
-            [g.values_of(i) for i in todo],
-            keys,
-            conf,
-            int(b["resamples"]),
-            int(b["seed"]),
-            int(b["batch"]),
-            b["method"],
-        )
+        l_, h_, m_ = bootstrap.mean_intervals([g.values_of(i) for i in todo], keys, conf, b)
         blo[todo], bhi[todo], bmethod[todo] = l_, h_, m_
         bnote[todo[m_ == ""]] = "bootstrap interval undefined"
     out["boot_ci_low"], out["boot_ci_high"] = blo, bhi
     out["boot_method"], out["boot_note"] = bmethod, bnote
 
 
-def _planning_columns(
-    out: pd.DataFrame, g: Groups, s: Mapping[str, Any], cv: np.ndarray, rhw: np.ndarray
-) -> None:
+def _planning_columns(out: pd.DataFrame, g: Groups, s: Settings, cv: np.ndarray, rhw: np.ndarray) -> None:
     """n_needed and met_target: the repeats the observed CV needs for the precision target."""
-    conf = s["confidence"]
-    p = s["planning"]
-    target = float(p["target_rel_half_width"])
+    conf = s.confidence
+    target = s.planning.target_rel_half_width
     nn = core.n_needed(np.where(g.n >= 2, cv, np.nan), conf, target)
     out["n_needed"] = pd.array(np.where(np.isfinite(nn), nn, np.nan), dtype="Float64").astype("Int64")
     out["met_target"] = pd.array((g.n >= 2) & (np.nan_to_num(rhw, nan=np.inf) <= target), dtype="boolean")
@@ -231,7 +218,7 @@ def _planning_columns(
 def _outlier_columns(
     out: pd.DataFrame,
     g: Groups,
-    s: Mapping[str, Any],
+    s: Settings,
     q1: np.ndarray,
     med: np.ndarray,
     q3: np.ndarray,
@@ -239,9 +226,9 @@ def _outlier_columns(
 ) -> None:
     """n_outliers and the fences of ``stats.outliers`` (Tukey or MAD)."""
     k = len(g.n)
-    o = s["outliers"]
-    kf = float(o["k"])
-    if o["rule"] == "tukey":
+    o = s.outliers
+    kf = o.k
+    if o.rule == "tukey":
         flo, fhi = core.tukey_fences(q1, q3, kf)
         rule = f"tukey k={kf:g}"
     else:
@@ -254,7 +241,7 @@ def _outlier_columns(
             mad[idx] = np.median(absdev[pos], axis=1)
         flo, fhi = core.mad_fences(med, mad, kf)
         rule = f"mad k={kf:g}"
-    judged = (g.n >= int(o["min_n"])) & inferential
+    judged = (g.n >= o.min_n) & inferential
     flo = np.where(judged, flo, np.nan)
     fhi = np.where(judged, fhi, np.nan)
     codes = g.codes
@@ -266,12 +253,10 @@ def _outlier_columns(
     out["outlier_low"], out["outlier_high"] = flo, fhi
 
 
-def _drift_columns(
-    out: pd.DataFrame, g: Groups, s: Mapping[str, Any], mean: np.ndarray, inferential: bool
-) -> None:
+def _drift_columns(out: pd.DataFrame, g: Groups, s: Settings, mean: np.ndarray, inferential: bool) -> None:
     """drift_* columns (Kendall's trend over the repeats, the change between halves) and the repeat span."""
     k = len(g.n)
-    d = s["drift"]
+    d = s.drift
     tau = np.full(k, np.nan)
     pval = np.full(k, np.nan)
     change = np.full(k, np.nan)
@@ -281,10 +266,10 @@ def _drift_columns(
         h = n // 2
         with np.errstate(invalid="ignore", divide="ignore"):
             change[idx] = (x[:, n - h :].mean(axis=1) - x[:, :h].mean(axis=1)) / np.abs(mean[idx])
-        if n >= int(d["min_n"]) and inferential:
+        if n >= d.min_n and inferential:
             tau[idx], pval[idx] = core.kendall_trend(x)
     out["drift_tau"], out["drift_p"], out["drift_rel_change"] = tau, pval, change
-    drift = pd.array(pval < float(d["alpha"]), dtype="boolean")
+    drift = pd.array(pval < d.alpha, dtype="boolean")
     drift[np.isnan(pval)] = pd.NA
     out["drift"] = drift
     first = np.full(k, np.nan)
@@ -334,13 +319,13 @@ def outlier_rows(g: Groups, summary: pd.DataFrame) -> pd.DataFrame:
     return rows[cols].reset_index(drop=True)
 
 
-def _part(g: Groups, s: Mapping[str, Any], inferential: bool) -> pd.DataFrame:
+def _part(g: Groups, s: Settings, inferential: bool) -> pd.DataFrame:
     return pd.concat([g.keys, describe(g, s, inferential=inferential)], axis=1)
 
 
 def summarize(
     tidy: pd.DataFrame,
-    settings: Mapping[str, Any] | None = None,
+    settings: Settings | Mapping[str, Any] | None = None,
     cache: Path | None = None,
     groups: Groups | None = None,
 ) -> pd.DataFrame:
@@ -353,7 +338,7 @@ def summarize(
     since the last call are not recomputed (:mod:`podnet.stats.cache`).
     ``groups``: the measured rows already grouped (the pipeline groups once).
     """
-    s = resolve(settings)
+    s = Settings.of(settings)
     tidy = as_tidy(tidy)
     measured, reference = split_sources(tidy)
     parts = []
@@ -362,7 +347,7 @@ def summarize(
             continue
         g = groups if (inferential and groups is not None) else make_groups(df)
         if inferential and cache is not None:
-            part, _ = cached_rows(g, s, lambda sub: _part(sub, s, True), Path(cache))
+            part, _ = cached_rows(g, s.mapping, lambda sub: _part(sub, s, True), Path(cache))
         else:
             part = _part(g, s, inferential)
         part.insert(len(GROUP_COLUMNS), "source", src)

@@ -16,13 +16,15 @@ below it; METHODS.md, "Load curves").
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
 from podnet.parse.tidy import GROUP_COLUMNS
+
+from .settings import Settings
 
 #: columns of sweeps.csv: the point, the measure, and the summary of its repeats
 SWEEP_COLUMNS = [
@@ -159,7 +161,25 @@ def _pooled_loss_rows(out: pd.DataFrame, pts: pd.DataFrame, confidence: float) -
     return out
 
 
-def loss_free_rate(steps: pd.DataFrame, max_loss: float) -> tuple[float, float, float, bool] | None:
+class LossFree(NamedTuple):
+    """One repeat's loss-free point on its load curve (:func:`loss_free_rate`)."""
+
+    rate: float  # received rate at the highest step below the first lossy one (0: none)
+    offered: float  # that step's offered rate
+    next_offered: float  # the next (first lossy) step's offered rate; NaN when none was lossy
+    saturated: bool  # a lossy step was reached
+
+
+class MedianInterval(NamedTuple):
+    """A median with its order-statistic interval and the interval's coverage (:func:`median_interval`)."""
+
+    median: float
+    low: float
+    high: float
+    coverage: float
+
+
+def loss_free_rate(steps: pd.DataFrame, max_loss: float) -> LossFree | None:
     """One repeat's curve (columns offered, received, loss; one row per step) -> (received rate at the
     highest step below the first lossy one, that step's offered rate, the next step's offered rate,
     whether a lossy step was reached); None when a step lacks its loss or received rate (a failed run
@@ -174,13 +194,18 @@ def loss_free_rate(steps: pd.DataFrame, max_loss: float) -> tuple[float, float, 
             break
         rate, offered = float(r["received"]), float(r["offered"])
         nxt = float("nan")
-    return rate, offered, nxt, saturated
+    return LossFree(rate, offered, nxt, saturated)
 
 
-def load_curves(tidy: pd.DataFrame, settings: Mapping[str, Any], confidence: float = 0.95) -> pd.DataFrame:
+def load_curves(
+    tidy: pd.DataFrame, settings: Settings | Mapping[str, Any], confidence: float = 0.95
+) -> pd.DataFrame:
     """Per UDP load curve (a bandwidth sweep with loss), the loss-free rate of each repeat and their
     median with its order-statistic interval (load_curves.csv; empty when there is none)."""
-    max_loss = float((settings.get("load_curve") or {}).get("max_loss", 0.001))
+    if isinstance(settings, Settings):
+        max_loss = settings.max_loss
+    else:  # a bare ``stats`` mapping: only its load_curve section is read
+        max_loss = float((settings.get("load_curve") or {}).get("max_loss", 0.001))
     pts = _points(tidy)
     if pts.empty:
         return pd.DataFrame(columns=CURVE_COLUMNS)
@@ -216,12 +241,12 @@ def load_curves(tidy: pd.DataFrame, settings: Mapping[str, Any], confidence: flo
                 n_incomplete += 1
                 continue
             per.append(res)
-            n_sat += int(res[3])
+            n_sat += int(res.saturated)
         rows.append(_curve_row(dict(zip(_CURVE, key)), per, n_sat, n_incomplete, max_loss, unit, confidence))
     return pd.DataFrame(rows, columns=CURVE_COLUMNS)
 
 
-def median_interval(x: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float, float]:
+def median_interval(x: np.ndarray, confidence: float = 0.95) -> MedianInterval:
     """Median of ``x`` and its distribution-free interval from order statistics: [x(k), x(n-k+1)]
     with the largest k whose coverage 1 - 2 P(Bin(n, 1/2) < k) is at least ``confidence``; with too
     few values for that, the full range (k = 1) and its smaller coverage. -> (median, low, high,
@@ -229,34 +254,34 @@ def median_interval(x: np.ndarray, confidence: float = 0.95) -> tuple[float, flo
     x = np.sort(np.asarray(x, dtype=float))
     n = len(x)
     if n == 0:
-        return float("nan"), float("nan"), float("nan"), float("nan")
+        return MedianInterval(float("nan"), float("nan"), float("nan"), float("nan"))
     med = float(np.median(x))
     if n < 2:
-        return med, float("nan"), float("nan"), float("nan")
+        return MedianInterval(med, float("nan"), float("nan"), float("nan"))
     k = 1
     for j in range(1, n // 2 + 1):
         if 1 - 2 * float(sps.binom.cdf(j - 1, n, 0.5)) >= confidence:
             k = j
     cover = 1 - 2 * float(sps.binom.cdf(k - 1, n, 0.5))
-    return med, float(x[k - 1]), float(x[n - k]), cover
+    return MedianInterval(med, float(x[k - 1]), float(x[n - k]), cover)
 
 
 def _curve_row(
     key: dict[str, Any],
-    per: list[tuple[float, float, float, bool]],
+    per: list[LossFree],
     n_sat: int,
     n_incomplete: int,
     max_loss: float,
     unit: str,
     confidence: float,
 ) -> dict[str, Any]:
-    rates = np.array([p[0] for p in per], dtype=float)
+    rates = np.array([p.rate for p in per], dtype=float)
     n = len(rates)
-    below = int(np.sum(np.array([p[1] for p in per]) == 0)) if n else 0
+    below = int(np.sum(np.array([p.offered for p in per]) == 0)) if n else 0
     med, lo, hi, cover = median_interval(rates, confidence)
     method = f"median; order statistics, coverage {cover:.1%}" if np.isfinite(cover) else ""
-    offered = float(np.median([p[1] for p in per])) if n else float("nan")
-    nexts = [p[2] for p in per if np.isfinite(p[2])]
+    offered = float(np.median([p.offered for p in per])) if n else float("nan")
+    nexts = [p.next_offered for p in per if np.isfinite(p.next_offered)]
     nxt = float(np.median(nexts)) if nexts else float("nan")
     notes = []
     if n < 2:
@@ -273,7 +298,7 @@ def _curve_row(
         )
     if n_incomplete:
         notes.append(f"{n_incomplete} repeats left out: a step failed or lacks its loss")
-    if n and len({p[1] for p in per}) == 1 and not below:
+    if n and len({p.offered for p in per}) == 1 and not below:
         notes.append(
             "every repeat stopped at the same step: the path's loss-free rate lies between it and the "
             "next step (offer finer steps to narrow it)"

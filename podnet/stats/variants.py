@@ -35,7 +35,7 @@ from ._data import LAUNCH_COLUMN, ROUND_COLUMN, as_tidy, split_sources
 from .family import primary_targets
 from .kinds import metric_facts, metric_resolution
 from .planning import met
-from .settings import adaptive_rounds, resolve
+from .settings import Settings
 
 DESIGNS = ("side-by-side", "normalised", "sequential")
 
@@ -97,13 +97,21 @@ def _interval(
         )
 
 
-def _side_rounding(logs: np.ndarray, quantum: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """(rounding.bias_variance of one side's mean log, its values' rounding noise q_rel^2 / 12), from
-    the side's absolute quantum."""
+class SideRounding(NamedTuple):
+    """One side's rounding terms on the log scale (rounding.py): the common error of its mean log
+    (``rounding.bias_variance``, a known variance) and its values' rounding noise q_rel^2 / 12 (the
+    floor of their sample variance)."""
+
+    known: np.ndarray
+    floor: np.ndarray
+
+
+def _side_rounding(logs: np.ndarray, quantum: ArrayLike) -> SideRounding:
+    """:class:`SideRounding` of one side's log values, from the side's absolute quantum."""
     m, v, _ = _moments(logs)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         q_rel = np.nan_to_num(np.nan_to_num(np.asarray(quantum, dtype=float)) / np.exp(m))
-    return rounding.bias_variance(q_rel, np.sqrt(v)), q_rel**2 / 12.0
+    return SideRounding(rounding.bias_variance(q_rel, np.sqrt(v)), q_rel**2 / 12.0)
 
 
 def side_by_side(
@@ -197,8 +205,8 @@ def normalised(
     terms = [_side_rounding(x, q) for x, q in zip(sides, quantum)]
     ma, va, na = _moments(sides[0] - sides[1])
     mb, vb, nb = _moments(sides[2] - sides[3])
-    va, vb = np.fmax(va, terms[0][1] + terms[1][1]), np.fmax(vb, terms[2][1] + terms[3][1])
-    known = sum(t[0] for t in terms)
+    va, vb = np.fmax(va, terms[0].floor + terms[1].floor), np.fmax(vb, terms[2].floor + terms[3].floor)
+    known = sum(t.known for t in terms)
     return _two_sample(ma, va, na, mb, vb, nb, confidence, welch_min_n, known)
 
 
@@ -299,7 +307,7 @@ def _paired(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return a.loc[common].to_numpy(dtype=float), b.loc[common].to_numpy(dtype=float)
 
 
-def variant_table(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd.DataFrame:
+def variant_table(tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] | None = None) -> pd.DataFrame:
     """variants.csv: each variant over the baseline variant of ``stats.comparisons`` (``by: variant``).
 
     For every path (scenario, tool, test, protocol, direction, streams, metric, unit) of a
@@ -316,10 +324,10 @@ def variant_table(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None)
     is never resolved nor significant: its interval leaves out the launch-to-launch drift (simulated
     coverage 13-31 %; an A/A campaign gave 0.95x and 0.93x host-host, intervals excluding 1).
     """
-    s = resolve(settings)
-    conf = float(s["confidence"])
-    adaptive = adaptive_rounds(s)
-    comps = list(s["comparisons"])
+    s = Settings.of(settings)
+    conf = s.confidence
+    adaptive = s.paired.adaptive
+    comps = list(s.comparisons)
     bases = [str(c["baseline"]) for c in comps if c.get("by") == "variant"]
     if not bases:
         return _empty_variants()
@@ -335,7 +343,7 @@ def variant_table(tidy: pd.DataFrame, settings: Mapping[str, Any] | None = None)
     m = m.assign(_path=key.agg("\x1f".join, axis=1), _variant=m["variant"].astype("string").fillna(""))
     groups = {k: g for k, g in m.groupby(["_variant", "_path"], sort=False)}
     paths = key.drop_duplicates().assign(_path=lambda d: d.agg("\x1f".join, axis=1))
-    welch_min_n = int(s["small_n"]["welch_min_n"])
+    welch_min_n = s.small_n.welch_min_n
     out: list[dict[str, Any]] = []
     for base in bases:
         cmp = next(c for c in comps if c.get("by") == "variant" and str(c["baseline"]) == base)
@@ -420,10 +428,10 @@ def _row(row0: dict[str, Any], design: str, iv: RatioInterval, norm: str) -> dic
     }
 
 
-def _family(df: pd.DataFrame, s: Mapping[str, Any], norm: str | None) -> None:
+def _family(df: pd.DataFrame, s: Settings, norm: str | None) -> None:
     """role, p_adjusted (Holm over preferred primary rows), target, resolved, significant (in place)."""
-    default = float(s["planning"]["target_rel_half_width"])
-    primary = list(s["primary"])
+    default = s.planning.target_rel_half_width
+    primary = s.primary
     by_scenario = df.assign(by="scenario", baseline=norm or "", treatment=df["scenario"])
     by_variant = df.assign(by="variant", baseline=df["baseline_variant"], treatment=df["variant"])
     target = np.fmin(
@@ -451,7 +459,7 @@ def _family(df: pd.DataFrame, s: Mapping[str, Any], norm: str | None) -> None:
     if fam.any():
         padj[fam] = core.holm(np.where(lost, 1.0, p)[fam])
     df["p_adjusted"] = padj
-    alpha = 1.0 - float(s["confidence"])
+    alpha = s.alpha
     lo, hi = df["ci_low"].to_numpy(dtype=float), df["ci_high"].to_numpy(dtype=float)
     n = df["n_pairs"].to_numpy(dtype=float)
     diff = df["_different"].to_numpy(dtype=object)
@@ -463,7 +471,7 @@ def _family(df: pd.DataFrame, s: Mapping[str, Any], norm: str | None) -> None:
     sig = pd.array(padj < alpha, dtype="boolean")
     sig[np.isnan(padj)] = pd.NA
     df["significant"] = sig
-    margin = float(s["planning"]["equivalence_margin"])
+    margin = s.planning.equivalence_margin
     with np.errstate(invalid="ignore"):
         within = (lo >= 1.0 - margin) & (hi <= 1.0 + margin)
     df["verdict"] = np.where(

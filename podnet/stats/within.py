@@ -11,7 +11,7 @@ from scipy import stats
 
 from podnet.parse.tidy import INTERVAL_COLUMNS
 
-from .settings import resolve
+from .settings import Settings
 
 SERIES_KEYS = ["run_id", "stream", "direction", "metric", "unit"]
 
@@ -45,7 +45,7 @@ def _weighted_mean(codes: np.ndarray, k: int, v: np.ndarray, w: np.ndarray) -> n
         return np.bincount(codes, weights=w * v, minlength=k) / np.bincount(codes, weights=w, minlength=k)
 
 
-def within_run(intervals: pd.DataFrame, settings: Mapping[str, Any] | None = None) -> pd.DataFrame:
+def within_run(intervals: pd.DataFrame, settings: Settings | Mapping[str, Any] | None = None) -> pd.DataFrame:
     """Trim warm-up intervals and check stability of each within-run series.
 
     Trimming: intervals marked ``omitted`` are dropped (``drop_omitted``), then
@@ -53,7 +53,7 @@ def within_run(intervals: pd.DataFrame, settings: Mapping[str, Any] | None = Non
     interval of the series. Per series: duration-weighted trimmed mean, CV
     across intervals and the OLS trend of value vs time.
     """
-    s = resolve(settings)["within_run"]
+    s = Settings.of(settings).within_run
     if intervals is None or len(intervals) == 0:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in WITHIN_COLUMNS})
     df = intervals.copy()
@@ -77,12 +77,12 @@ def within_run(intervals: pd.DataFrame, settings: Mapping[str, Any] | None = Non
     n_int = np.bincount(codes, minlength=k)
     n_om = np.bincount(codes, weights=om, minlength=k).astype(int)
     keep = ~isnan
-    if s["drop_omitted"]:
+    if s.drop_omitted:
         keep &= ~om
     # warm-up: relative to the first kept interval of the series
     start = np.full(k, np.inf)
     np.minimum.at(start, codes[keep], t0[keep])
-    warm = keep & (t0 - start[codes] < float(s["warmup_seconds"]))
+    warm = keep & (t0 - start[codes] < s.warmup_seconds)
     n_warm = np.bincount(codes, weights=warm, minlength=k).astype(int)
     keep &= ~warm
     n_nan = np.bincount(codes, weights=isnan, minlength=k).astype(int)
@@ -122,8 +122,8 @@ def within_run(intervals: pd.DataFrame, settings: Mapping[str, Any] | None = Non
         np.maximum.at(mlast, c, tm)
         rel_slope = slope / np.abs(tmean)
         rel_change = slope * (mlast - mfirst) / np.abs(tmean)
-    enough = n >= int(s["min_intervals"])
-    stable = (np.abs(rel_change) <= float(s["max_rel_change"])) & (cv <= float(s["max_cv"]))
+    enough = n >= s.min_intervals
+    stable = (np.abs(rel_change) <= s.max_rel_change) & (cv <= s.max_cv)
     out = keys.copy()
     out["n_intervals"] = n_int
     out["n_omitted"] = n_om

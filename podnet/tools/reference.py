@@ -26,22 +26,10 @@ from typing import Any
 
 from podnet.tools.base import Adapter, ParseError
 from podnet.tools.result import UNITS, Measurement, ParseResult
+from podnet.tools.units import TIME_UNITS
 
 REQUIRED = ("variant", "scenario", "tool", "test", "metric", "value", "unit")
 
-_TIME = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "µs": 1e-6,
-    "usec": 1e-6,
-    "microseconds": 1e-6,
-    "ms": 1e-3,
-    "msec": 1e-3,
-    "milliseconds": 1e-3,
-    "s": 1.0,
-    "sec": 1.0,
-    "seconds": 1.0,
-}
 _SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 _ALIASES = {
     "qps": "requests/s",
@@ -65,8 +53,8 @@ def to_si(value: float, unit: str) -> tuple[float, str]:
     low = u.lower()
     if low in _ALIASES:
         return value, _ALIASES[low]
-    if low in _TIME:
-        return value * _TIME[low], "s"
+    if low in TIME_UNITS:
+        return value * TIME_UNITS[low], "s"
     if u == "%":
         return value / 100.0, "fraction"
     m = re.fullmatch(r"10\^(\d+)\s*bits?/s(?:ec)?", u)

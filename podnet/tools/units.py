@@ -12,20 +12,19 @@ import re
 
 _PREFIX = {"": 0, "k": 1, "K": 1, "m": 2, "M": 2, "g": 3, "G": 3, "t": 4, "T": 4}
 
-_TIME = {
+#: time units a tool or a published table prints, in seconds (matched lower-cased)
+TIME_UNITS = {
     "ns": 1e-9,
-    "nsec": 1e-9,
     "us": 1e-6,
-    "usec": 1e-6,
     "µs": 1e-6,
+    "usec": 1e-6,
+    "microseconds": 1e-6,
     "ms": 1e-3,
     "msec": 1e-3,
+    "milliseconds": 1e-3,
     "s": 1.0,
     "sec": 1.0,
-    "secs": 1.0,
-    "second": 1.0,
     "seconds": 1.0,
-    "min": 60.0,
 }
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
@@ -47,26 +46,6 @@ def rate_to_bps(value: float, unit: str) -> float:
     prefix, base = m.groups()
     bits = 1 if base.lower().startswith("bit") or base == "b" else 8
     return value * prefix_factor(prefix) * bits
-
-
-def size_to_bytes(value: float, unit: str, binary: bool = True) -> float:
-    """A size like ``(42.8, 'GBytes')`` in bytes (binary prefixes by default, as iperf prints)."""
-    m = re.fullmatch(r"([kKmMgGtT]?)(Bytes|Byte|B|bytes|byte|bits|bit|b)", unit.strip())
-    if not m:
-        raise ValueError(f"not a size unit: {unit!r}")
-    prefix, base = m.groups()
-    factor = prefix_factor(prefix, binary)
-    if base.lower().startswith("bit") or base == "b":
-        return value * factor / 8
-    return value * factor
-
-
-def time_to_s(value: float, unit: str) -> float:
-    """A duration like ``(0.065, 'ms')`` in seconds."""
-    try:
-        return value * _TIME[unit.strip()]
-    except KeyError:
-        raise ValueError(f"not a time unit: {unit!r}") from None
 
 
 def number(text: str) -> float:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from podnet.report.findings import fmt_ratio
+from podnet.report.numbers import fmt_ratio
 
 _GROUP = ["path", "scenario", "seed_tool", "seed_test", "seed_metric", "tool", "test", "metric"]
 
