@@ -4,15 +4,11 @@ or nodes an output names differently from the ones it ran against (iperf 2, ab, 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
-from podnet import tools as adapters
-from podnet.parse import read_text
-from podnet.parse.raw import SidecarError, find_raw_files, read_sidecar
 from podnet.report.seed_reports.printed import COLUMNS, agree, fmt
-from podnet.tools.base import ParseError
+from podnet.report.seed_reports.raw_facts import collect
 
 _UNITS = {
     "requests_per_second": "requests/s",
@@ -131,27 +127,13 @@ def consistency_checks(tidy: pd.DataFrame, keep_numbers: bool = False) -> pd.Dat
     return pd.DataFrame(rows, columns=COLUMNS + (["_expected", "_tol"] if keep_numbers else []))
 
 
-def _infos(raw_dir: Path) -> list[tuple[Path, dict, Any]]:
-    out = []
-    for f in find_raw_files(raw_dir):
-        try:
-            meta = read_sidecar(f)
-            text = read_text(f)
-            adapter = adapters.get(meta["tool"]) if meta.get("tool") else adapters.detect(text)
-            res = adapter.parse(text)
-        except (SidecarError, ParseError, KeyError, OSError, UnicodeDecodeError):
-            continue
-        out.append((f, meta, res))
-    return out
-
-
-def provenance_checks(raw_dir: Path | str) -> pd.DataFrame:
-    """Raw outputs that name other hosts than the ones they ran against, or describe one node two ways."""
+def provenance_checks(raw_dir: Path | str, cache: Path | str | None = None) -> pd.DataFrame:
+    """Raw outputs that name other hosts than the ones they ran against, or describe one node two ways
+    (``cache``: what each file said, :func:`~podnet.report.seed_reports.raw_facts.collect`)."""
     raw_dir = Path(raw_dir)
     rows: list[dict] = []
     nodes: dict[str, dict[str, set]] = {}
-    for f, meta, res in _infos(raw_dir):
-        info = res.info
+    for f, meta, info in collect(raw_dir, cache):
         rel = f.relative_to(raw_dir).as_posix()
         base = {
             "kind": "raw vs itself",
