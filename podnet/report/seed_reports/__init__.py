@@ -79,12 +79,13 @@ def discrepancies(
     )
     ratio_paths = [p for p in paths if Path(p).name.startswith("ratios")]
     paths = [p for p in paths if p not in ratio_paths]
+    implied = consistency_checks(tidy, keep_numbers=True)  # once: the claims read it too
     parts = [
-        compare_claims(load_claims(paths), tidy, failed) if paths else pd.DataFrame(columns=COLUMNS),
+        compare_claims(load_claims(paths), tidy, failed, implied) if paths else pd.DataFrame(columns=COLUMNS),
         compare_ratio_claims(load_ratio_claims(ratio_paths), tidy)
         if ratio_paths
         else pd.DataFrame(columns=COLUMNS),
-        consistency_checks(tidy),
+        implied[COLUMNS],
         provenance_checks(raw_dir, cache),
     ]
     parts = [p for p in parts if len(p)]

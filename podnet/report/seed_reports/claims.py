@@ -197,15 +197,20 @@ def compare_ratio_claims(claims: pd.DataFrame, tidy: pd.DataFrame) -> pd.DataFra
 
 
 def compare_claims(
-    claims: pd.DataFrame, tidy: pd.DataFrame, failed: pd.DataFrame | None = None
+    claims: pd.DataFrame,
+    tidy: pd.DataFrame,
+    failed: pd.DataFrame | None = None,
+    implied: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Every claim against the raw figures: status ``agrees``, ``disagrees`` or ``no raw output``.
 
     A disagreeing claim is also checked against the other variants' raw figures of the same
     metric (a match means the row was copied from the wrong section) and against what the
-    raw output's other figures imply (:func:`consistency_checks`).
+    raw output's other figures imply (``implied``: :func:`consistency_checks` of ``tidy`` with
+    ``keep_numbers``, computed here when not given).
     """
-    implied = consistency_checks(tidy, keep_numbers=True)
+    if implied is None:
+        implied = consistency_checks(tidy, keep_numbers=True)
     rows = []
     for _, c in claims.iterrows():
         cands = _raw_candidates(tidy, failed, c)

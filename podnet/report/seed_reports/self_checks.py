@@ -54,9 +54,15 @@ def consistency_checks(tidy: pd.DataFrame, keep_numbers: bool = False) -> pd.Dat
     """Figures of one raw output that must follow from each other (ab, iperf 2)."""
     rows: list[dict] = []
     t = tidy[tidy["source"] != "reference"] if "source" in tidy else tidy
-    for _run, g in t.groupby("run_id", sort=True):
-        m = dict(zip(g["metric"], g["value"]))
-        r = g.iloc[0].to_dict()
+    # only ab and iperf 2 outputs have figures that follow from each other; per run (in run_id
+    # order) its first row and its figures by metric (the last of a metric given twice)
+    t = t[t["tool"].isin(("ab", "iperf2")) & t["run_id"].notna()]
+    figures: dict[str, dict] = {}
+    for run, metric, value in zip(t["run_id"], t["metric"], t["value"]):
+        figures.setdefault(run, {})[metric] = value
+    first = {r["run_id"]: r for r in t.drop_duplicates("run_id").to_dict("records")}
+    for run in sorted(figures):
+        m, r = figures[run], first[run]
         kind = "raw vs itself"
         if r["tool"] == "ab" and {"requests_per_second", "complete_requests", "duration"} <= m.keys():
             n, T = m["complete_requests"], m["duration"]
