@@ -54,12 +54,12 @@ def _raw_candidates(
         sel &= t["direction"] == claim["direction"]
     out = [
         {
-            "value": float(r["value"]),
-            "run": str(r["run_id"]),
+            "value": float(value),
+            "run": str(run),
             "how": "parsed",
-            "tol": printed_tol(float(r["value"])),
+            "tol": printed_tol(float(value)),
         }
-        for _, r in t[sel].iterrows()
+        for value, run in zip(t.loc[sel, "value"], t.loc[sel, "run_id"])
     ]
     # runs the adapter could not parse but whose text is one printed scalar (ping | gawk means)
     if failed is not None and len(failed) and claim["si_unit"] == "s":
@@ -263,9 +263,9 @@ def compare_claims(
         ]
         elsewhere = sorted(
             {
-                str(r["variant"])
-                for _, r in t.iterrows()
-                if agree(c["si"], c["tol"], float(r["value"]), printed_tol(float(r["value"])))
+                str(variant)
+                for variant, value in zip(t["variant"], t["value"])
+                if agree(c["si"], c["tol"], float(value), printed_tol(float(value)))
             }
         )
         diff = (c["si"] - cands[0]["value"]) / cands[0]["value"] if cands[0]["value"] else float("nan")
