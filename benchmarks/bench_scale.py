@@ -6,10 +6,12 @@
 
 ``--pipeline``: the seed-cni-1gbe example (its config: five notebooks, every figure) over its raw
 files replicated to ``--runs`` files (new repeat numbers; its published tables beside them), in a
-temporary directory, through ``snakemake --cores 2`` run from ``git archive HEAD`` (the committed
-tree; editing meanwhile changes nothing): ``full``, ``no-op``,
-``+1 raw file`` (one more copy of one of its runs) and ``no-op``. Each phase prints its wall time,
-the jobs Snakemake ran per rule and the outputs it rewrote (which figures and notebooks re-ran).
+temporary directory (``--dir``: in that directory), through ``snakemake --cores 2`` run from
+``git archive HEAD`` (the committed tree; editing meanwhile changes nothing): ``full``, ``no-op``,
+``+1 raw file`` (one more copy of one of its runs), ``no-op`` and ``figure code`` (a comment
+appended to one published figure's own module in that copy: prints whether only that figure
+re-ran). Each phase prints its wall and CPU time, per rule the jobs Snakemake ran with their wall
+and CPU seconds, and the outputs it rewrote (which figures and notebooks re-ran).
 
 Builds a scaled experiment from the real raw files in raw/seed-*: every raw
 file and its sidecar is copied ``runs / files`` times with new repeat numbers
@@ -39,31 +41,10 @@ from pathlib import Path
 
 import pandas as pd
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_common import REPO, build_raw, committed_tree, run_phase, show
+
 SETTINGS = {"comparisons": [{"by": "scenario", "baseline": "same-edge"}]}
-
-
-def build_raw(dest: Path, runs: int, dirs: list[Path] | None = None) -> int:
-    """Copies of raw/seed-*/ (or ``dirs``; raw file + sidecar, repeat renumbered) until ``runs`` files exist."""
-    from podnet.parse.raw import find_raw_files, read_sidecar, write_raw
-
-    dirs = dirs or sorted((REPO / "raw").glob("seed-*"))
-    sources = [(d, f) for d in dirs for f in find_raw_files(d)]
-    copies = -(-runs // len(sources))
-    n = 0
-    for c in range(copies):
-        for d, f in sources:
-            if n >= runs:
-                return n
-            meta = read_sidecar(f)
-            meta.pop("sha256", None)
-            meta.pop("podnet_sidecar", None)
-            meta["repeat"] = int(meta.get("repeat", 1)) + 1000 * (c + 1)
-            rel = f.relative_to(d)
-            target = dest / d.name / rel.parent / f"{rel.stem}-c{c:05d}{rel.suffix}"
-            write_raw(target, f.read_bytes(), meta)
-            n += 1
-    return n
 
 
 def one_more_run(tidy: pd.DataFrame) -> pd.DataFrame:
@@ -129,7 +110,31 @@ def _outputs(processed: Path) -> dict[str, int]:
     }
 
 
-def pipeline(runs: int, cores: int) -> None:
+def _figure_to_touch(processed: Path) -> str | None:
+    """A published figure drawn by a module of its own (editing it concerns that figure alone)."""
+    from podnet.config.lean import FIGURES
+    from podnet.report.figures import published
+
+    modules = [m.split(".")[0] for m in FIGURES.values()]
+    own = [
+        n
+        for n in published(processed / "figures" / "plan.json")
+        if modules.count(FIGURES[n].split(".")[0]) == 1
+    ]
+    return own[0] if own else None
+
+
+def touch_figure_code(src: Path, name: str) -> None:
+    """A comment appended to figure ``name``'s module in the workflow's copy: its code version changes,
+    what it draws does not."""
+    from podnet.config.lean import FIGURES
+
+    module = src / "podnet/report/figures" / f"{FIGURES[name].split('.')[0]}.py"
+    module.write_text(module.read_text() + "# touched by bench_scale.py\n")
+    print(f"  (appended a comment to {module.relative_to(src)})")
+
+
+def pipeline(runs: int, cores: int, parent: str | None) -> None:
     """The whole pipeline on ``runs`` copies of the seed-cni-1gbe example's raw files (see the docstring)."""
     import os
     import shutil
@@ -139,7 +144,7 @@ def pipeline(runs: int, cores: int) -> None:
     from podnet.parse.raw import find_raw_files, read_sidecar, write_raw
 
     source = REPO / "raw" / EXAMPLE
-    with tempfile.TemporaryDirectory(prefix="podnet-scale-") as d:
+    with tempfile.TemporaryDirectory(prefix="podnet-scale-", dir=parent) as d:
         tmp = Path(d)
         t0 = time.perf_counter()
         n = build_raw(tmp / "raw", runs, [source])
@@ -164,14 +169,17 @@ def pipeline(runs: int, cores: int) -> None:
             write_raw(raw / rel.parent / f"added{rel.suffix}", src.read_bytes(), meta)
             print(f"  (added a copy of raw/{EXAMPLE}/{rel})")
 
-        src = tmp / "src"  # the workflow and podnet as committed
-        src.mkdir()
-        tar = subprocess.run(["git", "archive", "HEAD"], cwd=REPO, capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(src)], input=tar, check=True)
-        sys.path.insert(0, str(Path(__file__).parent))
-        from bench_pipeline import run_phase, show  # per-job wall and CPU from the process tree
+        src = committed_tree(tmp / "src")  # the workflow and podnet as committed
+        touched: list[str] = []
 
-        for label, change in (("full", None), ("no-op", None), ("+1 raw file", add_one), ("no-op", None)):
+        def touch() -> None:
+            name = _figure_to_touch(processed)
+            if name:
+                touched.append(name)
+                touch_figure_code(src, name)
+
+        phases = [("full", None), ("no-op", None), ("+1 raw file", add_one), ("no-op", None)]
+        for label, change in [*phases, ("figure code", touch)]:
             if change:
                 change()
             before = _outputs(processed) if processed.exists() else {}
@@ -179,12 +187,21 @@ def pipeline(runs: int, cores: int) -> None:
             after = _outputs(processed)
             rewritten = sorted(k for k in after if before.get(k) != after[k])
             show(ph)
-            if label != "full":
-                shown = [
-                    k for k in rewritten if k.startswith(("figures/", "notebooks/")) and "/specs/" not in k
-                ]
+            if label == "full":
+                continue
+            shown = [k for k in rewritten if k.startswith(("figures/", "notebooks/")) and "/specs/" not in k]
+            print(f"      rewrote {len(rewritten)} file(s); figures and notebooks: {', '.join(shown) or '-'}")
+            if label == "figure code" and touched:
+                # the plan (figure_plan: what every figure would draw, so every figure's code) is
+                # computed again; of the figures, only the touched one may be drawn
+                figs = [r for r, *_ in ph.jobs if r == "figure"]
+                others = sorted({r for r, *_ in ph.jobs} - {"figure", "figure_plan"})
+                drawn = sorted({k.split("/")[1].rsplit(".", 1)[0] for k in shown if k.startswith("figures/")})
+                alone = len(figs) == 1 and not others and drawn == touched
                 print(
-                    f"      rewrote {len(rewritten)} file(s); figures and notebooks: {', '.join(shown) or '-'}"
+                    f"      change one figure's code ({touched[0]}) -> only that figure re-runs: "
+                    f"{'yes' if alone else 'NO'} (jobs: {', '.join(r for r, *_ in ph.jobs) or '-'}; "
+                    f"figures rewritten: {', '.join(drawn) or '-'})"
                 )
 
 
@@ -194,6 +211,7 @@ def main() -> None:
         "--pipeline", action="store_true", help="the whole pipeline's +1 raw file (seed-cni-1gbe)"
     )
     ap.add_argument("--cores", type=int, default=2, help="snakemake --cores (with --pipeline)")
+    ap.add_argument("--dir", help="with --pipeline: make the temporary directory in DIR")
     ap.add_argument("--runs", type=int, default=10000, help="raw files in the scaled experiment")
     ap.add_argument("--replicate", type=int, default=0, help="also a tidy-level table of this many runs")
     ap.add_argument("--measure", nargs=3, metavar=("MODE", "TIDY", "OUT"), help=argparse.SUPPRESS)
@@ -202,7 +220,7 @@ def main() -> None:
         measure(*args.measure)
         return
     if args.pipeline:
-        pipeline(args.runs, args.cores)
+        pipeline(args.runs, args.cores, args.dir)
         return
     from podnet.parse import parse_experiment
 

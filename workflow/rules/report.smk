@@ -30,8 +30,10 @@ checkpoint figure_plan:
 
 
 # one job per published figure: its digest file is the input that changes; the tables it draws from
-# are read too (ancient: their time alone does not re-draw it, the digest covers what is drawn)
-rule figure:
+# are read too (ancient: their time alone does not re-draw it, the digest covers what is drawn).
+# A checkpoint: the notebooks that show figures are judged after it, so a figure whose files came
+# out byte-identical (its module edited, the drawing not) re-runs no notebook
+checkpoint figure:
     input:
         spec=figure_spec("{figure}"),
         tables=[ancient(TABLES[k]) for k in FIGURE_TABLES],

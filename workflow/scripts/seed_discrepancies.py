@@ -12,11 +12,14 @@ from podnet.report import seed_reports
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)
 # every check, agreeing ones too (status column): the notebook and readers filter, nobody recomputes
+out = Path(sm.input.tidy).parent  # processed/<exp>/
 checks = seed_reports.discrepancies(
-    Path(sm.input.tidy).parent,
+    out,
     Path(sm.params.raw_dir),
     [Path(p) for p in sm.input.published],
     include_agreeing=True,
+    # each raw output's facts while it is unchanged: one added run is the one file read again
+    cache=out / ".cache" / "seed_provenance.pickle",
 )
 checks.to_csv(sm.output.csv, index=False)
 logging.info(

@@ -18,7 +18,7 @@ writes every check (agreeing ones too) to ``seed_discrepancies.csv``; the notebo
 and computes nothing.
 
 Modules: :mod:`.printed` (precision, agreement), :mod:`.claims` (published vs raw),
-:mod:`.self_checks` (raw vs itself).
+:mod:`.self_checks` (raw vs itself), :mod:`.raw_facts` (what each raw output says, cached).
 """
 
 from __future__ import annotations
@@ -61,11 +61,13 @@ def discrepancies(
     raw_dir: Path | str,
     published: Iterable[Path | str] | None = None,
     include_agreeing: bool = False,
+    cache: Path | str | None = None,
 ) -> pd.DataFrame:
     """Everything :func:`compare_claims`, :func:`consistency_checks` and :func:`provenance_checks` find.
 
     ``published`` defaults to ``raw_dir/published/*.csv``. Only disagreements are returned unless
-    ``include_agreeing``.
+    ``include_agreeing``. ``cache``: the raw outputs' facts read before (a file, not an output;
+    :mod:`.raw_facts`), so that one added run is the only raw output read again.
     """
     processed_dir, raw_dir = Path(processed_dir), Path(raw_dir)
     tidy_path = processed_dir / "tidy.parquet"
@@ -77,13 +79,14 @@ def discrepancies(
     )
     ratio_paths = [p for p in paths if Path(p).name.startswith("ratios")]
     paths = [p for p in paths if p not in ratio_paths]
+    implied = consistency_checks(tidy, keep_numbers=True)  # once: the claims read it too
     parts = [
-        compare_claims(load_claims(paths), tidy, failed) if paths else pd.DataFrame(columns=COLUMNS),
+        compare_claims(load_claims(paths), tidy, failed, implied) if paths else pd.DataFrame(columns=COLUMNS),
         compare_ratio_claims(load_ratio_claims(ratio_paths), tidy)
         if ratio_paths
         else pd.DataFrame(columns=COLUMNS),
-        consistency_checks(tidy),
-        provenance_checks(raw_dir),
+        implied[COLUMNS],
+        provenance_checks(raw_dir, cache),
     ]
     parts = [p for p in parts if len(p)]
     out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=COLUMNS)

@@ -54,12 +54,12 @@ def _raw_candidates(
         sel &= t["direction"] == claim["direction"]
     out = [
         {
-            "value": float(r["value"]),
-            "run": str(r["run_id"]),
+            "value": float(value),
+            "run": str(run),
             "how": "parsed",
-            "tol": printed_tol(float(r["value"])),
+            "tol": printed_tol(float(value)),
         }
-        for _, r in t[sel].iterrows()
+        for value, run in zip(t.loc[sel, "value"], t.loc[sel, "run_id"])
     ]
     # runs the adapter could not parse but whose text is one printed scalar (ping | gawk means)
     if failed is not None and len(failed) and claim["si_unit"] == "s":
@@ -197,15 +197,20 @@ def compare_ratio_claims(claims: pd.DataFrame, tidy: pd.DataFrame) -> pd.DataFra
 
 
 def compare_claims(
-    claims: pd.DataFrame, tidy: pd.DataFrame, failed: pd.DataFrame | None = None
+    claims: pd.DataFrame,
+    tidy: pd.DataFrame,
+    failed: pd.DataFrame | None = None,
+    implied: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Every claim against the raw figures: status ``agrees``, ``disagrees`` or ``no raw output``.
 
     A disagreeing claim is also checked against the other variants' raw figures of the same
     metric (a match means the row was copied from the wrong section) and against what the
-    raw output's other figures imply (:func:`consistency_checks`).
+    raw output's other figures imply (``implied``: :func:`consistency_checks` of ``tidy`` with
+    ``keep_numbers``, computed here when not given).
     """
-    implied = consistency_checks(tidy, keep_numbers=True)
+    if implied is None:
+        implied = consistency_checks(tidy, keep_numbers=True)
     rows = []
     for _, c in claims.iterrows():
         cands = _raw_candidates(tidy, failed, c)
@@ -258,9 +263,9 @@ def compare_claims(
         ]
         elsewhere = sorted(
             {
-                str(r["variant"])
-                for _, r in t.iterrows()
-                if agree(c["si"], c["tol"], float(r["value"]), printed_tol(float(r["value"])))
+                str(variant)
+                for variant, value in zip(t["variant"], t["value"])
+                if agree(c["si"], c["tol"], float(value), printed_tol(float(value)))
             }
         )
         diff = (c["si"] - cands[0]["value"]) / cands[0]["value"] if cands[0]["value"] else float("nan")

@@ -4,15 +4,11 @@ or nodes an output names differently from the ones it ran against (iperf 2, ab, 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
-from podnet import tools as adapters
-from podnet.parse import read_text
-from podnet.parse.raw import SidecarError, find_raw_files, read_sidecar
 from podnet.report.seed_reports.printed import COLUMNS, agree, fmt
-from podnet.tools.base import ParseError
+from podnet.report.seed_reports.raw_facts import collect
 
 _UNITS = {
     "requests_per_second": "requests/s",
@@ -58,9 +54,15 @@ def consistency_checks(tidy: pd.DataFrame, keep_numbers: bool = False) -> pd.Dat
     """Figures of one raw output that must follow from each other (ab, iperf 2)."""
     rows: list[dict] = []
     t = tidy[tidy["source"] != "reference"] if "source" in tidy else tidy
-    for _run, g in t.groupby("run_id", sort=True):
-        m = dict(zip(g["metric"], g["value"]))
-        r = g.iloc[0].to_dict()
+    # only ab and iperf 2 outputs have figures that follow from each other; per run (in run_id
+    # order) its first row and its figures by metric (the last of a metric given twice)
+    t = t[t["tool"].isin(("ab", "iperf2")) & t["run_id"].notna()]
+    figures: dict[str, dict] = {}
+    for run, metric, value in zip(t["run_id"], t["metric"], t["value"]):
+        figures.setdefault(run, {})[metric] = value
+    first = {r["run_id"]: r for r in t.drop_duplicates("run_id").to_dict("records")}
+    for run in sorted(figures):
+        m, r = figures[run], first[run]
         kind = "raw vs itself"
         if r["tool"] == "ab" and {"requests_per_second", "complete_requests", "duration"} <= m.keys():
             n, T = m["complete_requests"], m["duration"]
@@ -131,27 +133,13 @@ def consistency_checks(tidy: pd.DataFrame, keep_numbers: bool = False) -> pd.Dat
     return pd.DataFrame(rows, columns=COLUMNS + (["_expected", "_tol"] if keep_numbers else []))
 
 
-def _infos(raw_dir: Path) -> list[tuple[Path, dict, Any]]:
-    out = []
-    for f in find_raw_files(raw_dir):
-        try:
-            meta = read_sidecar(f)
-            text = read_text(f)
-            adapter = adapters.get(meta["tool"]) if meta.get("tool") else adapters.detect(text)
-            res = adapter.parse(text)
-        except (SidecarError, ParseError, KeyError, OSError, UnicodeDecodeError):
-            continue
-        out.append((f, meta, res))
-    return out
-
-
-def provenance_checks(raw_dir: Path | str) -> pd.DataFrame:
-    """Raw outputs that name other hosts than the ones they ran against, or describe one node two ways."""
+def provenance_checks(raw_dir: Path | str, cache: Path | str | None = None) -> pd.DataFrame:
+    """Raw outputs that name other hosts than the ones they ran against, or describe one node two ways
+    (``cache``: what each file said, :func:`~podnet.report.seed_reports.raw_facts.collect`)."""
     raw_dir = Path(raw_dir)
     rows: list[dict] = []
     nodes: dict[str, dict[str, set]] = {}
-    for f, meta, res in _infos(raw_dir):
-        info = res.info
+    for f, meta, info in collect(raw_dir, cache):
         rel = f.relative_to(raw_dir).as_posix()
         base = {
             "kind": "raw vs itself",
