@@ -2,7 +2,7 @@
 
 The figure is in the manner of seed 003's bar charts: one panel per measure, per path a group of
 bars, one per variant in the colour it has in every figure; a bar is the variant's ratio to the
-reference variant (paired, same rounds) with its 95 % interval, and letters above the bars mark
+reference variant (paired, same rounds) with its interval (ranking.csv's interval_level), and letters above the bars mark
 the resolved order (two variants sharing a letter are not ordered; ``a`` is the best group). Only
 paths with data are drawn. The sentences state the order, the first and last with their ratios,
 equivalent pairs and what is not resolved. Nothing is estimated here: numbers are read from the
@@ -230,9 +230,11 @@ def figure(table: pd.DataFrame, variants: list[str] | None = None) -> plt.Figure
             _panel(ax, panels[i], order, colors, int(17 * style.PAGE * span / cap))
     fig.supylabel(f"Ratio to {', '.join(sorted(refs))}", fontsize=7)
     margin = float(panels[0]["margin"].iloc[0])
+    lv = pd.to_numeric(panels[0].get("interval_level", pd.Series(dtype=float)), errors="coerce").dropna()
+    level = f"{100 * float(lv.iloc[0]):g} % CI" if len(lv) else "CI"
     handles = [Patch(facecolor=colors[v], edgecolor="0.2", lw=0.4, label=v) for v in order]
     note = (
-        f"Bars: each variant's ratio to {', '.join(sorted(refs))} (paired, same rounds), 95 % CI. "
+        f"Bars: each variant's ratio to {', '.join(sorted(refs))} (paired, same rounds), {level}. "
         "Letters: variants of one path sharing a letter are not ordered (Holm over every pair of the "
         f"ranking; equivalent within ±{margin * 100:g} % or not resolved); a is the best group."
     )

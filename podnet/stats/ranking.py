@@ -34,6 +34,7 @@ import pandas as pd
 from . import core
 from ._data import write_csv
 from .kinds import metric_facts
+from .robust import interval_level
 from .settings import Settings
 from .variants import printed_quantum, side_by_side
 
@@ -54,6 +55,7 @@ COLUMNS = [
     "ratio",  # pair: variant / other; variant row: variant / reference (paired, same rounds)
     "ci_low",
     "ci_high",
+    "interval_level",  # the interval's level: 1 - alpha/2 after an adaptive stop (robust.interval_level)
     "n_pairs",  # common rounds behind the ratio
     "p_value",
     "p_holm",  # Holm over every pair row of the table (a pair without p counts as p = 1)
@@ -320,7 +322,8 @@ def _one_ranking(key: dict[str, str], g: pd.DataFrame, rs: RankingSettings) -> l
     """The variant rows and pair rows of one path and measure (relations filled in by :func:`_holm`)."""
     better = str(g["better"].iloc[0])
     sign = 1.0 if better == "higher" else -1.0
-    base = {**key, "better": better, "margin": rs.margin}
+    level = interval_level(rs.confidence, rs.adaptive)
+    base = {**key, "better": better, "margin": rs.margin, "interval_level": level}
     names = sorted(g["variant"].unique())
     if len(names) < 2:
         return [
