@@ -42,6 +42,7 @@ from podnet.tools.base import (
     ParseError,
     Resolution,
     UnsupportedTest,
+    cpu_pair,
 )
 from podnet.tools.result import Measurement, ParseResult
 
@@ -234,6 +235,7 @@ class QperfAdapter(Adapter):
         "port": 19765,
         "data_port": 19766,
         "msg_size": None,
+        "affinity": None,  # [client CPU, server CPU]: -lca / -rca (launch.affinity)
     }
 
     def sniff(self, text: str) -> float:
@@ -419,7 +421,8 @@ class QperfAdapter(Adapter):
             self.check_requested([(t, []) for t in blocks], command)
 
     def invocation(self, params: dict[str, Any], target: str) -> Invocation:
-        """Client ``qperf -v <target> -lp PORT -ip DATAPORT -t D <tests...> conf``; server ``qperf -lp PORT``.
+        """Client ``qperf -v <target> -lp PORT -ip DATAPORT -t D [-lca C -rca S] <tests...> conf``; server
+        ``qperf -lp PORT``.
 
         ``-ip`` pins the data connection's port (the server listens on it too), so a
         network policy or the launcher can know both ports.
@@ -439,6 +442,11 @@ class QperfAdapter(Adapter):
         client = ["qperf", "-v", target, "-lp", str(port), "-ip", str(data_port), "-t", dur]
         if p.get("msg_size"):
             client += ["-m", str(p["msg_size"])]
+        cpu_c, cpu_s = cpu_pair(p.get("affinity"))
+        if cpu_c is not None:
+            client += ["-lca", str(cpu_c)]
+        if cpu_s is not None:
+            client += ["-rca", str(cpu_s)]  # the server pins itself for the test (qperf's rem_affinity)
         client += list(tests) + ["conf"]
         protos = {t.split("_")[0] for t in tests}
         return Invocation(

@@ -311,6 +311,14 @@ def test_affinity_flags_in_the_tools_command_lines():
     assert ",1" in netperf.invocation({"affinity": [None, 1]}, "x").client
     with pytest.raises(UnsupportedTest):
         netperf.invocation({"affinity": "a,b"}, "x")
+    qc = adapter("qperf").invocation({"tests": ["tcp_lat"], "affinity": [0, 1]}, "x").client
+    assert (
+        qc[qc.index("-lca") + 1] == "0" and qc[qc.index("-rca") + 1] == "1" and qc[-2:] == ["tcp_lat", "conf"]
+    )
+    assert "-lca" not in adapter("qperf").invocation({"tests": ["tcp_lat"]}, "x").client
+    assert (
+        "-lca" not in adapter("qperf").invocation({"tests": ["tcp_lat"], "affinity": [None, 1]}, "x").client
+    )
 
 
 def test_launch_affinity_reaches_the_tools_that_support_it_and_is_recorded(tmp_path):
