@@ -82,8 +82,8 @@ def main() -> int:
     args = ap.parse_args()
 
     from podnet import tools as adapters
-    from podnet.launch.config import from_mapping
-    from podnet.launch.runner import launch
+    from podnet.launch.rounds.runner import launch
+    from podnet.launch.spec.config import from_mapping
     from podnet.parse import parse_experiment
     from podnet.parse.raw import read_sidecar
 

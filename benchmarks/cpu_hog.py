@@ -1,7 +1,7 @@
 """A CPU hog for a while in the middle of a launch: N busy processes, started after a delay, ended by PID.
 
 What a researcher's machine often has: other work during a measurement. Run it beside a launch to see
-what the launcher's disturbed-run rule (podnet/launch/disturbance.py) does with it::
+what the launcher's disturbed-run rule (podnet/launch/spec/disturbance.py) does with it::
 
     .venv/bin/python benchmarks/cpu_hog.py --delay 25m --duration 5m --procs 2 & make run
 
@@ -25,7 +25,7 @@ BUSY = "while True: pass"
 
 def seconds(text: str) -> float:
     """``90``, ``90s``, ``5m``, ``1h``, ``1h30m`` as seconds."""
-    from podnet.launch.defaults import parse_duration
+    from podnet.launch.spec.defaults import parse_duration
 
     value = parse_duration(float(text) if text.replace(".", "", 1).isdigit() else text)
     return float(value or 0.0)

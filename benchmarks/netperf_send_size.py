@@ -2,7 +2,7 @@
 
     sudo PYTHONPATH=. .venv/bin/python benchmarks/netperf_send_size.py [--rounds 3] [--duration 4]
 
-Between two bare network namespaces joined by a veth (podnet.launch.netns_floor.Floor, names of its own, removed
+Between two bare network namespaces joined by a veth (podnet.launch.noise.netns_floor.Floor, names of its own, removed
 at the end and on Ctrl-C), in interleaved rounds (every case once per round, in a shuffled order):
 netperf TCP_STREAM at each send size (``-- -m N``; "default" = netperf's own, the socket's send
 buffer), each with and without ``-j`` (per-send timing for latency histograms), and iperf3 with its
@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from podnet.launch.netns_floor import Floor, Names
+from podnet.launch.noise.netns_floor import Floor, Names
 from podnet.parse import parse_text
 
 NAMES = Names("podnet-bench-c", "podnet-bench-s", "pnbench-c", "pnbench-s", "10.211.254.1", "10.211.254.2")

@@ -10,7 +10,7 @@ sd 1, and 0-3 of the first 28 rounds disturbed: one side (half the time, either 
 sides inflated by a factor uniform on 1.5-4 each, at uniform random rounds (``early``: the first
 6; ``treatment_only``: always the treatment side). Every estimator's interval at each of LEVELS
 is computed on the first n pairs for every n,
-then stop rules are applied as the launcher applies them (podnet/launch/adaptive.py): the
+then stop rules are applied as the launcher applies them (podnet/launch/rounds/adaptive.py): the
 comparison stops at the first n >= min_to_stop whose relative half-width (high - low) / (2 ratio)
 is at most the target (resolved), else at the cap (unresolved). ``stop_when_different`` also
 stops (as different) at the first n >= min_to_stop whose interval (at DIFFERENT_LEVEL, or the

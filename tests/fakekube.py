@@ -1,4 +1,4 @@
-"""An in-memory stand-in for :class:`podnet.launch.k8s.Kube` (a test double: lives in tests/, not the package).
+"""An in-memory stand-in for :class:`podnet.launch.cluster.k8s.Kube` (a test double: lives in tests/, not the package).
 
 It schedules pods by their node affinity against a fixed node list, answers
 ``exec`` through a ``responder`` callable (argv -> ExecResult), and records
@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from podnet.launch import interference
-from podnet.launch.k8s import ExecResult, PodFailure
+from podnet.launch.cluster.k8s import ExecResult, PodFailure
+from podnet.launch.noise import interference
 
 #: real /proc/uptime + /proc/stat snapshots (tests/fixtures/procstat), answered to the launcher's reads
 PROCSTAT = yaml.safe_load(

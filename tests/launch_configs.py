@@ -9,7 +9,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from podnet.launch.config import LaunchConfig, from_mapping
+from podnet.launch.spec.config import LaunchConfig, from_mapping
 
 #: hostNetwork client and server on two nodes: the baseline path
 HOST_HOST = {

@@ -3,7 +3,7 @@ the JSON schemas of podnet's own files (``podnet/config/schemas/``: sidecars, ad
 
 The schema is the one source of config defaults: code reads a key's default
 with :func:`defaults` instead of repeating it. Snakemake's ``validate()`` and
-:func:`podnet.launch.config.validate` check configs against the same file.
+:func:`podnet.launch.spec.config.validate` check configs against the same file.
 """
 
 from __future__ import annotations

@@ -29,6 +29,10 @@ DEPENDS: dict[str, tuple[str, ...]] = {
     "launch": ("config", "tools", "parse", "stats"),
 }
 
+#: the launch stage's sub-packages, bottom to top: each may import only those before it (then
+#: ``podnet.launch.cli`` on top); ``tests/unit/test_architecture.py`` checks the code's imports
+LAUNCH_LAYERS: tuple[str, ...] = ("spec", "cluster", "noise", "rounds", "campaign")
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -3,30 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 
-from podnet.launch.config import LaunchConfigError
-
-
-def configure_logging(log_file: str | None = None) -> None:
-    """The launcher's progress log on stderr (and in ``log_file``), without the API clients' chatter."""
-    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
-    if log_file:
-        handlers.insert(0, logging.FileHandler(log_file, mode="w"))
-    logging.basicConfig(
-        level=logging.INFO,
-        format="%(asctime)s %(message)s",
-        datefmt="%H:%M:%S",
-        handlers=handlers,
-        force=True,
-    )
-    logging.getLogger("kubernetes").setLevel(logging.WARNING)
-    logging.getLogger("urllib3").setLevel(logging.WARNING)
+from podnet.launch.rounds.results import configure_logging
+from podnet.launch.spec.config import LaunchConfigError
 
 
 def cmd_launch(args: argparse.Namespace) -> int:
-    from podnet.launch.runner import launch
+    from podnet.launch.rounds.runner import launch
 
     configure_logging()
     try:
@@ -42,8 +26,8 @@ def cmd_launch(args: argparse.Namespace) -> int:
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
-    from podnet.launch.k8s import KubeError
-    from podnet.launch.leftovers import cleanup
+    from podnet.launch.cluster.k8s import KubeError
+    from podnet.launch.cluster.leftovers import cleanup
 
     configure_logging()
     try:

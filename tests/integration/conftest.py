@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from podnet.launch import campaign
+from podnet.launch.campaign import run as campaign
 
 REPO = Path(__file__).resolve().parents[2]
 STATE = REPO / campaign.state_dir(int(os.environ.get("CLUSTER_ID") or 0))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from podnet.launch import campaign
+from podnet.launch.campaign import run as campaign
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = REPO / "config" / "campaigns" / "cni-ci.yaml"

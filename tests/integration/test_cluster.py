@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from podnet.launch.campaign_config import CNI_MODES
+from podnet.launch.campaign.model import CNI_MODES
 
 pytestmark = pytest.mark.cluster
 

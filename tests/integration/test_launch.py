@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from podnet.launch.config import from_mapping
-from podnet.launch.runner import launch
-from podnet.launch.workload import MANAGED_SELECTOR
+from podnet.launch.cluster.workload import MANAGED_SELECTOR
+from podnet.launch.rounds.runner import launch
+from podnet.launch.spec.config import from_mapping
 from podnet.parse import parse_experiment
 from podnet.parse.raw import find_raw_files, read_sidecar
 
@@ -214,7 +214,7 @@ def test_ctrl_c_mid_run_leaves_nothing(core, tmp_path):
 def test_least_privilege_service_account(core, tmp_path):
     from kubernetes import client
 
-    from podnet.launch.rbac import apply_rbac, service_account_kubeconfig
+    from podnet.launch.cluster.rbac import apply_rbac, service_account_kubeconfig
 
     apply_rbac(core.api_client)
     end = time.monotonic() + 30  # pods need the namespace's default ServiceAccount (made by a controller)
@@ -277,9 +277,9 @@ def test_fidelity_pod_pod_cross_node(core, tmp_path):
     import statistics
 
     from podnet import tools as adapters
-    from podnet.launch.k8s import Kube
-    from podnet.launch.runner import Launcher
-    from podnet.launch.state import pending_runs
+    from podnet.launch.cluster.k8s import Kube
+    from podnet.launch.rounds.runner import Launcher
+    from podnet.launch.rounds.state import pending_runs
 
     cfg = from_mapping(
         small(
@@ -332,7 +332,7 @@ def test_two_variants_side_by_side_on_one_cluster(core, tmp_path):
     """An A/A side by side on the running cluster: two variant names, one launch id, each case's
     repeat under both variants back to back (hostNetwork servers of both on one node: each variant
     its own ports); the statistics pair them (design side-by-side)."""
-    from podnet.launch.sidebyside import launch_side_by_side
+    from podnet.launch.campaign.sidebyside import launch_side_by_side
     from podnet.stats.variants import variant_table
 
     cfgs = []

@@ -9,11 +9,11 @@ import uuid
 
 import pytest
 
-from podnet.launch import manifests
-from podnet.launch.config import from_mapping
-from podnet.launch.placement import Placement
-from podnet.launch.plan import PodPlan, ServerProc
-from podnet.launch.runner import launch
+from podnet.launch.cluster import manifests
+from podnet.launch.rounds.runner import launch
+from podnet.launch.spec.config import from_mapping
+from podnet.launch.spec.placement import Placement
+from podnet.launch.spec.plan import PodPlan, ServerProc
 from tests.integration.test_launch import leftovers, small
 
 pytestmark = pytest.mark.cluster
@@ -38,7 +38,7 @@ def _pod(name: str, image: str, **spec) -> dict:
 
 @pytest.fixture
 def policy(core, image):
-    from podnet.launch.rbac import apply_admission, remove_admission
+    from podnet.launch.cluster.rbac import apply_admission, remove_admission
 
     apply_admission(core.api_client, [image])
     ns = f"podnet-vap-{uuid.uuid4().hex[:6]}"

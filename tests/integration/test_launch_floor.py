@@ -9,9 +9,9 @@ import subprocess
 
 import pytest
 
-from podnet.launch import floor as lfloor
-from podnet.launch.config import from_mapping
-from podnet.launch.runner import launch
+from podnet.launch.noise import floor as lfloor
+from podnet.launch.rounds.runner import launch
+from podnet.launch.spec.config import from_mapping
 from podnet.parse import parse_experiment
 from tests.integration.test_launch import leftovers, small
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from podnet.launch.config import from_mapping
-from podnet.launch.runner import launch
+from podnet.launch.rounds.runner import launch
+from podnet.launch.spec.config import from_mapping
 from podnet.parse.raw import find_raw_files, read_sidecar
 from tests.integration.test_launch import leftovers, small
 

@@ -34,7 +34,7 @@ def test_pip_install_then_podnet_parse(tmp_path):
     for name in ("sidecar", "account"):  # podnet's own files' JSON schemas (podnet.config.schema.data_schema)
         assert (pkg / "config" / "schemas" / f"{name}.schema.yaml").is_file(), name
     assert not (pkg / "launch" / "fake.py").exists()
-    for manifest in ("rbac.yaml", "admission.yaml", "rbac-namespaces.yaml"):  # podnet.launch.rbac's
+    for manifest in ("rbac.yaml", "admission.yaml", "rbac-namespaces.yaml"):  # podnet.launch.cluster.rbac's
         assert (pkg / "launch" / "policy" / manifest).is_file(), manifest
     # third-party dependencies from this environment (PYTHONPATH skips its editable podnet hook)
     env = {**os.environ, "PYTHONPATH": sysconfig.get_paths()["purelib"]}
@@ -52,7 +52,7 @@ def test_pip_install_then_podnet_parse(tmp_path):
         [
             str(venv / "bin" / "python"),
             "-c",
-            "import podnet.config.schema as s, podnet.launch.rbac as r; print(s.SCHEMA_PATH); print(r.RBAC_PATH)",
+            "import podnet.config.schema as s, podnet.launch.cluster.rbac as r; print(s.SCHEMA_PATH); print(r.RBAC_PATH)",
         ],
         cwd=tmp_path,
         env=env,

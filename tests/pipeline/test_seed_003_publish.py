@@ -1,6 +1,6 @@
 """The seed-003 campaign's publishing step end to end, without a cluster: a synthetic raw campaign
 (real tools' output shapes, tests/vs_seed_fixture.py) published with the campaign's own publish
-config (podnet.launch.campaign.publish_config), so parse, stats, the vs_seed rule, its figure and
+config (podnet.launch.campaign.run.publish_config), so parse, stats, the vs_seed rule, its figure and
 the vs_seed and compare notebooks run as `make compare CAMPAIGN=config/campaigns/seed-003.yaml`
 runs them after its launches; seed 003's numbers come from the real raw/seed-cni-report."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from podnet.launch import campaign
+from podnet.launch.campaign import run as campaign
 from podnet.report import ranking, vs_seed
 from podnet.stats import ranking as stats_ranking
 from tests import vs_seed_fixture as F

@@ -1,4 +1,4 @@
-"""The comparison campaign (podnet.launch.campaign): configs, derived experiments, resume and ordering."""
+"""The comparison campaign (podnet.launch.campaign.run): configs, derived experiments, resume and ordering."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import yaml
 
-from podnet.launch import campaign, campaign_config
-from podnet.launch.config import from_mapping
+from podnet.launch.campaign import model as campaign_config
+from podnet.launch.campaign import run as campaign
+from podnet.launch.spec.config import from_mapping
 
 REPO = Path(__file__).resolve().parents[2]
 CI = REPO / "config" / "campaigns" / "cni-ci.yaml"
@@ -328,7 +329,7 @@ def test_a_side_by_side_campaign_is_one_launch_under_one_cluster_up(in_repo, tmp
     assert campaign.run(REPO / "config/campaigns/aa.yaml", python="py", publish=False) == 0
     assert [Path(c[1]).name if c[0] == "bash" else c[2] for c in calls] == [
         "up.sh",
-        "podnet.launch.sidebyside",
+        "podnet.launch.campaign.sidebyside",
         "down.sh",
     ]
     launched = [Path(p).name for p in calls[1][3:]]
@@ -448,7 +449,7 @@ def test_bare_floor_runs_before_any_cluster_is_up(in_repo, tmp_path, monkeypatch
     monkeypatch.setattr(campaign, "bare_floor_missing", lambda c, tests: 20)
     assert campaign.run(SEED3, python="py", publish=False, budget="10m") == 0
     steps = [Path(c[1]).name if c[0] == "bash" else c[2] for c in calls]
-    assert steps == ["podnet.cli"] + ["up.sh"] * 5 + ["podnet.launch.sidebyside"] + ["down.sh"] * 5
+    assert steps == ["podnet.cli"] + ["up.sh"] * 5 + ["podnet.launch.campaign.sidebyside"] + ["down.sh"] * 5
     floor = calls[0]
     assert floor[3:] == [
         "floor",
@@ -476,7 +477,7 @@ def test_bare_floor_runs_before_any_cluster_is_up(in_repo, tmp_path, monkeypatch
     calls.clear()
     monkeypatch.setattr(campaign, "_run", lambda cmd, env=None: calls.append(cmd) or int("podnet.cli" in cmd))
     assert campaign.run(SEED3, python="py", publish=False) == 1
-    assert any("podnet.launch.sidebyside" in c for c in calls)
+    assert any("podnet.launch.campaign.sidebyside" in c for c in calls)
 
 
 def test_bare_floor_must_be_a_number_of_rounds(in_repo, tmp_path):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from podnet.launch import campaign_config
+from podnet.launch.campaign import model as campaign_config
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = REPO / "envs" / "cluster"

@@ -59,7 +59,7 @@ def test_the_workflow_repeats_no_schema_default():
 
 
 def test_the_launch_config_reads_endpoint_and_tool_defaults_from_the_schema():
-    from podnet.launch.config import from_mapping
+    from podnet.launch.spec.config import from_mapping
 
     cfg = from_mapping(
         {
@@ -77,7 +77,7 @@ def test_the_launch_config_reads_endpoint_and_tool_defaults_from_the_schema():
 
 
 def test_a_campaign_goes_round_by_the_schemas_repeats_when_the_experiment_sets_none(tmp_path):
-    from podnet.launch import campaign
+    from podnet.launch.campaign import run as campaign
     from tests.launch_configs import experiment, pod_pod
 
     exp = tmp_path / "exp.yaml"

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from podnet.launch import netns_floor as floor
+from podnet.launch.noise import netns_floor as floor
 from podnet.parse import parse_files
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")

@@ -14,10 +14,11 @@ import random
 
 import pytest
 
-from podnet.launch.adaptive import RunTimes, fmt_duration
-from podnet.launch.config import LaunchConfigError, from_mapping, parse_duration
-from podnet.launch.k8s import ExecResult
-from podnet.launch.runner import Launcher
+from podnet.launch.cluster.k8s import ExecResult
+from podnet.launch.rounds.adaptive import fmt_duration
+from podnet.launch.rounds.results import RunTimes
+from podnet.launch.rounds.runner import Launcher
+from podnet.launch.spec.config import LaunchConfigError, from_mapping, parse_duration
 from podnet.parse import parse_experiment
 from podnet.parse.raw import find_raw_files
 from podnet.stats import account
@@ -421,7 +422,7 @@ def test_other_comparisons_do_not_stop_the_judgement(tmp_path):
 
 
 def test_an_interrupted_launch_still_writes_its_account(tmp_path):
-    from podnet.launch.signals import Interrupted
+    from podnet.launch.cluster.signals import Interrupted
 
     cfg = adaptive_config(tmp_path)
     clock = Clock()

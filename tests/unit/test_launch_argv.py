@@ -6,10 +6,10 @@ import copy
 
 import pytest
 
-from podnet.launch.config import from_mapping
-from podnet.launch.manifests import MANAGED_BY, configmap_manifest, pod_manifest, service_manifest
-from podnet.launch.placement import Node
-from podnet.launch.plan import build_plan
+from podnet.launch.cluster.manifests import MANAGED_BY, configmap_manifest, pod_manifest, service_manifest
+from podnet.launch.spec.config import from_mapping
+from podnet.launch.spec.placement import Node
+from podnet.launch.spec.plan import build_plan
 from tests.launch_configs import HOST_HOST, experiment, launch_config, pod_pod, pod_svc
 
 EVIL = "1M; rm -rf / #$(reboot) `id` && echo"
@@ -40,8 +40,8 @@ def test_metacharacters_stay_one_argv_element():
 
 
 def test_runner_wraps_argv_without_a_shell():
-    from podnet.launch.k8s import ExecResult
-    from podnet.launch.workload import Workload
+    from podnet.launch.cluster.k8s import ExecResult
+    from podnet.launch.cluster.workload import Workload
     from tests.fakekube import FakeKube, make_node
 
     cfg = from_mapping({**copy.deepcopy(CFG), "raw_dir": "/nonexistent-podnet-test"})
@@ -118,7 +118,7 @@ def test_server_containers_and_probes():
     ],
 )
 def test_namespace_is_privileged_only_when_a_pod_needs_it(tmp_path, scenarios, tools, level, net_raw):
-    from podnet.launch.runner import launch
+    from podnet.launch.rounds.runner import launch
     from tests.fakekube import FakeKube, make_node
     from tests.unit.test_launch_runner import ok_responder
 

@@ -6,9 +6,9 @@ import copy
 
 import pytest
 
-from podnet.launch.config import LaunchConfigError, from_mapping, load_config
-from podnet.launch.placement import Node
-from podnet.launch.plan import build_plan, case_params
+from podnet.launch.spec.config import LaunchConfigError, from_mapping, load_config
+from podnet.launch.spec.placement import Node
+from podnet.launch.spec.plan import build_plan, case_params
 from tests.fakekube import make_node
 from tests.launch_configs import HOST_HOST, experiment, pod_pod, pod_svc
 
@@ -164,7 +164,7 @@ def test_quick_runs_every_tool_in_every_scenario():
         make_node(f"podnet-node-{i}", {"podnet.io/pool": "pool-a", "topology.kubernetes.io/zone": "zone-a"})
         for i in (1, 2)
     ]
-    from podnet.launch.provenance import to_nodes
+    from podnet.launch.cluster.provenance import to_nodes
 
     plan = build_plan(c, to_nodes(nodes))
     assert all(p.placement.resolved for p in plan.pods.values())

@@ -1,4 +1,4 @@
-"""Disturbed runs (podnet.launch.disturbance): the foreign CPU share from real /proc/stat samples, the
+"""Disturbed runs (podnet.launch.spec.disturbance): the foreign CPU share from real /proc/stat samples, the
 judgement, the re-run in the same round (status disturbed: not done, not a value), the kept-and-flagged
 run past the round's budget, round_seq in every sidecar and in the tidy table, disturbed_runs.csv and
 the findings' sentence."""
@@ -15,13 +15,13 @@ import pandas as pd
 import pytest
 import yaml
 
-from podnet.launch import interference as itf
-from podnet.launch.config import from_mapping
-from podnet.launch.disturbance import DisturbanceRule, RerunBudget, derive_threshold, judge
-from podnet.launch.k8s import ExecResult
-from podnet.launch.runner import launch
-from podnet.launch.sidebyside import launch_side_by_side
-from podnet.launch.state import scan
+from podnet.launch.campaign.sidebyside import launch_side_by_side
+from podnet.launch.cluster.k8s import ExecResult
+from podnet.launch.noise import interference as itf
+from podnet.launch.rounds.runner import launch
+from podnet.launch.rounds.state import scan
+from podnet.launch.spec.config import from_mapping
+from podnet.launch.spec.disturbance import DisturbanceRule, RerunBudget, derive_threshold, judge
 from podnet.parse import parse_experiment
 from podnet.parse.raw import find_raw_files, read_sidecar
 from podnet.report.disturbed import disturbed_sentence

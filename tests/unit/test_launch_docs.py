@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from podnet.config import schema
-from podnet.launch.config import default_ports
+from podnet.launch.spec.config import default_ports
 
 README = (Path(__file__).resolve().parents[2] / "podnet" / "launch" / "README.md").read_text()
 TABLE = README[README.index("## Config (") : README.index("An endpoint is")]

@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from podnet.launch import workload
-from podnet.launch.config import from_mapping
-from podnet.launch.k8s import ExecResult
-from podnet.launch.runner import launch
+from podnet.launch.cluster import workload
+from podnet.launch.cluster.k8s import ExecResult
+from podnet.launch.rounds.runner import launch
+from podnet.launch.spec.config import from_mapping
 from podnet.parse import parse_experiment
 from tests.fakekube import FakeKube, make_node
 from tests.launch_configs import IPERF3_PING, launch_config

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from podnet.launch import floor as lfloor
-from podnet.launch.config import LaunchConfigError, from_mapping
-from podnet.launch.runner import launch
-from podnet.launch.signals import Interrupted
+from podnet.launch.cluster.signals import Interrupted
+from podnet.launch.noise import floor as lfloor
+from podnet.launch.rounds.runner import launch
+from podnet.launch.spec.config import LaunchConfigError, from_mapping
 from podnet.parse import parse_experiment, parse_files
 from podnet.parse.raw import read_sidecar, write_raw
 from tests.fakekube import FakeKube
@@ -30,7 +30,7 @@ def config(tmp_path: Path, floor: dict | None = None, **over):
 
 
 class FakeFloor:
-    """Stands in for podnet.launch.netns_floor.Floor: records calls, writes a real tool output per run."""
+    """Stands in for podnet.launch.noise.netns_floor.Floor: records calls, writes a real tool output per run."""
 
     def __init__(self, *args, **kwargs):
         self.entered = 0

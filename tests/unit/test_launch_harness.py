@@ -13,13 +13,13 @@ import pytest
 import yaml
 
 from podnet.cli import main as cli_main
-from podnet.launch import interference as itf
-from podnet.launch.config import from_mapping
-from podnet.launch.k8s import ExecResult
-from podnet.launch.manifests import pod_manifest
-from podnet.launch.plan import build_plan, case_params
-from podnet.launch.provenance import to_nodes
-from podnet.launch.runner import launch
+from podnet.launch.cluster.k8s import ExecResult
+from podnet.launch.cluster.manifests import pod_manifest
+from podnet.launch.cluster.provenance import to_nodes
+from podnet.launch.noise import interference as itf
+from podnet.launch.rounds.runner import launch
+from podnet.launch.spec.config import from_mapping
+from podnet.launch.spec.plan import build_plan, case_params
 from podnet.parse import parse_experiment, parse_files
 from podnet.parse.raw import SidecarError, find_raw_files, read_sidecar, validate_sidecar
 from podnet.tools import get as adapter

@@ -1,11 +1,11 @@
-"""`podnet cleanup` (podnet.launch.leftovers) on the fake cluster: podnet's namespaces go, of one
+"""`podnet cleanup` (podnet.launch.cluster.leftovers) on the fake cluster: podnet's namespaces go, of one
 experiment when asked, and nothing else is touched."""
 
 from __future__ import annotations
 
 from podnet.launch import cleanup as package_cleanup
-from podnet.launch.leftovers import cleanup
-from podnet.launch.manifests import MANAGED_BY
+from podnet.launch.cluster.leftovers import cleanup
+from podnet.launch.cluster.manifests import MANAGED_BY
 from tests.fakekube import FakeKube, make_node
 
 

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from podnet import tools as adapters
-from podnet.launch.k8s import ExecResult
-from podnet.launch.plan import build_plan
-from podnet.launch.provenance import to_nodes
-from podnet.launch.runner import launch
+from podnet.launch.cluster.k8s import ExecResult
+from podnet.launch.cluster.provenance import to_nodes
+from podnet.launch.rounds.runner import launch
+from podnet.launch.spec.plan import build_plan
 from podnet.parse import parse_experiment
 from podnet.parse.tidy import Measurement, ParseResult
 from podnet.tools.base import Adapter, Invocation, MetricInfo, ParseError

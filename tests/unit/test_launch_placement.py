@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from podnet.launch.config import EndpointSpec, Scenario
-from podnet.launch.placement import Node, natural_key, resolve_endpoint, resolve_scenario
+from podnet.launch.spec.config import EndpointSpec, Scenario
+from podnet.launch.spec.placement import Node, natural_key, resolve_endpoint, resolve_scenario
 
 NODES = [
     Node("node-10", {"zone": "b", "pool": "edge"}),

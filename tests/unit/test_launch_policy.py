@@ -1,4 +1,4 @@
-"""The least-privilege manifests podnet.launch.rbac applies are package data, read through
+"""The least-privilege manifests podnet.launch.cluster.rbac applies are package data, read through
 importlib.resources (a non-editable install has no envs/k8s/); envs/k8s/*.yaml are links to them."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 import podnet.launch
-from podnet.launch import rbac
+from podnet.launch.cluster import rbac
 from tests.conftest import REPO
 
 PACKAGE = Path(podnet.launch.__file__).resolve().parent

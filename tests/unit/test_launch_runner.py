@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from podnet.launch.config import from_mapping
-from podnet.launch.k8s import ExecResult
-from podnet.launch.runner import launch
-from podnet.launch.signals import Interrupted
+from podnet.launch.cluster.k8s import ExecResult
+from podnet.launch.cluster.signals import Interrupted
+from podnet.launch.rounds.runner import launch
+from podnet.launch.spec.config import from_mapping
 from podnet.parse import parse_experiment
 from podnet.parse.raw import find_raw_files, read_sidecar
 from tests.fakekube import FakeKube, make_node

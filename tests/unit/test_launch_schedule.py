@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from podnet.launch.schedule import flatten, schedule
+from podnet.launch.rounds.schedule import flatten, schedule
 
 
 def order(rounds):

@@ -6,10 +6,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from podnet.launch.config import from_mapping
-from podnet.launch.execute import judge
-from podnet.launch.k8s import ExecResult
-from podnet.launch.runner import launch
+from podnet.launch.cluster.k8s import ExecResult
+from podnet.launch.rounds.execute import judge
+from podnet.launch.rounds.runner import launch
+from podnet.launch.spec.config import from_mapping
 from podnet.parse.raw import find_raw_files, read_sidecar
 from podnet.tools import iperf2
 from tests.fakekube import FakeKube, make_node

@@ -1,5 +1,5 @@
 """Variants side by side on in-memory clusters: one launch id, runs interleaved run by run, pairs
-the statistics read as side-by-side, adaptive rounds across variants (podnet.launch.sidebyside)."""
+the statistics read as side-by-side, adaptive rounds across variants (podnet.launch.campaign.sidebyside)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import random
 
 import pytest
 
-from podnet.launch.config import LaunchConfigError, from_mapping
-from podnet.launch.k8s import ExecResult
-from podnet.launch.sidebyside import SideBySide, interleave, launch_side_by_side
+from podnet.launch.campaign.sidebyside import SideBySide, interleave, launch_side_by_side
+from podnet.launch.cluster.k8s import ExecResult
+from podnet.launch.spec.config import LaunchConfigError, from_mapping
 from podnet.parse import parse_experiment
 from podnet.parse.raw import find_raw_files, read_sidecar
 from podnet.stats.variants import variant_table
@@ -140,7 +140,7 @@ def test_bad_variant_sets_are_refused(tmp_path):
 
 
 def test_interleave_puts_every_variant_of_a_case_together():
-    from podnet.launch.schedule import schedule
+    from podnet.launch.rounds.schedule import schedule
 
     keys = [("s1", "iperf3", "tcp"), ("s2", "iperf3", "tcp")]
     pend = {k: [1, 2] for k in keys}

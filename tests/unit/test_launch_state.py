@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from podnet.launch.config import from_mapping
-from podnet.launch.state import (
+from podnet.launch.rounds.state import (
     invalidate_stale_manifest,
     launch_complete,
     missing_repeats,
@@ -13,6 +12,7 @@ from podnet.launch.state import (
     raw_path,
     scan_case,
 )
+from podnet.launch.spec.config import from_mapping
 from podnet.parse.raw import write_raw
 from tests.launch_configs import experiment
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from podnet.launch import plan
+from podnet.launch.spec import plan
 from podnet.report import noise_text
 from podnet.stats import noise
 

@@ -170,7 +170,7 @@ def test_a_retried_run_pairs_with_the_runs_of_its_own_round():
 
 
 def test_a_primary_variant_comparison_without_pairs_is_an_unmet_item():
-    from podnet.launch.sidebyside import VariantSampler
+    from podnet.launch.campaign.sidebyside import VariantSampler
 
     stats_cfg = {"comparisons": VCMP, "primary": [{"by": "variant", "baseline": "a"}]}
     case = SimpleNamespace(key=("pod-pod", "iperf3", "tcp"))
@@ -186,7 +186,7 @@ def test_a_primary_variant_comparison_without_pairs_is_an_unmet_item():
 
 
 def test_the_adaptive_judge_calls_a_comparison_with_fewer_than_2_pairs_unmet():
-    from podnet.launch.adaptive import _item
+    from podnet.launch.rounds.adaptive import _item
 
     r = pd.Series(
         {"baseline": "host-host", "treatment": "pod-pod", "scenario": "pod-pod", "tool": "iperf3",

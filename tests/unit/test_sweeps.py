@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from podnet.launch.config import LaunchConfigError, from_mapping
+from podnet.launch.spec.config import LaunchConfigError, from_mapping
 from podnet.parse.raw import SidecarError, validate_sidecar
 from podnet.parse.stage import parse_text, result_rows
 from podnet.parse.tidy import frame

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from podnet.config import schema
-from podnet.launch import campaign
-from podnet.launch.config import from_mapping
+from podnet.launch.campaign import run as campaign
+from podnet.launch.spec.config import from_mapping
 from podnet.report import vs_seed
 from podnet.report.figures import check
 from podnet.report.vs_seed.figure import figure

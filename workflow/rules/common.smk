@@ -56,11 +56,11 @@ LAUNCH_MANIFEST = f"{OUT}/launch/manifest.json"
 
 
 def _test_lengths(cfg):
-    """Seconds each tool:test of the launch section runs (podnet.launch.plan.test_lengths): data for
+    """Seconds each tool:test of the launch section runs (podnet.launch.spec.plan.test_lengths): data for
     the noise_floor rule, read from the config once here."""
     if not cfg.get("launch"):
         return {}
-    from podnet.launch.plan import test_lengths
+    from podnet.launch.spec.plan import test_lengths
 
     return {f"{tool}:{test}": s for (tool, test), s in test_lengths(cfg).items()}
 
@@ -85,8 +85,8 @@ if "launch" in config:
     # the launch checkpoint's manifest means "raw/ is complete": when runs are missing (never run,
     # deleted, failed and retryable) it is stale, and the launch re-runs to launch them. Read-only
     # here: nothing on disk changes while the Snakefile is parsed (also under -n and --lint).
-    from podnet.launch.config import from_mapping as _launch_config
-    from podnet.launch.runner import launch_complete
+    from podnet.launch.spec.config import from_mapping as _launch_config
+    from podnet.launch.rounds.runner import launch_complete
 
     if (
         os.path.exists(LAUNCH_MANIFEST)

@@ -1,10 +1,10 @@
-"""Snakemake script: the launch checkpoint (library: podnet.launch.runner.launch)."""
+"""Snakemake script: the launch checkpoint (library: podnet.launch.rounds.runner.launch)."""
 
 import sys
 
-from podnet.launch.cli import configure_logging
-from podnet.launch.config import from_mapping
-from podnet.launch.runner import launch
+from podnet.launch.rounds.results import configure_logging
+from podnet.launch.rounds.runner import launch
+from podnet.launch.spec.config import from_mapping
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 configure_logging(sm.log[0])

@@ -2,19 +2,32 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
+import logging
+import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from podnet.launch.config import Case, LaunchConfig
-from podnet.launch.state import Attempt, CaseKey, CaseState
+from podnet.launch.rounds.state import Attempt, CaseState
+from podnet.launch.spec.config import Case, CaseKey, LaunchConfig
 
 
-def now_iso() -> str:
-    """UTC now, ISO 8601 with milliseconds and ``Z``."""
-    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+def configure_logging(log_file: str | None = None) -> None:
+    """The launcher's progress log on stderr (and in ``log_file``), without the API clients' chatter."""
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if log_file:
+        handlers.insert(0, logging.FileHandler(log_file, mode="w"))
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(message)s",
+        datefmt="%H:%M:%S",
+        handlers=handlers,
+        force=True,
+    )
+    logging.getLogger("kubernetes").setLevel(logging.WARNING)
+    logging.getLogger("urllib3").setLevel(logging.WARNING)
 
 
 @dataclass
@@ -73,9 +86,9 @@ class LaunchResult:
     namespace_deleted: bool | None = None
     #: what clean-up could not remove (objects still there when its wait ended)
     leftovers: list[str] = field(default_factory=list)
-    #: noise-floor runs written by launch.floor (podnet.launch.floor), ok or failed
+    #: noise-floor runs written by launch.floor (podnet.launch.noise.floor), ok or failed
     floor_runs: int = 0
-    #: why the floor stopped before the launch ended ("" when it ran every round; podnet.launch.floor)
+    #: why the floor stopped before the launch ended ("" when it ran every round; podnet.launch.noise.floor)
     floor_stopped: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -161,3 +174,21 @@ def write_logs(
         tmp = m.with_name(m.name + ".tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(m)
+
+
+class RunTimes:
+    """Wall time of each run of this launch by case: what predicts the next round's length."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[CaseKey, list[float]] = {}
+
+    def add(self, key: CaseKey, seconds: float) -> None:
+        self.seconds.setdefault(key, []).append(float(seconds))
+
+    def predict(self, keys: Iterable[CaseKey]) -> float:
+        """Seconds a round of ``keys`` should take: each case's mean run time (else the mean of all runs)."""
+        every = [s for v in self.seconds.values() for s in v]
+        overall = sum(every) / len(every) if every else 0.0
+        return sum(
+            (sum(self.seconds[k]) / len(self.seconds[k])) if self.seconds.get(k) else overall for k in keys
+        )

@@ -3,7 +3,7 @@
 The YAML is validated against the config schema (``podnet/config/config.schema.yaml``,
 strict: unknown keys are errors), then turned into :class:`LaunchConfig`. Every
 default comes from the schema's ``default:`` values, server ports from the
-adapters. Nothing here talks to a cluster; :mod:`podnet.launch.plan` resolves
+adapters. Nothing here talks to a cluster; :mod:`podnet.launch.spec.plan` resolves
 placements against nodes.
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +26,7 @@ from podnet.config import schema
 from podnet.config.stages import STATS_KEYS, launch_view  # noqa: F401
 
 # the ports, timeouts and durations a config's values mean (re-exported: importers use them from here)
-from podnet.launch.defaults import (
+from podnet.launch.spec.defaults import (
     HTTP_PORT_KEY,  # noqa: F401
     LaunchConfigError,
     default_ports,
@@ -35,10 +34,10 @@ from podnet.launch.defaults import (
     parse_duration,
     port_key,  # noqa: F401
 )
-from podnet.launch.disturbance import DisturbanceRule
-from podnet.launch.sweep import SweepPoint, points
+from podnet.launch.spec.disturbance import DisturbanceRule
+from podnet.launch.spec.sweep import SweepPoint, points
 
-#: the scenario of the interleaved noise floor's runs (podnet.launch.floor); no config scenario may use it
+#: the scenario of the interleaved noise floor's runs (podnet.launch.noise.floor); no config scenario may use it
 from podnet.parse.tidy import FLOOR_SCENARIO
 
 
@@ -124,6 +123,10 @@ class Scenario:
     description: str = ""
 
 
+#: case key: (scenario, tool, test)
+CaseKey = tuple[str, str, str]
+
+
 @dataclass(frozen=True)
 class Case:
     """One (scenario, tool, test): the unit that is repeated and interleaved."""
@@ -180,7 +183,7 @@ class LaunchConfig:
     warmup_per: str = "tool"
     #: record CPU busy/steal, the launcher's and the daemons' CPU around each run
     interference: bool = True
-    #: ``launch.disturbance`` (:class:`podnet.launch.disturbance.DisturbanceRule`; None: the defaults)
+    #: ``launch.disturbance`` (:class:`podnet.launch.spec.disturbance.DisturbanceRule`; None: the defaults)
     disturbance: Any = None
     #: Guaranteed QoS: {"cpu": whole CPUs, "memory": "256Mi"} per container, or None
     resources: dict[str, Any] | None = None
@@ -476,9 +479,3 @@ def load_config(path: str | Path, *, overrides: Mapping[str, Any] | None = None)
         return from_mapping(config)
     except LaunchConfigError as exc:
         raise LaunchConfigError(f"{path}: {exc}") from None
-
-
-def env_kubeconfig() -> str | None:
-    """$KUBECONFIG (first entry), when set."""
-    value = os.environ.get("KUBECONFIG")
-    return value.split(os.pathsep)[0] if value else None

@@ -17,18 +17,19 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from podnet.launch.results import now_iso
-from podnet.launch.schedule import Slot, round_order
-from podnet.launch.state import CaseKey, initial_repeats
+from podnet.launch.cluster.provenance import now_iso
+from podnet.launch.rounds.schedule import Slot, round_order
+from podnet.launch.rounds.state import initial_repeats
+from podnet.launch.spec.config import CaseKey
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from podnet.launch.runner import Launcher
+    from podnet.launch.rounds.interface import Rounds
 
 log = logging.getLogger("podnet.launch")
 
@@ -48,28 +49,11 @@ def fmt_duration(seconds: float) -> str:
     return f"{sec}s"
 
 
-class RunTimes:
-    """Wall time of each run of this launch by case: what predicts the next round's length."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[CaseKey, list[float]] = {}
-
-    def add(self, key: CaseKey, seconds: float) -> None:
-        self.seconds.setdefault(key, []).append(float(seconds))
-
-    def predict(self, keys: Iterable[CaseKey]) -> float:
-        """Seconds a round of ``keys`` should take: each case's mean run time (else the mean of all runs)."""
-        every = [s for v in self.seconds.values() for s in v]
-        overall = sum(every) / len(every) if every else 0.0
-        return sum(
-            (sum(self.seconds[k]) / len(self.seconds[k])) if self.seconds.get(k) else overall for k in keys
-        )
-
-
 class Sampler:
-    """The adaptive loop of one :class:`~podnet.launch.runner.Launcher` (its clock, budget, judgement, account)."""
+    """The adaptive loop of one launch (its clock, budget, judgement, account); the launch is reached
+    only through :class:`~podnet.launch.rounds.interface.Rounds` (the Launcher implements it)."""
 
-    def __init__(self, launcher: Launcher, clock: Callable[[], float], t0: float | None = None):
+    def __init__(self, launcher: Rounds, clock: Callable[[], float], t0: float | None = None):
         from podnet.stats import resolve
 
         self.L = launcher
@@ -291,7 +275,7 @@ class Sampler:
             log.info("%s", self.progress(round_no, unmet, used, nxt))
             order = round_order(keys, cfg.order, cfg.seed, round_no)
             slots = [Slot(k, self.last_repeat(k) + 1, round_no, i + 1) for i, k in enumerate(order)]
-            L.run_rounds({}, None, rounds=[slots])
+            L.run_round(slots)
 
     def _noun(self) -> str:
         return "primary comparison" if self.mode == "primary" else "case headline metric"

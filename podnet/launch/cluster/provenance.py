@@ -7,6 +7,7 @@ declares, else the embedded cluster's ``info.json``, else the nodes'
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import subprocess
@@ -14,7 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from podnet.launch.placement import Node
+from podnet.launch.spec.placement import Node
+
+
+def now_iso() -> str:
+    """UTC now, ISO 8601 with milliseconds and ``Z``."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
 
 #: DaemonSet name fragments -> CNI (first match wins)
 CNI_DAEMONSETS = [

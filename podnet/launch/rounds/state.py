@@ -8,7 +8,7 @@ Attempt 1 has no ``.aN`` part; a retry of a failed run gets the next attempt
 number, so no raw file is ever rewritten. A (case, repeat) is *done* when one
 attempt's sidecar says ``status: ok``; it is *missing* when none does and fewer
 than ``max_attempts`` attempts failed (interrupted attempts, and attempts judged
-``disturbed`` and re-run, :mod:`podnet.launch.disturbance`, do not count).
+``disturbed`` and re-run, :mod:`podnet.launch.spec.disturbance`, do not count).
 """
 
 from __future__ import annotations
@@ -21,17 +21,14 @@ from pathlib import Path
 
 import yaml
 
-from podnet.launch import provenance
-from podnet.launch.config import Case, LaunchConfig
+from podnet.launch.cluster import provenance
+from podnet.launch.spec.config import Case, CaseKey, LaunchConfig
 from podnet.parse.raw import SIDECAR_SUFFIX
 
 log = logging.getLogger("podnet.launch")
 
 #: attempt statuses that are not failures: done, or judged disturbed and re-run
 NOT_FAILED = ("ok", "disturbed")
-
-#: case key: (scenario, tool, test)
-CaseKey = tuple[str, str, str]
 
 _NAME = re.compile(
     r"^r(?P<repeat>\d{3,})(?:\.a(?P<attempt>\d+))?\.[A-Za-z0-9]+" + re.escape(SIDECAR_SUFFIX) + "$"

@@ -2,12 +2,12 @@
 
 1. Learn the cluster (nodes, CNI, variant) and scan ``raw/`` for what is missing;
    with nothing missing, stop: no namespace, no pod.
-2. Create the namespace, pods and Services (:mod:`podnet.launch.workload`).
+2. Create the namespace, pods and Services (:mod:`podnet.launch.cluster.workload`).
 3. Run the missing repeats in interleaved rounds, retrying failed runs once at
-   the end unless their pods or nodes are broken (:mod:`podnet.launch.execute`).
+   the end unless their pods or nodes are broken (:mod:`podnet.launch.rounds.execute`).
 4. Adaptive: add rounds of the cases whose headline interval is still too wide.
 5. Delete everything, after success, on errors and on Ctrl-C / SIGTERM; write the
-   manifest (:mod:`podnet.launch.results`).
+   manifest (:mod:`podnet.launch.rounds.results`).
 
 :func:`launch` is what ``podnet launch`` and the Snakemake ``launch`` checkpoint call.
 """
@@ -22,20 +22,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from podnet.launch import provenance
-from podnet.launch.adaptive import RunTimes, Sampler
-from podnet.launch.config import LaunchConfig, LaunchConfigError, load_config
-from podnet.launch.execute import Executor
-from podnet.launch.floor import LaunchFloor
-from podnet.launch.k8s import Kube, KubeError
-from podnet.launch.leftovers import cleanup
-from podnet.launch.plan import CasePlan, build_plan
-from podnet.launch.results import LaunchResult, Tally, now_iso, write_logs
-from podnet.launch.schedule import RoundSeq, Slot, schedule
-from podnet.launch.signals import Interrupted, interruptible
-from podnet.launch.state import CaseKey, invalidate_stale_manifest, launch_complete, pending_runs, scan
-from podnet.launch.warmup import warm_up
-from podnet.launch.workload import Workload
+from podnet.launch.cluster import provenance
+from podnet.launch.cluster.k8s import Kube, KubeError
+from podnet.launch.cluster.leftovers import cleanup
+from podnet.launch.cluster.provenance import now_iso
+from podnet.launch.cluster.signals import Interrupted, interruptible
+from podnet.launch.cluster.workload import Workload
+from podnet.launch.noise.floor import LaunchFloor
+from podnet.launch.rounds.adaptive import Sampler
+from podnet.launch.rounds.execute import Executor
+from podnet.launch.rounds.results import LaunchResult, RunTimes, Tally, write_logs
+from podnet.launch.rounds.schedule import RoundSeq, Slot, schedule
+from podnet.launch.rounds.state import invalidate_stale_manifest, launch_complete, pending_runs, scan
+from podnet.launch.rounds.warmup import warm_up
+from podnet.launch.spec.config import CaseKey, LaunchConfig, LaunchConfigError, load_config
+from podnet.launch.spec.plan import CasePlan, build_plan
 
 __all__ = [
     "Interrupted",
@@ -167,6 +168,20 @@ class Launcher:
                     retry.append(slot)
         return self.retry(retry, total, n, budget)
 
+    def run_round(self, slots: list[Slot]) -> int:
+        """One more round of ``slots`` (the adaptive stop's; :class:`~.interface.Rounds`)."""
+        return self.run_rounds({}, None, rounds=[slots])
+
+    @property
+    def ready(self) -> bool:
+        """Prepared: an executor to run with (:class:`~.interface.WarmUps`)."""
+        return self.executor is not None
+
+    def run_warmup(self, cp: CasePlan, slot: Slot, total: int, n: int) -> None:
+        """One uncounted warm-up run (:class:`~.interface.WarmUps`)."""
+        assert self.executor is not None
+        self.executor.run(cp, slot, total, n, warmup=True)
+
     def enter_round(self, seq: int | None = None) -> int:
         """Runs from now on are of round ``seq`` (else the next ordinal): their sidecars' ``round_seq``,
         and a fresh budget of disturbed-run re-runs."""
@@ -177,7 +192,7 @@ class Launcher:
 
     def start_round(self, rnd: list[Slot], seq: int | None = None) -> None:
         """Count a round (ordinal ``seq``, else the next) and run the noise floor at its start
-        (:mod:`podnet.launch.floor`)."""
+        (:mod:`podnet.launch.noise.floor`)."""
         assert self.executor is not None
         now = self.enter_round(seq)
         self.result.rounds += 1
@@ -214,7 +229,7 @@ class Launcher:
         return n
 
     def run_one(self, cp: CasePlan, slot: Slot, total: int, n: int) -> str:
-        """One run, timed by the launch's clock; a run judged disturbed (:mod:`podnet.launch.disturbance`)
+        """One run, timed by the launch's clock; a run judged disturbed (:mod:`podnet.launch.spec.disturbance`)
         runs again at once, in the same round, while the round has re-runs left. Returns ok / failed."""
         assert self.executor is not None
         while True:
@@ -257,7 +272,7 @@ class Launcher:
                 self.prepare(
                     set(pending) | set(more) | ({c.key for c in cfg.cases} if cfg.adaptive else set())
                 )
-                warm_up(self, set(pending) | set(more))
+                result.warmups += warm_up(self, set(pending) | set(more))
                 self.run_rounds(pending, cfg.adaptive_max_runs)
                 if self.sampler:
                     self.sampler.loop()

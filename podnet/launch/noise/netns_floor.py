@@ -35,7 +35,8 @@ from typing import Any
 import pandas as pd
 
 from podnet import tools as adapters
-from podnet.launch.results import now_iso
+from podnet.launch.cluster.provenance import now_iso
+from podnet.launch.noise.interference import host_ticks
 from podnet.parse.raw import write_raw
 from podnet.parse.tidy import FLOOR_STANDALONE_SCENARIO, FLOOR_VARIANT
 
@@ -58,7 +59,7 @@ class Names:
     ip_server: str = IP_SERVER
 
 
-#: the floor ``podnet floor`` runs; the launcher's interleaved floor has its own (podnet.launch.floor)
+#: the floor ``podnet floor`` runs; the launcher's interleaved floor has its own (podnet.launch.noise.floor)
 STANDALONE = Names()
 
 
@@ -72,10 +73,11 @@ def _in_ns(ns: str, argv: Sequence[str]) -> list[str]:
 
 
 def cpu_times() -> tuple[int, int, int]:
-    """(busy, steal, total) jiffies of the whole machine from /proc/stat."""
-    with open("/proc/stat", encoding="ascii") as fh:
-        fields = [int(x) for x in fh.readline().split()[1:]]
-    user, nice, system, idle, iowait, irq, softirq, steal = (fields + [0] * 8)[:8]
+    """(busy, steal, total) jiffies of the whole machine from /proc/stat (:func:`~.interference.host_ticks`)."""
+    fields = host_ticks()
+    if fields is None:
+        raise OSError("cannot read /proc/stat")
+    user, nice, system, idle, iowait, irq, softirq, steal = (list(fields) + [0] * 8)[:8]
     total = user + nice + system + idle + iowait + irq + softirq + steal
     return total - idle - iowait - steal, steal, total
 
@@ -92,7 +94,7 @@ def floor_interference(
     before: tuple[int, int, int], after: tuple[int, int, int], wall_s: float, launcher_cpu_s: float
 ) -> dict[str, Any]:
     """The sidecar's ``interference`` of a floor run, in the launched runs' shape
-    (:mod:`podnet.launch.interference`): both namespaces are this one machine, measured once."""
+    (:mod:`podnet.launch.noise.interference`): both namespaces are this one machine, measured once."""
     share = cpu_share(before, after)
     machine = {"seen_by": "client", **share, "cpus": os.cpu_count() or 1, "window_s": round(wall_s, 3)}
     return {

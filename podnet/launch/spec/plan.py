@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from podnet import tools as adapters
-from podnet.launch.config import Case, LaunchConfig, LaunchConfigError, TestSpec, port_key
-from podnet.launch.placement import Node, Placement, resolve_scenario
+from podnet.launch.spec.config import Case, LaunchConfig, LaunchConfigError, TestSpec, port_key
+from podnet.launch.spec.placement import Node, Placement, resolve_scenario
 from podnet.tools.base import Invocation, UnsupportedTest
 
 #: placeholder target used to build server argv at plan time (TEST-NET-1, never contacted)
@@ -300,7 +300,7 @@ def test_lengths(config: Mapping[str, Any]) -> dict[tuple[str, str], float]:
     if not config.get("launch"):
         return {}
     from podnet import tools as adapters
-    from podnet.launch.config import from_mapping
+    from podnet.launch.spec.config import from_mapping
 
     cfg = from_mapping(config, check_schema=False)
     out = {}

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
-from podnet.launch.config import Case
-from podnet.launch.schedule import Slot
-from podnet.launch.state import CaseKey
+from podnet.launch.rounds.schedule import Slot
+from podnet.launch.spec.config import Case, CaseKey
+
+if TYPE_CHECKING:
+    from podnet.launch.rounds.interface import WarmUps
 
 log = logging.getLogger("podnet.launch")
 
@@ -41,14 +43,13 @@ def warmup_cases(cases: Sequence[Case], wanted: set[CaseKey], per: str = "tool")
     return out
 
 
-def warm_up(launcher: Any, keys: Iterable[CaseKey]) -> int:
-    """Run the warm-ups of ``keys`` (a :class:`~podnet.launch.runner.Launcher` after ``prepare``);
-    returns how many ran."""
-    cfg = launcher.cfg
+def warm_up(launch: WarmUps, keys: Iterable[CaseKey]) -> int:
+    """Run the warm-ups of ``keys`` (a launch after ``prepare``); returns how many ran."""
+    cfg = launch.cfg
     wanted = set(keys)
-    if cfg.warmup <= 0 or launcher.executor is None or not wanted:
+    if cfg.warmup <= 0 or not launch.ready or not wanted:
         return 0
-    plans = [launcher.case_plan(c.key) for c in warmup_cases(cfg.cases, wanted, cfg.warmup_per)]
+    plans = [launch.case_plan(c.key) for c in warmup_cases(cfg.cases, wanted, cfg.warmup_per)]
     plans = [cp for cp in plans if not cp.skipped]
     total = len(plans) * cfg.warmup
     log.info("warm-up: %d run(s), not counted", total)
@@ -56,6 +57,5 @@ def warm_up(launcher: Any, keys: Iterable[CaseKey]) -> int:
     for k in range(1, cfg.warmup + 1):
         for pos, cp in enumerate(plans, 1):
             n += 1
-            launcher.executor.run(cp, Slot(cp.case.key, k, 0, pos), total, n, warmup=True)
-    launcher.result.warmups += n
+            launch.run_warmup(cp, Slot(cp.case.key, k, 0, pos), total, n)
     return n

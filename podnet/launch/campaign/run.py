@@ -26,7 +26,7 @@ variant)::
 side** where they can be up at once (:func:`design`): real clusters (one kubeconfig each) and one
 embedded cluster per distinct embedded set-up, all up at once on this machine (``CLUSTER_ID`` 0, 1,
 ...: each its own API server, node namespaces, fabric and cgroups; variants with equal settings share
-one, named apart: an A/A check). One launch (:mod:`podnet.launch.sidebyside`) then interleaves the
+one, named apart: an A/A check). One launch (:mod:`podnet.launch.campaign.sidebyside`) then interleaves the
 variants run by run, so the runs of one round are pairs taken close in time, and adaptive rounds go
 to the primary variant comparisons (``stats.primary`` entries ``by: variant``) until each is met or
 ``launch.adaptive.budget`` ends. Where set-ups cannot coexist (:data:`COEXIST_CONFLICTS`, more than
@@ -66,9 +66,10 @@ from typing import Any
 
 import yaml
 
-from podnet.launch.campaign_config import (  # noqa: F401 (the campaign's model, re-exported)
+from podnet.launch.campaign.model import (  # noqa: F401 (the campaign's model, re-exported)
     CNI_MODES,
     PROXY_MODES,
+    REPO,
     Campaign,
     CampaignError,
     Variant,
@@ -209,8 +210,8 @@ def write_configs(c: Campaign, repeats: int | None = None) -> dict[str, Path]:
 
 def missing_runs(c: Campaign, v: Variant, repeats: int | None = None) -> int:
     """How many fixed-round runs of variant ``v`` raw/ still lacks (0: the variant is done)."""
-    from podnet.launch.config import from_mapping
-    from podnet.launch.runner import pending_runs
+    from podnet.launch.rounds.runner import pending_runs
+    from podnet.launch.spec.config import from_mapping
 
     cfg = from_mapping(variant_config(c, v, repeats))
     return sum(len(r) for r in pending_runs(cfg, v.name).values())
@@ -266,14 +267,14 @@ def launch_on(launch: list[str], embedded: Variant | Sequence[tuple[Variant, int
             for v, i in ups:
                 env = {**v.cluster_env(), "CLUSTER_ID": str(i)}
                 started.append(env)
-                rc = _run(["bash", "envs/cluster/up.sh"], env)
+                rc = _run(["bash", str(REPO / "envs" / "cluster" / "up.sh")], env)
                 if rc:
                     break
             if rc == 0:
                 rc = _run(launch)
         finally:
             for env in reversed(started):
-                down = _run(["bash", "envs/cluster/down.sh"], env)
+                down = _run(["bash", str(REPO / "envs" / "cluster" / "down.sh")], env)
                 rc = rc or down
     return rc
 
@@ -288,7 +289,7 @@ def run_variant(c: Campaign, v: Variant, config: Path, python: str) -> int:
 def run_side_by_side(c: Campaign, files: Mapping[str, Path], python: str) -> int:
     """One launch of every variant at once; the embedded cluster set-up the variants share (if any)
     is brought up first and always taken down again."""
-    launch = [python, "-m", "podnet.launch.sidebyside", *(str(files[v.name]) for v in c.variants)]
+    launch = [python, "-m", "podnet.launch.campaign.sidebyside", *(str(files[v.name]) for v in c.variants)]
     ids = cluster_ids(c)
     return launch_on(launch, [(v, ids[v.name]) for v in setups(c)])
 
@@ -350,7 +351,7 @@ def _clusters_up() -> list[str]:
 
 def bare_floor_missing(c: Campaign, tests: list[str]) -> int:
     """How many bare-floor runs ``raw/<campaign>/floor/netns-veth/`` still lacks."""
-    from podnet.launch.netns_floor import SCENARIO, VARIANT
+    from podnet.launch.noise.netns_floor import SCENARIO, VARIANT
 
     base = Path(c.experiment.get("raw_dir") or Path("raw") / c.name) / VARIANT / SCENARIO
     return sum(

@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from podnet.launch.plan import slug
-from podnet.launch.workload import MANAGED_SELECTOR, delete_labelled, delete_namespaces
+from podnet.launch.cluster.workload import MANAGED_SELECTOR, delete_labelled, delete_namespaces
+from podnet.launch.spec.plan import slug
 
 log = logging.getLogger("podnet.launch")
 
@@ -29,7 +29,7 @@ def cleanup(
     Without ``namespace``: every namespace labelled with :data:`MANAGED_SELECTOR` (of one
     experiment if given). With ``namespace`` (shared-namespace mode): the podnet objects in it.
     """
-    from podnet.launch.k8s import Kube
+    from podnet.launch.cluster.k8s import Kube
 
     if kubeconfig is None and Path(".cluster/kubeconfig").exists() and not os.environ.get("KUBECONFIG"):
         kubeconfig = ".cluster/kubeconfig"

@@ -1,7 +1,7 @@
 """Variants side by side: one launch of the same experiment under several variants at once,
 interleaved run by run.
 
-Each variant is one :class:`~podnet.launch.runner.Launcher` (its own cluster, or its own name on a
+Each variant is one :class:`~podnet.launch.rounds.runner.Launcher` (its own cluster, or its own name on a
 shared cluster for an A/A check), all with one launch id. Round r runs repeat r of every pending
 case; within the round each case runs under every variant back to back, the variants in an order
 drawn per case (``random.Random(f"{seed}:{round}:{case}")``), so the runs of one round are taken
@@ -17,7 +17,7 @@ case reaches ``stats.planning.max_repeats`` or ``launch.adaptive.budget`` cannot
 account is ``raw/<exp>/_side_by_side/<launch id>.json``; each variant's launch log is
 ``raw/<exp>/_launch/<launch id>.<variant>.json``.
 
-    python -m podnet.launch.sidebyside CONFIG CONFIG [...]   # one config per variant (make compare)
+    python -m podnet.launch.campaign.sidebyside CONFIG CONFIG [...]   # one config per variant (make compare)
 
 The configs must be one experiment (same raw_dir, scenarios and tests) with distinct
 ``launch.variant`` names; the first is the baseline of the variant comparisons. Only the first
@@ -40,14 +40,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from podnet.launch.config import LaunchConfig, LaunchConfigError, load_config
-from podnet.launch.k8s import Kube, KubeError
-from podnet.launch.results import LaunchResult, now_iso, write_logs
-from podnet.launch.runner import Launcher
-from podnet.launch.schedule import Slot, schedule
-from podnet.launch.signals import Interrupted, interruptible
-from podnet.launch.state import CaseKey, pending_runs
-from podnet.launch.warmup import warm_up
+from podnet.launch.cluster.k8s import Kube, KubeError
+from podnet.launch.cluster.provenance import now_iso
+from podnet.launch.cluster.signals import Interrupted, interruptible
+from podnet.launch.rounds.results import LaunchResult, configure_logging, write_logs
+from podnet.launch.rounds.runner import Launcher
+from podnet.launch.rounds.schedule import Slot, schedule
+from podnet.launch.rounds.state import pending_runs
+from podnet.launch.rounds.warmup import warm_up
+from podnet.launch.spec.config import CaseKey, LaunchConfig, LaunchConfigError, load_config
 
 log = logging.getLogger("podnet.launch")
 
@@ -207,7 +208,7 @@ class SideBySide:
                 for L in self.launchers:
                     L.prepare(set(pending[id(L)]) | (every if adaptive else set()))
                 for L in self.launchers:
-                    warm_up(L, set(pending[id(L)]))
+                    L.result.warmups += warm_up(L, set(pending[id(L)]))
                 per_variant = []
                 for L in self.launchers:
                     keys = [c.key for c in L.cfg.cases if c.key in pending[id(L)]]
@@ -464,12 +465,10 @@ def launch_side_by_side(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m podnet.launch.sidebyside", description=__doc__.split("\n")[0]
+        prog="python -m podnet.launch.campaign.sidebyside", description=__doc__.split("\n")[0]
     )
     ap.add_argument("configs", nargs="+", help="one experiment config per variant (the first: the baseline)")
     args = ap.parse_args(argv)
-    from podnet.launch.cli import configure_logging
-
     configure_logging()
     try:
         results = launch_side_by_side(args.configs)

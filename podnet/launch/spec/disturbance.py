@@ -1,6 +1,6 @@
 """Disturbed runs: the machine busy with work that is not the run's own, judged right after each run.
 
-The interference record of a run on the embedded cluster (:mod:`podnet.launch.interference`) holds
+The interference record of a run on the embedded cluster (:mod:`podnet.launch.noise.interference`) holds
 ``foreign``: over the client's exec, the launcher's machine's CPU time that was busy (or stolen by the
 hypervisor) minus what the cluster's pods (the run's client and server, in the kubelets' cgroupRoot),
 the cluster's daemons (their cgroup) and the launcher itself used, as a share of the machine

@@ -1,5 +1,5 @@
 """A campaign config: its variants (embedded-cluster set-ups or real clusters) and the experiment
-run under each; parsed and checked here, run by :mod:`podnet.launch.campaign`."""
+run under each; parsed and checked here, run by :mod:`podnet.launch.campaign.run`."""
 
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ import yaml
 from podnet.config import schema
 
 #: the embedded cluster's mode table (one row per CNI mode; envs/cluster/README.md)
-MODES_TSV = Path(__file__).resolve().parents[2] / "envs" / "cluster" / "modes.tsv"
+#: the repository this package lives in (its envs/cluster scripts and mode table)
+REPO = Path(__file__).resolve().parents[3]
+MODES_TSV = REPO / "envs" / "cluster" / "modes.tsv"
 
 
 def read_cni_modes(path: Path = MODES_TSV) -> tuple[str, ...]:
@@ -94,7 +96,7 @@ class Campaign:
     source: Path
     interleave: bool = False
     #: ``side_by_side`` (default true): every variant up at once, one launch interleaving them run by
-    #: run (:mod:`podnet.launch.sidebyside`), where the variants can coexist (:func:`design`)
+    #: run (:mod:`podnet.launch.campaign.sidebyside`), where the variants can coexist (:func:`design`)
     side_by_side: bool = True
     #: ``bare_floor``: rounds of ``podnet floor`` (the ``launch.floor`` tests between two bare network
     #: namespaces, variant ``floor``) run before any cluster of the campaign is up: with the
@@ -244,7 +246,7 @@ def with_budget(c: Campaign, budget: str | float | None) -> Campaign:
     the wall-clock limit of the launch's added rounds, e.g. ``25m``); None leaves it as configured."""
     if budget is None:
         return c
-    from podnet.launch.defaults import parse_duration
+    from podnet.launch.spec.defaults import parse_duration
 
     try:
         parse_duration(budget)

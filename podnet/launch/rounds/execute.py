@@ -1,6 +1,6 @@
 """One run: check the case can run, exec the client under ``timeout``, judge the output, write raw + sidecar.
 
-Around the client, :mod:`podnet.launch.interference` reads what competed with it (the sidecar's
+Around the client, :mod:`podnet.launch.noise.interference` reads what competed with it (the sidecar's
 ``interference``); nothing asks the API while the client runs. A warm-up run (``launch.warmup``) is
 written under ``raw/<exp>/_warmup/`` (a path the parse stage never reads) with ``warmup: true`` and
 is not counted.
@@ -10,7 +10,7 @@ measurement from what it printed; anything else is ``failed`` with a reason
 (exit code, time limit, unparsable output, the stderr tail). A run during which
 its client or server container restarted keeps its status but is marked
 ``suspect`` with the restart counts. An ok run the machine's other work disturbed
-(:mod:`podnet.launch.disturbance`) gets ``status: disturbed`` while the round has
+(:mod:`podnet.launch.spec.disturbance`) gets ``status: disturbed`` while the round has
 re-runs left (the launcher then runs it again), else stays ok with ``disturbed: true``.
 Every sidecar records ``round_seq``, the ordinal of the launch round it ran in.
 """
@@ -26,17 +26,17 @@ from pathlib import Path
 from typing import Any
 
 from podnet import tools as adapters
-from podnet.launch.config import LaunchConfig
-from podnet.launch.disturbance import DisturbanceRule, RerunBudget
-from podnet.launch.disturbance import judge as judge_disturbance
-from podnet.launch.interference import Interference
-from podnet.launch.k8s import ExecResult
-from podnet.launch.plan import CasePlan
-from podnet.launch.provenance import ClusterFacts, read_cluster_info
-from podnet.launch.results import Tally, now_iso
-from podnet.launch.schedule import Slot
-from podnet.launch.state import raw_path, warmup_path
-from podnet.launch.workload import Workload
+from podnet.launch.cluster.k8s import ExecResult
+from podnet.launch.cluster.provenance import ClusterFacts, now_iso, read_cluster_info
+from podnet.launch.cluster.workload import Workload
+from podnet.launch.noise.interference import Interference
+from podnet.launch.rounds.results import Tally
+from podnet.launch.rounds.schedule import Slot
+from podnet.launch.rounds.state import raw_path, warmup_path
+from podnet.launch.spec.config import LaunchConfig
+from podnet.launch.spec.disturbance import DisturbanceRule, RerunBudget
+from podnet.launch.spec.disturbance import judge as judge_disturbance
+from podnet.launch.spec.plan import CasePlan
 from podnet.parse.raw import write_raw
 from podnet.tools.base import Invocation, ParseError
 

@@ -2,8 +2,8 @@
 
 At the start of every round, the launcher runs the floor's version of the tests in
 ``launch.floor.tests`` (the same adapters' command lines with the same parameters and test
-length as the cluster's cases, :func:`podnet.launch.plan.case_params`) between two network
-namespaces of its own on this machine, joined by one veth (:class:`podnet.launch.netns_floor.Floor`). The
+length as the cluster's cases, :func:`podnet.launch.spec.plan.case_params`) between two network
+namespaces of its own on this machine, joined by one veth (:class:`podnet.launch.noise.netns_floor.Floor`). The
 floor and the cluster then share the session's interference, and "how much does the cluster
 add" is a ratio of CVs measured in one launch (:mod:`podnet.stats.noise`).
 
@@ -34,11 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from podnet import tools as adapters
-from podnet.launch.config import FLOOR_SCENARIO, LaunchConfig, LaunchConfigError
-from podnet.launch.netns_floor import Floor, FloorBusy, FloorTest, Names
-from podnet.launch.plan import case_params
-from podnet.launch.provenance import read_cluster_info
-from podnet.launch.signals import shielded
+from podnet.launch.cluster.provenance import read_cluster_info
+from podnet.launch.cluster.signals import shielded
+from podnet.launch.noise.netns_floor import Floor, FloorBusy, FloorTest, Names
+from podnet.launch.spec.config import FLOOR_SCENARIO, LaunchConfig, LaunchConfigError
+from podnet.launch.spec.plan import case_params
 
 log = logging.getLogger("podnet.launch")
 

@@ -14,7 +14,7 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from podnet.launch.plan import PodPlan
+from podnet.launch.spec.plan import PodPlan
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "podnet"}
 NOBODY = 65534
@@ -43,7 +43,7 @@ def namespace_manifest(
 def nginx_conf(ports: list[int]) -> str:
     """nginx.conf for the HTTP servers: foreground, non-root, everything writable under /tmp."""
     listens = "\n".join(f"    listen {int(p)} reuseport;" for p in sorted(set(ports)))
-    return f"""# written by podnet.launch.manifests (fixed text; only integer ports are filled in)
+    return f"""# written by podnet.launch.cluster.manifests (fixed text; only integer ports are filled in)
 daemon off;
 worker_processes auto;
 pid /tmp/nginx.pid;

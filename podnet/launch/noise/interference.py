@@ -24,7 +24,7 @@ Every launched run's sidecar gets an ``interference`` mapping (checked by
   minus the CPU of the cluster's pods (the kubelets' cgroupRoot: the run's client and server), of
   the daemons' cgroup and of the launcher: work that is neither the run's nor the cluster's, in
   CPU seconds (``cpu_s``) and as a share of the machine (``share``), which
-  :mod:`podnet.launch.disturbance` judges.
+  :mod:`podnet.launch.spec.disturbance` judges.
 
 Nothing here polls the API during the run: the only calls are before the client
 starts and after it ended.
@@ -342,7 +342,7 @@ class Probe:
 
 
 class Interference:
-    """Reads around each run; ``kube`` execs into pods (a :class:`~podnet.launch.k8s.Kube` or a double)."""
+    """Reads around each run; ``kube`` execs into pods (a :class:`~podnet.launch.cluster.k8s.Kube` or a double)."""
 
     def __init__(self, kube: Any, namespace: str | None, cluster_info: dict[str, Any] | None, timeout: float):
         self.kube = kube

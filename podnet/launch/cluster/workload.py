@@ -17,14 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from podnet import tools as adapters
-from podnet.launch import manifests, provenance
-from podnet.launch.config import LaunchConfig
-from podnet.launch.k8s import KubeError, PodFailure
-from podnet.launch.placement import Node
-from podnet.launch.plan import PLACEHOLDER_TARGET, CasePlan, Plan, build_plan, server_binaries, slug
-from podnet.launch.results import now_iso
-from podnet.launch.signals import shielded
-from podnet.launch.state import CaseKey
+from podnet.launch.cluster import manifests, provenance
+from podnet.launch.cluster.k8s import KubeError, PodFailure
+from podnet.launch.cluster.provenance import now_iso
+from podnet.launch.cluster.signals import shielded
+from podnet.launch.spec.config import CaseKey, LaunchConfig
+from podnet.launch.spec.placement import Node
+from podnet.launch.spec.plan import PLACEHOLDER_TARGET, CasePlan, Plan, build_plan, server_binaries, slug
 
 log = logging.getLogger("podnet.launch")
 
@@ -97,7 +96,7 @@ class NodeWatch:
 
 
 class Workload:
-    """Namespace, pods and Services of one launch (``kube``: a :class:`~podnet.launch.k8s.Kube` or a double)."""
+    """Namespace, pods and Services of one launch (``kube``: a :class:`~podnet.launch.cluster.k8s.Kube` or a double)."""
 
     def __init__(self, cfg: LaunchConfig, kube: Any, launch_id: str):
         self.cfg = cfg

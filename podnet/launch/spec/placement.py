@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from podnet.launch.config import EndpointSpec, Scenario
+from podnet.launch.spec.config import EndpointSpec, Scenario
 
 
 @dataclass(frozen=True)

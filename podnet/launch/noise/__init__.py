@@ -1,0 +1,8 @@
+"""The machine's floor and what else ran beside a run.
+
+- :mod:`.netns_floor`: two bare network namespaces joined by a veth (``podnet floor``).
+- :mod:`.floor`: that floor interleaved with a launch's rounds (``launch.floor``).
+- :mod:`.interference`: what competed with each run (``/proc/stat`` snapshots, daemons' CPU).
+
+Imports only :mod:`podnet.launch.spec` and :mod:`podnet.launch.cluster` of the launch stage.
+"""

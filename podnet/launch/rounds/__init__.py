@@ -1,0 +1,13 @@
+r"""The run loop of one launch.
+
+- :mod:`.runner`: the whole launch (fixed or adaptive rounds), :class:`~.runner.Launcher`.
+- :mod:`.state`: what raw/ already holds; which runs are missing.
+- :mod:`.schedule`: interleaved (or shuffled, seeded) rounds.
+- :mod:`.warmup`: uncounted warm-up runs.
+- :mod:`.execute`: one run: exec, judge, raw file + sidecar.
+- :mod:`.adaptive`: the adaptive stop (rounds until the primary comparisons meet their target).
+- :mod:`.interface`: what the adaptive stop and the warm-up need of a launch (``Protocol``\ s).
+- :mod:`.results`: per-case counts, the manifest, the launch log.
+
+Imports :mod:`podnet.launch.spec`, :mod:`podnet.launch.cluster` and :mod:`podnet.launch.noise`.
+"""
