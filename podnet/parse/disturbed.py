@@ -1,4 +1,4 @@
-"""disturbed_runs.csv: every run the launcher judged disturbed (:mod:`podnet.launch.disturbance`).
+"""disturbed_runs.csv: every run the launcher judged disturbed (:mod:`podnet.launch.spec.disturbance`).
 
 Two kinds, one row per run (:data:`podnet.parse.tidy.DISTURBED_COLUMNS`):
 

@@ -20,7 +20,7 @@ statistics block; its rows are marked) and ``excerpt_lines`` (how many result li
 reply lines: an excerpt with another count is rejected), the types checked against :func:`sidecar_schema`,
 ``cluster`` (versions, CNI, nodes), ``source`` and ``notes``; from the launcher also ``warmup`` (true: an
 uncounted warm-up run, never a tidy row), ``interference`` (what competed with the run: CPU busy/steal
-of its machines, the launcher's and the cluster daemons' CPU; :mod:`podnet.launch.interference`) and
+of its machines, the launcher's and the cluster daemons' CPU; :mod:`podnet.launch.noise.interference`) and
 ``harness`` (warm-up, QoS, CPU affinity settings).
 """
 

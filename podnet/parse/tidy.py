@@ -16,8 +16,8 @@ import pandas as pd
 from podnet.tools.result import UNITS, IntervalPoint, Measurement, ParseResult  # noqa: F401
 
 #: the noise floor's runs: the scenario of the floor interleaved with a launch's rounds
-#: (podnet.launch.floor), and the variant and scenario of ``podnet floor``'s own
-#: (podnet.launch.netns_floor); no config scenario may use them
+#: (podnet.launch.noise.floor), and the variant and scenario of ``podnet floor``'s own
+#: (podnet.launch.noise.netns_floor); no config scenario may use them
 FLOOR_SCENARIO = "floor-netns-veth"
 FLOOR_VARIANT, FLOOR_STANDALONE_SCENARIO = "floor", "netns-veth"
 

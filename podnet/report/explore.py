@@ -25,7 +25,7 @@ from podnet.tools import metric_info
 # without this, the first costs jsonschema's optional IRI grammar, about 2 s of CPU (config/lean.py)
 skip_iri_grammar()
 
-#: what competed with a run (its sidecar's ``interference``, podnet.launch.interference), as shares of
+#: what competed with a run (its sidecar's ``interference``, podnet.launch.noise.interference), as shares of
 #: the time the client ran: CPU busy / stolen on its machines (busiest machine), one CPU's share used
 #: by the launcher, by all the embedded cluster's daemons, by its control plane
 INTERFERENCE = ["cpu_busy", "cpu_steal", "launcher_cpu", "daemons_cpu", "control_plane_cpu"]

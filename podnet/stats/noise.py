@@ -1,7 +1,7 @@
 """How much noise the cluster adds: per-run CV of the cluster's runs against the floor's.
 
 The floor is the same test between two bare network namespaces on the launcher's machine
-(:mod:`podnet.launch.floor`, interleaved with the launch's rounds: scenario
+(:mod:`podnet.launch.noise.floor`, interleaved with the launch's rounds: scenario
 ``floor-netns-veth`` of the launch's variant). Per variant, tool, test and headline metric,
 :func:`noise_table` gives
 

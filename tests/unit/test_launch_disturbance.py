@@ -81,6 +81,43 @@ def test_pods_cgroup_is_found_beside_the_daemons_and_read_with_the_machine(tmp_p
     assert no_pods is None
 
 
+def _cluster(root: Path, k: int, daemons_ns: int, pods_ns: int) -> itf.Daemons:
+    d, pods, pids = (
+        root / "cpuacct" / f"podnet{k}-daemons",
+        root / "cpuacct" / f"podnet{k}",
+        root / f"pids{k}",
+    )
+    for x in (d, pods, pids):
+        x.mkdir(parents=True, exist_ok=True)
+    (d / "cpuacct.usage").write_text(f"{daemons_ns}\n")
+    (pods / "cpuacct.usage").write_text(f"{pods_ns}\n")
+    info = {"daemons": {"pid_dir": str(pids)}, "daemon_cgroup": {"cpu_usage_file": str(d / "cpuacct.usage")}}
+    out = itf.Daemons.from_info(info)
+    assert out is not None
+    return out
+
+
+def test_side_by_side_counts_the_other_clusters_as_the_experiments_own_work(tmp_path):
+    """5 clusters side by side: the idle clusters' daemons and pods are not other work on the machine."""
+    mine, other = _cluster(tmp_path, 0, 10**9, 3 * 10**9), _cluster(tmp_path, 1, 2 * 10**9, 10**9)
+    a, b = itf.Interference(None, None, None, 5.0), itf.Interference(None, None, None, 5.0)
+    a.daemons, b.daemons = mine, other
+    twin = itf.Interference(None, None, None, 5.0)
+    twin.daemons = itf.Daemons(mine.pid_dir, mine.cgroup_usage, mine.pods_usage)  # A/A: the same cluster
+    itf.link_neighbours([a, b, twin, None])
+    assert a.neighbours == [other] and b.neighbours == [mine] and twin.neighbours == [other]
+    before = a.read()
+    assert before is not None and before["neighbours"] == pytest.approx(3.0)
+    (tmp_path / "cpuacct" / "podnet1-daemons" / "cpuacct.usage").write_text(f"{int(2.4e9)}\n")
+    (tmp_path / "cpuacct" / "podnet1" / "cpuacct.usage").write_text(f"{int(1.2e9)}\n")
+    after = {**a.read(), "ticks": tuple(x + (200 if i == 0 else 0) for i, x in enumerate(before["ticks"]))}
+    out = itf.foreign_delta(before, after, 0.0)
+    assert out["neighbour_clusters_cpu_s"] == pytest.approx(0.6)
+    assert out["cpu_s"] == pytest.approx(200 / itf.CLK_TCK - 0.6)  # the neighbours' 0.6 s is not foreign
+    solo = itf.foreign_delta({k: v for k, v in before.items() if k != "neighbours"}, after, 0.0)
+    assert "neighbour_clusters_cpu_s" not in solo and solo["cpu_s"] == pytest.approx(200 / itf.CLK_TCK)
+
+
 def test_judgement_and_the_rounds_rerun_budget():
     rule = DisturbanceRule(enabled=True, threshold=0.2, max_reruns_per_round=2)
     assert judge({"foreign": {"cpu_s": 1.2, "share": 0.3}}, rule).disturbed

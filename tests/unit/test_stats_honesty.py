@@ -218,7 +218,7 @@ def test_quantised_side_by_side_coverage(cv):
 
 
 def test_an_adaptive_side_by_side_round_runs_only_the_variants_of_unmet_comparisons():
-    from podnet.launch.sidebyside import needed_variants
+    from podnet.launch.campaign.sidebyside import needed_variants
 
     unmet = [
         {"variant": "aa", "case": ["pp", "netperf", "TCP_RR"]},

@@ -43,6 +43,7 @@ from typing import Any
 from podnet.launch.cluster.k8s import Kube, KubeError
 from podnet.launch.cluster.provenance import now_iso
 from podnet.launch.cluster.signals import Interrupted, interruptible
+from podnet.launch.noise.interference import link_neighbours
 from podnet.launch.rounds.results import LaunchResult, configure_logging, write_logs
 from podnet.launch.rounds.runner import Launcher
 from podnet.launch.rounds.schedule import Slot, schedule
@@ -207,6 +208,7 @@ class SideBySide:
                 every = {c.key for c in self.cfg.cases}
                 for L in self.launchers:
                     L.prepare(set(pending[id(L)]) | (every if adaptive else set()))
+                link_neighbours([L.executor.interference if L.executor else None for L in self.launchers])
                 for L in self.launchers:
                     L.result.warmups += warm_up(L, set(pending[id(L)]))
                 per_variant = []

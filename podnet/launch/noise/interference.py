@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 import resource
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -279,6 +280,12 @@ class Daemons:
             "ticks": host_ticks() if self.pods_usage else None,
         }
 
+    def read_cgroups(self) -> float | None:
+        """CPU seconds of the daemons' and the pods' cgroups together (None when either is unreadable)."""
+        a = cgroup_cpu_s(self.cgroup_usage) if self.cgroup_usage else None
+        b = cgroup_cpu_s(self.pods_usage) if self.pods_usage else None
+        return None if a is None or b is None else a + b
+
 
 def cgroup_cpu_s(path: Path) -> float | None:
     """CPU seconds of a cgroup: v1 ``cpuacct.usage`` (ns) or v2 ``cpu.stat`` (``usage_usec``)."""
@@ -317,7 +324,8 @@ def daemons_delta(before: dict[str, Any], after: dict[str, Any], wall: float) ->
 
 def foreign_delta(before: dict[str, Any], after: dict[str, Any], launcher_s: float) -> dict[str, Any] | None:
     """``foreign`` (:func:`foreign_cpu`) between two :meth:`Daemons.read`, or None without the machine's
-    counters, the pods' or the daemons' cgroup."""
+    counters, the pods' or the daemons' cgroup. A ``neighbours`` reading (the other clusters of a
+    side-by-side set: their daemons and pods, :meth:`Interference.read`) counts as the experiment's own."""
     keys = ("ticks", "pods", "cgroup")
     if any(before.get(k) is None or after.get(k) is None for k in keys):
         return None
@@ -326,6 +334,8 @@ def foreign_delta(before: dict[str, Any], after: dict[str, Any], launcher_s: flo
         "daemons": after["cgroup"] - before["cgroup"],
         "launcher": launcher_s,
     }
+    if before.get("neighbours") is not None and after.get("neighbours") is not None:
+        own["neighbour_clusters"] = after["neighbours"] - before["neighbours"]
     return foreign_cpu((before["ticks"], after["ticks"]), own)
 
 
@@ -348,6 +358,8 @@ class Interference:
         self.kube = kube
         self.namespace = namespace
         self.daemons = Daemons.from_info(cluster_info)
+        #: the other clusters of a side-by-side set (:func:`link_neighbours`)
+        self.neighbours: list[Daemons] = []
         self.timeout = timeout
         #: node -> kernel boot id, as the snapshots showed (nodes with one boot id are one machine)
         self.boot_ids: dict[str, str] = {}
@@ -377,9 +389,20 @@ class Interference:
             text, err = (
                 (r.stdout, None) if r.rc == 0 else (None, r.error or r.stderr.strip()[:200] or "failed")
             )
-        return Probe(
-            time.monotonic(), launcher_cpu_s(), self.daemons.read() if self.daemons else None, text, err
-        )
+        return Probe(time.monotonic(), launcher_cpu_s(), self.read(), text, err)
+
+    def read(self) -> dict[str, Any] | None:
+        """:meth:`Daemons.read` of this cluster, with ``neighbours``: the CPU seconds of the other
+        clusters' daemons and pods (None when one of their cgroups is unreadable, or there are none)."""
+        if not self.daemons:
+            return None
+        out = self.daemons.read()
+        if self.neighbours:
+            parts = [n.read_cgroups() for n in self.neighbours]
+            out["neighbours"] = (
+                None if any(v is None for v in parts) else sum(p for p in parts if p is not None)
+            )
+        return out
 
     def finish(
         self,
@@ -393,7 +416,7 @@ class Interference:
         started, e.g. its kubelet is gone): the pods are not asked again."""
         wall = time.monotonic() - probe.t0
         launcher = launcher_cpu_s() - probe.launcher
-        daemons_after = self.daemons.read() if self.daemons else None
+        daemons_after = self.read()
         out: dict[str, Any] = {
             "exec_wall_s": round(wall, 3),
             "launcher_cpu_s": round(launcher, 3),
@@ -460,3 +483,18 @@ class Interference:
             return {"seen_by": role, **cpu_usage(b, a)}
         except ProcStatError as exc:
             return {"seen_by": role, "error": str(exc)}
+
+
+def link_neighbours(itfs: Sequence[Interference | None]) -> None:
+    """In a side-by-side set each variant counts the other clusters' daemons and pods as the experiment's
+    own work, not as other work that makes every run look disturbed (a shared cluster counts once)."""
+    for i, itf in enumerate(itfs):
+        if itf is None or itf.daemons is None:
+            continue
+        seen = {itf.daemons.pid_dir}
+        itf.neighbours = []
+        for j, other in enumerate(itfs):
+            d = other.daemons if other is not None and j != i else None
+            if d is not None and d.pid_dir not in seen:
+                seen.add(d.pid_dir)
+                itf.neighbours.append(d)
