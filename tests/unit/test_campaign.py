@@ -487,3 +487,31 @@ def test_bare_floor_must_be_a_number_of_rounds(in_repo, tmp_path):
         p.write_text(yaml.safe_dump({**doc, "bare_floor": bad}))
         with pytest.raises(campaign.CampaignError, match="bare_floor"):
             campaign.load(p)
+
+
+def test_a_sigterm_reaches_the_launch_which_ends_first_then_the_caller_is_interrupted(tmp_path):
+    """A campaign killed by SIGTERM passes it on to its launch, waits for the launch's own clean-up and
+    raises, so its finally takes the clusters down (it used to die at once: launch and clusters left up)."""
+    import os
+    import signal
+    import sys
+    import threading
+    import time
+
+    from podnet.launch.cluster.signals import Interrupted, run_to_end
+
+    done = tmp_path / "cleaned"
+    child = (
+        "import signal, sys, time, pathlib\n"
+        "def bye(*_):\n"
+        "    time.sleep(0.5); pathlib.Path(sys.argv[1]).write_text('ok'); sys.exit(143)\n"
+        "signal.signal(signal.SIGTERM, bye)\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(30)\n"
+    )
+    threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGTERM)).start()
+    t0 = time.monotonic()
+    with pytest.raises(Interrupted, match="SIGTERM"):
+        run_to_end([sys.executable, "-c", child, str(done)])
+    assert done.read_text() == "ok" and time.monotonic() - t0 < 20  # the child cleaned up before we raised
+    assert run_to_end([sys.executable, "-c", "raise SystemExit(3)"]) == 3

@@ -77,6 +77,7 @@ from podnet.launch.campaign.model import (  # noqa: F401 (the campaign's model, 
     variant_name,
     with_budget,
 )
+from podnet.launch.cluster.signals import run_to_end
 
 #: how many embedded clusters may run side by side (envs/cluster/lib.sh CLUSTER_ID 0..9)
 MAX_EMBEDDED_CLUSTERS = 10
@@ -248,7 +249,7 @@ def _say(msg: str) -> None:
 
 def _run(cmd: list[str], env: Mapping[str, str] | None = None) -> int:
     _say("$ " + " ".join(cmd))
-    return subprocess.run(cmd, env={**os.environ, **(env or {})}, check=False).returncode
+    return run_to_end(cmd, {**os.environ, **(env or {})})
 
 
 def launch_on(launch: list[str], embedded: Variant | Sequence[tuple[Variant, int]] | None) -> int:

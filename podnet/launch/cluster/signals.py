@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import signal
-from collections.abc import Iterator
+import subprocess
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 
@@ -40,3 +41,22 @@ def interruptible() -> contextlib.AbstractContextManager[None]:
 def shielded() -> contextlib.AbstractContextManager[None]:
     """Clean-up must finish: ignore SIGINT/SIGTERM while it runs."""
     return _signal_handlers(signal.SIG_IGN)
+
+
+def run_to_end(cmd: list[str], env: Mapping[str, str] | None = None) -> int:
+    """Run ``cmd`` to its end; a SIGTERM meanwhile is passed on to it (a launch then cleans up its pods;
+    a Ctrl-C reaches its process group by itself) and, once it has ended, raised as :class:`Interrupted`,
+    so the caller's ``finally`` still runs (a campaign killed by SIGTERM left its launch and clusters up)."""
+    proc = subprocess.Popen(cmd, env=None if env is None else dict(env))
+    got: list[int] = []
+
+    def forward(signum: int, frame: Any) -> None:
+        got.append(signum)
+        if signum == signal.SIGTERM and proc.poll() is None:
+            proc.send_signal(signum)
+
+    with _signal_handlers(forward):
+        rc = proc.wait()
+    if got:
+        raise Interrupted(signal.Signals(got[0]).name)
+    return rc
