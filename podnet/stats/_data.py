@@ -106,12 +106,25 @@ def as_tidy(tidy: pd.DataFrame | None) -> pd.DataFrame:
     return out
 
 
+def disturbed_mask(tidy: pd.DataFrame) -> np.ndarray:
+    """Rows of runs the launcher judged disturbed and kept (tidy ``disturbed``: no re-run was left in
+    their round): on record in the tidy table and disturbed_runs.csv, never in a statistic."""
+    if "disturbed" not in tidy.columns:
+        return np.zeros(len(tidy), dtype=bool)
+    d = tidy["disturbed"]
+    if d.dtype == bool:
+        return d.to_numpy(dtype=bool)
+    return d.astype("string").fillna("").str.strip().str.lower().isin(["true", "1"]).to_numpy(dtype=bool)
+
+
 def split_sources(tidy: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(measured, reference) rows. Anything whose source is not ``reference`` counts as measured."""
+    """(measured, reference) rows. Anything whose source is not ``reference`` counts as measured,
+    except the runs judged disturbed (:func:`disturbed_mask`): a disturbed run is re-run, or left out."""
     codes, uniq = pd.factorize(tidy["source"])  # few distinct values: compare those, not every row
     ref_u = np.array([str(u).strip().lower() == "reference" for u in uniq] + [False], dtype=bool)
     is_ref = ref_u[codes]  # code -1 (missing) picks the trailing False
-    return tidy.loc[~is_ref].reset_index(drop=True), tidy.loc[is_ref].reset_index(drop=True)
+    keep = ~is_ref & ~disturbed_mask(tidy)
+    return tidy.loc[keep].reset_index(drop=True), tidy.loc[is_ref].reset_index(drop=True)
 
 
 @dataclass

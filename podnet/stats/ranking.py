@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from . import core
-from ._data import write_csv
+from ._data import disturbed_mask, write_csv
 from .kinds import metric_facts
 from .robust import interval_level
 from .settings import Settings
@@ -270,6 +270,7 @@ def _select(tidy: pd.DataFrame, rs: RankingSettings) -> pd.DataFrame:
     t = tidy
     if "source" in t.columns:
         t = t[t["source"].astype("string").fillna("").str.strip().str.lower() != "reference"]
+    t = t[~disturbed_mask(t)]  # a run judged disturbed and kept: on record, never ranked
     if "sweep" in t.columns:
         t = t[t["sweep"].astype("string").fillna("") == ""]
     t = t[np.isfinite(pd.to_numeric(t["value"], errors="coerce").to_numpy(dtype=float))]

@@ -231,3 +231,22 @@ def test_an_adaptive_side_by_side_round_runs_only_the_variants_of_unmet_comparis
         ("pp", "iperf3", "tcp"): {"macvlan", "aa"},
     }
     assert needed_variants([], "macvlan") == {}
+
+
+def test_a_run_kept_as_disturbed_is_on_record_but_in_no_statistic():
+    """The launcher keeps a disturbed run it could not re-run (tidy disturbed: True): no summary, ratio,
+    variant ratio or ranking reads it; here the disturbed round would halve the baseline."""
+    from podnet.stats import summarize
+    from podnet.stats.ranking import ranking_table
+
+    t = _retried(False)  # truth 0.5; round 4's baseline (machine twice as fast) is the odd one
+    t["disturbed"] = (t["variant"] == "a") & (t["round_seq"] == 4)
+    v = one(variant_table(t, {"comparisons": VCMP}), design="side-by-side")
+    assert v["n_pairs"] == 2 and v["ratio"] == pytest.approx(0.5, rel=0.02)
+    s = summarize(t, {"comparisons": VCMP})
+    assert int(one(s, variant="a")["n"]) == 3  # 4 runs, 1 disturbed
+    rk = ranking_table(t, {"comparisons": VCMP, "ranking": {"measures": ["iperf3:tcp:throughput"]}})
+    pair = rk[rk["row"] == "pair"].iloc[0]
+    assert int(pair["n_pairs"]) == 2
+    t["disturbed"] = False
+    assert one(variant_table(t, {"comparisons": VCMP}), design="side-by-side")["n_pairs"] == 3
