@@ -27,6 +27,7 @@ def disturbed_sentence(disturbed: pd.DataFrame, tidy: pd.DataFrame) -> str:
     )
     return (
         f"{rerun + kept} runs were disturbed ({what}): {rerun} re-run in their round (the disturbed "
-        f"attempt is not a value), {kept} kept and flagged `disturbed` (no re-run left in the round); "
+        f"attempt is not a value), {kept} kept on record as `disturbed` and left out of every statistic "
+        f"(no re-run left in the round); "
         f"{launched} runs with a launch round in the tables (disturbed_runs.csv)."
     )
