@@ -57,3 +57,13 @@ def one(df: pd.DataFrame, **match) -> pd.Series:
         m &= (df[k].astype("string") == str(v)).fillna(False).to_numpy(dtype=bool)
     assert m.sum() == 1, f"{m.sum()} rows match {match}"
     return df.loc[m].iloc[0]
+
+
+def side_by_side_rows(n: int, ratio: float, noise: float, seed: int = 3) -> pd.DataFrame:
+    """``n`` rounds of variants a and b in one launch (b = ``ratio`` x a), a shared drift of 10 % per
+    round and ``noise`` (log sd) per run."""
+    rng = np.random.default_rng(seed)
+    drift = rng.lognormal(0, 0.1, n)
+    a = rows(9e9 * drift * rng.lognormal(0, noise, n), variant="a", launch_id="L")
+    b = rows(9e9 * ratio * drift * rng.lognormal(0, noise, n), variant="b", launch_id="L")
+    return tidy(a, b)

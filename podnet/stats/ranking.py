@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from . import core
-from ._data import disturbed_mask, write_csv
+from ._data import disturbed_mask, split_sources, write_csv
 from .kinds import metric_facts
 from .robust import interval_level
 from .settings import Settings
@@ -267,10 +267,8 @@ def order_text(order: Sequence[str], groups: Sequence[int]) -> str:
 
 def _select(tidy: pd.DataFrame, rs: RankingSettings) -> pd.DataFrame:
     """Measured, positive, non-swept rows of the configured scenarios and measures."""
-    t = tidy
-    if "source" in t.columns:
-        t = t[t["source"].astype("string").fillna("").str.strip().str.lower() != "reference"]
-    t = t[~disturbed_mask(t)]  # a run judged disturbed and kept: on record, never ranked
+    # measured rows only: no reference value, no run judged disturbed and kept (stats' one rule)
+    t = split_sources(tidy)[0] if "source" in tidy.columns else tidy[~disturbed_mask(tidy)]
     if "sweep" in t.columns:
         t = t[t["sweep"].astype("string").fillna("") == ""]
     t = t[np.isfinite(pd.to_numeric(t["value"], errors="coerce").to_numpy(dtype=float))]

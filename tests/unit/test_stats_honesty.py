@@ -11,7 +11,7 @@ from podnet.stats import compare
 from podnet.stats.planning import met, min_to_stop
 from podnet.stats.settings import resolve
 from podnet.stats.variants import side_by_side, variant_table
-from tests.stats_tables import one, rows, tidy
+from tests.stats_tables import one, rows, side_by_side_rows, tidy
 
 US = 1e-6
 P50 = dict(
@@ -94,12 +94,7 @@ def test_a_variant_rows_p_that_cannot_be_computed_counts_as_one():
     assert r["verdict"] == "unresolved"
 
 
-def _sbs(n, ratio, noise, seed=3):
-    rng = np.random.default_rng(seed)
-    drift = rng.lognormal(0, 0.1, n)
-    a = rows(9e9 * drift * rng.lognormal(0, noise, n), variant="a", launch_id="L")
-    b = rows(9e9 * ratio * drift * rng.lognormal(0, noise, n), variant="b", launch_id="L")
-    return tidy(a, b)
+_sbs = side_by_side_rows
 
 
 def test_resolved_needs_min_to_stop_pairs_in_both_tables():

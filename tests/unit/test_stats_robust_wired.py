@@ -10,7 +10,7 @@ from podnet.stats import compare, robust
 from podnet.stats.planning import met
 from podnet.stats.settings import adaptive_rounds, resolve
 from podnet.stats.variants import side_by_side, variant_table
-from tests.stats_tables import one, rows, tidy
+from tests.stats_tables import one, rows, side_by_side_rows, tidy
 
 VCMP = [{"by": "variant", "baseline": "a"}]
 PRIM = [{"by": "variant", "baseline": "a"}]
@@ -86,12 +86,7 @@ def test_stats_learn_the_stop_from_the_launch_config():
     assert adaptive_rounds(resolve(stats_of({"launch": {"adaptive": {"enabled": True}}})))
 
 
-def _sbs(n, ratio, sd, seed=3):
-    rng = np.random.default_rng(seed)
-    drift = rng.lognormal(0, 0.1, n)
-    a = rows(9e9 * drift * rng.lognormal(0, sd, n), variant="a", launch_id="L")
-    b = rows(9e9 * ratio * drift * rng.lognormal(0, sd, n), variant="b", launch_id="L")
-    return tidy(a, b)
+_sbs = side_by_side_rows
 
 
 @pytest.mark.parametrize("adaptive,level", [(True, 0.975), (False, 0.95)])
