@@ -115,6 +115,15 @@ def empty_tidy() -> pd.DataFrame:
     return coerce(pd.DataFrame(columns=TIDY_COLUMNS))
 
 
+def flag_column(col: pd.Series) -> pd.Series:
+    """A True/False column, also from text (a tidy CSV read as text: "False" is False, not a
+    non-empty string's True); missing is False."""
+    if col.dtype == bool:
+        return col
+    text = col.astype("string").fillna("").str.strip().str.lower()
+    return text.isin(["true", "1"]).astype("bool")
+
+
 def coerce(df: pd.DataFrame) -> pd.DataFrame:
     """Order columns and fix dtypes of a tidy frame (missing columns are an error)."""
     missing = [c for c in TIDY_COLUMNS if c not in df.columns and c not in OPTIONAL_COLUMNS]
@@ -124,7 +133,7 @@ def coerce(df: pd.DataFrame) -> pd.DataFrame:
     out = df[TIDY_COLUMNS].copy()
     for col in TIDY_COLUMNS:
         if col in ("excerpt", "disturbed"):
-            out[col] = out[col].fillna(False).astype("bool")
+            out[col] = flag_column(out[col])
         elif col in ("value", "sweep_value"):
             out[col] = pd.to_numeric(out[col], errors="coerce").astype("float64")
         elif col in ("streams", "repeat", "round_seq"):

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from podnet.parse.tidy import GROUP_COLUMNS, TIDY_COLUMNS, coerce, empty_tidy
+from podnet.parse.tidy import GROUP_COLUMNS, TIDY_COLUMNS, coerce, empty_tidy, flag_column
 
 #: columns a tidy table must have; any other tidy column gets a default
 REQUIRED_COLUMNS = ["variant", "scenario", "tool", "metric", "value", "unit"]
@@ -111,10 +111,7 @@ def disturbed_mask(tidy: pd.DataFrame) -> np.ndarray:
     their round): on record in the tidy table and disturbed_runs.csv, never in a statistic."""
     if "disturbed" not in tidy.columns:
         return np.zeros(len(tidy), dtype=bool)
-    d = tidy["disturbed"]
-    if d.dtype == bool:
-        return d.to_numpy(dtype=bool)
-    return d.astype("string").fillna("").str.strip().str.lower().isin(["true", "1"]).to_numpy(dtype=bool)
+    return flag_column(tidy["disturbed"]).to_numpy(dtype=bool)
 
 
 def split_sources(tidy: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -245,3 +245,12 @@ def test_a_run_kept_as_disturbed_is_on_record_but_in_no_statistic():
     assert int(pair["n_pairs"]) == 2
     t["disturbed"] = False
     assert one(variant_table(t, {"comparisons": VCMP}), design="side-by-side")["n_pairs"] == 3
+
+
+def test_a_tidy_csv_read_as_text_keeps_its_flags():
+    """read_table reads a CSV as text: "False" must stay False (astype(bool) made every non-empty text True,
+    and every run of a CSV tidy table looked disturbed)."""
+    from podnet.parse.tidy import flag_column
+
+    got = flag_column(pd.Series(["False", "True", "", None, "1", "0"], dtype=object))
+    assert got.tolist() == [False, True, False, False, True, False]
