@@ -246,8 +246,11 @@ def result_rows(
                 "variant": _first(m.variant, meta.get("variant")),
                 "scenario": _first(m.scenario, meta.get("scenario")),
                 "tool": _first(m.tool, adapter.name),
-                # test is a label: the sidecar's name wins over what the adapter infers
-                "test": _first(m.test, meta.get("test"), result.test, ""),
+                # test is a label: the sidecar's name wins over what the adapter infers (a measurement's
+                # own test only where its adapter says so: Adapter.tidy_test)
+                "test": _first(
+                    adapter.tidy_test(m.test, meta.get("test"), result), meta.get("test"), result.test, ""
+                ),
                 # protocol/direction/streams are facts the output states, when it does
                 "protocol": _first(m.protocol, result.protocol, meta.get("protocol"), ""),
                 "direction": _first(m.direction, result.direction, meta.get("direction"), "forward"),

@@ -368,6 +368,11 @@ class Adapter:
     def complete_for(self, result: ParseResult, command: str) -> None:
         """Raise :class:`Incomplete` when ``result`` lacks what ``command`` (the sidecar's) asked for."""
 
+    def tidy_test(self, own: str | None, configured: str | None, result: ParseResult) -> str | None:
+        """The tidy ``test`` of a measurement the output names ``own`` (``Measurement.test``) in a run
+        whose sidecar names the configured test ``configured``; None leaves it to the sidecar."""
+        return own
+
     def invocation(self, params: dict[str, Any], target: str) -> Invocation:
         """The command lines for one test with ``params`` against address ``target``."""
         raise UnsupportedTest(f"{self.name}: launching is not implemented")

@@ -25,7 +25,8 @@ one-way figure: half the round trip), ``msg_rate``, ``send_cost``/``recv_cost``,
 ``time`` -> ``duration``; ``-vv`` figures keep qperf's names (``send_bytes``,
 ``loc_cpus_user``, ...). Each measurement carries its own ``test``; a test
 run several times in one output (``-oo msg_size:...`` loops) is named
-``<test>[msg_size=<bytes>]``. Used parameters (``msg_size``, ``port``,
+``<test>[msg_size=<bytes>]``; in the tidy table a launched run's test is its configured name
+(:meth:`QperfAdapter.tidy_test`). Used parameters (``msg_size``, ``port``,
 ``timeout``...) go into ``info['tests']``.
 """
 
@@ -419,6 +420,21 @@ class QperfAdapter(Adapter):
         blocks = result.info.get("blocks")
         if isinstance(blocks, list):
             self.check_requested([(t, []) for t in blocks], command)
+
+    def tidy_test(self, own: str | None, configured: str | None, result: ParseResult) -> str | None:
+        """A launched run's tidy ``test`` is its configured test's name, as for the other tools: two
+        configured tests that run the same qperf test (``tcp_lat`` with another ``msg_size`` or
+        affinity) stay two tests. A configured test that ran several qperf tests names each
+        ``<configured>:<qperf test>``, unless its name is theirs joined by ``+`` (``tcp_bw+udp_lat``);
+        then, as in a file without a sidecar ``test``, each keeps qperf's block name."""
+        if not configured or not own:
+            return own
+        labels = list(dict.fromkeys(m.test for m in result.measurements if m.test))
+        if len(labels) <= 1:
+            return str(configured)
+        if str(configured) == "+".join(dict.fromkeys(t.split("[")[0] for t in labels)):
+            return own
+        return f"{configured}:{own}"
 
     def invocation(self, params: dict[str, Any], target: str) -> Invocation:
         """Client ``qperf -v <target> -lp PORT -ip DATAPORT -t D [-lca C -rca S] <tests...> conf``; server
