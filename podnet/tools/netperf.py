@@ -24,6 +24,23 @@ CPU) when the CPU count is known, ``service_demand_local``/``_remote`` (s/byte f
 transaction for RR), ``retransmits_local``/``_remote``, ``bytes_sent``/``bytes_received``,
 ``send_calls``/``recv_calls`` (and ``remote_*``), and for UDP_STREAM ``messages_sent``,
 ``messages_received``, ``send_errors`` and ``loss``. Other selectors go into ``info['selectors']``.
+
+TCP_CRR (any connection-per-transaction test) runs ``-l D`` seconds but takes D + 4 s: netserver
+(``nettest_omni.c`` ``recv_omni``) times its side with ``test_length + PAD_TIME`` (``netlib.h``:
+4 s) and, blocked in ``accept()`` for the next connection, learns of the end only from that timer
+(an RR test's server sees the client's close); it then subtracts the 4 s from ELAPSED_TIME and
+sends its results, which the client waits for. Not podnet's port, ``-P``, TIME_WAIT or ``-c -C``:
+seed 003's 60 cross-node TCP_CRR runs (-l 3, 3434-10086 connections/s) took 7.07-7.16 s and its 60
+TCP_RR 3.07-3.17 s; on loopback (netperf 2.7.0, CPU-capped) CRR -l 1/3/6 took 5.1/7.1/10.1-10.2 s
+with or without ``-P ,port`` and ``-c -C``, RR -l 3 3.0-3.1 s, CRR ``-l -5000`` (a transaction
+count: no server timer) ELAPSED_TIME + 0.1-0.2 s. Two figures carry the pad: REMOTE_CPU_UTIL is
+netserver's /proc/stat over D + 4 s scaled by (D + 4)/D (``netcpu_procstat.c`` correction factor),
+so whatever ran in the pad counts 4/D-fold (seed 003: REMOTE 1.41-1.67x LOCAL_CPU_UTIL, over 100 %
+of the host in all 60, where TCP_RR's are equal: one machine); and the launcher's machine busy
+(``interference``) is over the 7-s window (seed 003: 0.49 against TCP_RR's 0.77), diluting
+``machine_cpu_per_transaction``. Not changed (each changes what is measured): ``-l -N`` ends CRR
+without the pad; for CRR the server-side CPU and the machine window would have to come from the
+client's D seconds.
 """
 
 from __future__ import annotations
