@@ -27,7 +27,7 @@ TIDY_COLUMNS = [
     "variant",  # what is compared: a CNI, a mode, a cluster
     "scenario",  # the path: e.g. pod-pod-cross-node
     "tool",  # iperf3, ping, ...
-    "test",  # tool-specific test: tcp, udp, flood, plain, TCP_RR, tcp_lat, http
+    "test",  # the configured test's name (sidecar `test`), else the output's: tcp, flood, TCP_RR, tcp_lat, http
     "protocol",  # tcp, udp, icmp, http
     "direction",  # forward (client->server), reverse, bidir-forward/-reverse, roundtrip
     "streams",  # parallel streams / concurrency
