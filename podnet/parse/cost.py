@@ -11,7 +11,8 @@ Two sources, each named in the metric:
   ``interference.nodes``: busy share of all CPUs of each measured machine), over the same rate:
   ``machine_cpu_per_bit`` / ``machine_cpu_per_transaction``. Tool-independent, and it counts the
   whole machine: the datapath's kernel work (softirqs, encapsulation) that no process is charged
-  for, and whatever else ran. On the embedded cluster every node is the same machine, so client
+  for, and whatever else ran. Not for a run whose server pads its window after the test
+  (``info['server_pad_s']``: netperf TCP_CRR), which would count the pad's seconds. On the embedded cluster every node is the same machine, so client
   and server cannot be told apart there: this is the machine total, once.
 
 Values are CPU-seconds per unit of work (one CPU busy for a second = 1 s), so lower is cheaper.
@@ -71,7 +72,8 @@ def cost_measurements(result: ParseResult, meta: dict[str, Any]) -> list[Measure
                 if value is not None and value >= 0:
                     out.append(Measurement(f"cpu_per_{per}_{side}", value / rate, unit, direction, test=test))
                     break
-    machine = _machine_cpus(meta)
+    # a server-padded run (netperf TCP_CRR) holds seconds after the test in the machine window
+    machine = None if result.info.get("server_pad_s") else _machine_cpus(meta)
     if machine is not None and len(rates) == 1:  # one rate: the machine's time is that work's
         (test, direction), (per, rate) = next(iter(rates.items()))
         unit = "s/bit" if per == "bit" else "s"

@@ -38,9 +38,10 @@ netserver's /proc/stat over D + 4 s scaled by (D + 4)/D (``netcpu_procstat.c`` c
 so whatever ran in the pad counts 4/D-fold (seed 003: REMOTE 1.41-1.67x LOCAL_CPU_UTIL, over 100 %
 of the host in all 60, where TCP_RR's are equal: one machine); and the launcher's machine busy
 (``interference``) is over the 7-s window (seed 003: 0.49 against TCP_RR's 0.77), diluting
-``machine_cpu_per_transaction``. Not changed (each changes what is measured): ``-l -N`` ends CRR
-without the pad; for CRR the server-side CPU and the machine window would have to come from the
-client's D seconds.
+``machine_cpu_per_transaction``. So a CRR run gives no server-side CPU figure (``cpu_util_remote``,
+``cpu_remote``, ``service_demand_remote``) and no machine cost (``info['server_pad_s']`` tells
+:mod:`podnet.parse.cost`); its client-side CPU is over the client's D seconds and stays. Not changed
+(it changes what is measured): ``-l -N`` ends CRR by a transaction count, without the pad.
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ from podnet.tools.result import ParseResult
 
 _BANNER = re.compile(r"^(?P<migrated>MIGRATED )?(?P<what>[A-Za-z][\w/|]*(?: [\w/|]+)*?) TEST\b(?P<rest>.*)$")
 _KEYVAL = re.compile(r"^([A-Z][A-Z0-9_]*)=(.*)$")
+#: netserver's pad on a connection test's timer (``netlib.h`` PAD_TIME), and the figures it taints
+_PAD_TIME_S = 4.0
+_PADDED = frozenset({"cpu_util_remote", "cpu_remote", "service_demand_remote"})
 
 #: selectors netperf writes in launcher runs (-k); see ADAPTER.invocation
 LAUNCH_SELECTORS = (
@@ -245,6 +249,11 @@ class NetperfAdapter(Adapter):
                     "(-k KEY=value, -o CSV with header, -O columns) found"
                     + (f"; netperf said: {err!r}" if err else "; the run may have failed")
                 )
+        if test.endswith("_CRR"):
+            # netserver's own timer pads a connection test by PAD_TIME (see the module docstring):
+            # its CPU figures and the run's machine window hold 4 s of whatever ran then
+            res.info["server_pad_s"] = _PAD_TIME_S
+            res.measurements = [m for m in res.measurements if m.metric not in _PADDED]
         headline = {"throughput", "transaction_rate", "latency_mean", "sender_throughput", "rt_latency"}
         if not any(m.metric in headline for m in res.measurements):
             raise ParseError(

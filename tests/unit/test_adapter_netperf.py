@@ -138,3 +138,20 @@ def test_invocation_uses_keyval_with_percentiles():
     assert inv.server == ["netserver", "-D", "-p", "12865"] and inv.direction == "roundtrip"
     with pytest.raises(UnsupportedTest):
         netperf.invocation({"test": "SCTP_STREAM"}, "h")
+
+
+def test_crr_server_pad_drops_server_cpu_and_machine_cost():
+    """netserver pads a TCP_CRR test by 4 s (run with -c -C in a seed-003 campaign: REMOTE 114 % of
+    the host, LOCAL 76 %): no server-side CPU figure and no machine cost; the client's CPU stays."""
+    from podnet.parse.cost import cost_measurements
+
+    r = parse("tcp-crr-k-cpu.txt")
+    m = metrics(r)
+    assert r.test == "TCP_CRR" and r.info["server_pad_s"] == 4.0
+    assert m["cpu_util_local"] == pytest.approx(0.758)
+    assert not {"cpu_util_remote", "cpu_remote", "service_demand_remote"} & set(m)
+    meta = {"interference": {"nodes": {"n1": {"busy": 0.5, "cpus": 2}}}}
+    cost = {c.metric for c in cost_measurements(r, meta)}
+    assert cost == {"cpu_per_transaction_client"}
+    rr = parse("tcp-rr-k-launcher.txt")
+    assert "server_pad_s" not in rr.info
