@@ -21,7 +21,7 @@ from matplotlib.patches import Patch
 
 from podnet.report.figures import data, style
 from podnet.report.numbers import fmt_p, fmt_ratio
-from podnet.stats.ranking import KEY
+from podnet.stats.ranking import KEY, holm_words
 from podnet.tools import metric_info
 
 _TEXT = ["row", "scenario", "tool", "test", "protocol", "direction", "metric", "unit", "better"]
@@ -155,7 +155,7 @@ def markdown(table: pd.DataFrame | None) -> str:
     )
     head = (
         f"**Ranking** (ranking.csv): {len(gs)} path x measure rankings, {len(p)} pairs of variants, each by "
-        f"its paired ratio of the same rounds, Holm over all {int(p['p_holm'].notna().sum())}: {what}. An order "
+        f"its paired ratio of the same rounds, {holm_words(table)}: {what}. An order "
         "is stated only where a pair is Holm-significant; braces hold a tie group."
     )
     return head + "\n\n" + "\n".join(f"- {s}" for s in sentences(table))
@@ -235,8 +235,8 @@ def figure(table: pd.DataFrame, variants: list[str] | None = None) -> plt.Figure
     handles = [Patch(facecolor=colors[v], edgecolor="0.2", lw=0.4, label=v) for v in order]
     note = (
         f"Bars: each variant's ratio to {', '.join(sorted(refs))} (paired, same rounds), {level}. "
-        "Letters: variants of one path sharing a letter are not ordered (Holm over every pair of the "
-        f"ranking; equivalent within ±{margin * 100:g} % or not resolved); a is the best group."
+        "Letters: variants of one path sharing a letter are not ordered "
+        f"({holm_words(table)}; equivalent within ±{margin * 100:g} % or not resolved); a is the best group."
     )
     fig.legend(
         handles=handles,

@@ -3,8 +3,10 @@
 Pure functions of the tidy table (no I/O). Every pair of variants measured on a path, adjacent in
 the order or not, gets the paired side-by-side ratio of the same rounds
 (:func:`podnet.stats.variants.side_by_side`; runs paired by ``(launch_id, round_seq)`` where the
-tidy table has ``round_seq``, else by ``(launch_id, repeat)``). Holm runs over every pair of the
-whole table. A pair's relation is
+tidy table has ``round_seq``, else by ``(launch_id, repeat)``). Holm runs over the pairs of each
+ranking (``stats.ranking.family: ranking``, the default) or over every pair of the whole table
+(``family: campaign``); ``holm_family`` says over how many pairs each p was adjusted. A pair's
+relation is
 
 - ``ordered``: its Holm-adjusted p is below ``1 - confidence``; the better one by the metric's
   direction (:func:`podnet.stats.kinds.metric_facts`: lower is better for latencies and CPU costs,
@@ -58,7 +60,8 @@ COLUMNS = [
     "interval_level",  # the interval's level: 1 - alpha/2 after an adaptive stop (robust.interval_level)
     "n_pairs",  # common rounds behind the ratio
     "p_value",
-    "p_holm",  # Holm over every pair row of the table (a pair without p counts as p = 1)
+    "p_holm",  # Holm over the pair's family (a pair without p counts as p = 1)
+    "holm_family",  # pair: the pairs p_holm was adjusted over (its ranking's, or the table's)
     "relation",  # pair: ordered | equivalent | unresolved | too few pairs; variant row: reference or ""
     "within_margin",  # the interval lies within ±margin
     "margin",
@@ -97,6 +100,7 @@ class RankingSettings:
     confidence: float
     reference: str | None  # the baseline variant of stats.comparisons (by: variant), if any
     adaptive: bool = False  # rounds from the launcher's adaptive stop (stats.paired.adaptive)
+    family: str = "ranking"  # Holm's family: "ranking" (each path x measure) or "campaign" (every pair)
 
 
 def settings_of(
@@ -120,6 +124,7 @@ def settings_of(
         confidence=s.confidence,
         reference=ref,
         adaptive=s.paired.adaptive,
+        family=r.family,
     )
 
 
@@ -312,7 +317,7 @@ def ranking_table(
     for c in ("letters", "order", "relation", "reason", "other"):
         df[c] = df[c].astype(object)
     _holm(df, rs)
-    for c in ("position", "group", "rank_best", "rank_worst", "n_pairs"):
+    for c in ("position", "group", "rank_best", "rank_worst", "n_pairs", "holm_family"):
         df[c] = pd.to_numeric(df[c], errors="coerce").astype("Int64")
     return df[COLUMNS].reset_index(drop=True)
 
@@ -391,17 +396,36 @@ def _one_ranking(key: dict[str, str], g: pd.DataFrame, rs: RankingSettings) -> l
     return out
 
 
+def families(df: pd.DataFrame, family: str) -> np.ndarray:
+    """Each row's Holm family as a label: the tested pair rows (2 or more common rounds) of one
+    ranking (``family="ranking"``) or of the whole table (``"campaign"``); -1 for a row in none."""
+    if family not in ("ranking", "campaign"):
+        raise ValueError(f"stats.ranking.family {family!r}: expected ranking or campaign")
+    n = pd.to_numeric(df["n_pairs"], errors="coerce").fillna(0).to_numpy(dtype=float)
+    tested = (df["row"] == "pair").to_numpy() & (n >= 2)  # a pair without p stays in as p = 1
+    if family == "campaign":
+        label = np.zeros(len(df), dtype=int)
+    else:
+        label = df[KEY].astype("string").fillna("").agg("\x1f".join, axis=1).factorize()[0]
+    return np.where(tested, label, -1)
+
+
 def _holm(df: pd.DataFrame, rs: RankingSettings) -> None:
-    """Holm over every pair row, relations, then each ranking's groups, letters and rank range (in place)."""
+    """Holm over each family of pairs (:func:`families`), relations, then each ranking's groups,
+    letters and rank range (in place)."""
     alpha = 1.0 - rs.confidence
     is_pair = (df["row"] == "pair").to_numpy()
     n = pd.to_numeric(df["n_pairs"], errors="coerce").fillna(0).to_numpy(dtype=float)
     p = pd.to_numeric(df["p_value"], errors="coerce").to_numpy(dtype=float)
-    fam = is_pair & (n >= 2)  # a pair without p (no spread) stays in the family as p = 1
+    fam = families(df, rs.family)
     padj = np.full(len(df), np.nan)
-    if fam.any():
-        padj[fam] = core.holm(np.where(np.isfinite(p[fam]), p[fam], 1.0))
+    size = np.full(len(df), np.nan)
+    for f in np.unique(fam[fam >= 0]):
+        m = fam == f
+        padj[m] = core.holm(np.where(np.isfinite(p[m]), p[m], 1.0))
+        size[m] = int(m.sum())
     df["p_holm"] = padj
+    df["holm_family"] = size
     lo, hi = (pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float) for c in ("ci_low", "ci_high"))
     df["within_margin"] = [within_margin(a, b, rs.margin) for a, b in zip(lo, hi)]
     rel = [relation(q, a, b, int(k), rs.margin, alpha) for q, a, b, k in zip(padj, lo, hi, n)]
@@ -422,6 +446,21 @@ def _holm(df: pd.DataFrame, rs: RankingSettings) -> None:
         df.loc[g.index, "order"] = order_text(order, groups)
 
 
+def holm_words(table: pd.DataFrame) -> str:
+    """How Holm was run, from the pair rows' ``holm_family``: ``"Holm over all 255"`` when one
+    family holds every tested pair, else ``"Holm within each ranking (families of 3-10 pairs)"``."""
+    p = table[table["row"] == "pair"] if "row" in table.columns else table
+    sizes = pd.to_numeric(p.get("holm_family", pd.Series(dtype=float)), errors="coerce").dropna()
+    tested = int(pd.to_numeric(p.get("p_holm", pd.Series(dtype=float)), errors="coerce").notna().sum())
+    if sizes.empty:
+        return "Holm over all" if not tested else f"Holm over all {tested}"
+    lo, hi = int(sizes.min()), int(sizes.max())
+    if hi >= tested:  # one family holds every tested pair (campaign, or a single ranking)
+        return f"Holm over all {tested}"
+    span = f"{lo}" if lo == hi else f"{lo}-{hi}"
+    return f"Holm within each ranking (families of {span} pair{'s' if hi != 1 else ''})"
+
+
 def summary(table: pd.DataFrame) -> str:
     """One line: how many rankings, pairs and of them ordered / equivalent / unresolved."""
     p = table[table["row"] == "pair"]
@@ -430,7 +469,7 @@ def summary(table: pd.DataFrame) -> str:
     n_rank = len(p.drop_duplicates(KEY))
     counts = p["relation"].value_counts()
     parts = ", ".join(f"{int(counts.get(r, 0))} {r}" for r in RELATIONS)
-    return f"{n_rank} rankings, {len(p)} pairs (Holm over all): {parts}"
+    return f"{n_rank} rankings, {len(p)} pairs ({holm_words(table)}): {parts}"
 
 
 def write(table: pd.DataFrame, path: str | Path) -> Path:

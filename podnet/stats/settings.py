@@ -207,6 +207,7 @@ class RankingSection:
     measures: tuple[str, ...]
     scenarios: tuple[str, ...]
     equivalence_margin: float
+    family: str = "ranking"  # Holm's family: each path x measure ranking, or every pair of the campaign
 
 
 @dataclass(frozen=True)
@@ -276,6 +277,7 @@ class Settings:
                 tuple(r["measures"] or []),
                 tuple(str(x) for x in r["scenarios"] or []),
                 float(r["equivalence_margin"]),
+                str(r["family"]),
             ),
             max_loss=float((s.get("load_curve") or {}).get("max_loss", 0.001)),
             family=tuple(s["multiple_comparisons"]["family"]),

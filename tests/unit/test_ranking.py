@@ -141,9 +141,9 @@ def test_tie_groups_and_letters_directly():
     assert R.tie_groups(["a", "b", "c"], {("a", "c")}) == [1, 1, 1]
 
 
-def test_holm_over_every_pair_of_the_table():
-    # one pair at p = 0.01 alone is ordered; among 12 paths' pairs (the others at p = 1) Holm
-    # multiplies it by 12 and it is not
+def _twelve_paths() -> list[pd.DataFrame]:
+    """12 paths of two variants, 6 rounds each: on p0 a is 4 % above b at p = 0.0103, elsewhere
+    a and b are equal (p = 1)."""
     n = 6
     wob = 0.04 * np.sqrt(5) / 4.0 * np.array([1, -1] * 3)  # t = 4 on 5 df: p = 0.0103
     parts = []
@@ -152,12 +152,65 @@ def test_holm_over_every_pair_of_the_table():
         shift = 0.04 if k == 0 else 0.0
         parts.append(rows(1e9 * common * np.exp(shift + wob), variant="a", scenario=f"p{k}", launch_id="L1"))
         parts.append(rows(1e9 * common, variant="b", scenario=f"p{k}", launch_id="L1"))
-    t = R.ranking_table(tidy(*parts), STATS)
+    return parts
+
+
+def _family(family: str) -> dict:
+    return {**STATS, "ranking": {**STATS["ranking"], "family": family}}
+
+
+def test_holm_over_every_pair_of_the_table_with_family_campaign():
+    # one pair at p = 0.01 alone is ordered; among 12 paths' pairs (the others at p = 1) Holm
+    # multiplies it by 12 and it is not
+    parts = _twelve_paths()
+    t = R.ranking_table(tidy(*parts), _family("campaign"))
     p0 = pairs(t)[pairs(t)["scenario"] == "p0"].iloc[0]
     assert p0["p_value"] == pytest.approx(0.0103, abs=2e-4)
     assert p0["p_holm"] == pytest.approx(12 * p0["p_value"], rel=1e-6) and p0["relation"] != "ordered"
-    alone = R.ranking_table(tidy(*parts[:2]), STATS)
+    assert set(pairs(t)["holm_family"]) == {12}
+    assert "Holm over all 12" in R.summary(t)
+    alone = R.ranking_table(tidy(*parts[:2]), _family("campaign"))
     assert pairs(alone).iloc[0]["relation"] == "ordered"
+
+
+def test_holm_within_each_ranking_by_default():
+    # the same table: each path x measure is its own family (here 1 pair), so p0's pair is ordered
+    # where campaign-wide Holm over 12 is not
+    t = R.ranking_table(tidy(*_twelve_paths()), STATS)
+    assert R.settings_of(STATS).family == "ranking"
+    p0 = pairs(t)[pairs(t)["scenario"] == "p0"].iloc[0]
+    assert p0["p_holm"] == pytest.approx(p0["p_value"], rel=1e-9) and p0["relation"] == "ordered"
+    assert set(pairs(t)["holm_family"]) == {1}
+    assert pairs(t)["relation"].value_counts()["ordered"] == 1  # the equal paths stay unordered
+    assert variants(t)["holm_family"].isna().all()  # variant rows belong to no family
+    assert "Holm within each ranking (families of 1 pair)" in R.summary(t)
+
+
+def test_holm_family_sizes_per_ranking():
+    # three variants on one path (3 pairs), two on another (1 pair); a pair without a common round
+    # is not tested and is in no family
+    t = pd.concat(
+        [
+            campaign({"a": 10e9, "b": 8e9, "c": 6e9}, scenario="x"),
+            campaign({"a": 10e9, "b": 8e9}, scenario="y", seed=5),
+            tidy(rows([7e9, 7.1e9, 6.9e9], variant="d", scenario="y", launch_id="L9")),
+        ],
+        ignore_index=True,
+    )
+    out = R.ranking_table(t, STATS)
+    p = pairs(out)
+    assert set(p[p["scenario"] == "x"]["holm_family"]) == {3}
+    y = p[p["scenario"] == "y"]
+    tested = y[y["n_pairs"] >= 2]
+    assert set(tested["holm_family"]) == {1} and y[y["n_pairs"] < 2]["holm_family"].isna().all()
+    assert "families of 1-3 pairs" in R.summary(out)
+    whole = R.ranking_table(t, _family("campaign"))
+    assert set(pairs(whole).dropna(subset=["holm_family"])["holm_family"]) == {4}
+
+
+def test_unknown_family():
+    with pytest.raises(ValueError):
+        R.ranking_table(tidy(*_twelve_paths()[:2]), _family("everything"))
 
 
 def test_a_and_a_never_ordered():

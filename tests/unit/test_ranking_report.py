@@ -22,10 +22,10 @@ STATS = {
 }
 
 
-def _table(tmp_path) -> pd.DataFrame:
+def _tidy() -> pd.DataFrame:
     rng = np.random.default_rng(4)
     parts = []
-    n = 14  # the exact Wilcoxon p of n pairs is at least 2 / 2**n: Holm over 54 pairs needs n >= 12
+    n = 14  # the exact Wilcoxon p of n pairs is at least 2 / 2**n: Holm over 54 pairs would need n >= 12
     for s in PATHS:
         common = np.exp(rng.normal(0, 0.1, n))
         for v, c in CENTRES.items():
@@ -47,7 +47,11 @@ def _table(tmp_path) -> pd.DataFrame:
                         direction="roundtrip",
                     )
                 )
-    t = R.ranking_table(tidy(*parts), STATS)
+    return tidy(*parts)
+
+
+def _table(tmp_path) -> pd.DataFrame:
+    t = R.ranking_table(_tidy(), STATS)
     return RR.read(R.write(t, tmp_path / "ranking.csv"))
 
 
@@ -62,6 +66,10 @@ def test_sentences_state_order_first_last_and_equivalence(tmp_path):
     assert "are equivalent within ±5 %" in hh and ">" not in hh.split(":")[1].split(".")[0]
     md = RR.markdown(t)
     assert md.startswith("**Ranking** (ranking.csv): 9 path x measure rankings, 54 pairs")
+    # the family each p_holm was adjusted over, read from holm_family (stats.ranking.family)
+    assert "Holm within each ranking (families of 6 pairs)" in md
+    wide = R.ranking_table(_tidy(), {**STATS, "ranking": {**STATS["ranking"], "family": "campaign"}})
+    assert "Holm over all 54:" in RR.markdown(RR.read(R.write(wide, tmp_path / "wide.csv")))
     assert RR.markdown(pd.DataFrame()) == ""
 
 
@@ -85,6 +93,8 @@ def test_figure_panels_bars_letters_and_no_layout_problems(tmp_path):
     assert letters.count("a") >= len(PATHS) and "d" in letters
     # a single legend entry per variant
     assert [x.get_text() for x in fig.legends[0].get_texts()] == VARIANTS
+    caption = fig.legends[0].get_title().get_text().replace("\n", " ")
+    assert "(Holm within each ranking (families of 6 pairs);" in caption
     plt.close(fig)
 
 

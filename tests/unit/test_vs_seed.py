@@ -9,6 +9,7 @@ from pathlib import Path
 
 import jsonschema
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
@@ -147,6 +148,12 @@ def test_orders_judged_by_the_paired_ratio(dirs):
     assert r["seed_ratio"] == pytest.approx(9.18 / 1.37) and r["seed_order"] == ">"
     assert r["ratio"] == pytest.approx(8.5 / 4.0, rel=0.03) and r["ci_low"] < r["ratio"] < r["ci_high"]
     assert r["relation"] == "ordered" and r["ours"] == ">" and r["status"] == "agrees"
+    # Holm ran within that path x measure's ranking (stats.ranking.family's default): its family
+    # is the ranking's pairs, and the order carries its size
+    rk = pd.read_csv(Path(proc) / "ranking.csv")
+    q = rk[(rk["row"] == "pair") & (rk["scenario"] == r["scenario"]) & (rk["metric"] == "throughput")]
+    q = q[q["tool"] == r["tool"]]
+    assert len(q) >= 1 and set(q["holm_family"]) == {len(q)} and r["holm_family"] == len(q)
     lat = _one(o, path="pod-pod-cross-node", metric="latency_p50")
     assert lat["ours"] == "<" and lat["status"] == "contradicts"
     assert lat["ratio"] == pytest.approx(70 / 55, rel=0.03)  # macvlan / calico-vxlan latency here

@@ -6,8 +6,9 @@ For every pair of seed CNIs on one seed path and measure whose counterparts rank
 - the seed's order: ``>`` (its better CNI first) when the two published values differ by more than
   the tie margin (``report.vs_seed.seed_tie_margin``; the seed ran each cell once, 60 s, so a smaller
   difference is not an order), else ``tie``;
-- ours: the paired ratio of the same rounds with its interval and Holm-adjusted p, and its relation
-  in the ranking (ordered, equivalent, unresolved, too few pairs);
+- ours: the paired ratio of the same rounds with its interval and Holm-adjusted p (over the
+  ``holm_family`` pairs of ranking.csv's ``stats.ranking.family``), and its relation in the ranking
+  (ordered, equivalent, unresolved, too few pairs);
 - ``status``: ``agrees`` (ordered here in the seed's order), ``contradicts`` (ordered here the other
   way, or equivalent here within the ranking's margin while the seed's gap exceeds its tie
   margin), ``tie`` (the seed cannot order them; ours is still shown), ``unresolved here``.
@@ -46,6 +47,7 @@ ORDER_COLUMNS = [
     "ci_high",
     "n_pairs",
     "p_holm",
+    "holm_family",  # the pairs ranking.csv's Holm adjusted p_holm over (its stats.ranking.family)
     "relation",  # ranking.csv's: ordered | equivalent | unresolved | too few pairs
     "ours",  # ">" (a ranked above b) | "<" | "~" (not ordered)
     "status",  # agrees | contradicts | tie | unresolved here
@@ -140,6 +142,7 @@ def _ours(rp: pd.DataFrame, a: str, b: str) -> dict:
         "ci_high": 1 / lo if inv else hi,
         "n_pairs": int(q["n_pairs"]) if np.isfinite(float(q["n_pairs"])) else 0,
         "p_holm": float(q["p_holm"]),
+        "holm_family": float(q.get("holm_family", np.nan)),
         "relation": rel,
         "ours": ("<" if inv else ">") if rel == "ordered" else "~",
     }
@@ -167,7 +170,7 @@ def verdict(statuses: pd.Series | list[str]) -> str:
 
 #: the columns a reader needs of :func:`orders_table` (the notebook shows these)
 SHOWN = ["path", "scenario", "metric", "seed_a", "seed_b", "seed_ratio", "seed_order", "a", "b", "ratio"]
-SHOWN += ["ci_low", "ci_high", "n_pairs", "p_holm", "relation", "status", "note"]
+SHOWN += ["ci_low", "ci_high", "n_pairs", "p_holm", "holm_family", "relation", "status", "note"]
 
 
 def shown(orders: pd.DataFrame) -> pd.DataFrame:

@@ -9,9 +9,9 @@ divided by the seed's own baseline (the seed publishes no interval) and ranked.
 ``rank_seed`` ranks the CNIs both sources have by the seed's numbers (1 = best, by each metric's
 better direction from :func:`podnet.tools.metric_info`). Our order is not re-derived here: it is
 the campaign's ``ranking.csv`` (:mod:`podnet.stats.ranking`: paired ratios of the same rounds, Holm
-over every pair), whose tie group, letters and order text each row carries; every order the seed
-states between two CNIs is judged by it in :mod:`.orders`, and a group's ``ranking`` verdict is
-:func:`.orders.verdict` of its orders.
+within each ranking or over every pair as ``stats.ranking.family`` says), whose tie group, letters
+and order text each row carries; every order the seed states between two CNIs is judged by it in
+:mod:`.orders`, and a group's ``ranking`` verdict is :func:`.orders.verdict` of its orders.
 """
 
 from __future__ import annotations
