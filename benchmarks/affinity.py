@@ -1,4 +1,5 @@
-"""Pinned against unpinned latency runs (benchmarks/affinity.yaml): per path and test, the per-run
+"""Latency runs by test (benchmarks/affinity.yaml: pinned and unpinned; qperf_length.yaml: 3-s and 10-s
+runs): per path and test, the per-run
 spread (sd of log values), the paired log-ratio sd of each path against host-host by round, and the
 pairs a ±5 % interval at 97.5 % would need (z-approximation, (2.24 sd / log 1.05)²).
 
@@ -15,7 +16,7 @@ import pandas as pd
 
 from podnet.parse import parse_experiment
 
-METRICS = {"qperf": "latency", "netperf": "latency_mean"}
+METRICS = {"qperf": "latency", "netperf": "latency_mean", "ping": "rtt_median"}
 
 
 def table(tidy: pd.DataFrame, baseline: str = "host-host") -> pd.DataFrame:
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--raw", default="raw/affinity")
     a = ap.parse_args(argv)
-    parsed = parse_experiment(Path(a.raw), "affinity")
+    parsed = parse_experiment(Path(a.raw), Path(a.raw).name)  # the raw folder is the experiment
     if parsed.tidy.empty:
         print(f"{a.raw}: no parsed runs")
         return 1

@@ -90,6 +90,8 @@ class LaunchResult:
     floor_runs: int = 0
     #: why the floor stopped before the launch ended ("" when it ran every round; podnet.launch.noise.floor)
     floor_stopped: str = ""
+    #: the CPU idle-state hold asked and got (podnet.launch.noise.idle.IdleHold.as_record)
+    cpu_latency: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)

@@ -29,6 +29,7 @@ from podnet.launch.cluster.provenance import now_iso
 from podnet.launch.cluster.signals import Interrupted, interruptible
 from podnet.launch.cluster.workload import Workload
 from podnet.launch.noise.floor import LaunchFloor
+from podnet.launch.noise.idle import hold_cpu_latency
 from podnet.launch.rounds.adaptive import Sampler
 from podnet.launch.rounds.execute import Executor
 from podnet.launch.rounds.results import LaunchResult, RunTimes, Tally, write_logs
@@ -248,7 +249,8 @@ class Launcher:
         t0 = self.clock()  # the budget counts from here
         result.started = now_iso()
         try:
-            with interruptible():
+            with interruptible(), hold_cpu_latency(cfg.cpu_latency_us) as idle:
+                result.cpu_latency = idle.as_record()
                 facts = self.discover()
                 pending = pending_runs(cfg, facts.variant, self.tally.states)
                 if cfg.adaptive:

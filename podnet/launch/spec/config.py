@@ -185,6 +185,8 @@ class LaunchConfig:
     interference: bool = True
     #: ``launch.disturbance`` (:class:`podnet.launch.spec.disturbance.DisturbanceRule`; None: the defaults)
     disturbance: Any = None
+    #: ``launch.cpu_latency_us``: PM QoS CPU latency held during the launch (podnet.launch.noise.idle); None: none
+    cpu_latency_us: int | None = None
     #: Guaranteed QoS: {"cpu": whole CPUs, "memory": "256Mi"} per container, or None
     resources: dict[str, Any] | None = None
     #: {"client": cpu, "server": cpu} for tools whose adapter supports affinity, or None
@@ -338,6 +340,7 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
         warmup_per=str(opt("warmup_per")),
         interference=bool(opt("interference")),
         disturbance=DisturbanceRule.from_config(launch.get("disturbance")),
+        cpu_latency_us=None if opt("cpu_latency_us") is None else int(opt("cpu_latency_us")),
         resources=dict(launch["resources"]) if launch.get("resources") else None,
         affinity={k: int(v) for k, v in launch["affinity"].items()} if launch.get("affinity") else None,
         source=launch,
