@@ -213,12 +213,19 @@ def test_quantised_side_by_side_coverage(cv):
 
 
 def test_an_adaptive_side_by_side_round_runs_only_the_variants_of_unmet_comparisons():
+    from podnet.launch.campaign.account import VariantJudged
     from podnet.launch.campaign.sidebyside import needed_variants
 
+    def unmet_on(variant, case):
+        return VariantJudged(
+            variant=variant, baseline_variant="macvlan", cases=(case,), metric="m", n_pairs=0,
+            met=False, rel_half_width=None, target_rel_half_width=0.05,
+        )  # fmt: skip
+
     unmet = [
-        {"variant": "aa", "case": ["pp", "netperf", "TCP_RR"]},
-        {"variant": "calico", "case": ["pp", "netperf", "TCP_RR"]},
-        {"variant": "aa", "case": ["pp", "iperf3", "tcp"]},
+        unmet_on("aa", ("pp", "netperf", "TCP_RR")),
+        unmet_on("calico", ("pp", "netperf", "TCP_RR")),
+        unmet_on("aa", ("pp", "iperf3", "tcp")),
     ]
     need = needed_variants(unmet, "macvlan")
     assert need == {
