@@ -12,8 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from podnet.launch.rounds import stop as rule
 from podnet.launch.rounds.stop import Comparison
 from podnet.launch.spec.config import CaseKey
+
+#: how a side-by-side account words the ends of the stop rule (:mod:`podnet.launch.rounds.stop`)
+STOP_WORDS = {
+    rule.NOTHING_TO_JUDGE: "no primary variant comparison (stats.primary by: variant) to judge",
+    rule.ALL_MET: "every primary variant comparison met its target",
+    rule.MAX_REPEATS: "max_repeats reached (or the unmet cases cannot run)",
+    rule.FAILED_RUNS: "max_repeats reached (or the unmet cases cannot run)",
+    rule.BUDGET_SPENT: rule.BUDGET_SPENT,
+}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,8 +15,9 @@ With ``launch.adaptive``, added rounds go to the variant comparisons of the prim
 target (or rests on fewer than ``stats.planning.min_to_stop`` pairs), until every one is met, a
 case reaches ``stats.planning.max_repeats`` or ``launch.adaptive.budget`` cannot hold another round:
 the stop rule of one launch (:mod:`podnet.launch.rounds.stop`), in this loop's words
-(:data:`STOP_WORDS`). The account is ``raw/<exp>/_side_by_side/<launch id>.json``
-(:class:`~podnet.launch.campaign.account.SideBySideAccount`); each variant's launch log is
+(:data:`~podnet.launch.campaign.account.STOP_WORDS`). The account is
+``raw/<exp>/_side_by_side/<launch id>.json`` (:class:`~podnet.launch.campaign.account.SideBySideAccount`);
+each variant's launch log is
 ``raw/<exp>/_launch/<launch id>.<variant>.json``.
 
     python -m podnet.launch.campaign.sidebyside CONFIG CONFIG [...]   # one config per variant (make compare)
@@ -42,7 +43,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from podnet.launch.campaign.account import SideBySideAccount, VariantJudged
+from podnet.launch.campaign.account import STOP_WORDS, SideBySideAccount, VariantJudged
 from podnet.launch.cluster.k8s import Kube, KubeError
 from podnet.launch.cluster.provenance import now_iso
 from podnet.launch.cluster.signals import Interrupted, interruptible
@@ -59,15 +60,6 @@ log = logging.getLogger("podnet.launch")
 
 #: one run to do: which variant's launcher, which slot
 Pair = tuple[Launcher, Slot]
-
-#: how a side-by-side account words the ends of the stop rule (:mod:`podnet.launch.rounds.stop`)
-STOP_WORDS = {
-    rule.NOTHING_TO_JUDGE: "no primary variant comparison (stats.primary by: variant) to judge",
-    rule.ALL_MET: "every primary variant comparison met its target",
-    rule.MAX_REPEATS: "max_repeats reached (or the unmet cases cannot run)",
-    rule.FAILED_RUNS: "max_repeats reached (or the unmet cases cannot run)",
-    rule.BUDGET_SPENT: rule.BUDGET_SPENT,
-}
 
 #: variant i's server ports are the configured ones + i x this: two variants on one cluster (an A/A)
 #: run their hostNetwork servers on the same nodes, and one port cannot serve both
