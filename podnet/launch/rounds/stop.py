@@ -21,7 +21,9 @@ What the callers keep: which comparisons they judge and their cases (a single la
 baseline case of a by-scenario comparison, or one case's headline; side by side: one case under two
 variants, run only by the variants of unmet comparisons, ``needed_variants``), what "runnable" and
 "capped" read (one launch, or every variant's), the order of the cases, and the words of the stop
-(side by side words the ends its own way, :data:`podnet.launch.campaign.account.STOP_WORDS`).
+(side by side words the ends its own way, :data:`podnet.launch.campaign.account.STOP_WORDS`). Only
+a single launch states :data:`NOTHING_TO_JUDGE` as :data:`ALL_MET`, has a run limit (``max_runs``),
+ends with ``judgement failed: ...`` when the statistics raise, and gives each item a :func:`reason`.
 """
 
 from __future__ import annotations
