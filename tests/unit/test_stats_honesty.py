@@ -174,10 +174,9 @@ def test_a_primary_variant_comparison_without_pairs_is_an_unmet_item():
     vs = VariantSampler(SimpleNamespace(cfg=cfg, launchers=launchers), 0.0)
     t = tidy(rows([9e9], variant="a", launch_id="L", scenario="pod-pod"))
     items = vs._unpaired(t, [])
-    assert len(items) == 1 and not items[0]["met"] and items[0]["note"].startswith("fewer than 2 pairs")
-    assert items[0]["variant"] == "b" and items[0]["metric"] == "throughput"
-    done = [{"variant": "b", "case": ["pod-pod", "iperf3", "tcp"], "metric": "throughput"}]
-    assert vs._unpaired(t, done) == []
+    assert len(items) == 1 and not items[0].met and items[0].note.startswith("fewer than 2 pairs")
+    assert items[0].variant == "b" and items[0].metric == "throughput" and items[0].too_few_pairs
+    assert vs._unpaired(t, items) == []
 
 
 def test_the_adaptive_judge_calls_a_comparison_with_fewer_than_2_pairs_unmet():
@@ -190,9 +189,9 @@ def test_the_adaptive_judge_calls_a_comparison_with_fewer_than_2_pairs_unmet():
          "target_rel_half_width": 0.05, "n": 12, "n_needed": 3, "met": True, "n_pairs": 1}
     )  # fmt: skip
     it = _item(r, "scenario", ("pod-pod", "iperf3", "tcp"), ("host-host", "iperf3", "tcp"))
-    assert not it["met"] and it["note"].startswith("fewer than 2 pairs")
+    assert not it.met and it.note.startswith("fewer than 2 pairs")
     r["n_pairs"] = 12
-    assert _item(r, "scenario", ("pod-pod",), ("host-host",))["met"]
+    assert _item(r, "scenario", ("pod-pod",), ("host-host",)).met
 
 
 @pytest.mark.parametrize("cv", [0.0, 0.02, 0.05])
@@ -213,12 +212,19 @@ def test_quantised_side_by_side_coverage(cv):
 
 
 def test_an_adaptive_side_by_side_round_runs_only_the_variants_of_unmet_comparisons():
+    from podnet.launch.campaign.account import VariantJudged
     from podnet.launch.campaign.sidebyside import needed_variants
 
+    def unmet_on(variant, case):
+        return VariantJudged(
+            variant=variant, baseline_variant="macvlan", cases=(case,), metric="m", n_pairs=0,
+            met=False, rel_half_width=None, target_rel_half_width=0.05,
+        )  # fmt: skip
+
     unmet = [
-        {"variant": "aa", "case": ["pp", "netperf", "TCP_RR"]},
-        {"variant": "calico", "case": ["pp", "netperf", "TCP_RR"]},
-        {"variant": "aa", "case": ["pp", "iperf3", "tcp"]},
+        unmet_on("aa", ("pp", "netperf", "TCP_RR")),
+        unmet_on("calico", ("pp", "netperf", "TCP_RR")),
+        unmet_on("aa", ("pp", "iperf3", "tcp")),
     ]
     need = needed_variants(unmet, "macvlan")
     assert need == {

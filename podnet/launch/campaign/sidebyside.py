@@ -13,8 +13,11 @@ statistics pair a variant's run with the baseline variant's run of the same laun
 With ``launch.adaptive``, added rounds go to the variant comparisons of the primary family
 (``stats.primary`` entries ``by: variant``) whose side-by-side interval is still wider than its
 target (or rests on fewer than ``stats.planning.min_to_stop`` pairs), until every one is met, a
-case reaches ``stats.planning.max_repeats`` or ``launch.adaptive.budget`` cannot hold another round. The
-account is ``raw/<exp>/_side_by_side/<launch id>.json``; each variant's launch log is
+case reaches ``stats.planning.max_repeats`` or ``launch.adaptive.budget`` cannot hold another round:
+the stop rule of one launch (:mod:`podnet.launch.rounds.stop`), in this loop's words
+(:data:`~podnet.launch.campaign.account.STOP_WORDS`). The account is
+``raw/<exp>/_side_by_side/<launch id>.json`` (:class:`~podnet.launch.campaign.account.SideBySideAccount`);
+each variant's launch log is
 ``raw/<exp>/_launch/<launch id>.<variant>.json``.
 
     python -m podnet.launch.campaign.sidebyside CONFIG CONFIG [...]   # one config per variant (make compare)
@@ -40,10 +43,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from podnet.launch.campaign.account import STOP_WORDS, SideBySideAccount, VariantJudged
 from podnet.launch.cluster.k8s import Kube, KubeError
 from podnet.launch.cluster.provenance import now_iso
 from podnet.launch.cluster.signals import Interrupted, interruptible
 from podnet.launch.noise.interference import link_neighbours
+from podnet.launch.rounds import stop as rule
 from podnet.launch.rounds.results import LaunchResult, configure_logging, write_logs
 from podnet.launch.rounds.runner import Launcher
 from podnet.launch.rounds.schedule import Slot, schedule
@@ -246,19 +251,22 @@ class SideBySide:
         return self.results
 
 
-def needed_variants(unmet: Sequence[dict[str, Any]], baseline: str) -> dict[tuple[str, ...], set[str]]:
+def needed_variants(unmet: Sequence[VariantJudged], baseline: str) -> dict[CaseKey, set[str]]:
     """Per case, the variants an adaptive round must run: the baseline and each treatment with an unmet
     comparison on that case. A variant whose comparisons are all met (or that is in none, e.g. an
     exploratory one) sits the adaptive rounds out: the round's time goes to the pairs still unmet."""
-    out: dict[tuple[str, ...], set[str]] = {}
+    out: dict[CaseKey, set[str]] = {}
     for it in unmet:
-        out.setdefault(tuple(it["case"]), {baseline}).add(str(it["variant"]))
+        out.setdefault(it.case, {baseline}).add(str(it.variant))
     return out
 
 
 class VariantSampler:
     """Adaptive rounds across variants: more side-by-side rounds of the cases whose primary variant
-    comparison is not yet met (the same interval ``variants.csv`` states)."""
+    comparison is not yet met (the same interval ``variants.csv`` states), by the stop rule of one
+    launch (:class:`~podnet.launch.rounds.stop.StopRule`): a comparison is one case under two
+    variants, capped when any variant's case reached ``max_repeats``, runnable when every variant can
+    run it; no ``max_runs``."""
 
     def __init__(self, sbs: SideBySide, t0: float):
         from podnet.stats import resolve
@@ -271,17 +279,17 @@ class VariantSampler:
         base = sbs.launchers[0].cfg.variant
         comps = [c for c in s["comparisons"] if c.get("by") != "variant"]
         comps.append({"by": "variant", "baseline": base})
-        # the rounds' number comes from this stop: the paired interval at 1 - alpha/2 (podnet.stats.robust)
-        self.settings = {**s, "comparisons": comps, "paired": {**s["paired"], "adaptive": True}}
+        self.settings = rule.adaptive_settings(s, comps)
         self.primary = [p for p in s["primary"] if p.get("by") == "variant"]
         self.cap = int(s["planning"]["max_repeats"])
         self.nmin = min_to_stop(s)
         self.budget = cfg.budget_s
+        self.rule = rule.StopRule(self.cap, self.budget)
         self.rounds = 0
         self.stop = ""
-        self.items: list[dict[str, Any]] = []
+        self.items: list[VariantJudged] = []
 
-    def judge(self) -> list[dict[str, Any]]:
+    def judge(self) -> list[VariantJudged]:
         """The primary family's side-by-side rows of ``variants.csv`` over this variant set's runs."""
         from podnet.parse import parse_files
         from podnet.stats.variants import variant_table
@@ -300,32 +308,31 @@ class VariantSampler:
         parsed = parse_files(files, cfg.raw_dir, cfg.experiment)
         vt = variant_table(parsed.tidy, self.settings)
         rows = vt[(vt["design"] == "side-by-side") & (vt["role"] == "primary")] if not vt.empty else vt
-        items = []
-        for _, r in rows.iterrows():
-            items.append(
-                {
-                    "variant": str(r["variant"]),
-                    "baseline_variant": str(r["baseline_variant"]),
-                    "case": [str(r["scenario"]), str(r["tool"]), str(r["test"])],
-                    "metric": str(r["metric"]),
-                    "ratio": float(r["ratio"]),
-                    "ci_low": float(r["ci_low"]),
-                    "ci_high": float(r["ci_high"]),
-                    "rel_half_width": float(r["rel_half_width"]),
-                    "target_rel_half_width": float(r["target_rel_half_width"]),
-                    "n_pairs": int(r["n_pairs"]),
-                    "met": bool(r["resolved"]),  # podnet.stats.planning.met, the tables' own rule
-                }
+        items = [
+            VariantJudged(
+                variant=str(r["variant"]),
+                baseline_variant=str(r["baseline_variant"]),
+                cases=((str(r["scenario"]), str(r["tool"]), str(r["test"])),),
+                metric=str(r["metric"]),
+                ratio=float(r["ratio"]),
+                ci_low=float(r["ci_low"]),
+                ci_high=float(r["ci_high"]),
+                rel_half_width=float(r["rel_half_width"]),
+                target_rel_half_width=float(r["target_rel_half_width"]),
+                n_pairs=int(r["n_pairs"]),
+                met=bool(r["resolved"]),  # podnet.stats.planning.met, the tables' own rule
             )
+            for _, r in rows.iterrows()
+        ]
         return items + self._unpaired(parsed.tidy, items)
 
-    def _unpaired(self, tidy: Any, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _unpaired(self, tidy: Any, items: list[VariantJudged]) -> list[VariantJudged]:
         """An unmet item for every declared primary variant comparison without a side-by-side interval
         (fewer than 2 pairs): the loop never reports the family met while one has no pairs."""
         from podnet.stats.kinds import tool_headline
 
         base = self.sbs.launchers[0].variant
-        seen = {(it["variant"], tuple(it["case"]), it["metric"]) for it in items}
+        seen = {(it.variant, it.case, it.metric) for it in items}
         made = {(str(a), str(b)): set(map(str, g["metric"])) for (a, b), g in tidy.groupby(["tool", "test"])}
         out = []
         for p in self.primary:
@@ -346,28 +353,26 @@ class VariantSampler:
                         continue  # a headline metric this test never reports is nothing to compare
                     for v in treats:
                         if (v, (sc, tool, test), m) not in seen:
+                            target = p.get(
+                                "target_rel_half_width", self.settings["planning"]["target_rel_half_width"]
+                            )
                             out.append(
-                                {
-                                    "variant": v,
-                                    "baseline_variant": base,
-                                    "case": [sc, tool, test],
-                                    "metric": m,
-                                    "rel_half_width": None,
-                                    "target_rel_half_width": float(
-                                        p.get(
-                                            "target_rel_half_width",
-                                            self.settings["planning"]["target_rel_half_width"],
-                                        )
-                                    ),
-                                    "n_pairs": 0,
-                                    "met": False,
-                                    "note": "fewer than 2 pairs of its rounds",
-                                }
+                                VariantJudged(
+                                    variant=v,
+                                    baseline_variant=base,
+                                    cases=((sc, tool, test),),
+                                    metric=m,
+                                    rel_half_width=None,
+                                    target_rel_half_width=float(target),
+                                    n_pairs=0,
+                                    met=False,
+                                    note=f"fewer than {rule.FEWEST_PAIRS} pairs of its rounds",
+                                )
                             )
         return out
 
     def _at_cap(self, key: CaseKey) -> bool:
-        return any(L.last_repeat(key) >= self.cap for L in self.sbs.launchers)
+        return self.rule.capped(*(L.last_repeat(key) for L in self.sbs.launchers))
 
     def _runnable(self, key: CaseKey) -> bool:
         return all(L.can_run(key) for L in self.sbs.launchers)
@@ -377,42 +382,35 @@ class VariantSampler:
         clock = self.sbs.clock
         while True:
             self.items = self.judge()
-            unmet = [it for it in self.items if not it["met"]]
-            if not self.items:
-                self.stop = "no primary variant comparison (stats.primary by: variant) to judge"
+            step = self.rule.step(self.items, self._runnable, self._at_cap)
+            if step.stop:
+                self.stop = STOP_WORDS[step.stop]
                 return
-            if not unmet:
-                self.stop = "every primary variant comparison met its target"
-                return
-            keys = sorted({tuple(it["case"]) for it in unmet})
-            keys = [k for k in keys if not self._at_cap(k) and self._runnable(k)]  # type: ignore[arg-type]
-            if not keys:
-                self.stop = "max_repeats reached (or the unmet cases cannot run)"
-                return
+            unmet, keys = step.unmet, sorted(step.cases)
             base = self.sbs.launchers[0].variant
             needs = needed_variants(unmet, base)
             per_keys = [(L, [k for k in keys if L.variant in needs.get(k, ())]) for L in self.sbs.launchers]
             used = clock() - self.t0
-            nxt = sum(L.times.predict(ks) for L, ks in per_keys if ks)  # type: ignore[arg-type]
-            if self.budget is not None and used + nxt > self.budget:
-                self.stop = "budget spent"
+            nxt = sum(L.times.predict(ks) for L, ks in per_keys if ks)
+            if self.rule.over_budget(used, nxt):
+                self.stop = STOP_WORDS[rule.BUDGET_SPENT]
                 return
             self.rounds += 1
-            worst = max(unmet, key=lambda it: it["rel_half_width"] or float("inf"))
-            hw = worst["rel_half_width"]
+            worst = max(unmet, key=lambda it: it.rel_half_width or float("inf"))
+            hw = worst.rel_half_width
+            (sc, tool, test) = worst.case
             log.info(
                 "side-by-side adaptive round %d: %d of %d primary variant comparisons still miss their "
                 "target (worst %s %s %s/%s %s %s at %d pairs); next round ~%ds",
-                self.rounds, len(unmet), len(self.items), worst["variant"], worst["baseline_variant"],
-                worst["case"][1], worst["case"][2], worst["case"][0],
-                f"±{100 * hw:.1f} %" if hw is not None else "no interval", worst["n_pairs"], int(nxt),
+                self.rounds, len(unmet), len(self.items), worst.variant, worst.baseline_variant,
+                tool, test, sc, f"±{100 * hw:.1f} %" if hw is not None else "no interval", worst.n_pairs, int(nxt),
             )  # fmt: skip
             per_variant = []
             for L, ks in per_keys:
                 if not ks:
                     continue  # no unmet comparison of this variant: it sits the round out
                 last = {k: L.last_repeat(k) for k in ks}
-                pending = {k: [last[k] + 1] for k in ks}  # type: ignore[index]
+                pending = {k: [last[k] + 1] for k in ks}
                 rounds = schedule(ks, pending, L.cfg.order, L.cfg.seed + self.rounds)
                 slots = [s for rnd in rounds for s in rnd]
                 per_variant.append((L, [slots]))
@@ -420,30 +418,34 @@ class VariantSampler:
 
     def write_account(self) -> Path:
         """``raw/<exp>/_side_by_side/<launch id>.json``: every judged item, the stop reason, the runs."""
-        doc = {
-            "launch_id": self.sbs.launch_id,
-            "experiment": self.sbs.cfg.experiment,
-            "variants": [L.variant for L in self.sbs.launchers],
-            "design": "side-by-side",
-            "added_rounds": self.rounds,
-            "stop": self.stop,
-            "runs_launched": sum(L.result.launched for L in self.sbs.launchers),
-            "min_to_stop": self.nmin,
-            "max_repeats": self.cap,
-            "budget_s": self.budget,
-            "items": self.items,
-        }
+        acc = self.account()
+        doc = acc.to_json()
         path = Path(self.sbs.cfg.raw_dir) / "_side_by_side" / f"{self.sbs.launch_id}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
         tmp.replace(path)
-        met = sum(it["met"] for it in self.items)
         log.info(
             "side by side: %d of %d primary variant comparisons met their target (%s); %d added round(s); %s",
-            met, len(self.items), self.stop, self.rounds, path,
+            acc.met, len(acc.items), acc.stop, acc.added_rounds, path,
         )  # fmt: skip
         return path
+
+    def account(self) -> SideBySideAccount:
+        """Every judged item, the stop reason, the runs."""
+        return SideBySideAccount(
+            launch_id=self.sbs.launch_id,
+            experiment=self.sbs.cfg.experiment,
+            variants=[L.variant for L in self.sbs.launchers],
+            design="side-by-side",
+            added_rounds=self.rounds,
+            stop=self.stop,
+            runs_launched=sum(L.result.launched for L in self.sbs.launchers),
+            min_to_stop=self.nmin,
+            max_repeats=self.cap,
+            budget_s=self.budget,
+            items=tuple(self.items),
+        )
 
 
 def launch_side_by_side(

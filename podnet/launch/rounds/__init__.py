@@ -5,7 +5,9 @@ r"""The run loop of one launch.
 - :mod:`.schedule`: interleaved (or shuffled, seeded) rounds.
 - :mod:`.warmup`: uncounted warm-up runs.
 - :mod:`.execute`: one run: exec, judge, raw file + sidecar.
-- :mod:`.adaptive`: the adaptive stop (rounds until the primary comparisons meet their target).
+- :mod:`.adaptive`: the adaptive sampler (rounds until the primary comparisons meet their target).
+- :mod:`.stop`: the adaptive stop rule (open, met, why), shared with side-by-side variants.
+- :mod:`.account`: the adaptive account as typed values (JSON at the edge).
 - :mod:`.interface`: what the adaptive stop and the warm-up need of a launch (``Protocol``\ s).
 - :mod:`.results`: per-case counts, the manifest, the launch log.
 

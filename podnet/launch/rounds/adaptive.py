@@ -8,20 +8,23 @@ still wider than its target get one more interleaved round; cases outside the pr
 the base repeats only. Without a by-scenario ``stats.primary`` each case's own headline interval is
 judged (:func:`podnet.stats.cases_needing_more`). It stops when everything is met, when the next
 round is predicted not to fit in ``launch.adaptive.budget`` (or ``adaptive.max_runs``), or when every unmet
-comparison reached ``stats.planning.max_repeats`` or cannot run. At the end
+comparison reached ``stats.planning.max_repeats`` or cannot run: the rule of
+:mod:`podnet.launch.rounds.stop`, which side-by-side variants share. At the end
 :meth:`Sampler.write_account` writes ``raw/<exp>/<variant>/_adaptive/<launch_id>.json``
-(:func:`podnet.stats.account.account_schema`).
+(:class:`~podnet.launch.rounds.account.Account`, :func:`podnet.stats.account.account_schema`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from podnet.launch.cluster.provenance import now_iso
+from podnet.launch.rounds import stop as rule
+from podnet.launch.rounds.account import Account, Ended, Judged
 from podnet.launch.rounds.schedule import Slot, round_order
 from podnet.launch.rounds.state import initial_repeats
 from podnet.launch.spec.config import CaseKey
@@ -70,12 +73,14 @@ class Sampler:
             c for c in self.settings["comparisons"] if c["by"] == "scenario" and str(c["baseline"]) in bases
         ]
         # the baseline case runs in every round one of its comparisons needs: pair the rounds both ran
-        # ... and its rounds' number comes from this stop: the paired interval at 1 - alpha/2 (robust.py)
-        paired = {**self.settings["paired"], "require_same_repeats": False, "adaptive": True}
-        self.judged = {**self.settings, "comparisons": comps, "primary": self.primary, "paired": paired}
+        self.judged = rule.adaptive_settings(self.settings, comps, require_same_repeats=False) | {
+            "primary": self.primary
+        }
+        self.nmin = int(self.settings["planning"]["min_repeats"])
+        self.rule = rule.StopRule(self.cap, launcher.cfg.budget_s, launcher.cfg.adaptive_max_runs)
         self.stop = ""
         self.rounds = 0
-        self.items: list[dict[str, Any]] = []
+        self.items: list[Judged] = []
 
     # -- data --------------------------------------------------------------------------------------------
     def tidy(self, keys: set[CaseKey] | None = None) -> pd.DataFrame | None:
@@ -104,8 +109,7 @@ class Sampler:
         return self.L.last_repeat(key)
 
     def at_cap(self, key: CaseKey) -> bool:
-        st = self.L.tally.states[key]
-        return len(st.ok_repeats()) >= self.cap or self.last_repeat(key) >= self.cap
+        return self.rule.capped(len(self.L.tally.states[key].ok_repeats()), self.last_repeat(key))
 
     def expected_pairs(self) -> list[tuple[CaseKey, CaseKey, list[str], float]]:
         """(treatment case, baseline case, metrics, target) the by-scenario primary entries declare for this config."""
@@ -135,11 +139,11 @@ class Sampler:
         return out
 
     # -- judgement ----------------------------------------------------------------------------------------
-    def judge(self) -> list[dict[str, Any]]:
+    def judge(self) -> list[Judged]:
         """One item per primary comparison (or per case's headline metric), met or not, with its cases."""
         return self._judge_primary() if self.mode == "primary" else self._judge_cases()
 
-    def _judge_primary(self) -> list[dict[str, Any]]:
+    def _judge_primary(self) -> list[Judged]:
         from podnet.stats.precision import primary_precision
 
         pairs = self.expected_pairs()
@@ -152,7 +156,8 @@ class Sampler:
             and set(tidy["scenario"]) & {str(p["baseline"]) for p in self.primary}
         ):
             prec = primary_precision(tidy, self.judged)
-        items, seen = [], set()
+        items: list[Judged] = []
+        seen = set()
         rows = prec[prec["by"] == "scenario"] if prec is not None else None
         for _, r in rows.iterrows() if rows is not None else ():
             treat = (str(r["scenario"]), str(r["tool"]), str(r["test"]))
@@ -171,18 +176,10 @@ class Sampler:
                 if made and m not in made:
                     continue
                 if (treat, m) not in seen:
-                    items.append(
-                        {
-                            **_blank(treat, m, target),
-                            "by": "scenario",
-                            "baseline": base[0],
-                            "treatment": treat[0],
-                            "cases": [list(treat), list(base)],
-                        }
-                    )
+                    items.append(_declared(treat, base, m, target))
         return items
 
-    def _judge_cases(self) -> list[dict[str, Any]]:
+    def _judge_cases(self) -> list[Judged]:
         from podnet.stats import plan
         from podnet.stats.planning import met
 
@@ -197,36 +194,31 @@ class Sampler:
             key = (str(r["scenario"]), str(r["tool"]), str(r["test"]))
             if key not in keys:
                 continue
-            rhw = _num(r["rel_half_width"])
-            item = {
-                "by": "case",
-                "baseline": None,
-                "treatment": None,
+            rhw, n = _num(r["rel_half_width"]), _num(r["n"])
+            item = Judged(
+                source="case",
+                by="case",
                 **{c: _val(r[c]) for c in ("scenario", "tool", "test", "metric", "direction", "streams")},
-                "interval": "unpaired" if rhw is not None else "",
-                "rel_half_width": rhw,
-                "target_rel_half_width": float(r["target_rel_half_width"]),
-                "n": _num(r["n"]),
-                "n_needed": _num(r["n_needed"]),
-                "met": bool(met(rhw, r["target_rel_half_width"], r["n"], self.settings)),
-                "cases": [list(key)],
-            }
+                interval="unpaired" if rhw is not None else "",
+                rel_half_width=rhw,
+                target_rel_half_width=float(r["target_rel_half_width"]),
+                n=n,
+                n_needed=_num(r["n_needed"]),
+                met=bool(met(rhw, r["target_rel_half_width"], r["n"], self.settings)),
+                cases=(key,),
+                # no interval once the minimum ran: failed runs (or a mean of 0), not noise
+                more_helps=rhw is not None or (n or 0) < self.nmin,
+            )
             items.append(item)
         return items
 
     # -- the loop -----------------------------------------------------------------------------------------
-    def wanted(self, items: list[dict[str, Any]]) -> list[CaseKey]:
-        """Cases of the unmet items that can have another run (config order)."""
-        want: set[CaseKey] = set()
-        nmin = int(self.settings["planning"]["min_repeats"])
-        for it in items:
-            cases = [tuple(c) for c in it["cases"]]
-            if it["met"] or (
-                it["rel_half_width"] is None and (self.mode == "primary" or (it["n"] or 0) >= nmin)
-            ):
-                continue  # no interval once the minimum ran: failed runs (or a mean of 0), not noise
-            if all(self.runnable(c) and not self.at_cap(c) for c in cases):
-                want.update(cases)
+    def can_extend(self, key: CaseKey) -> bool:
+        return self.runnable(key) and not self.at_cap(key)
+
+    def wanted(self, items: list[Judged]) -> list[CaseKey]:
+        """Cases of the open items (:meth:`~podnet.launch.rounds.stop.StopRule.open_cases`), config order."""
+        want = self.rule.open_cases(items, self.can_extend)
         return [c.key for c in self.L.cfg.cases if c.key in want]
 
     def loop(self) -> None:
@@ -240,14 +232,15 @@ class Sampler:
                 self.stop = f"judgement failed: {exc}"[:300]
                 return
             self.items = items
-            unmet = [it for it in items if not it["met"]]
-            if not unmet:
-                self.stop = "all met"
+            step = self.rule.step(items, self.runnable, self.at_cap)
+            unmet = step.unmet
+            if step.stop in (rule.NOTHING_TO_JUDGE, rule.ALL_MET):
+                self.stop = rule.ALL_MET
                 log.info("adaptive: every %s meets its target", self._noun())
                 return
-            keys = self.wanted(items)
-            if not keys:
-                self.stop = "max_repeats reached" if any(self._capped(it) for it in unmet) else "failed runs"
+            keys = [c.key for c in cfg.cases if c.key in step.cases]
+            if step.stop:
+                self.stop = step.stop
                 log.info(
                     "adaptive: %d %s %s; none can run again (%s)",
                     len(unmet),
@@ -258,16 +251,15 @@ class Sampler:
                 return
             nxt = L.times.predict(keys)
             used = self.clock() - self.t0
-            budget = cfg.budget_s
-            if budget is not None and used + nxt > budget:
-                self.stop = "budget spent"
+            if self.rule.over_budget(used, nxt):
+                self.stop = rule.BUDGET_SPENT
                 log.info(
                     "adaptive: budget spent: %s of %s used, the next round needs ~%s",
-                    fmt_duration(used), fmt_duration(budget), fmt_duration(nxt),
+                    fmt_duration(used), fmt_duration(cfg.budget_s or 0), fmt_duration(nxt),
                 )  # fmt: skip
                 return
-            if cfg.adaptive_max_runs is not None and L.result.launched + len(keys) > cfg.adaptive_max_runs:
-                self.stop = "budget spent"
+            if self.rule.over_runs(L.result.launched, len(keys)):
+                self.stop = rule.BUDGET_SPENT
                 log.info("adaptive: run budget (max_runs %d) spent", cfg.adaptive_max_runs)
                 return
             self.rounds += 1
@@ -280,15 +272,19 @@ class Sampler:
     def _noun(self) -> str:
         return "primary comparison" if self.mode == "primary" else "case headline metric"
 
-    def progress(self, round_no: int, unmet: list[dict[str, Any]], used: float, nxt: float) -> str:
+    def progress(self, round_no: int, unmet: Sequence[Judged], used: float, nxt: float) -> str:
         """``adaptive round 7: 5 of 24 primary comparisons still miss ±5 % (worst ...); 9m40s of 30m budget left, next round ~1m10s``."""
         from podnet.stats.precision import half_width_text
 
-        targets = {it["target_rel_half_width"] for it in self.items}
+        targets = {it.target_rel_half_width for it in self.items}
         goal = half_width_text(targets.pop()) if len(targets) == 1 else "their targets"
-        judged = [it for it in unmet if it["rel_half_width"] is not None]
-        worst = max(judged, key=lambda it: it["rel_half_width"] / it["target_rel_half_width"], default=None)
-        w = f" (worst {_label(worst)} {half_width_text(worst['rel_half_width'])})" if worst else ""
+        judged = [
+            (it.rel_half_width / it.target_rel_half_width, it)
+            for it in unmet
+            if it.rel_half_width is not None
+        ]
+        worst = max(judged, key=lambda x: x[0], default=(0.0, None))[1]
+        w = f" (worst {worst.label} {half_width_text(worst.rel_half_width or 0)})" if worst else ""
         noun = "primary comparisons" if self.mode == "primary" else "case headline metrics"
         budget = self.L.cfg.budget_s
         left = (
@@ -302,27 +298,19 @@ class Sampler:
         )
 
     # -- the account --------------------------------------------------------------------------------------
-    def _capped(self, it: dict[str, Any]) -> bool:
-        return any(self.at_cap(tuple(c)) for c in it["cases"])
+    def reason(self, it: Judged) -> str:
+        """Why an item ended as it did (:func:`podnet.launch.rounds.stop.reason`)."""
+        return rule.reason(
+            it,
+            stop=self.stop,
+            runnable=all(map(self.runnable, it.cases)),
+            capped=any(map(self.at_cap, it.cases)),
+            interrupted=self.L.result.interrupted,
+            error=bool(self.L.result.error),
+            no_interval_is_failure=self.mode == "primary",
+        )
 
-    def reason(self, it: dict[str, Any]) -> str:
-        """Why an item ended as it did (:data:`podnet.stats.account.REASONS`)."""
-        if it["met"]:
-            return "met"
-        cases = [tuple(c) for c in it["cases"]]
-        if self.L.result.interrupted:
-            return "interrupted"
-        if it.get("note", "").startswith("fewer than 2 pairs"):
-            return "fewer than 2 pairs"
-        if it["rel_half_width"] is None and self.mode == "primary" or not all(map(self.runnable, cases)):
-            return "failed runs"
-        if any(map(self.at_cap, cases)):
-            return "max_repeats reached"
-        if self.stop == "budget spent":
-            return "budget spent"
-        return "launch error" if self.L.result.error else "failed runs"
-
-    def account(self) -> dict[str, Any]:
+    def account(self) -> Account:
         """The machine-readable account of this launch (:func:`podnet.stats.account.account_schema`)."""
         from podnet.stats.account import ACCOUNT_VERSION
 
@@ -330,56 +318,50 @@ class Sampler:
         if not self.stop:  # the loop did not finish: judge what raw/ holds now
             self.items = self.judge()
             self.stop = "interrupted" if L.result.interrupted else "launch error" if L.result.error else ""
-        items = []
-        for it in self.items:
-            it = {k: v for k, v in it.items() if k != "met"} | {
-                "status": "met" if it["met"] else "unmet",
-                "reason": self.reason(it),
-            }
-            items.append(it)
+        items = tuple(Ended(it, self.reason(it)) for it in self.items)
         if not self.stop:
-            self.stop = "all met" if all(it["status"] == "met" for it in items) else "failed runs"
+            self.stop = rule.ALL_MET if all(e.status == "met" for e in items) else rule.FAILED_RUNS
         runnable = [c for c in cfg.cases if self.runnable(c.key)]
-        return {
-            "podnet_adaptive": ACCOUNT_VERSION,
-            "experiment": cfg.experiment,
-            "variant": L.variant,
-            "launch_id": L.launch_id,
-            "started": L.result.started,
-            "ended": now_iso(),
-            "mode": self.mode,
-            "target_rel_half_width": self.target,
-            "max_repeats": self.cap,
-            "budget_s": cfg.budget_s,
-            "max_runs": cfg.adaptive_max_runs,
-            "wall_s": round(self.clock() - self.t0, 3),
-            "base_rounds": initial_repeats(cfg),
-            "adaptive_rounds": self.rounds,
-            "stop": self.stop,
-            "cases": len(cfg.cases),
-            "runs_launched": L.result.launched,
-            "runs_recorded": sum(len(a) for st in L.tally.states.values() for a in st.attempts.values()),
-            "fixed_repeats": FIXED_REPEATS,
-            "fixed_protocol_runs": FIXED_REPEATS * len(runnable),
-            "items": items,
-        }
+        return Account(
+            podnet_adaptive=ACCOUNT_VERSION,
+            experiment=cfg.experiment,
+            variant=L.variant,
+            launch_id=L.launch_id,
+            started=L.result.started,
+            ended=now_iso(),
+            mode=self.mode,
+            target_rel_half_width=self.target,
+            max_repeats=self.cap,
+            budget_s=cfg.budget_s,
+            max_runs=cfg.adaptive_max_runs,
+            wall_s=round(self.clock() - self.t0, 3),
+            base_rounds=initial_repeats(cfg),
+            adaptive_rounds=self.rounds,
+            stop=self.stop,
+            cases=len(cfg.cases),
+            runs_launched=L.result.launched,
+            runs_recorded=sum(len(a) for st in L.tally.states.values() for a in st.attempts.values()),
+            fixed_repeats=FIXED_REPEATS,
+            fixed_protocol_runs=FIXED_REPEATS * len(runnable),
+            items=items,
+        )
 
     def write_account(self) -> Path:
         """``raw/<exp>/<variant>/_adaptive/<launch_id>.json`` (validated against the schema first)."""
         from podnet.stats.account import validate
 
-        doc = self.account()
+        acc = self.account()
+        doc = acc.to_json()
         validate(doc)
         path = Path(self.L.cfg.raw_dir) / self.L.variant / "_adaptive" / f"{self.L.launch_id}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
         tmp.replace(path)
-        met = sum(it["status"] == "met" for it in doc["items"])
         log.info(
             "adaptive: %d of %d %ss met their target (%s); %d runs launched, a fixed %d-repeat protocol: %d; %s",
-            met, len(doc["items"]), self._noun(), doc["stop"], doc["runs_launched"], FIXED_REPEATS,
-            doc["fixed_protocol_runs"], path,
+            acc.met, len(acc.items), self._noun(), acc.stop, acc.runs_launched, FIXED_REPEATS,
+            acc.fixed_protocol_runs, path,
         )  # fmt: skip
         return path
 
@@ -387,8 +369,8 @@ class Sampler:
         """Each case's manifest ``met_target``: every judged item it belongs to is met."""
         flags: dict[CaseKey, bool] = {}
         for it in self.items:
-            for c in it["cases"]:
-                flags[tuple(c)] = flags.get(tuple(c), True) and bool(it.get("met", it.get("status") == "met"))
+            for c in it.cases:
+                flags[c] = flags.get(c, True) and it.met
         for case in self.L.cfg.cases:
             if case.key in flags:
                 self.L.tally.outcome(case).met_target = flags[case.key]
@@ -412,44 +394,45 @@ def _val(v: Any) -> Any:
     return v if isinstance(v, str) else (int(v) if float(v).is_integer() else float(v))
 
 
-def _item(r: Any, by: str, treat: CaseKey, base: CaseKey) -> dict[str, Any]:
+def _item(r: Any, by: str, treat: CaseKey, base: CaseKey) -> Judged:
     """A judged primary comparison; one with fewer than 2 pairs is unmet, whatever its unpaired interval."""
     rhw, pairs = _num(r["rel_half_width"]), _num(r["n_pairs"]) or 0
-    short = {"note": f"fewer than 2 pairs ({pairs:.0f}) within the launch's rounds"} if pairs < 2 else {}
-    return {
-        "by": by,
-        "baseline": str(r["baseline"]),
-        "treatment": str(r["treatment"]),
+    short = (
+        f"fewer than 2 pairs ({pairs:.0f}) within the launch's rounds" if rule.too_few_pairs(pairs) else ""
+    )
+    return Judged(
+        source="ratio",
+        by=by,
+        baseline=str(r["baseline"]),
+        treatment=str(r["treatment"]),
         **{c: _val(r[c]) for c in ("scenario", "tool", "test", "metric", "direction", "streams")},
-        "interval": str(r["interval"]),
+        interval=str(r["interval"]),
         **{c: _num(r[c]) for c in ("ratio", "low", "high")},
-        "rel_half_width": rhw,
-        "target_rel_half_width": float(r["target_rel_half_width"]),
-        "n": _num(r["n"]),
-        "n_needed": _num(r["n_needed"]),
-        "met": bool(r["met"]) and not short,
-        "cases": [list(treat), list(base)],
-        **short,
-    }
+        rel_half_width=rhw,
+        target_rel_half_width=float(r["target_rel_half_width"]),
+        n=_num(r["n"]),
+        n_needed=_num(r["n_needed"]),
+        met=bool(r["met"]) and not short,
+        cases=(treat, base),
+        note=short,
+        more_helps=rhw is not None,  # no interval once its rounds ran: failed runs (or a mean of 0)
+    )
 
 
-def _blank(case: CaseKey, metric: str, target: float) -> dict[str, Any]:
-    return {
-        "scenario": case[0],
-        "tool": case[1],
-        "test": case[2],
-        "metric": metric,
-        "direction": None,
-        "streams": None,
-        "interval": "",
-        "rel_half_width": None,
-        "target_rel_half_width": target,
-        "n": None,
-        "n_needed": None,
-        "met": False,
-    }
-
-
-def _label(it: dict[str, Any]) -> str:
-    where = f"{it['treatment']}/{it['baseline']}" if it.get("baseline") else it["scenario"]
-    return f"{where} {it['tool']} {it['test']} {it['metric']}"
+def _declared(treat: CaseKey, base: CaseKey, metric: str, target: float) -> Judged:
+    """A declared primary comparison without a ratio (a side has no values): unmet, no round helps."""
+    return Judged(
+        source="declared",
+        by="scenario",
+        baseline=base[0],
+        treatment=treat[0],
+        scenario=treat[0],
+        tool=treat[1],
+        test=treat[2],
+        metric=metric,
+        rel_half_width=None,
+        target_rel_half_width=target,
+        met=False,
+        cases=(treat, base),
+        more_helps=False,
+    )
