@@ -38,7 +38,7 @@ def _config(tmp_path: Path) -> dict:
     )
     (test,) = la["tools"]["netperf"]["tests"]
     test["params"]["duration"] = 2
-    test["load"].update(streams=[0, 2], lead_in=3, lead_out=2)
+    test["load"].update(streams=[0, 2], lead_in=3, lead_out=3)
     return cfg
 
 

@@ -130,3 +130,18 @@ def test_a_launched_run_has_both_outputs_one_sidecar_and_tidy_rows_with_roles(tm
     assert set(t["role"]) == {"probe", "load"}
     assert set(t.loc[t["sweep_value"] == 0, "role"]) == {"probe"}
     assert set(t.loc[t["role"] == "load", "sweep_value"]) == {2.0}
+
+
+def test_ping_at_a_fixed_interval_is_a_probe_too():
+    tools = {
+        "ping": {
+            "tests": [{"name": "rtt", "params": {"count": 20, "interval": 0.2}, "load": {"streams": [0, 2]}}]
+        }
+    }
+    cfg = from_mapping(experiment([pod_pod()], tools))
+    plan = build_plan(cfg, [Node("n1", {}), Node("n2", {})])
+    idle, loaded = plan.cases
+    assert idle.server is None and not idle.load  # ping needs no server; its load does
+    assert loaded.load_server is not None and loaded.load_server.port == LOAD_PORT
+    inv = loaded.load_invocation("10.0.0.9", loaded.template.duration)
+    assert inv.duration >= loaded.template.duration + 4 + 3

@@ -5,6 +5,7 @@ r"""The run loop of one launch.
 - :mod:`.schedule`: interleaved (or shuffled, seeded) rounds.
 - :mod:`.warmup`: uncounted warm-up runs.
 - :mod:`.execute`: one run: exec, judge, raw file + sidecar.
+- :mod:`.underload`: a latency-under-load run's load, started before its probe and written beside it.
 - :mod:`.adaptive`: the adaptive stop (rounds until the primary comparisons meet their target).
 - :mod:`.interface`: what the adaptive stop and the warm-up need of a launch (``Protocol``\ s).
 - :mod:`.results`: per-case counts, the manifest, the launch log.
