@@ -6,8 +6,8 @@ the shard. :func:`parse_files_cached` returns exactly what
 :func:`podnet.parse.parse_files` returns (same rows, order and dtypes; tested),
 reusing the rows of every file whose key is unchanged. The key of a file is the
 sha256 of: the source of the whole ``podnet`` package (parsers, sidecar schema,
-units), the experiment name, the raw dir, the file's path, its bytes and its
-sidecar's bytes (or its absence). A file whose entry is not a plain readable
+units), the experiment name, the raw dir, the file's path, its bytes, its
+sidecar's bytes (or its absence) and a latency-under-load run's load output's bytes. A file whose entry is not a plain readable
 file, or that cannot be read while hashing, is always parsed again.
 
 The cache is three parquet files (``<prefix>.tidy.parquet`` ...; the pipeline
@@ -28,6 +28,7 @@ import pandas as pd
 from podnet.parse import Parsed, parse_files
 from podnet.parse.raw import BadEntry, display_path, entry_problem, sha256, sidecar_path
 from podnet.parse.tidy import coerce
+from podnet.parse.underload import load_name
 
 KEY = "_parse_key"
 PARTS = ("tidy", "intervals", "failed")
@@ -57,6 +58,9 @@ def file_key(path: Path, raw_dir: Path | str, experiment: str) -> str | None:
         h.update(sha256(path).encode())
         # a sidecar that exists but cannot be read (a directory, a broken link) is never cached
         h.update(sha256(side).encode() if side.exists() or side.is_symlink() else b"no sidecar")
+        load = path.with_name(load_name(path))  # a latency-under-load run's load output is its too
+        if load.exists() or load.is_symlink():
+            h.update(b"load" + sha256(load).encode())
     except OSError:
         return None
     return h.hexdigest()

@@ -21,7 +21,8 @@ reply lines: an excerpt with another count is rejected), the types checked again
 ``cluster`` (versions, CNI, nodes), ``source`` and ``notes``; from the launcher also ``warmup`` (true: an
 uncounted warm-up run, never a tidy row), ``interference`` (what competed with the run: CPU busy/steal
 of its machines, the launcher's and the cluster daemons' CPU; :mod:`podnet.launch.noise.interference`) and
-``harness`` (warm-up, QoS, CPU affinity settings).
+``harness`` (warm-up, QoS, CPU affinity settings), ``load`` (a latency-under-load run's load: its
+output ``<stem>.load.json`` beside the probe's, command, times, status; :mod:`podnet.parse.underload`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from podnet.parse.underload import LOAD_SUFFIX, orphan_problem
 
 SIDECAR_SUFFIX = ".meta.yaml"
 SIDECAR_VERSION = 1
@@ -197,8 +200,17 @@ def scan_raw_dir(raw_dir: Path | str, ignore: list[str] | None = None) -> tuple[
                 continue
             keep.append(d)
         dirs[:] = keep
+        runs: set[str] | None = None  # this directory's raw files with a sidecar, when a load output asks
         for name in files:
             if name.endswith(SIDECAR_SUFFIX):
+                continue
+            if name.endswith(LOAD_SUFFIX):  # a latency-under-load run's second output: read with its probe
+                if runs is None:
+                    names = set(files)
+                    runs = {f for f in names if f + SIDECAR_SUFFIX in names}
+                why = orphan_problem(Path(root) / name, runs)
+                if why:
+                    bad.append(BadEntry(Path(root) / name, why))
                 continue
             path = Path(root) / name
             rel = path.relative_to(raw_dir).as_posix()

@@ -40,6 +40,7 @@ from podnet.parse.tidy import (
     coerce,
     empty_tidy,
 )
+from podnet.parse.underload import LOAD, PROBE, check_load
 from podnet.tools.base import Adapter, Incomplete, ParseError, last_line_complete
 from podnet.tools.units import param_number
 
@@ -317,6 +318,8 @@ def parse_file(
 ) -> tuple[list[dict], list[dict]]:
     """Check, read, parse (``tool`` or the sidecar's, else detected) and tabulate one raw file."""
     check_run(path, meta)
+    paired = isinstance(meta.get("load"), dict)  # a latency-under-load run: its rows get a role
+    load = check_load(path, meta) if paired else None
     adapter, result = parse_path(
         path,
         tool or meta.get("tool"),
@@ -326,7 +329,30 @@ def parse_file(
     )
     if not result.measurements:
         raise ParseError(f"{adapter.name} output held no measurement")
-    return result_rows(adapter, result, meta, experiment=experiment, run=run, raw_path=display_path(path))
+    rows, intervals = result_rows(
+        adapter, result, meta, experiment=experiment, run=run, raw_path=display_path(path)
+    )
+    if not paired:
+        return rows, intervals
+    loaded = _load_rows(*load, meta, experiment, run) if load is not None else []
+    return [{**r, "role": PROBE} for r in rows] + loaded, intervals
+
+
+def _load_rows(
+    path: Path, rec: dict[str, Any], meta: dict[str, Any], experiment: str, run: str
+) -> list[dict]:
+    """The tidy rows (role ``load``) of a latency-under-load run's load output (checked by
+    :func:`podnet.parse.underload.check_load`): the same run, its own tool; no CPU cost (the run's
+    interference record is the probe's window) and no interval rows."""
+    try:
+        adapter, result = parse_path(path, str(rec.get("tool") or "iperf3"), command=rec.get("command"))
+    except ParseError as exc:
+        raise ParseError(f"the load output {path.name} is incomplete or unparsable: {exc}") from None
+    if not result.measurements:
+        raise ParseError(f"the load output {path.name} held no measurement")
+    bare = {k: v for k, v in meta.items() if k not in ("interference", "load")}
+    rows, _ = result_rows(adapter, result, bare, experiment=experiment, run=run, raw_path=display_path(path))
+    return [{**r, "role": LOAD} for r in rows]
 
 
 def failure(experiment: str, path: Path | str, exc: BaseException, tool: str = "") -> dict[str, str]:

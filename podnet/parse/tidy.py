@@ -58,6 +58,11 @@ OPTIONAL_COLUMNS = {
     "disturbed": False,
 }
 
+#: Columns a tidy table has only when a run of it has them (absent otherwise, so tables without
+#: such runs keep their columns): ``role`` is ``probe`` / ``load`` for the two outputs of a
+#: latency-under-load run (:mod:`podnet.parse.underload`), "" for every other run.
+PRESENT_COLUMNS = {"role": ""}
+
 #: Columns that identify a group of repeats for the statistics stage.
 GROUP_COLUMNS = [
     "experiment",
@@ -130,7 +135,10 @@ def coerce(df: pd.DataFrame) -> pd.DataFrame:
     if missing:
         raise ValueError(f"tidy table lacks columns: {', '.join(missing)}")
     df = df.assign(**{c: v for c, v in OPTIONAL_COLUMNS.items() if c not in df.columns})
-    out = df[TIDY_COLUMNS].copy()
+    extra = [c for c in PRESENT_COLUMNS if c in df.columns]
+    out = df[TIDY_COLUMNS + extra].copy()
+    for col in extra:
+        out[col] = out[col].astype("string").fillna(PRESENT_COLUMNS[col])
     for col in TIDY_COLUMNS:
         if col in ("excerpt", "disturbed"):
             out[col] = flag_column(out[col])

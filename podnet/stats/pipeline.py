@@ -16,6 +16,7 @@ from .ratios import compare
 from .settings import Settings
 from .summary import outlier_rows, summarize
 from .sweeps import load_curves, sweep_table
+from .underload import latency_under_load
 from .variants import variant_table
 from .within import within_run
 
@@ -33,6 +34,7 @@ def run(
 
     Always written: summary.csv, ratios.csv, planning.csv, variants.csv (no rows without a
     ``by: variant`` comparison), sweeps.csv and load_curves.csv (no rows without a sweep),
+    latency_under_load.csv (no rows without a ``load`` sweep: :mod:`podnet.stats.underload`),
     outliers.csv,
     stats_settings.json (the effective settings, seed included) and
     METHODS.md. within_run.csv when ``intervals_path`` exists. A table with
@@ -58,8 +60,11 @@ def run(
     paths["ratios"] = _write(compare(tidy, s, groups=g), out / "ratios.csv")
     paths["planning"] = _write(plan(tidy, s, groups=g), out / "planning.csv")
     paths["variants"] = _write(variant_table(tidy, s), out / "variants.csv")
-    paths["sweeps"] = _write(sweep_table(tidy, summary, s.confidence), out / "sweeps.csv")
+    sweeps = sweep_table(tidy, summary, s.confidence)
+    paths["sweeps"] = _write(sweeps, out / "sweeps.csv")
     paths["load_curves"] = _write(load_curves(tidy, s, s.confidence), out / "load_curves.csv")
+    under = latency_under_load(tidy, sweeps, s.confidence)
+    paths["latency_under_load"] = _write(under, out / "latency_under_load.csv")
     meas_summary = summary[summary["source"] == "measured"].reset_index(drop=True)
     if len(measured):
         outl = outlier_rows(g, meas_summary)

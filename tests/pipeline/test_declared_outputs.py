@@ -70,6 +70,7 @@ CASES = {
         "variants.csv",
         "sweeps.csv",
         "load_curves.csv",
+        "latency_under_load.csv",
         "outliers.csv",
         "within_run.csv",
         "stats_settings.json",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -30,6 +31,10 @@ FATAL_WAITING = {
     "RunContainerError",
     "StartError",
 }
+
+
+#: held while an exec's websocket is set up (:meth:`Kube.exec`)
+_STREAM_SETUP = threading.Lock()
 
 
 class KubeError(RuntimeError):
@@ -377,7 +382,10 @@ class Kube:
         if container:
             kwargs["container"] = container
         try:
-            ws = stream(self.core.connect_get_namespaced_pod_exec, pod, namespace, **kwargs)
+            # kubernetes' stream() swaps the shared client's call_api while it sets up: one at a time
+            # (a latency-under-load run execs its load on a thread beside the probe's exec)
+            with _STREAM_SETUP:
+                ws = stream(self.core.connect_get_namespaced_pod_exec, pod, namespace, **kwargs)
         except Exception as exc:  # noqa: BLE001 - ApiException, websocket errors
             return ExecResult(
                 rc=None, stdout="", stderr="", error=f"exec in {pod} failed to start: {_short(exc)}"

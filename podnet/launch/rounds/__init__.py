@@ -5,6 +5,7 @@ r"""The run loop of one launch.
 - :mod:`.schedule`: interleaved (or shuffled, seeded) rounds.
 - :mod:`.warmup`: uncounted warm-up runs.
 - :mod:`.execute`: one run: exec, judge, raw file + sidecar.
+- :mod:`.underload`: a latency-under-load run's load, started before its probe and written beside it.
 - :mod:`.adaptive`: the adaptive sampler (rounds until the primary comparisons meet their target).
 - :mod:`.stop`: the adaptive stop rule (open, met, why), shared with side-by-side variants.
 - :mod:`.account`: the adaptive account as typed values (JSON at the edge).

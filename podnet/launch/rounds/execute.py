@@ -12,7 +12,10 @@ its client or server container restarted keeps its status but is marked
 ``suspect`` with the restart counts. An ok run the machine's other work disturbed
 (:mod:`podnet.launch.spec.disturbance`) gets ``status: disturbed`` while the round has
 re-runs left (the launcher then runs it again), else stays ok with ``disturbed: true``.
-Every sidecar records ``round_seq``, the ordinal of the launch round it ran in.
+Every sidecar records ``round_seq``, the ordinal of the launch round it ran in. A case with a
+``load`` (latency under load) starts its load first and waits the lead-in before its probe
+(:mod:`podnet.launch.rounds.underload`); the sidecar's ``load`` records it, and a load that failed
+or did not cover the probe makes the run failed.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from podnet.launch.noise.interference import Interference
 from podnet.launch.rounds.results import Tally
 from podnet.launch.rounds.schedule import Slot
 from podnet.launch.rounds.state import raw_path, warmup_path
+from podnet.launch.rounds.underload import LoadRun
 from podnet.launch.spec.config import LaunchConfig
 from podnet.launch.spec.disturbance import DisturbanceRule, RerunBudget
 from podnet.launch.spec.disturbance import judge as judge_disturbance
@@ -193,6 +197,9 @@ class Executor:
         meta.update(protocol=inv.protocol, direction=inv.direction, streams=inv.streams)
         before = self.w.restarts(cp)
         client_side, server_side = self._sides(cp)
+        load = self._start_load(cp, slot, str(target), inv, tag, warmup)
+        if isinstance(load, str):
+            return load
         ia = self.interference
         probe = ia.start(server_side[:2] if server_side else None) if ia else None
         started = now_iso()
@@ -218,16 +225,42 @@ class Executor:
             k: v - before[k] for k, v in self.w.restarts(cp).items() if k in before and v > before[k]
         }
         verdict = judge(case.test.tool, r, inv.requires)
-        if not warmup:
-            verdict = self._disturbance(verdict, meta)
         ext = "json" if verdict.content.lstrip().startswith("{") else "txt"
         timing = {"started": started, "ended": ended, "elapsed_s": round(elapsed, 3)}
+        if load is not None:
+            probe_path = raw_path(self.cfg.raw_dir, self.facts.variant, case, slot.repeat, attempt, ext)
+            wait = float(load.inv.duration) + float(self.cfg.timeouts["run_margin"]) + KILL_GRACE + EXEC_SLACK
+            meta["load"], why = load.finish(cp, probe_path, {**meta, **timing}, judge, wait)
+            if why and verdict.status == "ok":
+                verdict = replace(verdict, status="failed", error=why)
+            if why:
+                self.w.restart_server(replace(cp, server=cp.load_server))
+        if not warmup:
+            verdict = self._disturbance(verdict, meta)
         self._describe(meta, cp, inv, argv, target, verdict, r, timing)
         if restarted:
             meta.update(suspect=True, restarts=restarted)
         if warmup:
             return self._keep_warmup(cp, slot, tag, verdict, r, meta, ext)
         return self._keep_counted(cp, slot, attempt, tag, verdict, r, meta, ext, restarted, elapsed)
+
+    def _start_load(
+        self, cp: CasePlan, slot: Slot, target: str, inv: Invocation, tag: str, warmup: bool
+    ) -> LoadRun | str | None:
+        """Start a latency-under-load case's load and wait its lead-in (:mod:`.underload`): the
+        load, None (no load: another case, or a warm-up, which runs the probe alone), or "failed"
+        when its server is not ready (recorded as a failed run)."""
+        if not cp.load or warmup or cp.case.test.load is None:
+            return None
+        why = self.w.server_ready(replace(cp, server=cp.load_server))
+        if why:
+            log.error("%s: cannot run the load: %s", tag, why)
+            self.record_failure(cp, slot, f"load: {why}")
+            return "failed"
+        margin = float(self.cfg.timeouts["run_margin"])
+        load = LoadRun.start(self.w, cp, target, float(inv.duration), margin, KILL_GRACE)
+        load.lead_in(cp.case.test.load.lead_in)
+        return load
 
     def _disturbance(self, verdict: Judged, meta: dict[str, Any]) -> Judged:
         """Judge an ok run's interference record: ``disturbed`` (and ``disturbance``) into ``meta``;
@@ -405,6 +438,8 @@ class Executor:
         meta["params"] = _plain(cp.params)
         if case.test.sweep is not None:
             meta["sweep"] = _plain(case.test.sweep.as_meta())
+        if case.test.load is not None:  # the load's record (the idle point's: streams 0, no file)
+            meta["load"] = case.test.load.as_meta()
         meta["scenario_description"] = case.scenario.description
         meta["harness"] = self.cfg.harness_settings(case.test.tool, cp.params)
         return meta

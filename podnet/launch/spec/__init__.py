@@ -3,6 +3,7 @@
 - :mod:`.config`: the section validated (endpoints, scenarios, tools/tests, repeats, timeouts).
 - :mod:`.defaults`: schema defaults and durations.
 - :mod:`.sweep`: a test's ``sweep:`` expanded to points.
+- :mod:`.load`: a test's ``load:`` (latency under load): the load beside its probe, swept over streams.
 - :mod:`.placement`: node resolution of endpoint placements (name, labels, same/other node).
 - :mod:`.plan`: cases, deduplicated pods/Services, the argv of every run.
 - :mod:`.disturbance`: ``launch.disturbance``, the rule that judges a run disturbed.

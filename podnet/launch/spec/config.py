@@ -35,6 +35,7 @@ from podnet.launch.spec.defaults import (
     port_key,  # noqa: F401
 )
 from podnet.launch.spec.disturbance import DisturbanceRule
+from podnet.launch.spec.load import LoadSpec, load_points
 from podnet.launch.spec.sweep import SweepPoint, points
 
 #: the scenario of the interleaved noise floor's runs (podnet.launch.noise.floor); no config scenario may use it
@@ -91,6 +92,8 @@ class TestSpec:
     description: str = ""
     #: a point of a sweep (config ``sweep``): the configured test's name, the parameter and its value
     sweep: SweepPoint | None = field(default=None, compare=False)
+    #: the load run beside this test's probe (config ``load``; :mod:`.load`), None: a plain test
+    load: LoadSpec | None = field(default=None, compare=False)
 
     @property
     def key(self) -> str:
@@ -103,8 +106,12 @@ class TestSpec:
 
 
 def expand_sweep(tool: str, t: Mapping[str, Any]) -> list[TestSpec]:
-    """The tests of one configured test: itself, or one per point of its ``sweep`` (:mod:`.sweep`)."""
+    """The tests of one configured test: itself, or one per point of its ``sweep`` (:mod:`.sweep`)
+    or of its ``load.streams`` (:mod:`.load`)."""
     try:
+        loads = load_points(t)
+        if loads is not None:
+            return [TestSpec(tool, n, params, d, point, load) for n, params, d, point, load in loads]
         return [
             TestSpec(tool, name, params, description, point) for name, params, description, point in points(t)
         ]

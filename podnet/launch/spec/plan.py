@@ -18,6 +18,7 @@ from typing import Any
 
 from podnet import tools as adapters
 from podnet.launch.spec.config import Case, LaunchConfig, LaunchConfigError, TestSpec, port_key
+from podnet.launch.spec.load import LOAD_PORT
 from podnet.launch.spec.placement import Node, Placement, resolve_scenario
 from podnet.tools.base import Invocation, UnsupportedTest
 
@@ -94,10 +95,25 @@ class CasePlan:
     error: str | None = None
     #: the case is skipped (tool missing from the image): not recorded, reported
     skipped: str | None = None
+    #: the load's server container (a test with ``load`` and streams > 0), and its port
+    load_server: ServerProc | None = None
+    load_port: int = LOAD_PORT
 
     def invocation(self, target: str) -> Invocation:
         """The adapter's invocation against the real ``target`` address."""
         return adapters.get(self.case.test.tool).invocation(self.params, target)
+
+    @property
+    def load(self) -> bool:
+        """A run of this case starts a load beside its probe (``load`` with streams > 0)."""
+        spec = self.case.test.load
+        return spec is not None and not spec.idle
+
+    def load_invocation(self, target: str, probe_duration: float) -> Invocation:
+        """The load's iperf3 invocation against ``target`` (:class:`podnet.launch.spec.load.LoadSpec`)."""
+        spec = self.case.test.load
+        assert spec is not None
+        return adapters.get(spec.tool).invocation(spec.params(probe_duration, self.load_port), target)
 
 
 @dataclass
@@ -200,9 +216,16 @@ def build_plan(cfg: LaunchConfig, nodes: list[Node], missing_tools: dict[str, st
         if client is not None and template.protocol == "icmp":
             client.net_raw = True
         server_pod = None if server_pl.blocked_by_peer else pod_for("server", sc.server.pod_kind, server_pl)
-        proc = None
+        proc = load_proc = None
+        load_port = int(cfg.ports.get("load", LOAD_PORT))
         if server_pod is not None:
             proc = _server_proc(server_pod, tool, template, params, cfg)
+            if test.load is not None and not test.load.idle:
+                spec = test.load
+                load_inv = adapters.get(spec.tool).invocation(
+                    spec.params(template.duration, load_port), PLACEHOLDER_TARGET
+                )
+                load_proc = _server_proc(server_pod, spec.tool, load_inv, {"port": load_port}, cfg)
         service = None
         if sc.server.kind == "service" and server_pod is not None:
             server_pod.service = server_pod.service or f"svc-{server_pod.name}"[:63].rstrip("-")
@@ -220,6 +243,8 @@ def build_plan(cfg: LaunchConfig, nodes: list[Node], missing_tools: dict[str, st
                 server=proc,
                 template=template,
                 error=error,
+                load_server=load_proc,
+                load_port=load_port,
             )
         )
     return Plan(pods={p.name: p for p in pods.values()}, cases=cases)
@@ -291,6 +316,8 @@ def server_binaries(cfg: LaunchConfig) -> dict[str, list[str]]:
                     bins.append(str(argv[0]))
         if adapter.server_kind == "http" and "nginx" not in bins:
             bins.append("nginx")
+        loads = {t.load.tool for t in tests if t.load is not None and not t.load.idle}
+        bins += [b for b in sorted(loads) if b not in bins]  # the load generator's binary
         out[tool] = bins
     return out
 
