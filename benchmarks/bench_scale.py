@@ -205,7 +205,14 @@ def pipeline(runs: int, cores: int, parent: str | None, keep: bool = False) -> N
                 # computed again; of the figures, only the touched one may be drawn
                 figs = [r for r, *_ in ph.jobs if r == "figure"]
                 others = sorted({r for r, *_ in ph.jobs} - {"figure", "figure_plan"})
-                drawn = sorted({k.split("/")[1].rsplit(".", 1)[0] for k in shown if k.startswith("figures/")})
+                # the figures' files (plan.json is the plan's, not a figure)
+                drawn = sorted(
+                    {
+                        k.split("/")[1].rsplit(".", 1)[0]
+                        for k in shown
+                        if k.startswith("figures/") and k != "figures/plan.json"
+                    }
+                )
                 alone = len(figs) == 1 and not others and drawn == touched
                 print(
                     f"      change one figure's code ({touched[0]}) -> only that figure re-runs: "
