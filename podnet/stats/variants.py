@@ -351,6 +351,9 @@ def variant_table(tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] | N
     groups = {k: g for k, g in m.groupby(["_variant", "_path"], sort=False)}
     paths = key.drop_duplicates().assign(_path=_path_key)
     welch_min_n = s.small_n.welch_min_n
+    # without a launch id no run pairs with another (_by_round): no side-by-side or normalised row,
+    # and none of their per-group pairing is done (seconds at 10,000 imported runs)
+    launched = bool((m[LAUNCH_COLUMN].astype("string").fillna("") != "").any())
     out: list[dict[str, Any]] = []
     for base in bases:
         cmp = next(c for c in comps if c.get("by") == "variant" and str(c["baseline"]) == base)
@@ -364,13 +367,13 @@ def variant_table(tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] | N
                     continue
                 row0 = {"variant": v, "baseline_variant": base, **{c: p[c] for c in PATH_COLUMNS}}
                 row0["n_treatment"], row0["n_baseline"] = len(gt), len(gb)
-                a, b = _paired(_by_round(gt), _by_round(gb))
+                a, b = _paired(_by_round(gt), _by_round(gb)) if launched else (np.zeros(0), np.zeros(0))
                 if len(a) >= 2:
                     iv = side_by_side(
                         a, b, conf, quantum=(printed_quantum(gt), printed_quantum(gb)), adaptive=adaptive
                     )
                     out.append(_row(row0, "side-by-side", iv, ""))
-                if norm is not None and p["scenario"] != norm:
+                if launched and norm is not None and p["scenario"] != norm:
                     hp = "\x1f".join([norm, *[p[c] for c in PATH_COLUMNS[1:]]])
                     ht, hb = groups.get((v, hp)), groups.get((base, hp))
                     if ht is not None and hb is not None:
