@@ -31,6 +31,7 @@ benchmark, not this one).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import resource
 import subprocess
@@ -134,8 +135,9 @@ def touch_figure_code(src: Path, name: str) -> None:
     print(f"  (appended a comment to {module.relative_to(src)})")
 
 
-def pipeline(runs: int, cores: int, parent: str | None) -> None:
-    """The whole pipeline on ``runs`` copies of the seed-cni-1gbe example's raw files (see the docstring)."""
+def pipeline(runs: int, cores: int, parent: str | None, keep: bool = False) -> None:
+    """The whole pipeline on ``runs`` copies of the seed-cni-1gbe example's raw files (see the docstring);
+    ``keep``: the directory stays (its path is printed), to time single jobs in it afterwards."""
     import os
     import shutil
 
@@ -144,7 +146,14 @@ def pipeline(runs: int, cores: int, parent: str | None) -> None:
     from podnet.parse.raw import find_raw_files, read_sidecar, write_raw
 
     source = REPO / "raw" / EXAMPLE
-    with tempfile.TemporaryDirectory(prefix="podnet-scale-", dir=parent) as d:
+    if keep:
+        kept = tempfile.mkdtemp(prefix="podnet-scale-", dir=parent)
+        print(f"kept: {kept}")
+    with (
+        contextlib.nullcontext(kept)
+        if keep
+        else tempfile.TemporaryDirectory(prefix="podnet-scale-", dir=parent) as d
+    ):
         tmp = Path(d)
         t0 = time.perf_counter()
         n = build_raw(tmp / "raw", runs, [source])
@@ -196,7 +205,14 @@ def pipeline(runs: int, cores: int, parent: str | None) -> None:
                 # computed again; of the figures, only the touched one may be drawn
                 figs = [r for r, *_ in ph.jobs if r == "figure"]
                 others = sorted({r for r, *_ in ph.jobs} - {"figure", "figure_plan"})
-                drawn = sorted({k.split("/")[1].rsplit(".", 1)[0] for k in shown if k.startswith("figures/")})
+                # the figures' files (plan.json is the plan's, not a figure)
+                drawn = sorted(
+                    {
+                        k.split("/")[1].rsplit(".", 1)[0]
+                        for k in shown
+                        if k.startswith("figures/") and k != "figures/plan.json"
+                    }
+                )
                 alone = len(figs) == 1 and not others and drawn == touched
                 print(
                     f"      change one figure's code ({touched[0]}) -> only that figure re-runs: "
@@ -212,6 +228,7 @@ def main() -> None:
     )
     ap.add_argument("--cores", type=int, default=2, help="snakemake --cores (with --pipeline)")
     ap.add_argument("--dir", help="with --pipeline: make the temporary directory in DIR")
+    ap.add_argument("--keep", action="store_true", help="with --pipeline: keep the directory (printed)")
     ap.add_argument("--runs", type=int, default=10000, help="raw files in the scaled experiment")
     ap.add_argument("--replicate", type=int, default=0, help="also a tidy-level table of this many runs")
     ap.add_argument("--measure", nargs=3, metavar=("MODE", "TIDY", "OUT"), help=argparse.SUPPRESS)
@@ -220,7 +237,7 @@ def main() -> None:
         measure(*args.measure)
         return
     if args.pipeline:
-        pipeline(args.runs, args.cores, args.dir)
+        pipeline(args.runs, args.cores, args.dir, args.keep)
         return
     from podnet.parse import parse_experiment
 

@@ -239,6 +239,7 @@ def result_rows(
     sweep = sweep_columns(meta.get("sweep"))
     seq = meta.get("round_seq")
     flags = {"round_seq": seq if seq is not None else pd.NA, "disturbed": meta.get("disturbed") is True}
+    test_of = adapter.tidy_tests(meta.get("test"), result)  # once per file (Adapter.tidy_tests)
     rows = []
     for m in result.measurements:
         rows.append(
@@ -248,10 +249,8 @@ def result_rows(
                 "scenario": _first(m.scenario, meta.get("scenario")),
                 "tool": _first(m.tool, adapter.name),
                 # test is a label: the sidecar's name wins over what the adapter infers (a measurement's
-                # own test only where its adapter says so: Adapter.tidy_test)
-                "test": _first(
-                    adapter.tidy_test(m.test, meta.get("test"), result), meta.get("test"), result.test, ""
-                ),
+                # own test only where its adapter says so: Adapter.tidy_tests)
+                "test": _first(test_of(m.test), meta.get("test"), result.test, ""),
                 # protocol/direction/streams are facts the output states, when it does
                 "protocol": _first(m.protocol, result.protocol, meta.get("protocol"), ""),
                 "direction": _first(m.direction, result.direction, meta.get("direction"), "forward"),

@@ -129,10 +129,13 @@ def coverage_problem(probe: Window, steady: Window) -> str | None:
     )
 
 
-def check_load(raw: Path, meta: dict[str, Any]) -> tuple[Path, dict[str, Any]] | None:
+def check_load(
+    raw: Path, meta: dict[str, Any], data: bytes | None = None
+) -> tuple[Path, dict[str, Any]] | None:
     """The load output of probe ``raw`` and its sidecar record, checked before it is parsed: its
     launch status, presence, sha256, and that its steady part covers the probe (ParseError: why);
-    None for the idle point (``load.streams: 0``: the probe ran alone)."""
+    None for the idle point (``load.streams: 0``: the probe ran alone). ``data``: the output's bytes
+    already in hand (the launcher, which has just written and hashed them): not read again."""
     rec = meta["load"]
     if rec.get("streams") == 0:
         return None
@@ -140,11 +143,13 @@ def check_load(raw: Path, meta: dict[str, Any]) -> tuple[Path, dict[str, Any]] |
         raise ParseError(f"the load failed when it was launched: {rec.get('error') or 'no reason recorded'}")
     name = str(rec.get("file") or load_name(raw))
     path = raw.with_name(name)
-    if "/" in name or not path.is_file():
+    if "/" in name or (data is None and not path.is_file()):
         raise ParseError(f"the load output {name} is missing: a latency under load without its load")
-    if "sha256" in rec and rec["sha256"] != hashlib.sha256(path.read_bytes()).hexdigest():
-        raise ParseError(f"the load output {name} changed after it was recorded (sha256 differs)")
-    text = path.read_text(encoding="utf-8", errors="replace")
+    if data is None:
+        data = path.read_bytes()  # read once: hashed and decoded from these bytes
+        if "sha256" in rec and rec["sha256"] != hashlib.sha256(data).hexdigest():
+            raise ParseError(f"the load output {name} changed after it was recorded (sha256 differs)")
+    text = data.decode("utf-8", errors="replace")
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:

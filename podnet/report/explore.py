@@ -349,7 +349,9 @@ def side_by_side(
     processed_dirs: list[str | Path], by: str = "experiment", baseline: str | None = None
 ) -> pd.DataFrame:
     """Ratios between experiments (``by="experiment"``) or variants of the given experiments,
-    with their intervals (podnet.stats.ratios.compare on the combined tidy tables)."""
+    with their intervals (podnet.stats.ratios.compare on the combined tidy tables). Each pair's
+    bootstrap and paired columns are kept in the first directory's .cache/side_by_side.pickle
+    while its two groups are unchanged (not an output: the table is the same without it)."""
     from podnet.stats.ratios import compare
 
     tidy = pd.concat([pd.read_parquet(Path(d) / "tidy.parquet") for d in processed_dirs], ignore_index=True)
@@ -359,7 +361,8 @@ def side_by_side(
     if len(names) < 2:
         return pd.DataFrame()
     base = baseline or names[0]
-    return compare(tidy, {"comparisons": [{"by": by, "baseline": base}]})
+    cache = Path(processed_dirs[0]) / ".cache" / "side_by_side.pickle"
+    return compare(tidy, {"comparisons": [{"by": by, "baseline": base}]}, cache=cache)
 
 
 def budget(planning: pd.DataFrame, seconds_per_run: float, budget_seconds: float) -> pd.DataFrame:

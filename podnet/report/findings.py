@@ -220,11 +220,10 @@ def ratio_table(t: data.Tables) -> pd.DataFrame:
     f = findings(t)
     if f.empty:
         return pd.DataFrame()
+    bounds = data.stream_bounds(t)  # once: it reads the whole tidy table
     return pd.DataFrame(
         {
-            "test": [
-                data.measure_label(r, with_metric=True, bounds=data.stream_bounds(t)) for _, r in f.iterrows()
-            ],
+            "test": [data.measure_label(r, with_metric=True, bounds=bounds) for _, r in f.iterrows()],
             "treatment": f["treatment"],
             "baseline": f["baseline"],
             "ratio": [fmt_ratio(x) for x in f["ratio"]],

@@ -4,17 +4,21 @@ Every statistic of summary.csv depends on one group only (its values, repeat
 order, run ids, key; the bootstrap stream is the group's own). So a summary
 row can be reused whenever the group's content hash is unchanged. The hash
 covers the group's key, values, repeats and run ids, the settings in force
-and the source of ``podnet.stats`` (a changed method recomputes everything).
+and the statistics stage's code version (``podnet.stats`` and the packages it
+reads: a changed method or printed resolution recomputes everything).
 
 The cache is a parquet file (``<out>/.cache/summary.parquet`` in the
 pipeline): not an output, deleting it only costs time, and results with and
-without it are identical (tested).
+without it are identical (tested). The ratios' costly per-pair columns (bootstrap,
+paired interval) are kept the same way, keyed by both groups' hashes
+(:func:`cached_values`, ``<out>/.cache/ratios.pickle``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -30,12 +34,11 @@ HASH_COLUMN = "_content_sha256"
 
 @lru_cache(maxsize=1)
 def code_version() -> str:
-    """sha256 of the source of podnet.stats (and the schema-derived defaults it reads)."""
-    h = hashlib.sha256()
-    for f in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(f.name.encode())
-        h.update(f.read_bytes())
-    return h.hexdigest()
+    """The statistics stage's code version (:func:`podnet.config.stages.code_version`): every file of
+    podnet.stats and of the packages it reads (the tools' printed resolutions, the schema's defaults)."""
+    from podnet.config.stages import code_version as stage_version
+
+    return stage_version("stats")
 
 
 def salt(settings: Mapping[str, Any]) -> str:
@@ -117,5 +120,52 @@ def cached_rows(
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
         out.assign(**{HASH_COLUMN: hashes}).to_parquet(tmp, index=False)
+        tmp.replace(path)
+    return out, len(miss)
+
+
+def row_column_digest(g: Groups, columns: list[str]) -> np.ndarray:
+    """Per group, a digest of ``columns`` of its rows (those ``g.rows`` has), in value order: what a
+    statistic reads besides values, repeats and run ids (the paired interval: launch ids, rounds)."""
+    have = [c for c in columns if c in g.rows.columns]
+    out = np.full(len(g), "", dtype=object)
+    if not have or len(g.rows) == 0:
+        return out
+    text = [g.rows[c].astype("string").fillna("<NA>").to_numpy(dtype=object) for c in have]
+    for i in range(len(g)):
+        a, b = g.starts[i], g.starts[i] + g.n[i]
+        h = hashlib.sha256("\x1e".join(have).encode())
+        for t in text:
+            h.update("\x1f".join(t[a:b]).encode())
+        out[i] = h.hexdigest()
+    return out
+
+
+def cached_values(
+    keys: np.ndarray,
+    compute: Callable[[np.ndarray], list[tuple[Any, ...]]],
+    path: Path | None,
+) -> tuple[list[tuple[Any, ...]], int]:
+    """``compute(idx)`` (one tuple of plain values per item ``idx``), reusing the tuples of items whose
+    key (a content hash) is in ``path`` (a pickle). Returns (tuples in item order, items computed);
+    the file is rewritten with exactly the current items. For statistics each item of which depends
+    on its own inputs alone (its own random stream): reused or computed, the values are the same."""
+    old: dict[str, tuple[Any, ...]] = {}
+    if path is not None and path.exists():
+        try:
+            with path.open("rb") as f:
+                loaded = pickle.load(f)
+            old = loaded if isinstance(loaded, dict) else {}
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ValueError):
+            old = {}  # a damaged cache is only a lost cache
+    miss = np.array([i for i, k in enumerate(keys) if k not in old], dtype=int)
+    fresh = compute(miss) if len(miss) else []
+    new = dict(zip((keys[i] for i in miss), fresh))
+    out = [new[k] if k in new else old[k] for k in keys]
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        with tmp.open("wb") as f:
+            pickle.dump(dict(zip(keys, out)), f, protocol=pickle.HIGHEST_PROTOCOL)
         tmp.replace(path)
     return out, len(miss)

@@ -41,7 +41,8 @@ def run(
     no rows, a non-numeric value or a comparison whose baseline no measured
     row has raises ValueError (the message names the problem). With ``cache``,
     only groups whose rows changed since the last run into ``out_dir`` are
-    summarised again (``out_dir/.cache/``).
+    summarised again, and only ratio pairs with such a group bootstrapped and
+    paired again (``out_dir/.cache/``).
     """
     s = Settings.of(settings)
     tidy = as_tidy(read_table(tidy_path))
@@ -57,7 +58,8 @@ def run(
     cache_path = out / ".cache" / "summary.parquet" if cache else None
     summary = summarize(tidy, s, cache=cache_path, groups=g)
     paths["summary"] = _write(summary, out / "summary.csv")
-    paths["ratios"] = _write(compare(tidy, s, groups=g), out / "ratios.csv")
+    pair_cache = out / ".cache" / "ratios.pickle" if cache else None  # per pair, the same way
+    paths["ratios"] = _write(compare(tidy, s, groups=g, cache=pair_cache), out / "ratios.csv")
     paths["planning"] = _write(plan(tidy, s, groups=g), out / "planning.csv")
     paths["variants"] = _write(variant_table(tidy, s), out / "variants.csv")
     sweeps = sweep_table(tidy, summary, s.confidence)

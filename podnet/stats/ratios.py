@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -11,10 +13,21 @@ from scipy import stats
 
 from podnet.parse.tidy import GROUP_COLUMNS
 
-from . import bootstrap, core, family, rounding
-from ._data import Groups, as_tidy, group_moments, key_text, log_moments, make_groups, split_sources
+from . import bootstrap, core, family, robust, rounding
+from . import cache as cache_mod
+from ._data import (
+    LAUNCH_COLUMN,
+    ROUND_COLUMN,
+    Groups,
+    as_tidy,
+    group_moments,
+    key_text,
+    log_moments,
+    make_groups,
+    split_sources,
+)
 from .kinds import metric_facts
-from .paired import paired
+from .paired import Paired, paired
 from .settings import Settings
 
 UNBOUNDED_NOTE = "unbounded: baseline mean not distinguishable from 0"
@@ -157,7 +170,10 @@ def _log_ratio(lt, vt, nt, lb, vb, nb, dfo, conf, known):
 
 
 def compare(
-    tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] | None = None, groups: Groups | None = None
+    tidy: pd.DataFrame,
+    settings: Settings | Mapping[str, Any] | None = None,
+    groups: Groups | None = None,
+    cache: Path | None = None,
 ) -> pd.DataFrame:
     """Treatment / baseline ratios for ``settings.comparisons`` (ratios.csv).
 
@@ -166,7 +182,9 @@ def compare(
     GROUP_COLUMNS. Only measured rows are used; a baseline that no measured
     row has is an error. The estimand follows the metric's kind (METHODS.md):
     the ratio of geometric means for positive quantities, else the ratio of means.
-    ``groups``: the measured rows already grouped (the pipeline groups once).
+    ``groups``: the measured rows already grouped (the pipeline groups once). ``cache`` (a pickle
+    path): a pair whose two groups did not change since the last call reuses its bootstrap and
+    paired columns (:func:`podnet.stats.cache.cached_values`); the table is the same without it.
     """
     s = Settings.of(settings)
     conf = s.confidence
@@ -242,20 +260,13 @@ def compare(
     out["df"] = np.where(logr, df_l, df_a)
     out["fieller_g"] = np.where(logr, np.nan, gg)
 
-    _bootstrap_columns(out, g, ti, bi, st, sb, (status == "unbounded") | bad, s)
-
-    pr_ = paired(
-        g,
-        ti,
-        bi,
-        out["by"].to_numpy(dtype=object),
-        conf,
-        s.paired.require_same_repeats,
-        zsd,
-        vq[ti] + vq[bi],
-        fl[ti] + fl[bi],
-        s.paired.adaptive,
-    )
+    unbounded = (status == "unbounded") | bad
+    by = out["by"].to_numpy(dtype=object)
+    if cache is None:
+        boot, pr_ = _bootstrap(g, ti, bi, st, sb, unbounded, s), _paired(g, ti, bi, by, vq, fl, s)
+    else:
+        boot, pr_ = _cached_pair_columns(g, ti, bi, by, st, sb, unbounded, vq, fl, s, Path(cache))
+    out["boot_ci_low"], out["boot_ci_high"], out["boot_method"], out["boot_note"] = boot
     out["n_pairs"] = pr_.n_pairs
     out["paired_ratio"], out["paired_ci_low"], out["paired_ci_high"] = pr_.ratio, pr_.low, pr_.high
     out["paired_p_value"], out["paired_note"] = pr_.p, pr_.note
@@ -275,12 +286,13 @@ def compare(
     return out[RATIO_COLUMNS]
 
 
-def _bootstrap_columns(out, g: Groups, ti, bi, st, sb, unbounded, s: Settings) -> None:
-    """Bootstrap interval of the ratio of means, each pair with its own random stream."""
+def _bootstrap(g: Groups, ti, bi, st, sb, unbounded, s: Settings) -> tuple[np.ndarray, ...]:
+    """Bootstrap interval of the ratio of means (low, high, method, note), each pair with its own
+    random stream."""
     b = s.bootstrap
     bmin = b.min_n
     nt, nb = g.n[ti], g.n[bi]
-    k = len(out)
+    k = len(ti)
     blo = np.full(k, np.nan)
     bhi = np.full(k, np.nan)
     bmethod = np.full(k, "", dtype=object)
@@ -304,8 +316,53 @@ def _bootstrap_columns(out, g: Groups, ti, bi, st, sb, unbounded, s: Settings) -
         )
         blo[todo], bhi[todo], bmethod[todo] = l_, h_, m_
         bnote[todo[m_ == ""]] = "bootstrap interval undefined"
-    out["boot_ci_low"], out["boot_ci_high"] = blo, bhi
-    out["boot_method"], out["boot_note"] = bmethod, bnote
+    return blo, bhi, bmethod, bnote
+
+
+def _paired(g: Groups, ti, bi, by, vq, fl, s: Settings) -> Paired:
+    """The paired log-ratio interval of each pair (:func:`podnet.stats.paired.paired`)."""
+    zsd = s.small_n.zero_rel_sd
+    known, floor = vq[ti] + vq[bi], fl[ti] + fl[bi]
+    return paired(
+        g, ti, bi, by, s.confidence, s.paired.require_same_repeats, zsd, known, floor, s.paired.adaptive
+    )
+
+
+#: the per-pair values kept in the cache: the bootstrap's four, then the paired interval's
+_BOOT_DTYPES = (float, float, object, object)
+_PAIRED_FIELDS = [f for f in Paired._fields if f != "level"]
+_PAIRED_DTYPES = (int, float, float, float, float, object, bool, object, bool)
+
+
+def _cached_pair_columns(g: Groups, ti, bi, by, st, sb, unbounded, vq, fl, s: Settings, path: Path):
+    """(:func:`_bootstrap`, :func:`_paired`) with each pair's values reused from ``path`` while its two
+    groups (values, repeats, run ids, launch ids, rounds, keys, printed resolution), its ``by``
+    and the settings and code are unchanged: what both compute for a pair depends on nothing else."""
+    h = cache_mod.group_hashes(g, cache_mod.salt(s.mapping))
+    extra = cache_mod.row_column_digest(g, [LAUNCH_COLUMN, ROUND_COLUMN])
+    # the printed resolution's terms too (podnet.tools' code, not in the salt, decides them)
+    res = [f"{float(a)!r} {float(b)!r}" for a, b in zip(vq, fl)]
+    keys = np.array(
+        [
+            hashlib.sha256(
+                "\x1f".join((h[t], h[b], extra[t], extra[b], res[t], res[b], str(w))).encode()
+            ).hexdigest()
+            for t, b, w in zip(ti, bi, by)
+        ],
+        dtype=object,
+    )
+
+    def compute(idx: np.ndarray) -> list[tuple[Any, ...]]:
+        boot = _bootstrap(g, ti[idx], bi[idx], st[idx], sb[idx], unbounded[idx], s)
+        pr = _paired(g, ti[idx], bi[idx], by[idx], vq, fl, s)
+        cols = [*boot, *(getattr(pr, f) for f in _PAIRED_FIELDS)]
+        return [tuple(c[i] for c in cols) for i in range(len(idx))]
+
+    rows, _ = cache_mod.cached_values(keys, compute, path)
+    cols = [np.array([r[j] for r in rows], dtype=d) for j, d in enumerate(_BOOT_DTYPES + _PAIRED_DTYPES)]
+    boot, pr = cols[:4], cols[4:]
+    level = robust.interval_level(s.confidence, s.paired.adaptive)
+    return tuple(boot), Paired(*pr[:8], level, pr[8])
 
 
 def _empty() -> pd.DataFrame:

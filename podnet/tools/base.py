@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -368,10 +368,11 @@ class Adapter:
     def complete_for(self, result: ParseResult, command: str) -> None:
         """Raise :class:`Incomplete` when ``result`` lacks what ``command`` (the sidecar's) asked for."""
 
-    def tidy_test(self, own: str | None, configured: str | None, result: ParseResult) -> str | None:
-        """The tidy ``test`` of a measurement the output names ``own`` (``Measurement.test``) in a run
-        whose sidecar names the configured test ``configured``; None leaves it to the sidecar."""
-        return own
+    def tidy_tests(self, configured: str | None, result: ParseResult) -> Callable[[str | None], str | None]:
+        """How one parsed file's measurements name their tidy ``test`` (asked once per file, with the
+        sidecar's configured test ``configured``): a function of the name the output gives a
+        measurement (``Measurement.test``) to its tidy test; None leaves it to the sidecar."""
+        return _own
 
     def invocation(self, params: dict[str, Any], target: str) -> Invocation:
         """The command lines for one test with ``params`` against address ``target``."""
@@ -379,3 +380,8 @@ class Adapter:
 
     def __repr__(self) -> str:
         return f"<adapter {self.name}>"
+
+
+def _own(test: str | None) -> str | None:
+    """A measurement's own test name as its tidy test (:meth:`Adapter.tidy_tests`)."""
+    return test

@@ -26,13 +26,14 @@ one-way figure: half the round trip), ``msg_rate``, ``send_cost``/``recv_cost``,
 ``loc_cpus_user``, ...). Each measurement carries its own ``test``; a test
 run several times in one output (``-oo msg_size:...`` loops) is named
 ``<test>[msg_size=<bytes>]``; in the tidy table a launched run's test is its configured name
-(:meth:`QperfAdapter.tidy_test`). Used parameters (``msg_size``, ``port``,
+(:meth:`QperfAdapter.tidy_tests`). Used parameters (``msg_size``, ``port``,
 ``timeout``...) go into ``info['tests']``.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from podnet.tools.base import (
@@ -421,20 +422,21 @@ class QperfAdapter(Adapter):
         if isinstance(blocks, list):
             self.check_requested([(t, []) for t in blocks], command)
 
-    def tidy_test(self, own: str | None, configured: str | None, result: ParseResult) -> str | None:
+    def tidy_tests(self, configured: str | None, result: ParseResult) -> Callable[[str | None], str | None]:
         """A launched run's tidy ``test`` is its configured test's name, as for the other tools: two
         configured tests that run the same qperf test (``tcp_lat`` with another ``msg_size`` or
         affinity) stay two tests. A configured test that ran several qperf tests names each
         ``<configured>:<qperf test>``, unless its name is theirs joined by ``+`` (``tcp_bw+udp_lat``);
-        then, as in a file without a sidecar ``test``, each keeps qperf's block name."""
-        if not configured or not own:
-            return own
+        then, as in a file without a sidecar ``test``, each keeps qperf's block name. The file's
+        distinct qperf tests are counted once, not per measurement."""
+        if not configured:
+            return lambda own: own
         labels = list(dict.fromkeys(m.test for m in result.measurements if m.test))
         if len(labels) <= 1:
-            return str(configured)
+            return lambda own: str(configured) if own else own
         if str(configured) == "+".join(dict.fromkeys(t.split("[")[0] for t in labels)):
-            return own
-        return f"{configured}:{own}"
+            return lambda own: own
+        return lambda own: f"{configured}:{own}" if own else own
 
     def invocation(self, params: dict[str, Any], target: str) -> Invocation:
         """Client ``qperf -v <target> -lp PORT -ip DATAPORT -t D [-lca C -rca S] <tests...> conf``; server

@@ -183,3 +183,12 @@ def test_the_findings_say_each_variant_ratio_with_its_design():
     assert "No variant ratio" in variant_markdown(
         Tables(tidy=empty, summary=empty, ratios=empty, failed=empty)
     )
+
+
+def test_path_key_is_the_row_wise_join_of_the_path_columns():
+    """variants.csv's path key, vectorised (issue 31): the same text per row as joining each row."""
+    from podnet.stats import variants
+
+    key = pd.DataFrame({c: [f"{c}-1", "", f"{c}-3", "x\x1ey"] for c in variants.PATH_COLUMNS}, dtype="string")
+    assert list(variants._path_key(key)) == list(key.agg("\x1f".join, axis=1))
+    assert variants._path_key(key).dtype == object

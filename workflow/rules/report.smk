@@ -20,6 +20,7 @@ checkpoint figure_plan:
         specs=[figure_spec(name) for name in FIGURES],
     log:
         f"{OUT}/logs/figure_plan.log",
+    priority: 10  # the figures, then the report notebook wait for it (as for stats)
     conda:
         "../../envs/podnet.yaml"
     params:
@@ -48,6 +49,7 @@ checkpoint figure:
         pdf=f"{OUT}/figures/{{figure}}.pdf",
     log:
         f"{OUT}/logs/figure-{{figure}}.log",
+    priority: 10  # the report notebook waits for every figure
     conda:
         "../../envs/podnet.yaml"
     params:

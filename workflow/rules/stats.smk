@@ -21,6 +21,9 @@ rule stats:
         methods=f"{OUT}/METHODS.md",
     log:
         f"{OUT}/logs/stats.log",
+    # on the way to every figure and the report notebook: it starts before the side jobs that
+    # become ready with it (noise_floor, seed_discrepancies), which wait for a free core
+    priority: 10
     conda:
         "../../envs/podnet.yaml"
     params:

@@ -36,7 +36,7 @@ from podnet.launch.noise.interference import Interference
 from podnet.launch.rounds.results import Tally
 from podnet.launch.rounds.schedule import Slot
 from podnet.launch.rounds.state import raw_path, warmup_path
-from podnet.launch.rounds.underload import LoadRun
+from podnet.launch.rounds.underload import LoadRun, LoadStart
 from podnet.launch.spec.config import LaunchConfig
 from podnet.launch.spec.disturbance import DisturbanceRule, RerunBudget
 from podnet.launch.spec.disturbance import judge as judge_disturbance
@@ -197,9 +197,10 @@ class Executor:
         meta.update(protocol=inv.protocol, direction=inv.direction, streams=inv.streams)
         before = self.w.restarts(cp)
         client_side, server_side = self._sides(cp)
-        load = self._start_load(cp, slot, str(target), inv, tag, warmup)
-        if isinstance(load, str):
-            return load
+        started_load = self._start_load(cp, slot, str(target), inv, tag, warmup)
+        if started_load.failed:
+            return "failed"
+        load = started_load.run
         ia = self.interference
         probe = ia.start(server_side[:2] if server_side else None) if ia else None
         started = now_iso()
@@ -246,21 +247,21 @@ class Executor:
 
     def _start_load(
         self, cp: CasePlan, slot: Slot, target: str, inv: Invocation, tag: str, warmup: bool
-    ) -> LoadRun | str | None:
-        """Start a latency-under-load case's load and wait its lead-in (:mod:`.underload`): the
-        load, None (no load: another case, or a warm-up, which runs the probe alone), or "failed"
-        when its server is not ready (recorded as a failed run)."""
+    ) -> LoadStart:
+        """Start a latency-under-load case's load and wait its lead-in (:mod:`.underload`): the load
+        running, none (another case, or a warm-up, which runs the probe alone), or failed when its
+        server is not ready (recorded as a failed run)."""
         if not cp.load or warmup or cp.case.test.load is None:
-            return None
+            return LoadStart()
         why = self.w.server_ready(replace(cp, server=cp.load_server))
         if why:
             log.error("%s: cannot run the load: %s", tag, why)
             self.record_failure(cp, slot, f"load: {why}")
-            return "failed"
+            return LoadStart(failed=True)
         margin = float(self.cfg.timeouts["run_margin"])
         load = LoadRun.start(self.w, cp, target, float(inv.duration), margin, KILL_GRACE)
         load.lead_in(cp.case.test.load.lead_in)
-        return load
+        return LoadStart(run=load)
 
     def _disturbance(self, verdict: Judged, meta: dict[str, Any]) -> Judged:
         """Judge an ok run's interference record: ``disturbed`` (and ``disturbance``) into ``meta``;

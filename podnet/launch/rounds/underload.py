@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from podnet.launch.cluster.k8s import ExecResult
 from podnet.launch.cluster.provenance import now_iso
@@ -114,8 +114,17 @@ class LoadRun:
             rec["error"] = verdict.error
             return rec, f"load: {verdict.error}"
         try:
-            check_load(probe_path, {**meta, "load": rec})
+            check_load(probe_path, {**meta, "load": rec}, data)  # the bytes just written and hashed
         except ParseError as exc:
             rec.update(status="failed", error=str(exc))
             return rec, f"load: {exc}"
         return rec, ""
+
+
+class LoadStart(NamedTuple):
+    """What starting a case's load gave the executor (:meth:`Executor._start_load`): the load running
+    (``run``), no load (``run`` None: another case, or a warm-up, which runs the probe alone), or
+    ``failed``: its server was not ready (recorded as a failed run)."""
+
+    run: LoadRun | None = None
+    failed: bool = False

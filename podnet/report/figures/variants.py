@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import matplotlib.pyplot as plt
 import pandas as pd
 
@@ -11,7 +13,8 @@ from .plots import alpha, empty, primary_ratios, ratio_panels
 
 def variant_ratios(t: data.Tables) -> pd.DataFrame:
     """Ratios of each variant to the reference variant: from ratios.csv when the experiment
-    compares variants, else computed here with the experiment's statistics settings."""
+    compares variants, else computed here with the experiment's statistics settings (each pair's
+    bootstrap and paired columns kept in .cache/variant_ratios.pickle while its groups are unchanged)."""
     r = t.ratios
     if len(r) and (r["by"] == "variant").any():
         return primary_ratios(r[r["by"] == "variant"], t.settings)
@@ -22,7 +25,9 @@ def variant_ratios(t: data.Tables) -> pd.DataFrame:
 
     settings = {k: v for k, v in t.settings.items() if k in ("confidence", "bootstrap", "paired")}
     settings["comparisons"] = [{"by": "variant", "baseline": variants[0]}]
-    return primary_ratios(compare(t.tidy, settings), t.settings)
+    # each pair's bootstrap kept while its groups are unchanged (the plan and the figure job both ask)
+    cache = Path(t.source) / ".cache" / "variant_ratios.pickle" if t.source else None
+    return primary_ratios(compare(t.tidy, settings, cache=cache), t.settings)
 
 
 def make(t: data.Tables) -> plt.Figure:
