@@ -245,12 +245,15 @@ class ScaleApi:
         if not calls:
             return out
         t0 = time.monotonic()
-        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+        pool = ThreadPoolExecutor(max_workers=self.workers)
+        try:
             for f in [pool.submit(c) for c in calls]:
                 try:
                     f.result()
                     out.done += 1
                 except Exception as exc:  # noqa: BLE001 - collected: the point fails with them
                     out.errors.append(f"{exc.__class__.__name__}: {str(exc).strip()[:200]}")
+        finally:  # interrupted (Ctrl-C, SIGTERM): the calls not yet started are dropped
+            pool.shutdown(wait=True, cancel_futures=True)
         out.seconds = time.monotonic() - t0
         return out
