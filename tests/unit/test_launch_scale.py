@@ -149,10 +149,10 @@ class FakeApi:
 
     workers = 8
 
-    def __init__(self, fail: Any = None, vanish: str | None = None):
+    def __init__(self, fail: Any = None, vanish: str | None = None, kube: Any = None):
         self.objs: dict[tuple[str, str], dict] = {}
         self.log: list[tuple[str, str, str]] = []
-        self.fail, self.vanish, self.ip = fail, vanish, 0
+        self.fail, self.vanish, self.ip, self.kube = fail, vanish, 0, kube
 
     def create(self, body: dict, exist_ok: bool = False) -> Any:
         k = (body["kind"], body["metadata"]["name"])
@@ -161,6 +161,8 @@ class FakeApi:
         if k in self.objs and exist_ok:
             return None
         if k != (self.vanish, k[1]):
+            if self.kube is not None and k[0] in ("Pod", "ConfigMap"):  # the fake cluster runs the pods
+                self.kube.create(self.ns, body)
             self.objs[k] = body
         self.log.append(("create", *k))
         self.ip += 1
@@ -304,3 +306,48 @@ def test_rule_counts_per_node_from_iptables_save_and_nft():
     assert rec["n1"]["iptables_total"] == 3 and rec["n1"]["nft_elements"] == 3
     assert seen[0][:2] == ["nsenter", "--net=/run/netns/podnet-n1"]
     assert "not the embedded cluster" in datapath.rule_counts(None)["unavailable"]
+
+
+# -- a launch ----------------------------------------------------------------------------------------
+def _fake_launch(tmp_path, monkeypatch, prober: FakeProber):
+    from pathlib import Path
+
+    from podnet.launch.rounds.runner import launch
+    from podnet.parse.raw import find_raw_files, read_sidecar
+    from tests.fakekube import FakeKube, make_node
+
+    out = (Path(__file__).resolve().parents[1] / "fixtures" / "iperf3" / "tcp-forward.json").read_text()
+
+    def respond(pod, argv):
+        return ExecResult(rc=0, stdout=out if "iperf3" in argv else "", stderr="")
+
+    k = FakeKube([make_node("n1", {}, "10.1.0.1"), make_node("n2", {}, "10.1.0.2")], respond)
+    api = FakeApi(kube=k)
+    monkeypatch.setattr(obj, "ScaleApi", lambda kube, ns: setattr(api, "ns", ns) or api)
+    monkeypatch.setattr(sc, "Prober", lambda kube, ns, pod, port: prober)
+    tools = {"iperf3": {"tests": [{"name": "tcp", "params": {"duration": 1}, "scale": {"services": [0, 3]}}]}}
+    cfg = from_mapping(experiment([pod_pod()], tools, raw_dir=tmp_path / "raw", repeats=2, warmup=0))
+    res = launch(cfg, kube=k)
+    side = {f.relative_to(cfg.raw_dir).as_posix(): read_sidecar(f) for f in find_raw_files(cfg.raw_dir)}
+    return res, side, api
+
+
+def test_a_launch_records_each_point_in_its_sidecars(tmp_path, monkeypatch):
+    res, side, api = _fake_launch(tmp_path, monkeypatch, FakeProber())
+    assert (res.ok, res.failed) == (4, 0)
+    at3 = [v for k, v in side.items() if "services-3/" in k]
+    assert len(at3) == 2 and all(v["scale"]["present"]["services"] == 3 for v in at3)
+    assert all(v["scale"]["wanted"]["services"] == 0 for k, v in side.items() if "services-0/" in k)
+    # round 1 up (0 then 3), round 2 down (3 then 0): the 3 Services are created once and deleted once
+    made = [n for op, kind, n in api.log if kind == "Service" and n.startswith("podnet-scale-svc")]
+    assert len(made) == 6 and [op for op, kind, n in api.log if kind == "Service"][-1] == "delete"
+    order = sorted(side.values(), key=lambda v: (v["round_seq"], v["position"]))
+    assert [v["test"] for v in order] == ["tcp-services-0", "tcp-services-3", "tcp-services-3", "tcp-services-0"]
+
+
+def test_a_point_never_programmed_is_a_failed_run_with_its_reason(tmp_path, monkeypatch):
+    res, side, _ = _fake_launch(tmp_path, monkeypatch, FakeProber(refuse="reach"))
+    failed = [v for v in side.values() if v["status"] == "failed"]
+    assert failed and all("services-3" in v["test"] for v in failed)
+    assert all(v["error"].startswith("scale point not ready: waited") for v in failed)
+    assert all("error" in v["scale"] for v in failed) and res.ok == 2

@@ -300,11 +300,10 @@ class ScaleState:
         self.serial += 1
         name = f"{obj.PREFIX}-probe-{self.serial}"
         created = self.api.create(obj.service(name, self.labels, role="probe"))
-        ip = str(created.spec.cluster_ip)
+        ip = self.probe_ip = str(created.spec.cluster_ip)  # its deletion is timed at 0 Services
         first = self.idle[f"{obj.PREFIX}-idle-0"]
         body = obj.endpoint_slice(name, [first], self.labels, role="probe")
         effect = self.prober.timed("reach", ip, lambda: self.api.create(body), self._left(deadline))
-        self.probe_ip = ip
         return {"service_effect_s": effect, "service_ip": ip}
 
     def _policy_probe(self, spec: ScaleSpec, old: set[str], deadline: float) -> dict[str, Any]:
