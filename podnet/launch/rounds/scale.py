@@ -51,8 +51,9 @@ class ScaleFailure(RuntimeError):
 
 
 def key(spec: ScaleSpec) -> tuple[int, int, int, int]:
-    """What of a point the objects depend on (not its time limit)."""
-    return (spec.services, spec.endpoints_per_service, spec.network_policies, spec.rules_per_policy)
+    """What of a point the objects depend on (not its time limit; no object: no endpoints or rules)."""
+    eps = spec.endpoints_per_service if spec.services else 0
+    return (spec.services, eps, spec.network_policies, spec.rules_per_policy if spec.network_policies else 0)
 
 
 def uses_scale(cfg: LaunchConfig) -> bool:
