@@ -123,3 +123,30 @@ def test_ctrl_c_in_the_middle_of_a_point_leaves_nothing(core, tmp_path):
     text = "".join(lines)
     assert proc.returncode == 130, text
     assert not leftovers(core), text
+
+
+def test_policy_sweep_on_a_cni_that_enforces_policy(core, cluster_info, tmp_path):
+    if not str(cluster_info.get("cni", "")).startswith(("calico", "cilium")):
+        pytest.skip(f"the cluster's CNI ({cluster_info.get('cni')}) enforces no NetworkPolicy")
+    assert not leftovers(core)
+    cfg = yaml.safe_load((REPO / "config/examples/policy-scale.yaml").read_text())
+    cfg.update(experiment="it-scale-policy", raw_dir=str(tmp_path / "raw"))
+    cfg["launch"].update(
+        kubeconfig=str(STATE / "kubeconfig"),
+        image_file=str(STATE / "image"),
+        cluster_info=str(STATE / "info.json"),
+        disturbance={"enabled": False},
+        repeats=2,
+        warmup=0,
+        defaults={"duration": 1, "omit": 0},
+        tools={"iperf3": {"tests": [{"name": "tcp", "scale": {"network_policies": [0, 20]}}]}},
+    )
+    c = from_mapping(cfg)
+    res = launch(c)
+    side = {f.relative_to(c.raw_dir).as_posix(): read_sidecar(f) for f in find_raw_files(c.raw_dir)}
+    bad = {k: v.get("error") for k, v in side.items() if v["status"] != "ok"}
+    assert not bad and res.ok == 4, bad
+    for rec in [v["scale"] for k, v in side.items() if "network_policies-20/" in k]:
+        print("20 policies:", rec["applied"], rec["probe"])
+        assert rec["present"]["network_policies"] == 20 and 0 < rec["probe"]["policy_effect_s"] < 60
+    assert not leftovers(core)
