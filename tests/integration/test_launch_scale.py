@@ -33,9 +33,17 @@ def leftovers(core) -> list[str]:
     """podnet namespaces, pods and scale objects (Services, NetworkPolicies) still present."""
     from kubernetes import client
 
-    out = [f"namespace {ns.metadata.name}" for ns in core.list_namespace(label_selector=MANAGED_SELECTOR).items]
-    out += [f"pod {p.metadata.name}" for p in core.list_pod_for_all_namespaces(label_selector=MANAGED_SELECTOR).items]
-    out += [f"service {s.metadata.name}" for s in core.list_service_for_all_namespaces(label_selector=SCALE_LABEL).items]
+    out = [
+        f"namespace {ns.metadata.name}" for ns in core.list_namespace(label_selector=MANAGED_SELECTOR).items
+    ]
+    out += [
+        f"pod {p.metadata.name}"
+        for p in core.list_pod_for_all_namespaces(label_selector=MANAGED_SELECTOR).items
+    ]
+    out += [
+        f"service {s.metadata.name}"
+        for s in core.list_service_for_all_namespaces(label_selector=SCALE_LABEL).items
+    ]
     net = client.NetworkingV1Api(core.api_client)
     out += [
         f"networkpolicy {p.metadata.name}"
@@ -75,7 +83,11 @@ def test_two_point_service_sweep_end_to_end(core, tmp_path):
     for rec in at[200]:
         print("200 Services:", rec["applied"], rec["probe"], rec["ready_s"])
         for node, r in rec["rules"].items():
-            print(" ", node, {k: v for k, v in r.items() if k in ("iptables_total", "nft_rules", "nft_elements")})
+            print(
+                " ",
+                node,
+                {k: v for k, v in r.items() if k in ("iptables_total", "nft_rules", "nft_elements")},
+            )
         assert rec["present"] == {"services": 200, "endpoint_slices": 200, "network_policies": 0}
         assert 0 < rec["probe"]["service_effect_s"] < 60
     for rec in at[0]:
@@ -84,7 +96,9 @@ def test_two_point_service_sweep_end_to_end(core, tmp_path):
     rules = {n: [r["rules"] for r in recs if "rules" in r] for n, recs in at.items()}
     if rules[200] and "unavailable" not in rules[200][0]:
         top = max(r.get("iptables_total", 0) for r in rules[200][0].values())
-        low = [max(v.get("iptables_total", 0) for v in r.values()) for r in rules[0] if "unavailable" not in r]
+        low = [
+            max(v.get("iptables_total", 0) for v in r.values()) for r in rules[0] if "unavailable" not in r
+        ]
         print("iptables rules per node at 0 / 200 Services:", low, top)
         assert all(x < top for x in low)
     assert not leftovers(core)

@@ -21,6 +21,7 @@ from podnet.launch.spec.scale import NONE, ScaleSpec
 from tests.launch_configs import experiment, pod_pod
 
 LABELS = {"app.kubernetes.io/name": "podnet", "podnet.io/run": "r1"}
+REAL_MANY = obj.ScaleApi.many  # (tests replace ScaleApi)
 
 
 def _tools(scale: dict, **extra) -> dict:
@@ -75,15 +76,20 @@ def test_services_have_no_selector_and_their_slices_address_the_idle_pods():
     s = obj.service(obj.service_name(7), LABELS)
     assert s["metadata"]["name"] == "podnet-scale-svc-00007" and "selector" not in s["spec"]
     assert s["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "podnet"
-    assert s["metadata"]["labels"][obj.SCALE_LABEL] == "filler" and s["metadata"]["labels"]["podnet.io/run"] == "r1"
+    assert (
+        s["metadata"]["labels"][obj.SCALE_LABEL] == "filler"
+        and s["metadata"]["labels"]["podnet.io/run"] == "r1"
+    )
     e = obj.endpoint_slice("podnet-scale-svc-00007", ["10.244.1.5", "10.244.2.6"], LABELS, role="probe")
     lab = e["metadata"]["labels"]
     assert lab["kubernetes.io/service-name"] == "podnet-scale-svc-00007" and lab[obj.SCALE_LABEL] == "probe"
     assert lab["endpointslice.kubernetes.io/managed-by"] == "podnet.io"
     assert [x["addresses"] for x in e["endpoints"]] == [["10.244.1.5"], ["10.244.2.6"]]
-    assert e["ports"] == [{"name": "p", "port": obj.SCALE_PORT, "protocol": "TCP"}] == [
-        {**p, "protocol": "TCP"} for p in s["spec"]["ports"]
-    ]
+    assert (
+        e["ports"]
+        == [{"name": "p", "port": obj.SCALE_PORT, "protocol": "TCP"}]
+        == [{**p, "protocol": "TCP"} for p in s["spec"]["ports"]]
+    )
 
 
 def test_policies_select_the_test_pods_and_only_one_lets_traffic_through():
@@ -177,7 +183,7 @@ class FakeApi:
         return {n for (kd, n), b in self.objs.items() if kd == kind and b["metadata"]["labels"].get(k) == v}
 
     def many(self, calls: list) -> obj.Batch:
-        return obj.ScaleApi.many(self, calls)  # type: ignore[arg-type]
+        return REAL_MANY(self, calls)
 
 
 class FakeProber:
@@ -198,11 +204,16 @@ class FakeProber:
 
 def _state(cfg, api=None, prober=None, **w: Any) -> sc.ScaleState:
     kube = NS(
-        wait_ready=lambda ns, names, sel, t, u: ({n: NS(status=NS(pod_ip=f"10.244.9.{i}")) for i, n in enumerate(names)}, {})
+        wait_ready=lambda ns, names, sel, t, u: (
+            {n: NS(status=NS(pod_ip=f"10.244.9.{i}")) for i, n in enumerate(names)},
+            {},
+        )
     )
     workload = NS(kube=kube, namespace="ns1", labels=LABELS, selector="podnet.io/run=r1", image="img:1", **w)
     rules = lambda info: {"n1": {"iptables_total": 42}}  # noqa: E731
-    return sc.ScaleState(cfg, workload, None, api=api or FakeApi(), prober=prober or FakeProber(), rules=rules)
+    return sc.ScaleState(
+        cfg, workload, None, api=api or FakeApi(), prober=prober or FakeProber(), rules=rules
+    )
 
 
 def test_a_point_is_created_checked_probed_and_recorded_then_taken_down():
@@ -261,7 +272,11 @@ def test_a_point_not_present_or_not_programmed_fails_with_its_reason_and_is_set_
 
 def test_the_probe_pod_is_a_ready_client_pod():
     cfg = _cfg({"services": [0, 1]})
-    pods = {"c-host": NS(role="client", kind="host"), "c-pod": NS(role="client", kind="pod"), "s": NS(role="server", kind="pod")}
+    pods = {
+        "c-host": NS(role="client", kind="host"),
+        "c-pod": NS(role="client", kind="pod"),
+        "s": NS(role="server", kind="pod"),
+    }
     eps = {n: NS(failure=None) for n in pods}
     st = _state(cfg, plan=NS(pods=pods), endpoints=eps, pod_name=lambda n: "x-" + n)
     assert st.probe_pod() == "x-c-pod"
@@ -273,7 +288,9 @@ def test_the_probe_pod_is_a_ready_client_pod():
 # -- probes and rule counts ---------------------------------------------------------------------------
 def test_the_probe_loop_times_from_the_change_and_refuses_a_late_start(monkeypatch):
     out = {"text": "start 100.0\nreach 102.5\n"}
-    kube = NS(exec=lambda ns, pod, argv, timeout, container=None: ExecResult(rc=0, stdout=out["text"], stderr=""))
+    kube = NS(
+        exec=lambda ns, pod, argv, timeout, container=None: ExecResult(rc=0, stdout=out["text"], stderr="")
+    )
     p = scaleprobe.Prober(kube, "ns1", "client", obj.SCALE_PORT, wall=lambda: 101.0, sleep=lambda s: None)
     changed = []
     assert p.timed("reach", "10.96.0.9", lambda: changed.append(1), 30) == 1.5 and changed == [1]
@@ -342,7 +359,12 @@ def test_a_launch_records_each_point_in_its_sidecars(tmp_path, monkeypatch):
     made = [n for op, kind, n in api.log if kind == "Service" and n.startswith("podnet-scale-svc")]
     assert len(made) == 6 and [op for op, kind, n in api.log if kind == "Service"][-1] == "delete"
     order = sorted(side.values(), key=lambda v: (v["round_seq"], v["position"]))
-    assert [v["test"] for v in order] == ["tcp-services-0", "tcp-services-3", "tcp-services-3", "tcp-services-0"]
+    assert [v["test"] for v in order] == [
+        "tcp-services-0",
+        "tcp-services-3",
+        "tcp-services-3",
+        "tcp-services-0",
+    ]
 
 
 def test_a_point_never_programmed_is_a_failed_run_with_its_reason(tmp_path, monkeypatch):

@@ -14,7 +14,12 @@ from podnet.stats import scale as sscale
 
 def _side(verified: str, services: int, effect: float, **extra) -> dict:
     rec = {
-        "wanted": {"services": services, "endpoints_per_service": 2, "network_policies": 0, "rules_per_policy": 4},
+        "wanted": {
+            "services": services,
+            "endpoints_per_service": 2,
+            "network_policies": 0,
+            "rules_per_policy": 4,
+        },
         "present": {"services": services, "endpoint_slices": services, "network_policies": 0},
         "applied": {"calls": 2 * services, "seconds": 4.0, "objects_per_s": 100.0},
         "probe": {"service_effect_s": effect},
@@ -48,7 +53,7 @@ def test_the_slope_per_1000_objects_and_its_interval():
     rng = np.random.default_rng(3)
     rows = []
     for count in (0, 200, 1000):
-        for r in range(8):
+        for _r in range(8):
             rows.append(
                 {
                     "variant": "v",

@@ -34,7 +34,7 @@ from typing import Any
 from podnet.launch.cluster import datapath
 from podnet.launch.cluster import objects as obj
 from podnet.launch.cluster.provenance import now_iso
-from podnet.launch.rounds.scaleprobe import Prober, ProbeFailed
+from podnet.launch.rounds.scaleprobe import ProbeFailed, Prober
 from podnet.launch.rounds.schedule import Slot
 from podnet.launch.spec.config import LaunchConfig
 from podnet.launch.spec.scale import NONE, ScaleSpec
@@ -132,7 +132,9 @@ class ScaleState:
         t0 = self.clock()
         try:
             if not self.cfg.namespace_create:
-                raise ScaleFailure("needs launch.namespace.create (the objects go with the launch's namespace)")
+                raise ScaleFailure(
+                    "needs launch.namespace.create (the objects go with the launch's namespace)"
+                )
             if not self.prober.pod:
                 raise ScaleFailure("no ready client pod to probe from")
             self.record = self._apply(spec, t0 + spec.timeout)
@@ -147,7 +149,12 @@ class ScaleState:
             return f"scale point not ready: {why}"
         self.record["ready_s"] = self._since(t0)
         self.point = key(spec)
-        log.info("scale point %s ready after %.1fs: %s", _words(spec), self.record["ready_s"], _summary(self.record))
+        log.info(
+            "scale point %s ready after %.1fs: %s",
+            _words(spec),
+            self.record["ready_s"],
+            _summary(self.record),
+        )
         return None
 
     def _since(self, t0: float) -> float:
@@ -220,7 +227,9 @@ class ScaleState:
                 lifetime=int(t["pod_lifetime"]),
             )
             self.api.create(body, exist_ok=True)
-        ready, failed = w.kube.wait_ready(w.namespace, missing, w.selector, t["pod_ready"], t["unschedulable"])
+        ready, failed = w.kube.wait_ready(
+            w.namespace, missing, w.selector, t["pod_ready"], t["unschedulable"]
+        )
         if failed:
             why = "; ".join(f.message() if hasattr(f, "message") else str(f) for f in failed.values())
             raise ScaleFailure(f"idle pods not ready: {why}")
@@ -237,10 +246,17 @@ class ScaleState:
             gone = self.api.many([lambda s=s: self.api.delete("EndpointSlice", s) for s in slices])
             have = {**have, "EndpointSlice": set()}
         want_slices = {obj.slice_name(s) for s in want}
-        addresses = [self.idle[f"{obj.PREFIX}-idle-{i}"] for i in range(spec.idle_pods)] if spec.services else []
-        dels = [lambda s=s: self.api.delete("EndpointSlice", s) for s in sorted(have["EndpointSlice"] - want_slices)]
+        addresses = (
+            [self.idle[f"{obj.PREFIX}-idle-{i}"] for i in range(spec.idle_pods)] if spec.services else []
+        )
+        dels = [
+            lambda s=s: self.api.delete("EndpointSlice", s)
+            for s in sorted(have["EndpointSlice"] - want_slices)
+        ]
         dels += [lambda s=s: self.api.delete("Service", s) for s in sorted(have["Service"] - want)]
-        adds = [lambda s=s: self.api.create(obj.service(s, self.labels)) for s in sorted(want - have["Service"])]
+        adds = [
+            lambda s=s: self.api.create(obj.service(s, self.labels)) for s in sorted(want - have["Service"])
+        ]
         adds += [
             lambda s=s: self.api.create(obj.endpoint_slice(s, addresses, self.labels))
             for s in sorted(want)
@@ -267,9 +283,14 @@ class ScaleState:
         index = {obj.policy_name(i): i for i in range(1, n)}
         out.append(
             self.api.many(
-                [lambda p=p: self.api.delete("NetworkPolicy", p) for p in sorted(current - want - {obj.ALLOW_POLICY})]
+                [
+                    lambda p=p: self.api.delete("NetworkPolicy", p)
+                    for p in sorted(current - want - {obj.ALLOW_POLICY})
+                ]
                 + [
-                    lambda p=p: self.api.create(obj.filler_policy(index[p], spec.rules_per_policy, self.labels))
+                    lambda p=p: self.api.create(
+                        obj.filler_policy(index[p], spec.rules_per_policy, self.labels)
+                    )
                     for p in sorted(want - current - {obj.ALLOW_POLICY})
                 ]
             )
@@ -294,7 +315,9 @@ class ScaleState:
             if self.probe_ip is None:
                 raise ScaleFailure("a probe Service of unknown address is left: its deletion cannot be timed")
             ip = self.probe_ip
-            removed = self.prober.timed("fail", ip, lambda: self._drop_probe_services(old), self._left(deadline))
+            removed = self.prober.timed(
+                "fail", ip, lambda: self._drop_probe_services(old), self._left(deadline)
+            )
             self.probe_ip = None
             return {"service_removed_s": removed}
         self._drop_probe_services(old)

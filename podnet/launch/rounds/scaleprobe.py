@@ -31,7 +31,7 @@ EXEC_SLACK = 30
 SCRIPT = (
     'mode=$1 ip=$2 port=$3 limit=$4; echo "start $(date +%s.%N)"; end=$(( $(date +%s) + limit )); '
     "while :; do "
-    f"if timeout {CONNECT_TIMEOUT} bash -c 'exec 3<>\"/dev/tcp/$0/$1\"' \"$ip\" \"$port\" 2>/dev/null; "
+    f'if timeout {CONNECT_TIMEOUT} bash -c \'exec 3<>"/dev/tcp/$0/$1"\' "$ip" "$port" 2>/dev/null; '
     "then r=reach; else r=fail; fi; "
     'if [ "$r" = "$mode" ]; then echo "$r $(date +%s.%N)"; exit 0; fi; '
     'if [ "$(date +%s)" -ge "$end" ]; then echo "timeout $(date +%s.%N)"; exit 3; fi; '
@@ -102,12 +102,16 @@ class Prober:
             change()
         th.join(limit + EXEC_SLACK + 5)
         r = box.get("r")
-        what = f"a TCP connect from {self.pod} to {ip}:{self.port} to {'succeed' if mode == 'reach' else 'fail'}"
+        what = (
+            f"a TCP connect from {self.pod} to {ip}:{self.port} to {'succeed' if mode == 'reach' else 'fail'}"
+        )
         if r is None:
             raise ProbeFailed(f"waiting for {what}: the probe's exec did not return")
         seen = parse_loop(r.stdout)
         if seen.start is None:
-            raise ProbeFailed(f"waiting for {what}: the probe did not run ({r.error or r.stderr.strip()[-200:]})")
+            raise ProbeFailed(
+                f"waiting for {what}: the probe did not run ({r.error or r.stderr.strip()[-200:]})"
+            )
         if change is not None and seen.start > t0:
             raise ProbeFailed(
                 f"waiting for {what}: the probe started {seen.start - t0:.2f}s after the change "
