@@ -135,6 +135,7 @@ def test_ctrl_c_in_the_middle_of_a_point_leaves_nothing(core, tmp_path):
         if proc.poll() is None:
             proc.kill()
     text = "".join(lines)
+    print(text[-1200:])
     assert proc.returncode == 130, text
     assert not leftovers(core), text
 

@@ -93,8 +93,9 @@ class ScaleState:
         self.api = api or obj.ScaleApi(workload.kube, workload.namespace)
         self.prober = prober or Prober(workload.kube, workload.namespace, self.probe_pod(), obj.SCALE_PORT)
         self.labels = dict(workload.labels)
-        #: the point the namespace holds, verified (None: unknown, e.g. after a failure)
-        self.point: tuple[int, int, int, int] | None = key(NONE)
+        #: the point the namespace holds, verified (None: unknown, e.g. after a failure, or not yet
+        #: counted: the first run, at no object, records the counts and rules too)
+        self.point: tuple[int, int, int, int] | None = None
         #: the sidecars' ``scale`` record of that point
         self.record: dict[str, Any] = {"wanted": NONE.as_meta(), "present": {}, "ready_s": 0.0}
         #: idle pod -> its IP
