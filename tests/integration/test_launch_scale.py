@@ -92,14 +92,20 @@ def test_two_point_service_sweep_end_to_end(core, tmp_path):
         assert 0 < rec["probe"]["service_effect_s"] < 60
     for rec in at[0]:
         assert rec["present"] in ({}, {"services": 0, "endpoint_slices": 0, "network_policies": 0})
-    # the rules follow the objects: more at 200 Services than at 0 (when they could be counted)
+
+    # the rules follow the objects: more at 200 Services than at 0 (when they could be counted); iptables
+    # mode: iptables rules, nftables mode: nft rules and set/map elements (kube-proxy's maps)
+    def most(r: dict) -> int:
+        return max(
+            max(v.get("iptables_total") or 0, (v.get("nft_rules") or 0) + (v.get("nft_elements") or 0))
+            for v in r.values()
+        )
+
     rules = {n: [r["rules"] for r in recs if "rules" in r] for n, recs in at.items()}
     if rules[200] and "unavailable" not in rules[200][0]:
-        top = max(r.get("iptables_total", 0) for r in rules[200][0].values())
-        low = [
-            max(v.get("iptables_total", 0) for v in r.values()) for r in rules[0] if "unavailable" not in r
-        ]
-        print("iptables rules per node at 0 / 200 Services:", low, top)
+        top = most(rules[200][0])
+        low = [most(r) for r in rules[0] if r and "unavailable" not in r]
+        print("rules per node at 0 / 200 Services:", low, top)
         assert all(x < top for x in low)
     assert not leftovers(core)
     parsed = parse_experiment(cfg.raw_dir, cfg.experiment)
