@@ -13,6 +13,7 @@ from ._data import as_tidy, make_groups, read_table, split_sources
 from ._data import write_csv as _write
 from .planning import plan
 from .ratios import compare
+from .scale import scale_curves
 from .settings import Settings
 from .summary import outlier_rows, summarize
 from .sweeps import load_curves, sweep_table
@@ -35,6 +36,7 @@ def run(
     Always written: summary.csv, ratios.csv, planning.csv, variants.csv (no rows without a
     ``by: variant`` comparison), sweeps.csv and load_curves.csv (no rows without a sweep),
     latency_under_load.csv (no rows without a ``load`` sweep: :mod:`podnet.stats.underload`),
+    scale_curves.csv (slopes per 1000 objects; no rows without a ``scale`` sweep: :mod:`podnet.stats.scale`),
     outliers.csv,
     stats_settings.json (the effective settings, seed included) and
     METHODS.md. within_run.csv when ``intervals_path`` exists. A table with
@@ -67,6 +69,7 @@ def run(
     paths["load_curves"] = _write(load_curves(tidy, s, s.confidence), out / "load_curves.csv")
     under = latency_under_load(tidy, sweeps, s.confidence)
     paths["latency_under_load"] = _write(under, out / "latency_under_load.csv")
+    paths["scale_curves"] = _write(scale_curves(tidy, s.confidence), out / "scale_curves.csv")
     meas_summary = summary[summary["source"] == "measured"].reset_index(drop=True)
     if len(measured):
         outl = outlier_rows(g, meas_summary)

@@ -34,6 +34,7 @@ from podnet.launch.cluster.provenance import ClusterFacts, now_iso, read_cluster
 from podnet.launch.cluster.workload import Workload
 from podnet.launch.noise.interference import Interference
 from podnet.launch.rounds.results import Tally
+from podnet.launch.rounds.scale import ScaleState
 from podnet.launch.rounds.schedule import Slot
 from podnet.launch.rounds.state import raw_path, warmup_path
 from podnet.launch.rounds.underload import LoadRun, LoadStart
@@ -155,6 +156,9 @@ class Executor:
         if cfg.interference:
             info = read_cluster_info(cfg.cluster_info) if "embedded" in facts.cluster else None
             self.interference = Interference(workload.kube, workload.namespace, info, cfg.timeouts["api"])
+        #: the objects of the cases' scale points (:mod:`.scale`; None: no test has `scale`)
+        embedded = read_cluster_info(cfg.cluster_info) if "embedded" in facts.cluster else None
+        self.scale = ScaleState.for_launch(cfg, workload, embedded)
 
     def _sides(self, cp: CasePlan) -> tuple[tuple[str, str, str | None], tuple[str, str, str | None] | None]:
         """(pod, container, node) of the client, and of the server when it is another machine."""
@@ -177,6 +181,8 @@ class Executor:
         if warmup:
             tag = f"[warm-up {index}/{total}] {case.label}"
         not_runnable = self.w.blocked(cp) or self.w.server_ready(cp)
+        if not not_runnable and self.scale is not None and not warmup:  # the case's objects first
+            not_runnable = self.scale.ensure(case.test.scale)
         if not_runnable:
             log.error("%s: cannot run: %s", tag, not_runnable)
             if not warmup:
@@ -439,6 +445,8 @@ class Executor:
         meta["params"] = _plain(cp.params)
         if case.test.sweep is not None:
             meta["sweep"] = _plain(case.test.sweep.as_meta())
+        if self.scale is not None:  # the scale point the run sees (:mod:`.scale`)
+            meta["scale"] = self.scale.meta()
         if case.test.load is not None:  # the load's record (the idle point's: streams 0, no file)
             meta["load"] = case.test.load.as_meta()
         meta["scenario_description"] = case.scenario.description

@@ -33,6 +33,7 @@ from podnet.launch.noise.idle import hold_cpu_latency
 from podnet.launch.rounds.adaptive import Sampler
 from podnet.launch.rounds.execute import Executor
 from podnet.launch.rounds.results import LaunchResult, RunTimes, Tally, write_logs
+from podnet.launch.rounds.scale import by_scale
 from podnet.launch.rounds.schedule import RoundSeq, Slot, schedule
 from podnet.launch.rounds.state import invalidate_stale_manifest, launch_complete, pending_runs, scan
 from podnet.launch.rounds.warmup import warm_up
@@ -153,6 +154,7 @@ class Launcher:
         if rounds is None:
             keys = [c.key for c in self.cfg.cases if c.key in pending]
             rounds = schedule(keys, pending, self.cfg.order, self.cfg.seed)
+        rounds = by_scale(rounds, self.cfg)  # each scale point set up once per round
         total = sum(len(r) for r in rounds) if budget is None else min(sum(len(r) for r in rounds), budget)
         n = 0
         retry: list[Slot] = []

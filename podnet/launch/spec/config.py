@@ -36,6 +36,7 @@ from podnet.launch.spec.defaults import (
 )
 from podnet.launch.spec.disturbance import DisturbanceRule
 from podnet.launch.spec.load import LoadSpec, load_points
+from podnet.launch.spec.scale import ScaleSpec, scale_points
 from podnet.launch.spec.sweep import SweepPoint, points
 
 #: the scenario of the interleaved noise floor's runs (podnet.launch.noise.floor); no config scenario may use it
@@ -94,6 +95,8 @@ class TestSpec:
     sweep: SweepPoint | None = field(default=None, compare=False)
     #: the load run beside this test's probe (config ``load``; :mod:`.load`), None: a plain test
     load: LoadSpec | None = field(default=None, compare=False)
+    #: the objects the cluster holds while it runs (config ``scale``; :mod:`.scale`), None: none
+    scale: ScaleSpec | None = field(default=None, compare=False)
 
     @property
     def key(self) -> str:
@@ -107,8 +110,10 @@ class TestSpec:
 
 def expand_sweep(tool: str, t: Mapping[str, Any]) -> list[TestSpec]:
     """The tests of one configured test: itself, or one per point of its ``sweep`` (:mod:`.sweep`)
-    or of its ``load.streams`` (:mod:`.load`)."""
+    or of its ``load.streams`` (:mod:`.load`) or ``scale`` counts (:mod:`.scale`)."""
     try:
+        if (scaled := scale_points(t)) is not None:
+            return [TestSpec(tool, n, p, d, point, scale=s) for n, p, d, point, s in scaled]
         loads = load_points(t)
         if loads is not None:
             return [TestSpec(tool, n, params, d, point, load) for n, params, d, point, load in loads]

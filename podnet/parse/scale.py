@@ -1,0 +1,123 @@
+"""The time a change takes to reach the datapath, from the sidecars of scale points.
+
+Every run of a scale point (:mod:`podnet.launch.spec.scale`) carries the point's record in its
+sidecar (``scale``): the probes the launcher timed when it set the point up (``probe``:
+``service_effect_s``, ``service_removed_s``, ``policy_effect_s``, ``policy_removed_s``). All runs of
+one set-up carry the same record (one ``verified`` time), so one set-up is one measurement of each
+probe; a point set up once per round gives one per round. :func:`effect_rows` turns them into tidy
+rows (one per set-up and probe), :func:`present_rows` into the object and rule counts per set-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from podnet.parse.raw import find_raw_files, read_sidecar
+
+#: the probe times of a set-up (seconds)
+EFFECTS = ("service_effect_s", "service_removed_s", "policy_effect_s", "policy_removed_s")
+EFFECT_COLUMNS = [
+    "variant",
+    "launch_id",
+    "round_seq",
+    "verified",
+    "services",
+    "network_policies",
+    "endpoints_per_service",
+    "rules_per_policy",
+    "metric",
+    "value",
+]
+PRESENT_COLUMNS = [
+    "variant",
+    "launch_id",
+    "verified",
+    "services",
+    "network_policies",
+    "present_services",
+    "present_endpoint_slices",
+    "present_network_policies",
+    "objects_per_s",
+    "ready_s",
+    "node",
+    "iptables_rules",
+    "nft_rules",
+    "nft_elements",
+]
+
+
+def _setups(sidecars: Iterable[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """(sidecar, scale record) of each verified set-up once (the first run that carries it)."""
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    for meta in sidecars:
+        rec = meta.get("scale")
+        if not isinstance(rec, Mapping) or not rec.get("verified") or meta.get("warmup"):
+            continue
+        k = (str(meta.get("variant")), str((meta.get("launch") or {}).get("id")), str(rec["verified"]))
+        if k not in seen:
+            seen.add(k)
+            out.append((meta, rec))
+    return out
+
+
+def effect_rows(sidecars: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per set-up and probe time (columns :data:`EFFECT_COLUMNS`)."""
+    rows = []
+    for meta, rec in _setups(sidecars):
+        want = rec.get("wanted") or {}
+        for metric in EFFECTS:
+            v = (rec.get("probe") or {}).get(metric)
+            if v is None:
+                continue
+            rows.append(
+                {
+                    "variant": meta.get("variant"),
+                    "launch_id": (meta.get("launch") or {}).get("id"),
+                    "round_seq": meta.get("round_seq"),
+                    "verified": rec["verified"],
+                    **{k: want.get(k) for k in EFFECT_COLUMNS[4:8]},
+                    "metric": metric,
+                    "value": float(v),
+                }
+            )
+    return pd.DataFrame(rows, columns=EFFECT_COLUMNS)
+
+
+def present_rows(sidecars: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per set-up and node: the objects present, the creation rate, the rule counts."""
+    rows = []
+    for meta, rec in _setups(sidecars):
+        want, present = rec.get("wanted") or {}, rec.get("present") or {}
+        base = {
+            "variant": meta.get("variant"),
+            "launch_id": (meta.get("launch") or {}).get("id"),
+            "verified": rec["verified"],
+            "services": want.get("services"),
+            "network_policies": want.get("network_policies"),
+            **{f"present_{k}": present.get(k) for k in ("services", "endpoint_slices", "network_policies")},
+            "objects_per_s": (rec.get("applied") or {}).get("objects_per_s"),
+            "ready_s": rec.get("ready_s"),
+        }
+        rules = rec.get("rules") or {}
+        nodes = {n: r for n, r in rules.items() if isinstance(r, Mapping)} or {None: {}}
+        for node, r in sorted(nodes.items(), key=lambda kv: str(kv[0])):
+            rows.append(
+                {
+                    **base,
+                    "node": node,
+                    "iptables_rules": r.get("iptables_total"),
+                    "nft_rules": r.get("nft_rules"),
+                    "nft_elements": r.get("nft_elements"),
+                }
+            )
+    return pd.DataFrame(rows, columns=PRESENT_COLUMNS)
+
+
+def read_sidecars(raw_dir: Path | str) -> list[dict[str, Any]]:
+    """Every sidecar of ``raw_dir`` (the scale records are in those of the point's runs)."""
+    return [read_sidecar(f) for f in find_raw_files(raw_dir)]
