@@ -110,8 +110,8 @@ def test_an_adaptive_round_runs_the_idle_point_beside_the_loaded_one(tmp_path, q
     runs = _runs(a.raw_dir)
     for v in ("a", "b"):
         loaded, idle = runs[(v, LOADED[2])], runs[(v, IDLE[2])]
-        assert len(loaded) == 3, runs  # 2 base rounds, then one adaptive round (min_to_stop 3)
-        assert set(loaded) <= set(idle), (v, loaded, idle)  # every loaded run has its round's idle run
+        assert len(loaded) >= 3, runs  # 2 base rounds, then adaptive ones (min_to_stop 3)
+        assert loaded == idle, (v, loaded, idle)  # every loaded run has its round's idle run
     # per case, point and round the two variants are a pair; each variant's loaded/idle runs of a round too
     t = parse_experiment(a.raw_dir, "t").tidy
     assert set(t["role"]) == {"probe", "load"}
@@ -128,7 +128,7 @@ def test_a_loads_own_rows_are_never_judged_as_a_case(tmp_path, quick):
     assert [r.error for r in results] == ["", ""], results[0].error
     (acc,) = sorted((a.raw_dir / "_side_by_side").glob("*.json"))
     items = json.loads(acc.read_text())["items"]
-    assert items and all(tuple(c) != ("pod-pod", "iperf3", LOADED[2]) for it in items for c in it["cases"])
+    assert items and all(it["case"][1] == "netperf" for it in items), [it["case"] for it in items]
 
 
 def test_each_variant_serves_its_load_on_its_own_port(tmp_path):

@@ -26,7 +26,7 @@ DIRECTIONS = {"forward": "client to server", "reverse": "server to client", "bid
 
 def shown_metrics(u: pd.DataFrame, tool: str) -> list[str]:
     """The latency metrics of one probe the figure draws: :data:`SHOWN` present, else its first
-    headline metric that is a time, else its first metric."""
+    headline metric (latency_under_load.csv holds its latencies only), else its first metric."""
     present = list(dict.fromkeys(u["metric"].astype(str)))
     pick = [m for m in SHOWN if m in present]
     if pick:
