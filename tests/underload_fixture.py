@@ -59,11 +59,12 @@ def write_raw_campaign(raw: Path, repeats: int = 6, variants: dict | None = None
                     text = json.dumps(_scaled(doc, carried / received), indent=2)
                     case.mkdir(parents=True, exist_ok=True)
                     (case / load_name(probe)).write_text(text)
+                    # the command of the output: the fixture's -P 2 whatever the point (its rate is set)
                     load.update(
                         file=load_name(probe),
                         status="ok",
                         command=["iperf3", "-c", "10.0.0.2", "-p", "15211", "-J", "-t", "2", "-O", "1",
-                                 "-P", str(streams)],  # fmt: skip
+                                 "-P", "2"],  # fmt: skip
                         started=_iso(t0 - 0.1),
                         ended=_iso(t0 + 3.1),
                         sha256=hashlib.sha256(text.encode()).hexdigest(),
