@@ -131,7 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     verdict = "no podnet interval" if math.isnan(lo) else "agrees" if lo <= ratio <= hi else "differs"
     print(f"path {client['name']} netns -> pod on {server['name']} ({a.scenario}, {pn['variant']}), "
           f"{a.streams} forward TCP streams")  # fmt: skip
-    print(f"flent  ICMP ping median: idle {idle * 1000:.1f} us, loaded {loaded * 1000:.1f} us, ratio {ratio:.2f}")
+    print(
+        f"flent  ICMP ping median: idle {idle * 1000:.1f} us, loaded {loaded * 1000:.1f} us, ratio {ratio:.2f}"
+    )
     print(f"podnet TCP_RR P50: idle {p0['centre'] * 1e6:.1f} us [{p0['ci_low'] * 1e6:.1f}, {p0['ci_high'] * 1e6:.1f}], "
           f"loaded {pn['centre'] * 1e6:.1f} us [{pn['ci_low'] * 1e6:.1f}, {pn['ci_high'] * 1e6:.1f}], "
           f"ratio {pn['ratio_to_idle']:.2f} [{lo:.2f}, {hi:.2f}]")  # fmt: skip

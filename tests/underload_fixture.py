@@ -63,8 +63,7 @@ def write_raw_campaign(raw: Path, repeats: int = 6, variants: dict | None = None
                     load.update(
                         file=load_name(probe),
                         status="ok",
-                        command=["iperf3", "-c", "10.0.0.2", "-p", "15211", "-J", "-t", "2", "-O", "1",
-                                 "-P", "2"],  # fmt: skip
+                        command="iperf3 -c 10.0.0.2 -p 15211 -J -t 2 -O 1 -P 2".split(),
                         started=_iso(t0 - 0.1),
                         ended=_iso(t0 + 3.1),
                         sha256=hashlib.sha256(text.encode()).hexdigest(),

@@ -84,9 +84,13 @@ def table(t: data.Tables, metrics: list[str] | None = None) -> pd.DataFrame:
                     "95 % CI": _interval(float(x["ci_low"]), float(x["ci_high"]), f),
                     "n": int(x["n"]),
                     "ratio to idle": "1 (idle)" if idle else fmt_ratio(float(x["ratio_to_idle"])),
-                    "ratio CI": "" if idle else _interval(float(x["ratio_low"]), float(x["ratio_high"]), ratio=True),
+                    "ratio CI": ""
+                    if idle
+                    else _interval(float(x["ratio_low"]), float(x["ratio_high"]), ratio=True),
                     "pairs": int(x["n_pairs"]),
-                    "load carried": "" if idle or not np.isfinite(carried) else f"{data.fmt_value(carried / lf)} {lunit}",
+                    "load carried": ""
+                    if idle or not np.isfinite(carried)
+                    else f"{data.fmt_value(carried / lf)} {lunit}",
                     "note": "" if pd.isna(x["note"]) else str(x["note"]),
                 }
             )
@@ -110,8 +114,10 @@ def markdown(t: data.Tables) -> str:
         unit = str(top["unit"])
         label = data.in_sentence(data.axis_label(str(metric), str(tool), "").strip())
         lo, hi = float(top["ratio_low"]), float(top["ratio_high"])
-        ci = f" (interval {fmt_ratio(lo)}–{fmt_ratio(hi)}, {int(top['n_pairs'])} pairs)" if np.isfinite(lo) else (
-            f" (no interval: {int(top['n_pairs'])} pair(s))"
+        ci = (
+            f" (interval {fmt_ratio(lo)}–{fmt_ratio(hi)}, {int(top['n_pairs'])} pairs)"
+            if np.isfinite(lo)
+            else (f" (no interval: {int(top['n_pairs'])} pair(s))")
         )
         lines.append(
             f"- **{variant}**, {scenario}, {data.tool_name(str(tool))} {sweep} {label}: "

@@ -32,10 +32,15 @@ PROBE = (FIX / "netperf" / "tcp-rr-k-launcher.txt").read_text()
 LOAD = json.loads((FIX / "iperf3" / "tcp-p2-omit.json").read_text())
 TOOLS = {
     "netperf": {
-        "tests": [{"name": "tcp_rr", "params": {"test": "TCP_RR", "duration": 2}, "load": {"streams": [0, 2]}}]
+        "tests": [
+            {"name": "tcp_rr", "params": {"test": "TCP_RR", "duration": 2}, "load": {"streams": [0, 2]}}
+        ]
     }
 }
-IDLE, LOADED = ("pod-pod", "netperf", "tcp_rr-load_streams-0"), ("pod-pod", "netperf", "tcp_rr-load_streams-2")
+IDLE, LOADED = (
+    ("pod-pod", "netperf", "tcp_rr-load_streams-0"),
+    ("pod-pod", "netperf", "tcp_rr-load_streams-2"),
+)
 
 
 def cfg(tmp_path: Path, variant: str, primary: dict):
@@ -102,7 +107,12 @@ def test_with_idle_points_adds_the_idle_point_of_each_loaded_point():
 
 
 def test_an_adaptive_round_runs_the_idle_point_beside_the_loaded_one(tmp_path, quick):
-    primary = {"by": "variant", "baseline": "a", "tests": ["netperf:tcp_rr-load_streams-2"], "metrics": ["latency_p50"]}
+    primary = {
+        "by": "variant",
+        "baseline": "a",
+        "tests": ["netperf:tcp_rr-load_streams-2"],
+        "metrics": ["latency_p50"],
+    }
     a, b = cfg(tmp_path, "a", primary), cfg(tmp_path, "b", primary)
     rng = random.Random(7)
     results = launch_side_by_side([a, b], kubes=[kube(rng), kube(rng)])
@@ -140,7 +150,13 @@ def test_each_variant_serves_its_load_on_its_own_port(tmp_path):
 def test_the_under_load_campaign_is_five_cnis_side_by_side_on_four_load_points(monkeypatch):
     monkeypatch.chdir(REPO)  # the campaign names its experiment config relative to the repository
     c = campaign.load(REPO / "config" / "campaigns" / "under-load.yaml")
-    assert [v.cni for v in c.variants] == ["macvlan", "calico-bgp", "calico-vxlan", "cilium-vxlan", "flannel-vxlan"]
+    assert [v.cni for v in c.variants] == [
+        "macvlan",
+        "calico-bgp",
+        "calico-vxlan",
+        "cilium-vxlan",
+        "flannel-vxlan",
+    ]
     assert campaign.design(c)[0] == "side-by-side"
     lc = from_mapping(campaign.variant_config(c, c.variants[1]))  # schema-valid launch config
     assert lc.variant == "calico-bgp.iptables" and lc.adaptive

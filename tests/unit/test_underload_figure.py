@@ -128,5 +128,7 @@ def test_the_parse_cache_gives_a_fresh_parses_tables_for_load_runs(processed, tm
         cached = parse_files_cached([*good, *bad], raw, "ul", tmp_path / "cache" / "shard-0")
         for part in ("tidy", "intervals", "failed"):
             a, b = getattr(fresh, part), getattr(cached, part)
-            pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True), check_dtype=False)
+            pd.testing.assert_frame_equal(
+                a.reset_index(drop=True), b.reset_index(drop=True), check_dtype=False
+            )
     assert (fresh.tidy["role"] == "load").any() and fresh.failed.empty
