@@ -17,7 +17,9 @@ runs in is the node's; a podnet host client is hostNetwork on that node), forwar
     tools: {netperf: {tests: [{name: tcp_rr, params: {test: TCP_RR, duration: 5},
                                load: {streams: [0, 4], direction: forward}}]}}
 
-Run (root: it enters the node's network namespace; flent and netperf installed on the machine)::
+Debian bookworm has flent 2.1.1-1 and irtt 0.9.0 in main (`apt-cache policy flent irtt`, 2026-11-26); this
+machine has neither installed, so the script has not been run yet. Run (root: it enters the node's
+network namespace; `apt-get install flent netperf` on the machine, netperf from non-free)::
 
     make cluster-up CNI=flannel-vxlan NODES=2
     .venv/bin/snakemake --cores 2 --configfile my-host-pod-under-load.yaml      # podnet's side
