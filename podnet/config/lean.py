@@ -31,6 +31,7 @@ FIGURES: dict[str, str] = {
     "variants": "variants.make",
     "sweeps": "sweeps.make",
     "costs": "costs.make",
+    "under_load": "underload.make",
 }
 FIGURE_NAMES: tuple[str, ...] = tuple(FIGURES)
 

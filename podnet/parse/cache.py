@@ -97,6 +97,8 @@ def parse_files_cached(
     fresh = parse_files([items[i] for i in todo], raw_dir, experiment)
     # the file (position in ``items``) each row belongs to: fresh rows name their raw file
     pos = {display_path(items[i].path if isinstance(items[i], BadEntry) else items[i]): i for i in todo}
+    # a latency-under-load run's load rows name the load's output, beside its probe's raw file
+    pos.update({display_path(f.with_name(load_name(f))): i for i in todo if isinstance(f := items[i], Path)})
     reuse = {k: i for i, k in enumerate(keys) if k is not None and k in known}
     key_of = np.array([k or "" for k in keys], dtype=object)
     out: dict[str, pd.DataFrame] = {}

@@ -333,16 +333,16 @@ def parse_file(
     )
     if not paired:
         return rows, intervals
-    loaded = _load_rows(*load, meta, experiment, run) if load is not None else []
-    return [{**r, "role": PROBE} for r in rows] + loaded, intervals
+    loaded, load_intervals = _load_rows(*load, meta, experiment, run) if load is not None else ([], [])
+    return [{**r, "role": PROBE} for r in rows] + loaded, intervals + load_intervals
 
 
 def _load_rows(
     path: Path, rec: dict[str, Any], meta: dict[str, Any], experiment: str, run: str
-) -> list[dict]:
+) -> tuple[list[dict], list[dict]]:
     """The tidy rows (role ``load``) of a latency-under-load run's load output (checked by
     :func:`podnet.parse.underload.check_load`): the same run, its own tool; no CPU cost (the run's
-    interference record is the probe's window) and no interval rows."""
+    interference record is the probe's window) and its interval rows (raw_path: the load's file)."""
     try:
         adapter, result = parse_path(path, str(rec.get("tool") or "iperf3"), command=rec.get("command"))
     except ParseError as exc:
@@ -350,8 +350,10 @@ def _load_rows(
     if not result.measurements:
         raise ParseError(f"the load output {path.name} held no measurement")
     bare = {k: v for k, v in meta.items() if k not in ("interference", "load")}
-    rows, _ = result_rows(adapter, result, bare, experiment=experiment, run=run, raw_path=display_path(path))
-    return [{**r, "role": LOAD} for r in rows]
+    rows, intervals = result_rows(
+        adapter, result, bare, experiment=experiment, run=run, raw_path=display_path(path)
+    )
+    return [{**r, "role": LOAD} for r in rows], intervals
 
 
 def failure(experiment: str, path: Path | str, exc: BaseException, tool: str = "") -> dict[str, str]:

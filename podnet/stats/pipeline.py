@@ -80,8 +80,10 @@ def run(
     if intervals_path is not None and Path(intervals_path).exists():
         wr = within_run(read_table(intervals_path), s)
         if len(wr) and len(tidy):
-            ident = tidy[["run_id"] + _RUN_IDENTITY].drop_duplicates("run_id")
-            wr = wr.merge(ident, on="run_id", how="left")
+            # by run and raw file: a latency-under-load run's load series (its own file) is the load's
+            # tool and streams, not the probe's
+            ident = tidy[["run_id", "raw_path"] + _RUN_IDENTITY].drop_duplicates(["run_id", "raw_path"])
+            wr = wr.merge(ident, on=["run_id", "raw_path"], how="left")
         paths["within_run"] = _write(wr, out / "within_run.csv")
 
     settings_path = out / "stats_settings.json"

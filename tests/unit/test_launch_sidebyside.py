@@ -13,6 +13,7 @@ import pytest
 from podnet.launch.campaign.sidebyside import SideBySide, interleave, launch_side_by_side
 from podnet.launch.cluster.k8s import ExecResult
 from podnet.launch.spec.config import LaunchConfigError, from_mapping
+from podnet.launch.spec.load import LOAD_PORT
 from podnet.parse import parse_experiment
 from podnet.parse.raw import find_raw_files, read_sidecar
 from podnet.stats.variants import variant_table
@@ -120,7 +121,8 @@ def test_one_noise_floor_per_machine_and_each_variant_its_own_namespace(tmp_path
     assert sbs.launchers[0].cfg.floor_tests and not sbs.launchers[1].cfg.floor_tests
     # hostNetwork servers of both variants on one node: each variant its own ports
     pa, pb = sbs.launchers[0].cfg.ports, sbs.launchers[1].cfg.ports
-    assert pa == a.ports and pb == {k: v + 1000 for k, v in pa.items()}
+    # the load's server port (launch.ports.load, default LOAD_PORT) shifts with the others
+    assert pa == a.ports and pb == {k: v + 1000 for k, v in {"load": LOAD_PORT, **pa}.items()}
     high = cfg(tmp_path, "c", ports={"iperf3": 65000})
     with pytest.raises(LaunchConfigError, match="passes 65535"):
         SideBySide([a, high], [ka, ka])

@@ -196,6 +196,7 @@ TABLES = {
     "adaptive": f"{OUT}/adaptive.csv",
     "sweeps": f"{OUT}/sweeps.csv",
     "load_curves": f"{OUT}/load_curves.csv",
+    "under_load": f"{OUT}/latency_under_load.csv",
     "planning": f"{OUT}/planning.csv",
     "variants": f"{OUT}/variants.csv",
     "outliers": f"{OUT}/outliers.csv",
@@ -203,7 +204,15 @@ TABLES = {
     **({"ranking": RANKING_CSV[0]} if RANKING else {}),
 }
 # the tables the figures read (podnet.report.figures.data.load(only=...))
-FIGURE_TABLES = ["tidy", "summary", "ratios", "sweeps", "load_curves", "settings"]
+FIGURE_TABLES = [
+    "tidy",
+    "summary",
+    "ratios",
+    "sweeps",
+    "load_curves",
+    "under_load",
+    "settings",
+]
 FIGURE_PLAN = f"{OUT}/figures/plan.json"
 
 
@@ -257,7 +266,7 @@ NOTEBOOK_TABLES = {
     ]
     + (["ranking"] if RANKING else []),
     "explore": ["tidy", "intervals", "outliers", "summary", "settings"],
-    "compare": ["tidy", "ratios", "variants", "settings", "disturbed"]
+    "compare": ["tidy", "ratios", "variants", "under_load", "settings", "disturbed"]
     + (["ranking"] if RANKING else []),
     "planning": ["planning", "adaptive", "settings"],
     "seed_discrepancies": [],
@@ -273,7 +282,9 @@ NOTEBOOK_EXTRA = {
         "others": [f"{d}/tidy.parquet" for d in COMPARE_WITH],
         "plan": FIGURE_PLAN,
         "figures": lambda w: [
-            f for f in drawn_figure_files(["variants"]) if f.endswith(".png")
+            f
+            for f in drawn_figure_files(["variants", "under_load"])
+            if f.endswith(".png")
         ],
     },
     "seed_discrepancies": {

@@ -55,6 +55,7 @@ from podnet.launch.rounds.schedule import Slot, schedule
 from podnet.launch.rounds.state import pending_runs
 from podnet.launch.rounds.warmup import warm_up
 from podnet.launch.spec.config import CaseKey, LaunchConfig, LaunchConfigError, load_config
+from podnet.launch.spec.load import LOAD_PORT, with_idle_points
 
 log = logging.getLogger("podnet.launch")
 
@@ -67,8 +68,8 @@ PORT_STRIDE = 1000
 
 
 def variant_ports(cfg: LaunchConfig, i: int) -> dict[str, int]:
-    """Variant ``i``'s server ports (``launch.ports`` shifted by ``i`` x :data:`PORT_STRIDE`)."""
-    ports = {k: int(v) + PORT_STRIDE * i for k, v in cfg.ports.items()}
+    """Variant ``i``'s server ports (``launch.ports``, the load's too, + ``i`` x :data:`PORT_STRIDE`)."""
+    ports = {k: int(v) + PORT_STRIDE * i for k, v in {"load": LOAD_PORT, **cfg.ports}.items()}
     high = [k for k, v in ports.items() if v > 65535]
     if high:
         raise LaunchConfigError(
@@ -323,6 +324,8 @@ class VariantSampler:
                 met=bool(r["resolved"]),  # podnet.stats.planning.met, the tables' own rule
             )
             for _, r in rows.iterrows()
+            # cases of this launch only: a load's rows (iperf3 in a probe's test) are no case of theirs
+            if (str(r["scenario"]), str(r["tool"]), str(r["test"])) in {c.key for c in cfg.cases}
         ]
         return items + self._unpaired(parsed.tidy, items)
 
@@ -377,6 +380,12 @@ class VariantSampler:
     def _runnable(self, key: CaseKey) -> bool:
         return all(L.can_run(key) for L in self.sbs.launchers)
 
+    def _with_idle(self, L: Launcher, keys: list[CaseKey]) -> list[CaseKey]:
+        """``keys`` and the idle point of each load point among them that ``L`` can still run: its
+        ratio to idle is paired by round (:func:`podnet.launch.spec.load.with_idle_points`)."""
+        full = with_idle_points(L.cfg.cases, keys)
+        return [k for k in full if k in keys or (L.can_run(k) and L.last_repeat(k) < self.cap)]
+
     def loop(self) -> None:
         """Add side-by-side rounds until the family is met, the cap or the budget stops it."""
         clock = self.sbs.clock
@@ -389,7 +398,10 @@ class VariantSampler:
             unmet, keys = step.unmet, sorted(step.cases)
             base = self.sbs.launchers[0].variant
             needs = needed_variants(unmet, base)
-            per_keys = [(L, [k for k in keys if L.variant in needs.get(k, ())]) for L in self.sbs.launchers]
+            per_keys = [
+                (L, self._with_idle(L, [k for k in keys if L.variant in needs.get(k, ())]))
+                for L in self.sbs.launchers
+            ]
             used = clock() - self.t0
             nxt = sum(L.times.predict(ks) for L, ks in per_keys if ks)
             if self.rule.over_budget(used, nxt):

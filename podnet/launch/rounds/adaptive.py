@@ -28,6 +28,7 @@ from podnet.launch.rounds.account import Account, Ended, Judged
 from podnet.launch.rounds.schedule import Slot, round_order
 from podnet.launch.rounds.state import initial_repeats
 from podnet.launch.spec.config import CaseKey
+from podnet.launch.spec.load import with_idle_points
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -238,7 +239,12 @@ class Sampler:
                 self.stop = rule.ALL_MET
                 log.info("adaptive: every %s meets its target", self._noun())
                 return
-            keys = [c.key for c in cfg.cases if c.key in step.cases]
+            # a load point's idle point runs in its round too: the ratio to idle is paired by round
+            keys = [
+                k
+                for k in with_idle_points(cfg.cases, step.cases)
+                if k in step.cases or (self.runnable(k) and not self.at_cap(k))
+            ]
             if step.stop:
                 self.stop = step.stop
                 log.info(

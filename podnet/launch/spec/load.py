@@ -15,7 +15,7 @@ load.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +78,25 @@ class LoadSpec:
             "lead_out": self.lead_out,
             "omit": self.omit,
         }
+
+
+def with_idle_points(cases: Iterable[Any], keys: Iterable[Any]) -> list[Any]:
+    """``keys`` (case keys) with the idle point of every loaded point among them: an added round that
+    runs a load point also runs its sweep's ``load_streams`` 0 on the same path, so the point's ratio
+    to idle (paired by round, :mod:`podnet.stats.underload`) keeps its pairs. ``cases``: the launch's
+    :class:`~podnet.launch.spec.config.Case` list (their order is kept)."""
+    want = set(keys)
+    loaded = {
+        (c.key[0], c.key[1], c.test.family)
+        for c in cases
+        if c.key in want and c.test.load is not None and not c.test.load.idle and c.test.sweep is not None
+    }
+    idle = {
+        c.key
+        for c in cases
+        if c.test.load is not None and c.test.load.idle and (c.key[0], c.key[1], c.test.family) in loaded
+    }
+    return [c.key for c in cases if c.key in want or c.key in idle]
 
 
 def load_points(

@@ -9,11 +9,13 @@ One figure per question, each a journal column (3.5 in) or page (7 in) wide, wri
 - ``ratios``: each primary comparison against its baseline, log axis, significance after adjustment;
 - ``variants``: each variant (e.g. CNI) against the reference variant;
 - ``sweeps``: swept tests as curves (streams, message size, offered load), load curves with loss;
-- ``costs``: each path's rate against the machine's CPU time per bit or per transaction.
+- ``costs``: each path's rate against the machine's CPU time per bit or per transaction;
+- ``under_load``: latency under load (flent's RRUL manner): the probe's P50 and P99 against the load's
+  TCP streams per variant and path, their ratio to idle, the load carried.
 
 Each is drawn by its own module (``podnet.config.lean.FIGURES``); ``grid``, ``curves``, ``plots``,
 ``style`` and ``data`` are shared. A figure with nothing to show (one variant, no sweep, no CPU
-record) is not published: :func:`plan` says which and why.
+record, no test under load) is not published: :func:`plan` says which and why.
 """
 
 from __future__ import annotations
@@ -53,6 +55,9 @@ CAPTIONS = {
     "a UDP load curve's received rate against the offered rate (dashed: all arrived) beside its loss.",
     "costs": "Each path's rate against the machine's CPU time per Gbit (or per transaction), 95 % intervals "
     "on both axes: further right costs more CPU for the same work.",
+    "under_load": "Latency under load: the probe's latency (P50, P99) against the TCP load streams beside it "
+    "(0 = idle) per variant and path, 95 % intervals; its ratio to the idle point of the same rounds "
+    "(paired, order-statistic interval); the load's carried throughput.",
 }
 
 

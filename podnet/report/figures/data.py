@@ -44,6 +44,8 @@ class Tables:
     load_curves: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: the variants ranked per path and measure (ranking.csv, podnet.stats.ranking)
     ranking: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: load sweeps' latency per point and its ratio to idle (latency_under_load.csv, podnet.stats.underload)
+    under_load: pd.DataFrame = field(default_factory=pd.DataFrame)
     settings: dict[str, Any] = field(default_factory=dict)
     experiment: str = ""
     #: the processed directory the tables were read from ("" when built in memory)
@@ -74,6 +76,7 @@ FILES = {
     "sweeps": "sweeps.csv",
     "load_curves": "load_curves.csv",
     "ranking": "ranking.csv",
+    "under_load": "latency_under_load.csv",
     "disturbed": "disturbed_runs.csv",
     "settings": "stats_settings.json",
 }
