@@ -71,6 +71,7 @@ CASES = {
         "sweeps.csv",
         "load_curves.csv",
         "latency_under_load.csv",
+        "net_ready.csv",
         "outliers.csv",
         "within_run.csv",
         "stats_settings.json",

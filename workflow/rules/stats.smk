@@ -1,5 +1,6 @@
 # Statistics: tidy table -> summary.csv (per group) and ratios.csv (against baselines), variants.csv,
-# sweeps.csv and load_curves.csv (swept tests as curves), latency_under_load.csv (load sweeps); ranking.csv (stats.ranking);
+# sweeps.csv and load_curves.csv (swept tests as curves), latency_under_load.csv (load sweeps), net_ready.csv
+# (time to network, netready); ranking.csv (stats.ranking);
 # with stats.thresholds in the config, the gate (podnet check) -> check.csv as the last step.
 
 
@@ -15,6 +16,7 @@ rule stats:
         sweeps=f"{OUT}/sweeps.csv",
         load_curves=f"{OUT}/load_curves.csv",
         latency_under_load=f"{OUT}/latency_under_load.csv",
+        net_ready=f"{OUT}/net_ready.csv",
         outliers=f"{OUT}/outliers.csv",
         within_run=f"{OUT}/within_run.csv",
         settings=f"{OUT}/stats_settings.json",
