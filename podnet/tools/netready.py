@@ -168,14 +168,53 @@ def probe_times(text: str) -> ProbeTimes:
     return ProbeTimes(start, reply, attempts, gave_up)
 
 
+#: every time a record may hold, each a number (seconds since the epoch) or null
+TIME_KEYS = (
+    "created",
+    "create_returned",
+    "created_api",
+    "scheduled",
+    "scheduled_api",
+    "sandbox",
+    "sandbox_api",
+    "ip_seen",
+    "started_seen",
+    "started_api",
+    "out_start",
+    "out_reply",
+    "in_start",
+    "in_reply",
+)
+
+
 def _num(v: Any) -> float | None:
-    if v is None or isinstance(v, bool):
+    """A JSON number as a float; None for null and anything else (text is no time)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
+    return float(v) if math.isfinite(v) else None
+
+
+def check_shape(doc: Any) -> list[dict[str, Any]]:
+    """The records of a netready document whose every field has its type (ParseError: which not)."""
+    if not isinstance(doc, dict) or doc.get(FORMAT) != VERSION:
+        raise ParseError(f"not a netready output ({FORMAT}: {VERSION} missing)")
+    if doc.get("mode") not in MODES:
+        raise ParseError(f"netready output: mode {doc.get('mode')!r} is not one of {', '.join(MODES)}")
+    pods = doc.get("pods")
+    if isinstance(pods, bool) or not isinstance(pods, int) or pods < 1:
+        raise ParseError(f"netready output: pods {pods!r} is not a whole number >= 1")
+    records = doc.get("records")
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise ParseError("netready output: `records` is not a list of pod records")
+    for n, r in enumerate(records, start=1):
+        if r.get("index") != n or isinstance(r.get("index"), bool):
+            raise ParseError(f"netready output: record {n} has index {r.get('index')!r}, not {n}")
+        bad = [k for k in TIME_KEYS if r.get(k) is not None and _num(r.get(k)) is None]
+        if bad:
+            raise ParseError(f"netready output: pod {n}: {', '.join(bad)} not a time (a number or null)")
+        if not isinstance(r.get("error", ""), str):
+            raise ParseError(f"netready output: pod {n}: error {r.get('error')!r} is not text")
+    return records
 
 
 def record_problem(rec: dict[str, Any]) -> str:
@@ -205,14 +244,12 @@ def record_metrics(rec: dict[str, Any]) -> dict[str, float]:
 
 
 def run_problem(doc: dict[str, Any]) -> str:
-    """Why a run's document measured no time to network ("" when every pod has its times)."""
-    records = doc.get("records")
-    if not isinstance(records, list):
-        raise ParseError("netready output has no pod records")
-    want = doc.get("pods")
-    if isinstance(want, int) and len(records) != want:
-        return f"{len(records)} of {want} pods recorded"
-    bad = [(r.get("index"), record_problem(r)) for r in records if record_problem(r)]
+    """Why a run's document measured no time to network ("" when every pod has its times);
+    ParseError when it is no netready document (:func:`check_shape`)."""
+    records = check_shape(doc)
+    if len(records) != doc["pods"]:
+        return f"{len(records)} of {doc['pods']} pods recorded"
+    bad = [(r["index"], p) for r in records if (p := record_problem(r))]
     if not bad:
         return ""
     first = f"pod {bad[0][0]}: {bad[0][1]}"
@@ -271,14 +308,12 @@ class NetReadyAdapter(Adapter):
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ParseError(f"netready output is not whole JSON ({exc.msg}): cut off?") from None
-        if not isinstance(doc, dict) or doc.get(FORMAT) != VERSION:
-            raise ParseError(f"not a netready output ({FORMAT}: {VERSION} missing)")
         problem = run_problem(doc)
         if problem:
             raise ParseError(f"no time to network: {problem}")
-        res = ParseResult(protocol="icmp", direction="roundtrip", test=str(doc.get("mode") or ""))
-        mode = str(doc.get("mode") or "burst")
-        res.streams = int(doc.get("pods") or 1) if mode == "burst" else 1
+        mode = str(doc["mode"])
+        res = ParseResult(protocol="icmp", direction="roundtrip", test=mode)
+        res.streams = int(doc["pods"]) if mode == "burst" else 1
         for rec in doc["records"]:
             pod = str(rec["index"])
             for metric, value in record_metrics(rec).items():

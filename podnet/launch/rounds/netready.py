@@ -159,7 +159,7 @@ class NetReadyRun:
         self.node = w.endpoints[cp.client_pod].node
         plan = w.plan.pods.get(cp.client_pod) if w.plan is not None else None
         self.affinity = plan.placement.node_affinity() if plan is not None else {}
-        self.watch = PodWatch(self.kube.core, self.ns, self.selector, self.api)
+        self.watch = PodWatch(getattr(self.kube, "core", None), self.ns, self.selector, self.api)
         self.teardown_s: float | None = None
         self.left: list[str] = []
 
