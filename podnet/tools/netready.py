@@ -140,7 +140,8 @@ class Settings:
 
 def probe_argv(target: str, s: Settings) -> list[str]:
     """The probe loop's argv towards ``target`` (no shell string: the values are arguments)."""
-    return ["sh", "-c", PROBE_SCRIPT, "podnet-netready", str(target), f"{s.interval:g}", f"{s.timeout:g}"]
+    deadline = str(math.ceil(s.timeout))  # the loop counts whole seconds (sh arithmetic)
+    return ["sh", "-c", PROBE_SCRIPT, "podnet-netready", str(target), f"{s.interval:g}", deadline]
 
 
 @dataclass(frozen=True)

@@ -202,7 +202,8 @@ def probe_pod_manifest(
     }
     spec: dict[str, Any] = {
         "restartPolicy": "Never",
-        "terminationGracePeriodSeconds": 0,
+        # deleted gracefully: the kubelet confirms (its sandbox torn down) before the pod is gone
+        "terminationGracePeriodSeconds": 1,
         "activeDeadlineSeconds": int(lifetime),
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,

@@ -13,7 +13,7 @@ The executor hands a ``netready`` case here instead of exec'ing a client (:func:
    which keeps NET_RAW for this) towards the pod, on a thread per pod;
 4. waits until every pod has both replies, or one of them failed (pod failed, a probe gave up, or its
    ``timeout`` from its create call passed: the reason names what it lacked);
-5. reads each probe container's log (its printed times), deletes the pods (grace period 0) and waits
+5. reads each probe container's log (its printed times), deletes the pods (grace period 1 s) and waits
    until they are gone (bounded), so the next run does not start in this one's teardown;
 6. writes the raw JSON (:func:`podnet.tools.netready.render`; one record per pod) with the usual
    sidecar, ``status: failed`` with the reason unless the adapter's parser (the same check the parse
@@ -256,7 +256,7 @@ class NetReadyRun:
         return out
 
     def delete(self) -> None:
-        """Delete the run's pods (grace period 0) and wait, bounded, until they are gone."""
+        """Delete the run's pods (their 1-s grace period) and wait, bounded, until they are gone."""
         t0 = time.monotonic()
         if any(p.in_thread is not None and p.in_thread.is_alive() for p in self.pods):
             # a failed run's server-side loops still ping: end them before the next run
@@ -266,7 +266,7 @@ class NetReadyRun:
             if p.created is None:
                 continue
             try:
-                self.kube.delete_pod(self.ns, p.name, force=True)
+                self.kube.delete_pod(self.ns, p.name)  # graceful: gone once its kubelet confirms
             except Exception as exc:  # noqa: BLE001 - the namespace's deletion removes it at the end
                 log.warning("netready: could not delete pod %s: %s", p.name, exc)
         end = t0 + DELETE_WAIT
@@ -319,7 +319,13 @@ def run_case(ex: Any, cp: CasePlan, slot: Slot, tag: str, warmup: bool) -> str:
     meta.update(protocol="icmp", direction="roundtrip", streams=s.concurrency)
     run = NetReadyRun(ex, cp, s)
     started, t0 = now_iso(), time.monotonic()
-    records = run.run()
+    try:
+        records = run.run()
+    except Exception as exc:  # noqa: BLE001 - the API failed under the run: a failed run, the launch goes on
+        log.error("%s: failed: %s", tag, exc)
+        if not warmup:
+            ex.record_failure(cp, slot, f"netready: the run broke off: {type(exc).__name__}: {exc}")
+        return "failed"
     elapsed, ended = time.monotonic() - t0, now_iso()
     text = nr.render(run.document(records))
     status, error, headline = judge(text)
