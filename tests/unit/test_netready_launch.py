@@ -244,3 +244,16 @@ def test_a_pod_that_falls_short_fails_the_run_with_its_reason(tmp_path, monkeypa
 
 def test_podwatch_module_names():
     assert podwatch.PROBE == "probe" and podwatch.HOLD == "hold"
+
+
+def test_the_example_config_plans_a_burst_and_a_serial_case():
+    from podnet.launch.spec.config import load_config
+    from tests.conftest import REPO
+
+    cfg = load_config(REPO / "config/examples/time-to-network.yaml")
+    plan = build_plan(cfg, [Node("n1", {}), Node("n2", {})])
+    assert [(cp.case.test.name, cp.template.streams, cp.error) for cp in plan.cases] == [
+        ("burst", 20, None),
+        ("serial", 1, None),
+    ]
+    assert {plan.pods[cp.server_pod].placement.node for cp in plan.cases} == {"n2"}
