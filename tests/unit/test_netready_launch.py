@@ -212,7 +212,7 @@ def test_a_run_creates_probes_records_and_deletes_its_pods(tmp_path, monkeypatch
     assert len(made) == 3 and all(b["spec"]["affinity"]["nodeAffinity"] for b in made)
     probes = [a for pod, a in k.execs if a[:1] == ["timeout"] and "podnet-netready" in a]
     assert len(probes) == 3 and {a[-3] for a in probes} == {"10.244.0.01", "10.244.0.02", "10.244.0.03"}
-    assert not [o for (_, kind, n) in k.objects if kind == "Pod" and n.startswith("netready-")]
+    assert not [n for (_, kind, n) in k.objects if kind == "Pod" and n.startswith("netready-")]
     t = parse_experiment(cfg.raw_dir, cfg.experiment).tidy
     assert len(t) == 3 * 7 and set(t["pod"]) == {"1", "2", "3"}
 
@@ -237,7 +237,7 @@ def test_a_pod_that_falls_short_fails_the_run_with_its_reason(tmp_path, monkeypa
     assert meta["status"] == "failed" and reason in meta["error"] and meta["error"].startswith("no time to network: ")
     doc = json.loads(first.read_text())
     assert doc["records"][1]["error"].startswith("not created: the run stopped when pod 1 failed")
-    assert not [o for (_, kind, n) in k.objects if kind == "Pod" and n.startswith("netready-")]
+    assert not [n for (_, kind, n) in k.objects if kind == "Pod" and n.startswith("netready-")]
     p = parse_experiment(cfg.raw_dir, cfg.experiment)
     assert p.tidy.empty and reason in p.failed["reason"].iloc[0]
 

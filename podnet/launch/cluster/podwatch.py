@@ -173,9 +173,10 @@ class PodWatch:
             return copy.copy(self.pods.get(name) or Milestones(name))
 
     def stop(self) -> None:
+        """Stop watching (the thread ends with its current slice, at most :data:`WATCH_SLICE` s on)."""
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(WATCH_SLICE + 3)
+            self._thread.join(0.2)
 
 
 def probe_pod_manifest(
