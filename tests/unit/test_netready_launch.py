@@ -116,7 +116,7 @@ def _thread(result):
 @pytest.mark.parametrize(
     ("m", "pod", "now", "reason"),
     [
-        (Milestones("p", problem="container probe: ErrImageNeverPull: x"), {}, 1.0, "pod failed: container probe"),
+        (Milestones("p", problem="container probe: ErrImageNeverPull: x"), {}, 1.0, "pod failed: container probe: ErrImageNeverPull: x"),
         (Milestones("p", scheduled=1, ip="a", ip_seen=1, started_seen=1, probe_exit=1), {}, 1.0, "probe from the pod never answered within 5 s (exit 1)"),
         (Milestones("p", scheduled=1, ip="a", ip_seen=1, started_seen=1), {"in": ExecResult(1, "", "")}, 1.0, "probe to the pod never answered within 5 s (exit 1)"),
         (Milestones("p"), {}, 99.0, "timed out after 5 s: never scheduled"),
