@@ -60,7 +60,10 @@ def test_time_to_network_end_to_end_on_the_embedded_cluster(core, tmp_path):
         server_node = doc["server"]["node"]
         for r in doc["records"]:
             assert r["node"] == doc["node"] != server_node
-            assert r["created"] < r["scheduled"] <= r["ip_seen"] and r["created"] < r["out_start"] < r["out_reply"]
+            assert (
+                r["created"] < r["scheduled"] <= r["ip_seen"]
+                and r["created"] < r["out_start"] < r["out_reply"]
+            )
             assert r["in_start"] >= r["ip_seen"] - 0.01 and r["in_reply"] > r["in_start"]
             assert r["sandbox"] is not None  # PodReadyToStartContainers (Kubernetes >= 1.29)
         if mode == "serial":  # one at a time: each pod created after the one before answered both ways
@@ -82,7 +85,9 @@ def test_time_to_network_end_to_end_on_the_embedded_cluster(core, tmp_path):
     table = pd.read_csv(paths["net_ready"])
     show = table[table["metric"].isin(["net_ready_s", "ip_s", "first_reply_in_s", "first_reply_out_s"])]
     print(show[["test", "metric", "estimand", "value", "ci_low", "ci_high", "n_runs", "n_pods"]].to_string())
-    assert set(table["test"]) == {"burst", "serial"} and set(table["metric"]) >= set(nr.METRICS) - {"sandbox_s"}
+    assert set(table["test"]) == {"burst", "serial"} and set(table["metric"]) >= set(nr.METRICS) - {
+        "sandbox_s"
+    }
     row = table[(table["metric"] == "net_ready_s") & (table["estimand"] == "p50")]
     assert (row["n_runs"] == 3).all() and (row["n_pods"] == 3 * K).all()
     assert (row["ci_low"] <= row["value"]).all() and (row["value"] <= row["ci_high"]).all()

@@ -45,7 +45,9 @@ def test_the_server_pod_keeps_net_raw_to_ping_the_new_pods():
     (cp,) = plan.cases
     server = plan.pods[cp.server_pod]
     assert server.net_raw and server.needs_privileged_namespace and not server.servers
-    (main,) = pod_manifest(server, image="i", pull_policy="Never", labels={}, lifetime=60)["spec"]["containers"]
+    (main,) = pod_manifest(server, image="i", pull_policy="Never", labels={}, lifetime=60)["spec"][
+        "containers"
+    ]
     assert main["name"] == "main" and main["securityContext"]["capabilities"]["add"] == ["NET_RAW"]
     assert "runAsUser" not in main["securityContext"]
     assert plan.pods[cp.client_pod].placement.node == "n1" and server.placement.node == "n2"
@@ -91,10 +93,16 @@ def test_the_watch_keeps_the_first_sight_of_each_milestone():
     m = Milestones("p")
     observe(m, _pod(), 1.0)
     assert m.scheduled is None
-    observe(m, _pod(node="n1", conditions=[NS(type="PodScheduled", status="True", last_transition_time=None)]), 2.0)
+    observe(
+        m,
+        _pod(node="n1", conditions=[NS(type="PodScheduled", status="True", last_transition_time=None)]),
+        2.0,
+    )
     ready = NS(type="PodReadyToStartContainers", status="True", last_transition_time=None)
     observe(m, _pod(node="n1", ip="10.244.0.9", conditions=[ready]), 3.0)
-    running = NS(name=PROBE, state=NS(running=NS(started_at=None), terminated=None, waiting=None), restart_count=0)
+    running = NS(
+        name=PROBE, state=NS(running=NS(started_at=None), terminated=None, waiting=None), restart_count=0
+    )
     observe(m, _pod(node="n1", ip="10.244.0.9", conditions=[ready], containers=[running]), 4.0)
     done = NS(
         name=PROBE,
@@ -102,7 +110,13 @@ def test_the_watch_keeps_the_first_sight_of_each_milestone():
         restart_count=0,
     )
     observe(m, _pod(node="n1", ip="10.244.0.9", containers=[done]), 5.0)
-    assert (m.scheduled, m.sandbox, m.ip_seen, m.started_seen, m.probe_ended_seen) == (2.0, 3.0, 3.0, 4.0, 5.0)
+    assert (m.scheduled, m.sandbox, m.ip_seen, m.started_seen, m.probe_ended_seen) == (
+        2.0,
+        3.0,
+        3.0,
+        4.0,
+        5.0,
+    )
     assert (m.node, m.ip, m.probe_exit, m.problem) == ("n1", "10.244.0.9", 0, "")
     observe(m, _pod(node="n1", phase="Failed"), 6.0)
     assert m.problem.startswith("ended (Failed")
@@ -116,15 +130,50 @@ def _thread(result):
 @pytest.mark.parametrize(
     ("m", "pod", "now", "reason"),
     [
-        (Milestones("p", problem="container probe: ErrImageNeverPull: x"), {}, 1.0, "pod failed: container probe: ErrImageNeverPull: x"),
-        (Milestones("p", scheduled=1, ip="a", ip_seen=1, started_seen=1, probe_exit=1), {}, 1.0, "probe from the pod never answered within 5 s (exit 1)"),
-        (Milestones("p", scheduled=1, ip="a", ip_seen=1, started_seen=1), {"in": ExecResult(1, "", "")}, 1.0, "probe to the pod never answered within 5 s (exit 1)"),
+        (
+            Milestones("p", problem="container probe: ErrImageNeverPull: x"),
+            {},
+            1.0,
+            "pod failed: container probe: ErrImageNeverPull: x",
+        ),
+        (
+            Milestones("p", scheduled=1, ip="a", ip_seen=1, started_seen=1, probe_exit=1),
+            {},
+            1.0,
+            "probe from the pod never answered within 5 s (exit 1)",
+        ),
+        (
+            Milestones("p", scheduled=1, ip="a", ip_seen=1, started_seen=1),
+            {"in": ExecResult(1, "", "")},
+            1.0,
+            "probe to the pod never answered within 5 s (exit 1)",
+        ),
         (Milestones("p"), {}, 99.0, "timed out after 5 s: never scheduled"),
         (Milestones("p", scheduled=1), {}, 99.0, "timed out after 5 s: IP never assigned"),
-        (Milestones("p", scheduled=1, ip="a", ip_seen=1), {}, 99.0, "timed out after 5 s: probe container never started"),
-        (Milestones("p", scheduled=1, ip="a", ip_seen=1, started_seen=1), {}, 99.0, "timed out after 5 s: probe from the pod never answered"),
-        (Milestones("p", scheduled=1, ip="a", ip_seen=1, started_seen=1, probe_exit=0), {}, 99.0, "timed out after 5 s: probe to the pod never answered"),
-        (Milestones("p", scheduled=1, ip="a", ip_seen=1, started_seen=1, probe_exit=0), {"in": ExecResult(0, "", "")}, 99.0, ""),
+        (
+            Milestones("p", scheduled=1, ip="a", ip_seen=1),
+            {},
+            99.0,
+            "timed out after 5 s: probe container never started",
+        ),
+        (
+            Milestones("p", scheduled=1, ip="a", ip_seen=1, started_seen=1),
+            {},
+            99.0,
+            "timed out after 5 s: probe from the pod never answered",
+        ),
+        (
+            Milestones("p", scheduled=1, ip="a", ip_seen=1, started_seen=1, probe_exit=0),
+            {},
+            99.0,
+            "timed out after 5 s: probe to the pod never answered",
+        ),
+        (
+            Milestones("p", scheduled=1, ip="a", ip_seen=1, started_seen=1, probe_exit=0),
+            {"in": ExecResult(0, "", "")},
+            99.0,
+            "",
+        ),
         (Milestones("p", scheduled=1), {}, 2.0, ""),
     ],
 )
@@ -198,13 +247,19 @@ def _cluster(watch_lacks: set[str], monkeypatch):
 
 @pytest.mark.parametrize("mode", ["burst", "serial"])
 def test_a_run_creates_probes_records_and_deletes_its_pods(tmp_path, monkeypatch, mode):
-    cfg = from_mapping(experiment([SCENARIO], _tools(mode=mode), raw_dir=tmp_path / "raw", repeats=1, warmup=0))
+    cfg = from_mapping(
+        experiment([SCENARIO], _tools(mode=mode), raw_dir=tmp_path / "raw", repeats=1, warmup=0)
+    )
     k = _cluster(set(), monkeypatch)
     res = launch(cfg, kube=k)
     assert (res.ok, res.failed) == (1, 0)
     (raw,) = find_raw_files(cfg.raw_dir)
     meta = read_sidecar(raw)
-    assert meta["status"] == "ok" and meta["tool"] == "netready" and meta["streams"] == (3 if mode == "burst" else 1)
+    assert (
+        meta["status"] == "ok"
+        and meta["tool"] == "netready"
+        and meta["streams"] == (3 if mode == "burst" else 1)
+    )
     assert meta["netready"]["mode"] == mode and meta["netready"]["pods_left"] == []
     doc = json.loads(raw.read_text())
     assert [r["index"] for r in doc["records"]] == [1, 2, 3] and all(r["error"] == "" for r in doc["records"])
@@ -227,14 +282,20 @@ def test_a_run_creates_probes_records_and_deletes_its_pods(tmp_path, monkeypatch
 )
 def test_a_pod_that_falls_short_fails_the_run_with_its_reason(tmp_path, monkeypatch, lacks, reason):
     cfg = from_mapping(
-        experiment([SCENARIO], _tools(mode="serial", timeout=0.5), raw_dir=tmp_path / "raw", repeats=1, warmup=0)
+        experiment(
+            [SCENARIO], _tools(mode="serial", timeout=0.5), raw_dir=tmp_path / "raw", repeats=1, warmup=0
+        )
     )
     k = _cluster(lacks, monkeypatch)
     res = launch(cfg, kube=k)
     assert res.ok == 0 and res.failed >= 1
     first = sorted(find_raw_files(cfg.raw_dir))[0]
     meta = read_sidecar(first)
-    assert meta["status"] == "failed" and reason in meta["error"] and meta["error"].startswith("no time to network: ")
+    assert (
+        meta["status"] == "failed"
+        and reason in meta["error"]
+        and meta["error"].startswith("no time to network: ")
+    )
     doc = json.loads(first.read_text())
     assert doc["records"][1]["error"].startswith("not created: the run stopped when pod 1 failed")
     assert not [n for (_, kind, n) in k.objects if kind == "Pod" and n.startswith("netready-")]

@@ -142,7 +142,9 @@ def _run(raw: Path, text: str, **meta) -> None:
         "round_seq": 0,
         **meta,
     }
-    write_raw(raw / "bridge" / "pod-pod-cross-node" / "netready-burst" / f"r{side['repeat']:03d}.json", text, side)
+    write_raw(
+        raw / "bridge" / "pod-pod-cross-node" / "netready-burst" / f"r{side['repeat']:03d}.json", text, side
+    )
 
 
 def test_the_parse_stage_gives_one_row_per_pod_and_metric(tmp_path):

@@ -20,7 +20,9 @@ from podnet.tools import netready as nr
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "netready" / "burst-k3.json"
 
 
-def tidy(runs: int = 5, pods: int = 20, seed: int = 7, variant: str = "bridge", shift: float = 0.0) -> pd.DataFrame:
+def tidy(
+    runs: int = 5, pods: int = 20, seed: int = 7, variant: str = "bridge", shift: float = 0.0
+) -> pd.DataFrame:
     """Per-pod rows as the parse stage makes them: each run its own level (runs differ), pods around it."""
     rng = np.random.default_rng(seed)
     rows = []
@@ -104,7 +106,10 @@ def test_serial_runs_are_their_own_rows_and_other_tables_are_untouched():
     burst = tidy()
     serial = tidy(seed=9).assign(test="serial", streams=1)
     table = net_ready_table(coerce(pd.concat([burst, serial], ignore_index=True)))
-    assert set(zip(table["test"], table["mode"], table["concurrency"])) == {("burst", "burst", 20), ("serial", "serial", 1)}
+    assert set(zip(table["test"], table["mode"], table["concurrency"])) == {
+        ("burst", "burst", 20),
+        ("serial", "serial", 1),
+    }
     assert net_ready_table(burst.assign(pod="")).empty
 
 

@@ -192,7 +192,9 @@ class NetReadyRun:
         p.in_argv = ["timeout", "-k", "2", f"{limit:.1f}", *nr.probe_argv(ip, self.s)]
 
         def work() -> None:
-            p.in_result = self.kube.exec(self.ns, self.server_pod, p.in_argv, limit + EXEC_SLACK, container="main")
+            p.in_result = self.kube.exec(
+                self.ns, self.server_pod, p.in_argv, limit + EXEC_SLACK, container="main"
+            )
 
         p.in_thread = threading.Thread(target=work, name=f"podnet-netready-{p.index}", daemon=True)
         p.in_thread.start()
