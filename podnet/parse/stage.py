@@ -266,6 +266,7 @@ def result_rows(
                 "launch_id": launch_id,
                 **sweep,
                 **flags,
+                **({"pod": m.pod} if m.pod is not None else {}),
             }
         )
     intervals = [

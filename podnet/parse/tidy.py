@@ -60,8 +60,10 @@ OPTIONAL_COLUMNS = {
 
 #: Columns a tidy table has only when a run of it has them (absent otherwise, so tables without
 #: such runs keep their columns): ``role`` is ``probe`` / ``load`` for the two outputs of a
-#: latency-under-load run (:mod:`podnet.parse.underload`), "" for every other run.
-PRESENT_COLUMNS = {"role": ""}
+#: latency-under-load run (:mod:`podnet.parse.underload`), "" for every other run; ``pod`` is the
+#: index of the pod a row measures in a run of several pods (netready: one row per pod and metric;
+#: such rows are in no summary of runs, :func:`podnet.stats._data.split_sources`), "" otherwise.
+PRESENT_COLUMNS = {"role": "", "pod": ""}
 
 #: Columns that identify a group of repeats for the statistics stage.
 GROUP_COLUMNS = [

@@ -114,13 +114,22 @@ def disturbed_mask(tidy: pd.DataFrame) -> np.ndarray:
     return flag_column(tidy["disturbed"]).to_numpy(dtype=bool)
 
 
+def per_pod_mask(tidy: pd.DataFrame) -> np.ndarray:
+    """Rows of one pod among several of a run (tidy ``pod``, netready): no run's value, so in no summary
+    of runs; :mod:`podnet.stats.netready` takes them."""
+    if "pod" not in tidy.columns:
+        return np.zeros(len(tidy), dtype=bool)
+    return (tidy["pod"].astype("string").fillna("").str.strip() != "").to_numpy(dtype=bool)
+
+
 def split_sources(tidy: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(measured, reference) rows. Anything whose source is not ``reference`` counts as measured,
-    except the runs judged disturbed (:func:`disturbed_mask`): a disturbed run is re-run, or left out."""
+    except the runs judged disturbed (:func:`disturbed_mask`): a disturbed run is re-run, or left out;
+    and per-pod rows (:func:`per_pod_mask`), which only net_ready.csv summarises."""
     codes, uniq = pd.factorize(tidy["source"])  # few distinct values: compare those, not every row
     ref_u = np.array([str(u).strip().lower() == "reference" for u in uniq] + [False], dtype=bool)
     is_ref = ref_u[codes]  # code -1 (missing) picks the trailing False
-    keep = ~is_ref & ~disturbed_mask(tidy)
+    keep = ~is_ref & ~disturbed_mask(tidy) & ~per_pod_mask(tidy)
     return tidy.loc[keep].reset_index(drop=True), tidy.loc[is_ref].reset_index(drop=True)
 
 

@@ -45,6 +45,8 @@ class Measurement:
     variant: str | None = None
     scenario: str | None = None
     tool: str | None = None
+    #: one of several units measured in one run (netready's pods: the pod's index), the tidy ``pod``
+    pod: str | None = None
 
     def __post_init__(self) -> None:
         if self.unit not in UNITS:

@@ -126,14 +126,17 @@ def pod_manifest(
     tmp = {"name": "tmp", "mountPath": "/tmp"}
     resources = container_resources(guaranteed)
     containers: list[dict[str, Any]] = []
-    if pod.role == "client" or not pod.servers:
+    # a server pod the launcher pings from (net_raw: netready) has a main container with NET_RAW, as a client
+    if pod.role == "client" or not pod.servers or pod.net_raw:
         containers.append(
             {
                 "name": "main",
                 "image": image,
                 "imagePullPolicy": pull_policy,
                 "command": ["sleep", "infinity"],
-                "securityContext": _security(server=pod.role == "server", net_raw=pod.net_raw),
+                "securityContext": _security(
+                    server=pod.role == "server" and not pod.net_raw, net_raw=pod.net_raw
+                ),
                 "volumeMounts": [tmp],
                 "resources": copy.deepcopy(resources),
             }

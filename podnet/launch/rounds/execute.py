@@ -16,6 +16,8 @@ Every sidecar records ``round_seq``, the ordinal of the launch round it ran in. 
 ``load`` (latency under load) starts its load first and waits the lead-in before its probe
 (:mod:`podnet.launch.rounds.underload`); the sidecar's ``load`` records it, and a load that failed
 or did not cover the probe makes the run failed.
+A ``netready`` case (time to a working pod network) creates its K pods and times them instead of
+exec'ing a client (:mod:`podnet.launch.rounds.netready`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from podnet.launch.cluster.k8s import ExecResult
 from podnet.launch.cluster.provenance import ClusterFacts, now_iso, read_cluster_info
 from podnet.launch.cluster.workload import Workload
 from podnet.launch.noise.interference import Interference
+from podnet.launch.rounds.netready import is_netready
+from podnet.launch.rounds.netready import run_case as run_netready
 from podnet.launch.rounds.results import Tally
 from podnet.launch.rounds.scale import ScaleState
 from podnet.launch.rounds.schedule import Slot
@@ -188,6 +192,8 @@ class Executor:
             if not warmup:
                 self.record_failure(cp, slot, not_runnable)
             return "failed"
+        if is_netready(cp):  # time to network: K new pods, not one exec (rounds/netready.py)
+            return run_netready(self, cp, slot, tag, warmup)
         server_ep = self.w.endpoints.get(cp.server_pod or "")
         target = (
             self.w.services[cp.server_pod]

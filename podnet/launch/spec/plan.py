@@ -66,7 +66,8 @@ class PodPlan:
     servers: list[ServerProc] = field(default_factory=list)
     #: name of the ClusterIP Service in front of it, if a scenario needs one
     service: str | None = None
-    #: a client that sends ICMP (ping) keeps the NET_RAW capability; nothing else does
+    #: a client that sends ICMP (ping), and a server pod the launcher pings from (netready), keep the
+    #: NET_RAW capability; nothing else does
     net_raw: bool = False
 
     @property
@@ -220,6 +221,8 @@ def build_plan(cfg: LaunchConfig, nodes: list[Node], missing_tools: dict[str, st
         load_port = int(cfg.ports.get("load", LOAD_PORT))
         if server_pod is not None:
             proc = _server_proc(server_pod, tool, template, params, cfg)
+            if getattr(adapter, "probes_from_server", False):  # netready pings from the server pod too
+                server_pod.net_raw = True
             if test.load is not None and not test.load.idle:
                 spec = test.load
                 load_inv = adapters.get(spec.tool).invocation(

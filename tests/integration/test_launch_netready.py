@@ -1,0 +1,93 @@
+"""Time to network on the embedded cluster: config/examples/time-to-network.yaml with 5 pods, burst
+and serial, 3 repeats each. Every pod gets its times (watch, its own probe, the server pod's probe),
+the raw JSON parses into one row per pod and metric, net_ready.csv gives the percentiles with their
+intervals, and no pod is left. The cluster is the one of CLUSTER_ID (tests/integration/conftest.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from podnet import stats
+from podnet.launch.rounds.runner import launch
+from podnet.launch.spec.config import from_mapping
+from podnet.parse import parse_experiment
+from podnet.parse.raw import find_raw_files, read_sidecar
+from podnet.tools import netready as nr
+from tests.integration.conftest import STATE
+from tests.integration.test_launch import REPO, leftovers
+
+pytestmark = pytest.mark.cluster
+
+K = 5
+
+
+def _config(tmp_path: Path) -> dict:
+    cfg = yaml.safe_load((REPO / "config/examples/time-to-network.yaml").read_text())
+    cfg["experiment"] = "it-netready"
+    cfg["raw_dir"] = str(tmp_path / "raw")
+    la = cfg["launch"]
+    la.update(
+        kubeconfig=str(STATE / "kubeconfig"),
+        image_file=str(STATE / "image"),
+        cluster_info=str(STATE / "info.json"),
+        repeats=3,
+        warmup=1,
+    )
+    for t in la["tools"]["netready"]["tests"]:
+        t["params"]["pods"] = K
+    return cfg
+
+
+def test_time_to_network_end_to_end_on_the_embedded_cluster(core, tmp_path):
+    assert not leftovers(core)
+    cfg = from_mapping(_config(tmp_path))
+    res = launch(cfg)
+    assert res.error == "" and not res.interrupted
+    side = {f.relative_to(cfg.raw_dir).as_posix(): read_sidecar(f) for f in find_raw_files(cfg.raw_dir)}
+    bad = {k: v.get("error") for k, v in side.items() if v["status"] != "ok"}
+    assert not bad, bad
+    assert res.ok == 6
+    for path, meta in side.items():
+        doc = json.loads((cfg.raw_dir / path).read_text())
+        mode = doc["mode"]
+        assert meta["netready"]["pods_left"] == [] and meta["netready"]["teardown_s"] is not None
+        assert len(doc["records"]) == K and meta["streams"] == (K if mode == "burst" else 1)
+        server_node = doc["server"]["node"]
+        for r in doc["records"]:
+            assert r["node"] == doc["node"] != server_node
+            assert (
+                r["created"] < r["scheduled"] <= r["ip_seen"]
+                and r["created"] < r["out_start"] < r["out_reply"]
+            )
+            assert r["in_start"] >= r["ip_seen"] - 0.01 and r["in_reply"] > r["in_start"]
+            assert r["sandbox"] is not None  # PodReadyToStartContainers (Kubernetes >= 1.29)
+        if mode == "serial":  # one at a time: each pod created after the one before answered both ways
+            recs = doc["records"]
+            for a, b in zip(recs, recs[1:]):
+                assert b["created"] >= max(a["out_reply"], a["in_reply"]) - 0.01
+    assert not leftovers(core)
+
+    parsed = parse_experiment(cfg.raw_dir, cfg.experiment)
+    assert parsed.failed.empty, parsed.failed.to_dict("records")
+    t = parsed.tidy
+    assert set(t["tool"]) == {"netready"} and t["run_id"].nunique() == 6
+    ready = t[t["metric"] == "net_ready_s"]
+    assert len(ready) == 6 * K and (ready["value"] > 0).all() and (ready["value"] < 60).all()
+
+    tidy_path = tmp_path / "tidy.parquet"
+    t.to_parquet(tidy_path)
+    paths = stats.run(tidy_path, tmp_path / "out", {}, cache=False)
+    table = pd.read_csv(paths["net_ready"])
+    show = table[table["metric"].isin(["net_ready_s", "ip_s", "first_reply_in_s", "first_reply_out_s"])]
+    print(show[["test", "metric", "estimand", "value", "ci_low", "ci_high", "n_runs", "n_pods"]].to_string())
+    assert set(table["test"]) == {"burst", "serial"} and set(table["metric"]) >= set(nr.METRICS) - {
+        "sandbox_s"
+    }
+    row = table[(table["metric"] == "net_ready_s") & (table["estimand"] == "p50")]
+    assert (row["n_runs"] == 3).all() and (row["n_pods"] == 3 * K).all()
+    assert (row["ci_low"] <= row["value"]).all() and (row["value"] <= row["ci_high"]).all()
