@@ -186,10 +186,13 @@ def adjust(out: pd.DataFrame, settings: Settings) -> None:
     out["m"] = pd.array(np.where(np.isnan(m), np.nan, m), dtype="Float64").astype("Int64")
     for dest, res in results.items():
         out[dest] = res
-    sig = pd.array(results["p_adjusted"] < alpha, dtype="boolean")
-    sig[np.isnan(results["p_adjusted"])] = pd.NA
-    out["significant"] = sig
     j = judged(out)
+    # significant by the interval the row is judged by (paired when it has one), as the findings,
+    # the figures and ``resolved`` read it: an unpaired Welch p under a drifting machine is not it
+    pj = np.where(prim, j["p_adjusted"].to_numpy(dtype=float), np.nan)
+    sig = pd.array(pj < alpha, dtype="boolean")
+    sig[np.isnan(pj)] = pd.NA
+    out["significant"] = sig
     with np.errstate(invalid="ignore", divide="ignore"):
         rhw = (j["high"] - j["low"]).to_numpy(dtype=float) / (2.0 * np.abs(j["ratio"].to_numpy(dtype=float)))
     target = primary_targets(out, settings.primary, settings.planning.target_rel_half_width)

@@ -80,7 +80,7 @@ RATIO_COLUMNS = (
         "p_mannwhitney_adjusted",  # Holm, Mann-Whitney p, primary family
         "paired_p_adjusted",  # Holm, paired p, primary family
         "p_note",  # why a primary row's p-value could not be computed (it counts in Holm as p = 1)
-        "significant",  # primary rows: p_adjusted < 1 - confidence; exploratory: empty
+        "significant",  # primary rows: the judged p_adjusted (paired_p_adjusted with >= 2 pairs) < 1 - confidence; exploratory: empty
         "resolved",  # primary rows met by stats.planning.met: judged interval's width, min_to_stop pairs
     ]
 )

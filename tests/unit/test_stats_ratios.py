@@ -502,3 +502,20 @@ def test_primary_metrics_default_to_the_tools_headline(monkeypatch):
     assert p["m"] == 1 and close(p["p_adjusted"], p["p_value"])
     with pytest.raises(ValueError, match="not one of stats.comparisons"):
         compare(t, {"comparisons": cmp, "primary": [{"by": "variant", "baseline": "host"}]})
+
+
+def test_significant_follows_the_paired_interval_on_a_two_speed_machine():
+    # the machine runs each round at 10 or 18 (a host's two speeds); the treatment is 0.9x in its round
+    speeds = np.array([10.0, 18.0] * 5) * 1e9
+    rng = np.random.default_rng(3)
+    t = speeds * 0.9 * (1 + 0.005 * rng.standard_normal(10))
+    prim = {"primary": [{"by": "variant", "baseline": "host", "metrics": ["throughput"]}]}
+    df = tidy(
+        rows(t, variant="cilium", repeats=list(range(1, 11)), launch_id="L1"),
+        rows(speeds, variant="host", repeats=list(range(1, 11)), launch_id="L1"),
+    )
+    r = compare(df, {**CMP, **prim}).iloc[0]
+    assert r["role"] == "primary" and r["n_pairs"] == 10
+    assert r["p_adjusted"] > 0.05  # the unpaired Welch p drowns in the two speeds
+    assert r["paired_p_adjusted"] < 0.05 and r["paired_ci_high"] < 1
+    assert bool(r["significant"]) and bool(r["resolved"])  # read by the interval it is judged by
