@@ -14,13 +14,38 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from podnet.launch.campaign import run as campaign
+from podnet.parse.raw import find_raw_files, read_sidecar
 
 REPO = Path(__file__).resolve().parents[2]
 STATE = REPO / campaign.state_dir(int(os.environ.get("CLUSTER_ID") or 0))
+
+
+def example_config(example: str, experiment: str, tmp_path: Path, **launch: Any) -> dict:
+    """``config/examples/<example>`` pointed at this cluster (its kubeconfig, image and cluster
+    info), renamed ``experiment``, its raw files under ``tmp_path``, ``launch`` keys updated."""
+    cfg = yaml.safe_load((REPO / "config" / "examples" / example).read_text())
+    cfg.update(experiment=experiment, raw_dir=str(tmp_path / "raw"))
+    cfg["launch"].update(
+        kubeconfig=str(STATE / "kubeconfig"),
+        image_file=str(STATE / "image"),
+        cluster_info=str(STATE / "info.json"),
+        **launch,
+    )
+    return cfg
+
+
+def sidecars_all_ok(raw_dir: Path) -> dict[str, dict]:
+    """Every raw file's sidecar under ``raw_dir`` by its relative path, asserting none failed."""
+    side = {f.relative_to(raw_dir).as_posix(): read_sidecar(f) for f in find_raw_files(raw_dir)}
+    bad = {k: v.get("error") for k, v in side.items() if v["status"] != "ok"}
+    assert not bad, bad
+    return side
 
 
 def _no_cluster(reason: str):

@@ -10,16 +10,14 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from podnet import stats
 from podnet.launch.rounds.runner import launch
 from podnet.launch.spec.config import from_mapping
 from podnet.parse import parse_experiment
-from podnet.parse.raw import find_raw_files, read_sidecar
 from podnet.tools import netready as nr
-from tests.integration.conftest import STATE
-from tests.integration.test_launch import REPO, leftovers
+from tests.integration.conftest import example_config, sidecars_all_ok
+from tests.integration.test_launch import leftovers
 
 pytestmark = pytest.mark.cluster
 
@@ -27,17 +25,8 @@ K = 5
 
 
 def _config(tmp_path: Path) -> dict:
-    cfg = yaml.safe_load((REPO / "config/examples/time-to-network.yaml").read_text())
-    cfg["experiment"] = "it-netready"
-    cfg["raw_dir"] = str(tmp_path / "raw")
+    cfg = example_config("time-to-network.yaml", "it-netready", tmp_path, repeats=3, warmup=1)
     la = cfg["launch"]
-    la.update(
-        kubeconfig=str(STATE / "kubeconfig"),
-        image_file=str(STATE / "image"),
-        cluster_info=str(STATE / "info.json"),
-        repeats=3,
-        warmup=1,
-    )
     for t in la["tools"]["netready"]["tests"]:
         t["params"]["pods"] = K
     return cfg
@@ -48,9 +37,7 @@ def test_time_to_network_end_to_end_on_the_embedded_cluster(core, tmp_path):
     cfg = from_mapping(_config(tmp_path))
     res = launch(cfg)
     assert res.error == "" and not res.interrupted
-    side = {f.relative_to(cfg.raw_dir).as_posix(): read_sidecar(f) for f in find_raw_files(cfg.raw_dir)}
-    bad = {k: v.get("error") for k, v in side.items() if v["status"] != "ok"}
-    assert not bad, bad
+    side = sidecars_all_ok(cfg.raw_dir)
     assert res.ok == 6
     for path, meta in side.items():
         doc = json.loads((cfg.raw_dir / path).read_text())

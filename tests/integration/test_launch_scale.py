@@ -23,8 +23,7 @@ from podnet.launch.cluster.workload import MANAGED_SELECTOR
 from podnet.launch.rounds.runner import launch
 from podnet.launch.spec.config import from_mapping
 from podnet.parse import parse_experiment
-from podnet.parse.raw import find_raw_files, read_sidecar
-from tests.integration.conftest import REPO, STATE
+from tests.integration.conftest import REPO, example_config, sidecars_all_ok
 
 pytestmark = pytest.mark.cluster
 
@@ -53,21 +52,16 @@ def leftovers(core) -> list[str]:
 
 
 def _config(tmp_path: Path, name: str, services: list[int], repeats: int = 2) -> dict:
-    cfg = yaml.safe_load((REPO / "config/examples/service-scale.yaml").read_text())
-    cfg["experiment"] = name
-    cfg["raw_dir"] = str(tmp_path / "raw")
-    la = cfg["launch"]
-    la.update(
-        kubeconfig=str(STATE / "kubeconfig"),
-        image_file=str(STATE / "image"),
-        cluster_info=str(STATE / "info.json"),
+    return example_config(
+        "service-scale.yaml",
+        name,
+        tmp_path,
         disturbance={"enabled": False},  # the test counts runs (creating objects is the machine's work)
         repeats=repeats,
         warmup=0,
         defaults={"duration": 1, "omit": 0},
         tools={"iperf3": {"tests": [{"name": "tcp", "scale": {"services": services}}]}},
     )
-    return cfg
 
 
 def test_two_point_service_sweep_end_to_end(core, tmp_path):
@@ -75,9 +69,7 @@ def test_two_point_service_sweep_end_to_end(core, tmp_path):
     cfg = from_mapping(_config(tmp_path, "it-scale", [0, 200]))
     res = launch(cfg)
     assert res.error == "" and not res.interrupted
-    side = {f.relative_to(cfg.raw_dir).as_posix(): read_sidecar(f) for f in find_raw_files(cfg.raw_dir)}
-    bad = {k: v.get("error") for k, v in side.items() if v["status"] != "ok"}
-    assert not bad, bad
+    side = sidecars_all_ok(cfg.raw_dir)
     assert res.ok == 4
     at = {n: [v["scale"] for k, v in side.items() if f"services-{n}/" in k] for n in (0, 200)}
     for rec in at[200]:
@@ -150,12 +142,10 @@ def test_policy_sweep_on_a_cni_that_enforces_policy(core, cluster_info, tmp_path
     if not str(cluster_info.get("cni", "")).startswith(("calico", "cilium")):
         pytest.skip(f"the cluster's CNI ({cluster_info.get('cni')}) enforces no NetworkPolicy")
     assert not leftovers(core)
-    cfg = yaml.safe_load((REPO / "config/examples/policy-scale.yaml").read_text())
-    cfg.update(experiment="it-scale-policy", raw_dir=str(tmp_path / "raw"))
-    cfg["launch"].update(
-        kubeconfig=str(STATE / "kubeconfig"),
-        image_file=str(STATE / "image"),
-        cluster_info=str(STATE / "info.json"),
+    cfg = example_config(
+        "policy-scale.yaml",
+        "it-scale-policy",
+        tmp_path,
         disturbance={"enabled": False},
         repeats=2,
         warmup=0,
@@ -164,9 +154,8 @@ def test_policy_sweep_on_a_cni_that_enforces_policy(core, cluster_info, tmp_path
     )
     c = from_mapping(cfg)
     res = launch(c)
-    side = {f.relative_to(c.raw_dir).as_posix(): read_sidecar(f) for f in find_raw_files(c.raw_dir)}
-    bad = {k: v.get("error") for k, v in side.items() if v["status"] != "ok"}
-    assert not bad and res.ok == 4, bad
+    side = sidecars_all_ok(c.raw_dir)
+    assert res.ok == 4
     for rec in [v["scale"] for k, v in side.items() if "network_policies-20/" in k]:
         print("20 policies:", rec["applied"], rec["probe"])
         assert rec["present"]["network_policies"] == 20 and 0 < rec["probe"]["policy_effect_s"] < 60

@@ -10,32 +10,28 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from podnet import stats
 from podnet.launch.rounds.runner import launch
 from podnet.launch.spec.config import from_mapping
 from podnet.parse import parse_experiment
-from podnet.parse.raw import find_raw_files, read_sidecar
 from podnet.parse.underload import LOAD_SUFFIX, epoch
-from tests.integration.test_launch import KUBECONFIG, REPO, leftovers
+from tests.integration.conftest import example_config, sidecars_all_ok
+from tests.integration.test_launch import leftovers
 
 pytestmark = pytest.mark.cluster
 
 
 def _config(tmp_path: Path) -> dict:
-    cfg = yaml.safe_load((REPO / "config/examples/latency-under-load.yaml").read_text())
-    cfg["experiment"] = "it-underload"
-    cfg["raw_dir"] = str(tmp_path / "raw")
-    la = cfg["launch"]
-    la.update(
-        kubeconfig=str(KUBECONFIG),
-        image_file=str(REPO / ".cluster" / "image"),
-        cluster_info=str(REPO / ".cluster" / "info.json"),
+    cfg = example_config(
+        "latency-under-load.yaml",
+        "it-underload",
+        tmp_path,
         disturbance={"enabled": False},  # the test counts runs (the load itself is the machine's work)
         repeats=2,
         warmup=1,
     )
+    la = cfg["launch"]
     (test,) = la["tools"]["netperf"]["tests"]
     test["params"]["duration"] = 2
     test["load"].update(streams=[0, 2], lead_in=3, lead_out=3)
@@ -47,9 +43,7 @@ def test_latency_under_load_end_to_end_on_the_embedded_cluster(core, tmp_path):
     cfg = from_mapping(_config(tmp_path))
     res = launch(cfg)
     assert res.error == "" and not res.interrupted
-    side = {f.relative_to(cfg.raw_dir).as_posix(): read_sidecar(f) for f in find_raw_files(cfg.raw_dir)}
-    bad = {k: v.get("error") for k, v in side.items() if v["status"] != "ok"}
-    assert not bad, bad
+    side = sidecars_all_ok(cfg.raw_dir)
     assert res.ok == 4
     loaded = {k: v for k, v in side.items() if "load_streams-2" in k}
     assert len(loaded) == 2
