@@ -65,10 +65,11 @@ def runs(t: data.Tables, **where: Any) -> pd.DataFrame:
     head = data.headline_rows(tidy.rename(columns={"value": "mean"}), None, t.settings).rename(
         columns={"mean": "value"}
     )
-    # a run can report a metric per direction (iperf3 --bidir) or per stream count
+    # a run can report a metric per direction (iperf3 --bidir) or per stream count, per output of a
+    # latency-under-load run (role: probe / load) and per pod (netready: one row per pod)
     keys = [
         c
-        for c in ("run_id", "variant", "scenario", "tool", "test", "direction", "streams", "repeat")
+        for c in ("run_id", "variant", "scenario", "tool", "test", "role", "direction", "streams", "pod", "repeat")
         if c in head
     ]
     out = []

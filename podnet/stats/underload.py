@@ -3,7 +3,8 @@
 A test with ``load: {streams: [0, 1, 4]}`` (:mod:`podnet.launch.spec.load`) is a sweep over
 ``load_streams``: its points are ordinary groups with their summaries (``sweeps.csv``, through
 :func:`podnet.stats.sweeps.sweep_table`). :func:`latency_under_load` takes from them every latency
-metric of the probe (tidy ``role`` probe, unit ``s``) and adds, per loaded point, its ratio to the
+metric of the probe (tidy ``role`` probe; :func:`is_latency`: a time in seconds where lower is
+better, not the test length nor a CPU cost per transaction) and adds, per loaded point, its ratio to the
 idle point (``load_streams`` 0): the median over pairs of loaded / idle values, a pair being one
 repeat of both points (same launch, same round: :func:`pair_key`), with the distribution-free
 interval of a median from order statistics (:func:`podnet.stats.sweeps.median_interval`); and the
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+from podnet.tools import metric_info
 
 from .sweeps import median_interval
 
@@ -63,6 +66,17 @@ def pair_key(rows: pd.DataFrame) -> pd.Series:
     return launch + "#repeat" + rows["repeat"].astype(str)
 
 
+def is_latency(metric: object) -> bool:
+    """A time the probe measured (``lower`` is better, in seconds), not a setting echoed back
+    (``duration``: the test length) nor a CPU cost per transaction (``machine_cpu_per_transaction``)."""
+    name = str(metric)
+    try:
+        info = metric_info(name)
+    except KeyError:
+        return False
+    return info.unit == "s" and info.better == "lower" and "cpu" not in name
+
+
 def _load_rows(tidy: pd.DataFrame) -> pd.DataFrame:
     """The measured rows of load sweeps (both roles)."""
     if tidy.empty or "sweep_param" not in tidy.columns or "role" not in tidy.columns:
@@ -81,7 +95,7 @@ def latency_under_load(tidy: pd.DataFrame, sweeps: pd.DataFrame, confidence: flo
     rows = _load_rows(tidy)
     if rows.empty:
         return pd.DataFrame(columns=UNDER_LOAD_COLUMNS)
-    probe = rows[(rows["role"].astype(str) == "probe") & (rows["unit"].astype(str) == "s")]
+    probe = rows[(rows["role"].astype(str) == "probe") & rows["metric"].map(is_latency).astype(bool)]
     load = rows[(rows["role"].astype(str) == "load") & (rows["metric"].astype(str) == "throughput")]
     points = sweeps[sweeps["sweep_param"].astype(str) == LOAD_STREAMS]
     probe = probe.assign(_pair=pair_key(probe))

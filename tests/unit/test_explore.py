@@ -123,3 +123,24 @@ def test_the_sidecar_cache_gives_what_the_sidecars_say_and_follows_a_changed_one
     assert again.loc[again["raw_path"] == paths[0], "attempt"].tolist() == [7]
     assert explore.provenance(t).equals(explore.provenance(data.load(d)))
     assert (d / ".cache/sidecars.pickle").is_file()
+
+
+def test_runs_of_an_under_load_campaign_with_time_to_network(tmp_path):
+    """A latency-under-load run (probe and load rows of one run) and a netready run (one row per pod)
+    beside it: one row per run, output (role) and pod, never a duplicate index (the under-load
+    campaign's explore notebook failed on exactly this)."""
+    from tests import underload_fixture as F
+    from tests.unit.test_netready_parse import FIX, _run
+
+    variants = {k: F.VARIANTS[k] for k in ("macvlan.iptables", "calico-vxlan.iptables")}
+    raw = F.write_raw_campaign(tmp_path / "raw", repeats=2, variants=variants)
+    for repeat in (1, 2):
+        _run(raw, FIX.read_text(), repeat=repeat, variant="macvlan.iptables")
+    t = data.load(figures_data.process(raw, tmp_path / "out", "ul"))
+    r = explore.runs(t)
+    keys = ["run_id", "tool", "role", "pod"]
+    assert len(r) == len(r[keys].drop_duplicates())
+    pods = r[r["tool"] == "netready"]
+    assert len(pods) == 2 * 3  # two runs of three pods
+    loaded = r[r["test"].astype(str).str.endswith("load_streams-4")]
+    assert set(loaded["role"]) == {"probe", "load"}

@@ -52,6 +52,13 @@ def _rows(factor: dict[int, float] = FACTOR, idle: list[float] = IDLE) -> pd.Dat
                  "metric": "transaction_rate", "value": 1 / value, "unit": "transactions/s",
                  "raw_path": "p", "role": "probe"}
             )  # fmt: skip
+            # seconds that are no latency: the test length (the same in every run: a ratio of 1 with
+            # an interval of width zero, as the first under-load campaign published) and a CPU cost
+            for metric, v in (("duration", 3.0), ("machine_cpu_per_transaction", 2e-5 * f)):
+                rows.append(
+                    {**common, "tool": "netperf", "protocol": "tcp", "direction": "roundtrip",
+                     "metric": metric, "value": v, "unit": "s", "raw_path": "p", "role": "probe"}
+                )  # fmt: skip
             if streams:
                 for d in ("bidir-forward", "bidir-reverse"):
                     rows.append(
@@ -70,7 +77,7 @@ def _under(tidy: pd.DataFrame) -> pd.DataFrame:
 def test_each_load_point_has_its_latency_interval_and_its_ratio_to_idle():
     u = _under(_rows())
     assert list(u.columns) == UNDER_LOAD_COLUMNS
-    assert set(u["metric"]) == {"latency_p50", "latency_p99"}  # latencies only, not the rates
+    assert set(u["metric"]) == {"latency_p50", "latency_p99"}  # latencies only: not rates, test length, CPU
     p50 = u[u["metric"] == "latency_p50"].set_index("load_streams")
     assert list(p50.index) == [0, 1, 4]
     for streams, f in FACTOR.items():

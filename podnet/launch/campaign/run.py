@@ -445,7 +445,8 @@ def _publish(c: Campaign, python: str, cores: int, failed: list[str], publish: b
         _say(f"comparison published under processed/{c.name}/ (baseline variant {c.baseline})")
     else:
         _say(
-            f"publishing processed/{c.name}/ ended with exit {rc} (a failed gate: see processed/{c.name}/logs/check.log)"
+            f"publishing processed/{c.name}/ ended with exit {rc}: a job failed (Snakemake's log above names it;"
+            f" a failed gate's reasons are in processed/{c.name}/logs/check.log)"
         )
     return rc or (1 if failed else 0)
 
