@@ -67,11 +67,8 @@ def runs(t: data.Tables, **where: Any) -> pd.DataFrame:
     )
     # a run can report a metric per direction (iperf3 --bidir) or per stream count, per output of a
     # latency-under-load run (role: probe / load) and per pod (netready: one row per pod)
-    keys = [
-        c
-        for c in ("run_id", "variant", "scenario", "tool", "test", "role", "direction", "streams", "pod", "repeat")
-        if c in head
-    ]
+    every = ("run_id", "variant", "scenario", "tool", "test", "role", "direction", "streams", "pod", "repeat")
+    keys = [c for c in every if c in head]
     out = []
     for metric, sub in head.groupby("metric"):
         factor, unit = data.display_unit(sub["value"], str(sub["unit"].iloc[0]))
