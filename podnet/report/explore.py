@@ -57,6 +57,11 @@ def rows_where(df: pd.DataFrame, **where: Any) -> pd.DataFrame:
     return df[mask]
 
 
+#: what tells a row of :func:`runs` from another: the run, and within it a direction (iperf3 --bidir),
+#: a stream count, an output (``role``: a latency-under-load run's probe / load) or a pod (netready)
+RUN_KEYS = ("run_id", "variant", "scenario", "tool", "test", "role", "direction", "streams", "pod", "repeat")
+
+
 def runs(t: data.Tables, **where: Any) -> pd.DataFrame:
     """One row per run of the (sliced) tidy table, headline metrics as columns in display units."""
     tidy = rows_where(t.tidy, **where) if where else t.tidy
@@ -65,10 +70,7 @@ def runs(t: data.Tables, **where: Any) -> pd.DataFrame:
     head = data.headline_rows(tidy.rename(columns={"value": "mean"}), None, t.settings).rename(
         columns={"mean": "value"}
     )
-    # a run can report a metric per direction (iperf3 --bidir) or per stream count, per output of a
-    # latency-under-load run (role: probe / load) and per pod (netready: one row per pod)
-    every = ("run_id", "variant", "scenario", "tool", "test", "role", "direction", "streams", "pod", "repeat")
-    keys = [c for c in every if c in head]
+    keys = [c for c in RUN_KEYS if c in head]
     out = []
     for metric, sub in head.groupby("metric"):
         factor, unit = data.display_unit(sub["value"], str(sub["unit"].iloc[0]))
@@ -278,11 +280,7 @@ def distributions(t: data.Tables, **where: Any) -> plt.Figure:
     """Every run's headline value per path (box + dots), one panel per test; ``where`` slices."""
     style.apply()
     r = runs(t, **where)
-    value_cols = [
-        c
-        for c in r.columns
-        if c not in ("run_id", "variant", "scenario", "tool", "test", "direction", "streams", "repeat")
-    ]
+    value_cols = [c for c in r.columns if c not in RUN_KEYS]
     if r.empty or not value_cols:
         fig = plt.figure(figsize=(style.COLUMN, 1))
         fig.text(0.5, 0.5, "no runs in this slice", ha="center")

@@ -144,3 +144,6 @@ def test_runs_of_an_under_load_campaign_with_time_to_network(tmp_path):
     assert len(pods) == 2 * 3  # two runs of three pods
     loaded = r[r["test"].astype(str).str.endswith("load_streams-4")]
     assert set(loaded["role"]) == {"probe", "load"}
+    fig = explore.distributions(t)  # the notebook's next cell: values only, no key column as a value
+    assert len(fig.axes) >= 3
+    plt.close(fig)
