@@ -111,12 +111,14 @@ def steps_table(t: data.Tables) -> pd.DataFrame:
 
 
 def ratio_rows(t: data.Tables) -> pd.DataFrame:
-    """net_ready_ratios.csv in group, baseline, percentile and rank order."""
+    """net_ready_ratios.csv by group and baseline, each group's variants ranked by P50 (P50, P99)."""
     r = t.net_ready_ratios
     if r.empty or "ratio" not in r.columns:
         return r.iloc[0:0]
-    r = _order(t, r)
-    return r.sort_values([*GROUP, "baseline_variant", "estimand"], kind="stable").reset_index(drop=True)
+    rank = {v: i for i, v in enumerate(ranked(t.net_ready))}
+    r = r.assign(_r=r["variant"].astype(str).map(rank).fillna(len(rank)))
+    keys = [*GROUP, "baseline_variant", "_r", "variant", "estimand"]
+    return r.sort_values(keys, kind="stable").drop(columns="_r").reset_index(drop=True)
 
 
 def _flag(x: object) -> bool:

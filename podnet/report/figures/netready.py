@@ -56,6 +56,8 @@ def group_label(g: pd.DataFrame) -> str:
 
 def ranked(u: pd.DataFrame) -> list[str]:
     """The variants by their net_ready_s P50 in the first group, fastest first (then by name)."""
+    if u.empty or "metric" not in u.columns:
+        return []
     p50 = u[(u["metric"].astype(str) == HEADLINE) & (u["estimand"].astype(str) == "p50")]
     if p50.empty:
         return sorted(set(u["variant"].astype(str)))
