@@ -18,7 +18,7 @@ import pandas as pd
 
 from podnet.stats.netready import pod_rows
 from podnet.tools import metric_info
-from podnet.tools import netready as nr
+from podnet.tools.netready import METRICS
 
 from . import data, grid
 from .plots import alpha, empty
@@ -31,7 +31,7 @@ SHOWN = (("p50", 0.5), ("p90", 0.9), ("p99", 0.99))
 #: the ratios drawn (net_ready_ratios.csv)
 RATIOS = ("p50", "p99")
 #: a pod's steps in the order it goes through them, the time to network last
-STEPS = (*[m for m in nr.METRICS if m != HEADLINE], HEADLINE)
+STEPS = (*[m for m in METRICS if m != HEADLINE], HEADLINE)
 #: one group of rows: a path and a netready test (a swept test's points are tests of their own)
 GROUP = ["scenario", "tool", "test"]
 #: what a point is (the key)
