@@ -102,14 +102,8 @@ def test_holm_runs_over_every_treatment_and_percentile():
 
 
 def test_the_baseline_is_the_variants_tables_and_treatments_may_be_named():
-    s = Settings.of(
-        {
-            "comparisons": [
-                {"by": "scenario", "baseline": "host-host"},
-                {"by": "variant", "baseline": "m", "treatments": ["c"]},
-            ]
-        }
-    )
+    by_scenario = {"by": "scenario", "baseline": "host-host"}
+    s = Settings.of({"comparisons": [by_scenario, {"by": "variant", "baseline": "m", "treatments": ["c"]}]})
     assert variant_pairs(s, ["a", "c", "m"]) == [("c", "m")]
     s = Settings.of({"comparisons": [{"by": "variant", "baseline": "m"}]})
     assert variant_pairs(s, ["m", "c", "a"]) == [("a", "m"), ("c", "m")]
