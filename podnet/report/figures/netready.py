@@ -100,7 +100,7 @@ def _flag(x: object) -> bool:
 def _group_panels(t: data.Tables, key: tuple[str, ...], g: pd.DataFrame, prefix: str) -> list[grid.Panel]:
     """One group's panels: its percentiles, its ratios to each baseline and its steps."""
     f, unit = data.display_unit(g["value"], "s")
-    xlabel = f"Time from the create call ({unit})"
+    xlabel = f"From pod create ({unit})"
     head = g[g["metric"].astype(str) == HEADLINE]
     runs = _of(run_percentiles(t.tidy), key)
     out = []
