@@ -32,6 +32,7 @@ FIGURES: dict[str, str] = {
     "sweeps": "sweeps.make",
     "costs": "costs.make",
     "under_load": "underload.make",
+    "net_ready": "netready.make",
 }
 FIGURE_NAMES: tuple[str, ...] = tuple(FIGURES)
 

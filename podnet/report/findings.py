@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from podnet.report import ranking
+from podnet.report import netready, ranking
 from podnet.report.disturbed import disturbed_sentence
 from podnet.report.figures import data
 from podnet.report.figures.plots import alpha, primary_ratios
@@ -101,6 +101,7 @@ def markdown(t: data.Tables) -> str:
             adaptive_markdown(t.adaptive),
             disturbed_sentence(t.disturbed, t.tidy),
             ranking.markdown(t.ranking),
+            netready.markdown(t),
         )
         if x
     )

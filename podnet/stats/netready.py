@@ -84,19 +84,26 @@ def pod_rows(tidy: pd.DataFrame) -> pd.DataFrame:
     return tidy[keep]
 
 
-def cluster_bootstrap(
-    runs: list[np.ndarray], qs: np.ndarray, confidence: float, resamples: int, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """(low, high) per quantile in ``qs``: percentile intervals of the pooled pods' quantiles over
-    resamples of whole runs (``runs``: each run's pod values)."""
+def bootstrap_quantiles(
+    runs: list[np.ndarray], qs: np.ndarray, resamples: int, rng: np.random.Generator
+) -> np.ndarray:
+    """The pooled pods' quantiles ``qs`` in each of ``resamples`` resamples of whole runs drawn with
+    replacement (``runs``: each run's pod values), shape (len(qs), resamples)."""
     k = len(runs)
     draws = rng.integers(0, k, size=(resamples, k))
     sizes = {len(r) for r in runs}
     if len(sizes) == 1:  # the usual case: every run has its K pods
         data = np.stack(runs)
-        dist = np.quantile(data[draws].reshape(resamples, -1), qs, axis=1)
-    else:
-        dist = np.stack([np.quantile(np.concatenate([runs[i] for i in d]), qs) for d in draws], axis=1)
+        return np.quantile(data[draws].reshape(resamples, -1), qs, axis=1)
+    return np.stack([np.quantile(np.concatenate([runs[i] for i in d]), qs) for d in draws], axis=1)
+
+
+def cluster_bootstrap(
+    runs: list[np.ndarray], qs: np.ndarray, confidence: float, resamples: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) per quantile in ``qs``: percentile intervals of the pooled pods' quantiles over
+    resamples of whole runs (``runs``: each run's pod values; :func:`bootstrap_quantiles`)."""
+    dist = bootstrap_quantiles(runs, qs, resamples, rng)
     a = (1.0 - confidence) / 2.0
     return np.quantile(dist, a, axis=1), np.quantile(dist, 1.0 - a, axis=1)
 

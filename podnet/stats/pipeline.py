@@ -12,6 +12,7 @@ import pandas as pd
 from ._data import as_tidy, make_groups, read_table, split_sources
 from ._data import write_csv as _write
 from .netready import net_ready_table
+from .netready_compare import net_ready_ratios
 from .planning import plan
 from .ratios import compare
 from .scale import scale_curves
@@ -39,6 +40,7 @@ def run(
     latency_under_load.csv (no rows without a ``load`` sweep: :mod:`podnet.stats.underload`),
     scale_curves.csv (slopes per 1000 objects; no rows without a ``scale`` sweep: :mod:`podnet.stats.scale`),
     net_ready.csv (no rows without netready runs: :mod:`podnet.stats.netready`),
+    net_ready_ratios.csv (each variant over the baseline variant: :mod:`podnet.stats.netready_compare`),
     outliers.csv,
     stats_settings.json (the effective settings, seed included) and
     METHODS.md. within_run.csv when ``intervals_path`` exists. A table with
@@ -73,6 +75,7 @@ def run(
     paths["latency_under_load"] = _write(under, out / "latency_under_load.csv")
     paths["scale_curves"] = _write(scale_curves(tidy, s.confidence), out / "scale_curves.csv")
     paths["net_ready"] = _write(net_ready_table(tidy, s), out / "net_ready.csv")
+    paths["net_ready_ratios"] = _write(net_ready_ratios(tidy, s), out / "net_ready_ratios.csv")
     meas_summary = summary[summary["source"] == "measured"].reset_index(drop=True)
     if len(measured):
         outl = outlier_rows(g, meas_summary)

@@ -73,6 +73,7 @@ CASES = {
         "latency_under_load.csv",
         "scale_curves.csv",
         "net_ready.csv",
+        "net_ready_ratios.csv",
         "outliers.csv",
         "within_run.csv",
         "stats_settings.json",

@@ -197,6 +197,8 @@ TABLES = {
     "sweeps": f"{OUT}/sweeps.csv",
     "load_curves": f"{OUT}/load_curves.csv",
     "under_load": f"{OUT}/latency_under_load.csv",
+    "net_ready": f"{OUT}/net_ready.csv",
+    "net_ready_ratios": f"{OUT}/net_ready_ratios.csv",
     "planning": f"{OUT}/planning.csv",
     "variants": f"{OUT}/variants.csv",
     "outliers": f"{OUT}/outliers.csv",
@@ -211,6 +213,8 @@ FIGURE_TABLES = [
     "sweeps",
     "load_curves",
     "under_load",
+    "net_ready",
+    "net_ready_ratios",
     "settings",
 ]
 FIGURE_PLAN = f"{OUT}/figures/plan.json"
@@ -254,7 +258,8 @@ def drawn_figure_files(names=None):
 # what each notebook reads: tables (podnet.report.figures.data.load(only=...), a papermill
 # parameter) and other files; a notebook re-runs only when one of these changed
 NOTEBOOK_TABLES = {
-    # findings.markdown: the adaptive account, the disturbed runs and (with a ranking) its sentences
+    # findings.markdown: the adaptive account, the disturbed runs, time to network and (with a
+    # ranking) its sentences
     "report": [
         "tidy",
         "summary",
@@ -263,10 +268,21 @@ NOTEBOOK_TABLES = {
         "settings",
         "adaptive",
         "disturbed",
+        "net_ready",
+        "net_ready_ratios",
     ]
     + (["ranking"] if RANKING else []),
     "explore": ["tidy", "intervals", "outliers", "summary", "settings"],
-    "compare": ["tidy", "ratios", "variants", "under_load", "settings", "disturbed"]
+    "compare": [
+        "tidy",
+        "ratios",
+        "variants",
+        "under_load",
+        "net_ready",
+        "net_ready_ratios",
+        "settings",
+        "disturbed",
+    ]
     + (["ranking"] if RANKING else []),
     "planning": ["planning", "adaptive", "settings"],
     "seed_discrepancies": [],
@@ -283,7 +299,7 @@ NOTEBOOK_EXTRA = {
         "plan": FIGURE_PLAN,
         "figures": lambda w: [
             f
-            for f in drawn_figure_files(["variants", "under_load"])
+            for f in drawn_figure_files(["variants", "under_load", "net_ready"])
             if f.endswith(".png")
         ],
     },

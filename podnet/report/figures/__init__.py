@@ -12,10 +12,12 @@ One figure per question, each a journal column (3.5 in) or page (7 in) wide, wri
 - ``costs``: each path's rate against the machine's CPU time per bit or per transaction;
 - ``under_load``: latency under load (flent's RRUL manner): the probe's P50 and P99 against the load's
   TCP streams per variant and path, their ratio to idle, the load carried.
+- ``net_ready``: time to a working pod network per variant (CNI), ranked by P50: P50, P90 and P99
+  with their intervals, each variant over the baseline variant, and the median of each step.
 
 Each is drawn by its own module (``podnet.config.lean.FIGURES``); ``grid``, ``curves``, ``plots``,
 ``style`` and ``data`` are shared. A figure with nothing to show (one variant, no sweep, no CPU
-record, no test under load) is not published: :func:`plan` says which and why.
+record, no test under load, no netready run) is not published: :func:`plan` says which and why.
 """
 
 from __future__ import annotations
@@ -58,6 +60,11 @@ CAPTIONS = {
     "under_load": "Latency under load: the probe's latency (P50, P99) against the TCP load streams beside it "
     "(0 = idle) per variant and path, 95 % intervals; its ratio to the idle point of the same rounds "
     "(paired, order-statistic interval); the load's carried throughput.",
+    "net_ready": "Time to network per variant (CNI), fastest P50 first: P50, P90 and P99 of the pooled "
+    "pods with 95 % intervals from a bootstrap over runs, each run's own percentile as a dot; each "
+    "variant's P50 and P99 over the baseline variant's (filled: Holm-adjusted p < α, the difference "
+    "resolves); the P50 of each step from the create call (scheduled, sandbox, IP, container start, "
+    "first replies).",
 }
 
 

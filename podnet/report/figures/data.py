@@ -46,6 +46,10 @@ class Tables:
     ranking: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: load sweeps' latency per point and its ratio to idle (latency_under_load.csv, podnet.stats.underload)
     under_load: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: time to network per variant: P50/P90/P99 over pods (net_ready.csv, podnet.stats.netready)
+    net_ready: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: time to network, each variant over the baseline variant (net_ready_ratios.csv)
+    net_ready_ratios: pd.DataFrame = field(default_factory=pd.DataFrame)
     settings: dict[str, Any] = field(default_factory=dict)
     experiment: str = ""
     #: the processed directory the tables were read from ("" when built in memory)
@@ -77,6 +81,8 @@ FILES = {
     "load_curves": "load_curves.csv",
     "ranking": "ranking.csv",
     "under_load": "latency_under_load.csv",
+    "net_ready": "net_ready.csv",
+    "net_ready_ratios": "net_ready_ratios.csv",
     "disturbed": "disturbed_runs.csv",
     "settings": "stats_settings.json",
 }

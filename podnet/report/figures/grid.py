@@ -33,6 +33,8 @@ class Panel:
     dots: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=["y", "hue", "value"]))
     positive: bool = True
     ratio: bool = False
+    #: what a point is, for the key ("mean, 95 % CI"; e.g. "percentile" for net_ready)
+    centre: str = "mean"
 
 
 @dataclass
@@ -66,6 +68,8 @@ class Spec:
         text(self.kind, self.title, self.note, list(self.y_order), list(self.hue_order), len(self.panels))
         for p in self.panels:
             text(p.title, p.xlabel, p.positive, p.ratio)
+            if p.centre != "mean":  # the default adds nothing: the other figures' digests stay
+                text(p.centre)
             frame(p.rows)
             frame(p.dots)
         return h.hexdigest()
@@ -251,13 +255,20 @@ def draw(
 
 
 def _key(panels: list[Panel]) -> list[Line2D]:
+    """The key of the points: resolved or not (ratio panels), what a point is and the dots (the
+    others); a figure with both kinds of panel gets both."""
+    key: list[Line2D] = []
     if any(p.ratio for p in panels):
-        return [
+        key = [
             Line2D([], [], color="0.2", marker="o", ls="-", ms=4, label="Holm-adjusted p < α: resolved"),
             Line2D([], [], color="0.2", marker="o", mfc="white", ls="-", ms=4, label="not resolved"),
         ]
-    has_dots = any(len(p.dots) for p in panels)
-    key = [Line2D([], [], color="0.2", marker="o", ls="-", ms=4, label="mean, 95 % CI")]
+    plain = [p for p in panels if not p.ratio]
+    if key and not plain:
+        return key
+    has_dots = any(len(p.dots) for p in plain)
+    centre = " / ".join(dict.fromkeys(p.centre for p in plain)) or "mean"
+    key.append(Line2D([], [], color="0.2", marker="o", ls="-", ms=4, label=f"{centre}, 95 % CI"))
     if has_dots:
         key.append(Line2D([], [], color="0.2", marker="o", ls="", ms=2, alpha=0.5, label="each repeat"))
     return key

@@ -1,0 +1,141 @@
+"""Time to network between variants (net_ready_ratios.csv): each variant's net_ready_s P50 and P99
+over the baseline variant's, the interval from a cluster bootstrap over each side's runs, its p and
+Holm over the experiment's rows. A clear difference resolves, equal variants do not, too few runs
+give no interval with the reason, disturbed runs are left out, and the interval covers a known
+ratio. Synthetic per-pod rows: tests/netready_data.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from podnet import stats
+from podnet.parse.tidy import coerce
+from podnet.stats import core
+from podnet.stats.netready import MIN_RUNS
+from podnet.stats.netready_compare import (
+    FEW_RUNS,
+    NET_READY_RATIO_COLUMNS,
+    net_ready_ratios,
+    percentile_ratio,
+    variant_pairs,
+)
+from podnet.stats.settings import Settings
+from tests.netready_data import pod_tidy
+
+BASE = {"comparisons": [{"by": "variant", "baseline": "macvlan"}], "bootstrap": {"resamples": 2000}}
+
+
+def both(*parts: pd.DataFrame) -> pd.DataFrame:
+    return coerce(pd.concat(parts, ignore_index=True))
+
+
+def test_a_clear_difference_resolves_and_the_ratio_is_of_the_pooled_percentiles():
+    t = pod_tidy({"macvlan": 1.0, "slow": 2.0}, runs=6)
+    r = net_ready_ratios(t, BASE)
+    assert list(r.columns) == NET_READY_RATIO_COLUMNS
+    assert list(r["estimand"]) == ["p50", "p99"] and set(r["variant"]) == {"slow"}
+    assert set(r["baseline_variant"]) == {"macvlan"} and set(r["metric"]) == {"net_ready_s"}
+    ready = t[t["metric"] == "net_ready_s"]
+    for _, row in r.iterrows():
+        q = row["quantile"]
+        tv = np.quantile(ready.loc[ready["variant"] == "slow", "value"], q)
+        bv = np.quantile(ready.loc[ready["variant"] == "macvlan", "value"], q)
+        assert row["value"] == pytest.approx(tv) and row["baseline_value"] == pytest.approx(bv)
+        assert row["ratio"] == pytest.approx(tv / bv)
+        assert row["ci_low"] < row["ci_high"] and row["ci_method"].startswith("cluster bootstrap over runs")
+        sizes = (row["n_runs"], row["n_runs_baseline"], row["n_pods"], row["n_pods_baseline"])
+        assert sizes == (6, 6, 120, 120)
+        assert row["m"] == 2 and (row["mode"], row["concurrency"]) == ("burst", 20)
+    p50 = r.set_index("estimand").loc["p50"]
+    assert p50["ci_low"] <= p50["ratio"] <= p50["ci_high"]
+    assert p50["ci_low"] > 1.2 and p50["different"] and p50["resolved"]
+    assert p50["p_adjusted"] < 0.01 and p50["p_adjusted"] >= p50["p_value"]
+    assert 6 < FEW_RUNS and "6 runs on the smaller side" in p50["note"]
+    assert "pods expected above the p99" in r.set_index("estimand").loc["p99", "note"]
+    # the same table again: the same numbers (one seeded stream per group and pair)
+    pd.testing.assert_frame_equal(r, net_ready_ratios(t, BASE))
+
+
+def test_equal_variants_do_not_resolve():
+    # the same pods under two names: ratio 1, and an interval around it
+    a = pod_tidy({"macvlan": 1.0}, runs=6, seed=3)
+    b = pod_tidy({"twin": 1.0}, runs=6, seed=3)
+    r = net_ready_ratios(both(a, b), BASE)
+    assert len(r) == 2 and set(r["variant"]) == {"twin"}
+    assert np.allclose(r["ratio"], 1.0)
+    assert (r["ci_low"] < 1).all() and (r["ci_high"] > 1).all()
+    assert not r["different"].any() and not r["resolved"].any()
+    assert (r["p_value"] > 0.5).all()
+
+
+def test_fewer_runs_than_min_runs_give_no_interval_and_say_why():
+    t = both(pod_tidy({"macvlan": 1.0}, runs=MIN_RUNS - 1), pod_tidy({"slow": 2.0}, runs=6, seed=2))
+    r = net_ready_ratios(t, BASE)
+    assert len(r) == 2
+    assert r["ci_low"].isna().all() and r["ci_high"].isna().all() and r["ci_method"].eq("").all()
+    assert r["p_value"].isna().all() and r["p_adjusted"].isna().all()
+    assert not r["resolved"].any() and not r["different"].any()
+    assert r["note"].str.contains(f"at least {MIN_RUNS} runs a side").all()
+    assert (r["n_runs_baseline"] == MIN_RUNS - 1).all() and (r["m"] == 2).all()
+    assert r.set_index("estimand").loc["p50", "ratio"] > 1.5  # the value itself is still given
+
+
+def test_disturbed_runs_are_left_out():
+    clean = pod_tidy({"macvlan": 1.0, "slow": 2.0}, runs=6)
+    hit = pod_tidy({"slow": 50.0}, runs=1, seed=11)
+    hit = hit.assign(disturbed=True, repeat=99, run_id=hit["run_id"].str.replace("r001", "r099"))
+    r = net_ready_ratios(both(clean, hit), BASE)
+    assert (r["n_runs"] == 6).all()
+    pd.testing.assert_frame_equal(r, net_ready_ratios(clean, BASE))
+
+
+def test_holm_runs_over_every_treatment_and_percentile():
+    t = pod_tidy({"macvlan": 1.0, "slow": 2.0, "same": 1.0}, runs=6)
+    r = net_ready_ratios(t, BASE)
+    assert len(r) == 4 and (r["m"] == 4).all()
+    assert list(r["variant"]) == ["same", "same", "slow", "slow"]
+    assert np.allclose(r["p_adjusted"], core.holm(r["p_value"].to_numpy(dtype=float)))
+    assert r["p_value"].between(0, 1).all()
+    assert list(r["resolved"]) == list(r["p_adjusted"] < 0.05)
+
+
+def test_the_baseline_is_the_variants_tables_and_treatments_may_be_named():
+    by_scenario = {"by": "scenario", "baseline": "host-host"}
+    s = Settings.of({"comparisons": [by_scenario, {"by": "variant", "baseline": "m", "treatments": ["c"]}]})
+    assert variant_pairs(s, ["a", "c", "m"]) == [("c", "m")]
+    s = Settings.of({"comparisons": [{"by": "variant", "baseline": "m"}]})
+    assert variant_pairs(s, ["m", "c", "a"]) == [("a", "m"), ("c", "m")]
+    two = pod_tidy({"m": 1.0, "c": 2.0}, runs=3)
+    assert net_ready_ratios(two).empty  # no by: variant comparison declared
+    declared = {"comparisons": [{"by": "variant", "baseline": "m"}]}
+    one = net_ready_ratios(pod_tidy({"m": 1.0}, runs=3), declared)
+    assert one.empty and list(one.columns) == NET_READY_RATIO_COLUMNS
+
+
+def test_the_ratio_interval_covers_a_known_ratio():
+    """Treatment runs are the baseline's process with every time 1.5x: each percentile's true ratio
+    is 1.5. 12 runs a side of 10 pods; nominal 95 %, about 0.91 expected of a bootstrap over 12
+    clusters (METHODS.md); 200 replications."""
+    rng = np.random.default_rng(5)
+
+    def side(scale: float) -> list[np.ndarray]:
+        return [scale * rng.lognormal(0.0, 0.2) * rng.lognormal(0.0, 0.3, size=10) for _ in range(12)]
+
+    reps, hits = 200, 0
+    for _ in range(reps):
+        iv = percentile_ratio(side(1.5), side(1.0), np.array([0.5]), 0.95, 500, rng)
+        hits += bool(iv.low[0] <= 1.5 <= iv.high[0])
+    assert hits / reps >= 0.83, hits / reps
+
+
+def test_the_stats_stage_writes_net_ready_ratios_csv(tmp_path):
+    path = tmp_path / "tidy.parquet"
+    pod_tidy({"macvlan": 1.0, "slow": 2.0}, runs=4, pods=5).to_parquet(path)
+    settings = {**BASE, "bootstrap": {"resamples": 200}}
+    paths = stats.run(path, tmp_path / "out", settings, cache=False)
+    written = pd.read_csv(paths["net_ready_ratios"])
+    assert list(written.columns) == NET_READY_RATIO_COLUMNS and len(written) == 2
+    assert written["resolved"].dtype == bool and set(written["variant"]) == {"slow"}
+    assert len(pd.read_csv(paths["net_ready"])) == 2 * 3  # two variants, P50/P90/P99
