@@ -19,6 +19,29 @@ from scipy import stats
 from .settings import Bootstrap
 
 
+def expanded_tail(n: int, confidence: float) -> float:
+    """One tail's share for an *expanded* percentile interval over ``n`` resampled units
+    (Hesterberg 2015, "What teachers should know about the bootstrap", section 4.1): the percentile
+    bootstrap is as narrow as a z interval with divisor n, so over few units it under-covers; taking
+    the tails at Phi(-sqrt(n/(n-1)) t_{n-1}) instead of (1 - confidence)/2 widens it as a t interval
+    with divisor n - 1 would be. n <= 1: the nominal tail."""
+    a = (1.0 - confidence) / 2.0
+    if n <= 1:
+        return a
+    return float(stats.norm.cdf(-np.sqrt(n / (n - 1.0)) * stats.t.ppf(1.0 - a, n - 1)))
+
+
+def expanded_p(p: np.ndarray | float, n: int) -> np.ndarray:
+    """A two-sided percentile-bootstrap p over ``n`` units on the scale of :func:`expanded_tail`:
+    the ``1 - confidence`` whose expanded interval has ``p / 2`` in a tail, so the expanded 95 %
+    interval excludes the null about when this p < 0.05. n <= 1: p unchanged."""
+    p = np.clip(np.asarray(p, dtype=float), 0.0, 1.0)
+    if n <= 1:
+        return p
+    z = stats.norm.isf(p / 2.0)
+    return np.clip(2.0 * stats.t.sf(z / np.sqrt(n / (n - 1.0)), n - 1), 0.0, 1.0)
+
+
 def group_seed(seed: int, key: str) -> np.random.SeedSequence:
     """The random stream of the group with key text ``key`` under the configured ``seed``."""
     digest = hashlib.sha256(key.encode()).digest()

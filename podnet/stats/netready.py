@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ._data import disturbed_mask, key_text, per_pod_mask
-from .bootstrap import group_seed
+from .bootstrap import expanded_tail, group_seed
 from .settings import Settings
 
 #: the percentiles reported, and their names
@@ -101,10 +101,11 @@ def bootstrap_quantiles(
 def cluster_bootstrap(
     runs: list[np.ndarray], qs: np.ndarray, confidence: float, resamples: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(low, high) per quantile in ``qs``: percentile intervals of the pooled pods' quantiles over
-    resamples of whole runs (``runs``: each run's pod values; :func:`bootstrap_quantiles`)."""
+    """(low, high) per quantile in ``qs``: expanded percentile intervals (tails at
+    :func:`podnet.stats.bootstrap.expanded_tail` of the number of runs) of the pooled pods' quantiles
+    over resamples of whole runs (``runs``: each run's pod values; :func:`bootstrap_quantiles`)."""
     dist = bootstrap_quantiles(runs, qs, resamples, rng)
-    a = (1.0 - confidence) / 2.0
+    a = expanded_tail(len(runs), confidence)
     return np.quantile(dist, a, axis=1), np.quantile(dist, 1.0 - a, axis=1)
 
 

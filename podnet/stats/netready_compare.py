@@ -7,9 +7,11 @@ variant's: the baseline of ``stats.comparisons`` (``by: variant``), the one vari
 (default every other variant). The 95 % interval comes from the same **cluster bootstrap over
 runs** as net_ready.csv's, run on each side on its own: a resample draws each variant's runs with
 replacement (their pods with them), takes the percentile of each side's pooled pods, and divides;
-the interval is the resampled ratios' 2.5 and 97.5 percentiles. The two-sided p of "ratio = 1" is
-the percentile bootstrap's: twice the smaller share of resampled ratios at or beyond 1 (each count
-+1, over resamples + 1), so the 95 % interval excludes 1 about when p < 0.05. Holm runs over every
+the interval is the resampled ratios' *expanded* percentile interval (tails at
+:func:`podnet.stats.bootstrap.expanded_tail` of the smaller side's number of runs: over 4-10 runs
+the plain 2.5/97.5 percentiles under-cover). The two-sided p of "ratio = 1" is a normal
+approximation of the resampled log ratios (2 Phi(-|mean| / sd)), on the same expanded scale
+(:func:`podnet.stats.bootstrap.expanded_p`), so the interval excludes 1 about when p < 0.05. Holm runs over every
 row of one experiment (every treatment, percentile and group: one family); a row without a
 p-value stays in it as p = 1. ``resolved``: the Holm-adjusted p is below alpha. Runs judged
 disturbed and reference rows are left out (:func:`podnet.stats.netready.pod_rows`). The runs of
@@ -24,10 +26,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from . import core
 from ._data import key_text
-from .bootstrap import group_seed
+from .bootstrap import expanded_p, expanded_tail, group_seed
 from .netready import _KEY, FEW_ABOVE, MIN_RUNS, bootstrap_quantiles, pod_rows
 from .settings import Settings
 
@@ -91,17 +94,24 @@ def percentile_ratio(
     rng: np.random.Generator,
 ) -> PercentileRatio:
     """The ratio of the two sides' pooled percentiles ``qs`` (each side: its runs' positive pod
-    values), with the percentile interval and two-sided p of ratio = 1 over ``resamples`` cluster
-    bootstrap resamples, each side's runs drawn on their own."""
+    values), with the expanded percentile interval and two-sided p of ratio = 1 over ``resamples``
+    cluster bootstrap resamples, each side's runs drawn on their own (expanded for the smaller
+    side's number of runs: :func:`podnet.stats.bootstrap.expanded_tail`, :func:`~podnet.stats.bootstrap.expanded_p`)."""
     qs = np.asarray(qs, dtype=float)
     ratio = np.quantile(np.concatenate(treatment), qs) / np.quantile(np.concatenate(baseline), qs)
     top = bootstrap_quantiles(treatment, qs, resamples, rng)
     dist = top / bootstrap_quantiles(baseline, qs, resamples, rng)
-    a = (1.0 - confidence) / 2.0
+    fewest = min(len(treatment), len(baseline))
+    a = expanded_tail(fewest, confidence)
     low, high = np.quantile(dist, a, axis=1), np.quantile(dist, 1.0 - a, axis=1)
-    below, above = np.sum(dist <= 1.0, axis=1), np.sum(dist >= 1.0, axis=1)
-    p = np.minimum(1.0, 2.0 * (np.minimum(below, above) + 1.0) / (resamples + 1.0))
-    return PercentileRatio(ratio, low, high, p)
+    # p of ratio = 1 from the resampled log ratios' mean and sd (a normal approximation of the
+    # bootstrap distribution: no floor at 2/(resamples + 1), which the expansion below would lift
+    # above what Holm needs even where every resample lies beyond 1), then expanded as the interval
+    logs = np.log(dist)
+    sd = np.std(logs, axis=1, ddof=1)
+    z = np.divide(np.abs(np.mean(logs, axis=1)), sd, out=np.full(len(qs), np.inf), where=sd > 0)
+    p = 2.0 * stats.norm.sf(z)
+    return PercentileRatio(ratio, low, high, expanded_p(p, fewest))
 
 
 def variant_pairs(s: Settings, variants: list[str]) -> list[tuple[str, str]]:

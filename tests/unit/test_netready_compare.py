@@ -139,3 +139,17 @@ def test_the_stats_stage_writes_net_ready_ratios_csv(tmp_path):
     assert list(written.columns) == NET_READY_RATIO_COLUMNS and len(written) == 2
     assert written["resolved"].dtype == bool and set(written["variant"]) == {"slow"}
     assert len(pd.read_csv(paths["net_ready"])) == 2 * 3  # two variants, P50/P90/P99
+
+
+def test_the_expanded_percentile_tails_and_p_agree():
+    """Hesterberg's expanded tails: 0.012 % at 4 runs, 2.5 % in the limit; the expanded p of a
+    resampled distribution whose tail is exactly the expanded tail is the nominal 5 %."""
+    from podnet.stats.bootstrap import expanded_p, expanded_tail
+
+    assert expanded_tail(4, 0.95) == pytest.approx(0.000120, rel=0.02)
+    assert expanded_tail(6, 0.95) == pytest.approx(0.00243, rel=0.02)
+    assert expanded_tail(10_000, 0.95) == pytest.approx(0.025, rel=0.01)
+    assert expanded_tail(1, 0.95) == pytest.approx(0.025)
+    for n in (3, 4, 10, 40):
+        assert float(expanded_p(2 * expanded_tail(n, 0.95), n)) == pytest.approx(0.05, rel=1e-6)
+        assert float(expanded_p(0.05, n)) > 0.05  # a plain 5 % is less after expansion
