@@ -33,6 +33,8 @@ FIGURES: dict[str, str] = {
     "costs": "costs.make",
     "under_load": "underload.make",
 }
+# the cost of scale (issue 33): TCP_CRR rate, P99 latency and time to effect against object counts
+FIGURES["scale"] = "scale.make"
 FIGURE_NAMES: tuple[str, ...] = tuple(FIGURES)
 
 

@@ -12,6 +12,8 @@ One figure per question, each a journal column (3.5 in) or page (7 in) wide, wri
 - ``costs``: each path's rate against the machine's CPU time per bit or per transaction;
 - ``under_load``: latency under load (flent's RRUL manner): the probe's P50 and P99 against the load's
   TCP streams per variant and path, their ratio to idle, the load carried.
+- ``scale``: the cost of scale: TCP_CRR rate, P99 latency (sweeps.csv) and the time to effect
+  (scale_effect.csv) against the number of Services or NetworkPolicies, per variant.
 
 Each is drawn by its own module (``podnet.config.lean.FIGURES``); ``grid``, ``curves``, ``plots``,
 ``style`` and ``data`` are shared. A figure with nothing to show (one variant, no sweep, no CPU
@@ -59,6 +61,13 @@ CAPTIONS = {
     "(0 = idle) per variant and path, 95 % intervals; its ratio to the idle point of the same rounds "
     "(paired, order-statistic interval); the load's carried throughput.",
 }
+# the cost of scale (issue 33)
+CAPTIONS["scale"] = (
+    "The cost of scale: each measure against the number of Services or NetworkPolicies the cluster holds, "
+    "one line per variant (line style: path or probe), 95 % intervals; the time from creating one more "
+    "Service or a deny policy until the datapath obeys it (P50, P99 over the set-ups; no bar where the "
+    "set-ups are too few for a 95 % interval)."
+)
 
 
 def render(t: Tables) -> dict[str, plt.Figure]:
