@@ -131,7 +131,7 @@ def effect_table(t: data.Tables) -> pd.DataFrame:
             {
                 "variant": x["variant"],
                 "probe": PROBE_WORDS.get(str(x["metric"]), str(x["metric"])),
-                "objects": f"{int(float(x['point'])):,} {_NOUN[param]}",
+                "objects": f"{_count(x['point'])} {_NOUN[param]}",
                 "n": int(x["n"]),
                 "P50": _seconds(float(x["p50"])),
                 "P50 CI": _span(float(x["p50_low"]), float(x["p50_high"])) if covered else "–",
@@ -190,9 +190,31 @@ def _effect_sentence(variant: str, metric: str, g: pd.DataFrame) -> str:
     else:
         p99 = f"P99 about {_seconds(float(top['p99']))} (the largest of {n}: no interval)"
     return (
-        f"- **{variant}**, time to effect ({PROBE_WORDS[metric]}) with {int(float(top['point'])):,} "
+        f"- **{variant}**, time to effect ({PROBE_WORDS[metric]}) with {_count(top['point'])} "
         f"{_NOUN[param]}: {p50}, {p99}; {n} set-ups."
     )
 
 
-__all__ = ["effect_table", "end_rows", "ends_table", "markdown"]
+def lead(t: data.Tables) -> str:
+    """The compare notebook's first words on scale: per variant, what the largest point costs each new
+    connection (a connect-per-transaction test's rate, largest / 0 paired by round, with its interval);
+    "" without such a curve."""
+    r = end_rows(t)
+    if r.empty:
+        return ""
+    crr = r["sweep"].astype(str).str.upper().str.contains("CRR")
+    r = r[crr & (r["metric"].astype(str) == "transaction_rate")]
+    parts = []
+    for (param, largest), g in r.groupby(["sweep_param", "largest"], sort=True):
+        each = [
+            f"{x['variant']} {fmt_ratio(float(x['ratio']))}x "
+            f"({_interval(float(x['ratio_low']), float(x['ratio_high']))})"
+            for _, x in g.iterrows()
+        ]
+        head = f"**What {_count(largest)} {_NOUN.get(str(param), 'objects')} cost each new connection**"
+        how = "connection rate with them over the rate without, paired by round, 95 % interval"
+        parts.append(f"{head} ({how}): {', '.join(each)}.")
+    return "\n\n".join(parts)
+
+
+__all__ = ["effect_table", "end_rows", "ends_table", "lead", "markdown"]

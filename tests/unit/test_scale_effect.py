@@ -109,7 +109,8 @@ def test_the_stats_stage_writes_the_time_to_effect_with_every_set_up_once(proces
     values = sorted(_effect("iptables", 1000, r) for r in range(8))
     assert (at["kind"], at["change"], at["n"]) == ("Service", "created", 8)  # 2 runs per set-up, counted once
     assert at["p50"] == pytest.approx(np.median(values))
-    assert (at["p50_low"], at["p50_high"]) == (values[0], values[-1]) and at["p50_coverage"] > 0.95
+    assert (at["p50_low"], at["p50_high"]) == pytest.approx((values[0], values[-1]))
+    assert at["p50_coverage"] > 0.95
     assert np.isnan(at["p99_low"]) and "368" in at["note"] and "P50" not in at["note"]
     removed = e[e["metric"] == "service_removed_s"]
     assert set(removed["point"]) == {0} and set(removed["n"]) == {7}  # round 0 had no probe to remove
@@ -253,8 +254,12 @@ def test_the_notebooks_tables_and_sentences(processed):
     assert re.search(r"TCP_CRR transaction rate: .* with 1,000: 0\.(79|80|81)x \(interval", text), text
     assert "differs from 1" in text and "does not resolve" in text
     assert "time to effect (new Service reachable) with 1,000 Services: P50" in text and "no interval" in text
+    first = words.lead(t)
+    assert first.startswith("**What 1,000 Services cost each new connection**"), first
+    assert re.search(r"iptables 0\.(79|80|81)x \(0\.\d+–0\.\d+\), nftables 1\.00x", first), first
     empty = _no_tables()
     assert words.markdown(empty) == "" and words.ends_table(empty).empty and words.effect_table(empty).empty
+    assert words.lead(empty) == ""
 
 
 # -- the launcher -----------------------------------------------------------------------------------
