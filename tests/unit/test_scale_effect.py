@@ -16,6 +16,7 @@ import pytest
 from podnet import stats
 from podnet.launch.cluster import objects as obj
 from podnet.parse.raw import write_raw
+from podnet.parse.tidy import FAILED_COLUMNS, frame
 from podnet.report import figures
 from podnet.report import scale as words
 from podnet.report.figures import check, grid, style
@@ -88,15 +89,17 @@ def _experiment(tmp_path) -> pd.DataFrame:
                     rate_row = {"metric": "transaction_rate", "value": rate, "unit": "transactions/s"}
                     rows.append({**common, **rate_row})
                     rows.append({**common, "metric": "latency_p99", "value": 3.0 / rate, "unit": "s"})
-    return pd.DataFrame(rows)
+    return frame(rows)
 
 
 @pytest.fixture(scope="module")
 def processed(tmp_path_factory):
     root = tmp_path_factory.mktemp("scale")
-    tidy = _experiment(root)
-    tidy.to_parquet(root / "tidy.parquet")
-    paths = stats.run(root / "tidy.parquet", root / "out", {}, cache=False)
+    out = root / "out"
+    out.mkdir()
+    _experiment(root).to_parquet(out / "tidy.parquet")
+    pd.DataFrame(columns=FAILED_COLUMNS).to_csv(out / "failed_runs.csv", index=False)
+    paths = stats.run(out / "tidy.parquet", out, {}, cache=False)
     return root, paths
 
 
