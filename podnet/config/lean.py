@@ -34,6 +34,8 @@ FIGURES: dict[str, str] = {
     "under_load": "underload.make",
     "net_ready": "netready.make",
 }
+# the cost of scale (issue 33): TCP_CRR rate, P99 latency and time to effect against object counts
+FIGURES["scale"] = "scale.make"
 FIGURE_NAMES: tuple[str, ...] = tuple(FIGURES)
 
 

@@ -121,3 +121,21 @@ def present_rows(sidecars: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 def read_sidecars(raw_dir: Path | str) -> list[dict[str, Any]]:
     """Every sidecar of ``raw_dir`` (the scale records are in those of the point's runs)."""
     return [read_sidecar(f) for f in find_raw_files(raw_dir)]
+
+
+def scale_run_sidecars(
+    tidy: pd.DataFrame, params: Iterable[str] = ("services", "network_policies")
+) -> list[dict[str, Any]]:
+    """The sidecars of ``tidy``'s runs of scale points (tidy ``sweep_param`` in ``params``), each raw
+    file's once, read where its tidy ``raw_path`` says (every set-up a counted run saw; a set-up
+    none of whose runs gave a row is not among them). ValueError when a scale row has no
+    ``raw_path``; :class:`~podnet.parse.raw.SidecarError` when a sidecar cannot be read."""
+    if tidy.empty or "sweep_param" not in tidy.columns:
+        return []
+    rows = tidy[tidy["sweep_param"].astype(str).isin(tuple(params))]
+    if rows.empty:
+        return []
+    paths = rows["raw_path"].astype("string").fillna("") if "raw_path" in rows.columns else None
+    if paths is None or (paths.str.strip() == "").any():
+        raise ValueError("rows of scale points without raw_path: their probes' sidecars cannot be found")
+    return [read_sidecar(p) for p in sorted(set(paths))]

@@ -15,7 +15,7 @@ from .netready import net_ready_table
 from .netready_compare import net_ready_ratios
 from .planning import plan
 from .ratios import compare
-from .scale import scale_curves
+from .scale import scale_curves, scale_effect
 from .settings import Settings
 from .summary import outlier_rows, summarize
 from .sweeps import load_curves, sweep_table
@@ -38,7 +38,9 @@ def run(
     Always written: summary.csv, ratios.csv, planning.csv, variants.csv (no rows without a
     ``by: variant`` comparison), sweeps.csv and load_curves.csv (no rows without a sweep),
     latency_under_load.csv (no rows without a ``load`` sweep: :mod:`podnet.stats.underload`),
-    scale_curves.csv (slopes per 1000 objects; no rows without a ``scale`` sweep: :mod:`podnet.stats.scale`),
+    scale_curves.csv (slopes per 1000 objects, largest point / 0; no rows without a ``scale`` sweep:
+    :mod:`podnet.stats.scale`), scale_effect.csv (time to effect per scale point, from the scale runs'
+    sidecars at the tidy ``raw_path``),
     net_ready.csv (no rows without netready runs: :mod:`podnet.stats.netready`),
     net_ready_ratios.csv (each variant over the baseline variant: :mod:`podnet.stats.netready_compare`),
     outliers.csv,
@@ -73,7 +75,9 @@ def run(
     paths["load_curves"] = _write(load_curves(tidy, s, s.confidence), out / "load_curves.csv")
     under = latency_under_load(tidy, sweeps, s.confidence)
     paths["latency_under_load"] = _write(under, out / "latency_under_load.csv")
-    paths["scale_curves"] = _write(scale_curves(tidy, s.confidence), out / "scale_curves.csv")
+    curves = scale_curves(tidy, s.confidence, s.paired.adaptive)
+    paths["scale_curves"] = _write(curves, out / "scale_curves.csv")
+    paths["scale_effect"] = _write(scale_effect(tidy, s.confidence), out / "scale_effect.csv")
     paths["net_ready"] = _write(net_ready_table(tidy, s), out / "net_ready.csv")
     paths["net_ready_ratios"] = _write(net_ready_ratios(tidy, s), out / "net_ready_ratios.csv")
     meas_summary = summary[summary["source"] == "measured"].reset_index(drop=True)

@@ -1,16 +1,23 @@
-"""The cost of scale in numbers: each measure's slope per 1000 objects, and the time a change takes.
+"""The cost of scale in numbers: each measure's slope per 1000 objects, its ratio at the largest point
+to no objects, and the time a change takes.
 
 - :func:`scale_curves`: per variant, path, tool, swept test and metric of a sweep over ``services``
   or ``network_policies`` (tidy ``sweep_param``), the least-squares line of the runs' values on the
   object count: ``slope_per_1000`` with its t interval (n - 2 degrees of freedom), the value at 0
   objects (``intercept``) and ``rel_slope_per_1000`` = slope / intercept. The runs are the
   observations; the rounds are not modelled (a round's drift shared by its points widens the
-  interval, it does not bias the slope: the points' order alternates from round to round).
-- :func:`effect_table`: per variant, point and probe (``service_effect_s``, ...; one value per
+  interval, it does not bias the slope: the points' order alternates from round to round). Beside
+  the line, the curve's two ends (:func:`end_ratio`): the median at 0 objects and at the largest
+  point, and largest / 0 with its interval, paired by round (``podnet.stats.variants.side_by_side``)
+  where at least 2 rounds ran both, else unpaired (``sequential``: Welch on the log values).
+  Runs judged disturbed and kept are in neither (:func:`podnet.stats._data.split_sources`).
+- :func:`effect_table`: per variant, probe and point (``service_effect_s``, ...; one value per
   set-up of the point, :mod:`podnet.parse.scale`), the median with its distribution-free interval
   (:func:`podnet.stats.sweeps.median_interval`) and P99 with the order-statistic interval of the
   0.99 quantile, which exists only from n = 368 set-ups on (0.99^n <= 2.5 %; NaN bounds below,
-  and ``p99`` is then about the largest value seen).
+  and ``p99`` is then about the largest value seen); ``note`` says so for each row it concerns.
+  :func:`scale_effect` is that table from a tidy table (the sidecars of its scale runs): the
+  pipeline's ``scale_effect.csv``.
 """
 
 from __future__ import annotations
@@ -22,11 +29,30 @@ import numpy as np
 import pandas as pd
 import scipy.stats as sps
 
-from podnet.stats.sweeps import median_interval
+from podnet.parse.scale import effect_rows, scale_run_sidecars
+
+from ._data import split_sources
+from .sweeps import median_interval
+from .underload import pair_key
+from .variants import sequential, side_by_side
 
 #: the sweep parameters that count objects (:data:`podnet.launch.spec.scale.SWEPT`)
 SCALE_PARAMS = ("services", "network_policies")
 _CURVE_KEY = ["variant", "scenario", "tool", "sweep", "metric", "unit", "sweep_param"]
+#: the curve's ends (:func:`end_ratio`)
+END_COLUMNS = [
+    "largest",
+    "at_0",
+    "at_largest",
+    "ratio",
+    "ratio_low",
+    "ratio_high",
+    "ratio_level",
+    "ratio_n",
+    "ratio_method",
+    "ratio_differs",
+    "ratio_note",
+]
 CURVE_COLUMNS = [
     *_CURVE_KEY,
     "points",
@@ -37,10 +63,22 @@ CURVE_COLUMNS = [
     "slope_high",
     "rel_slope_per_1000",
     "confidence",
+    *END_COLUMNS,
 ]
 _EFFECT_KEY = ["variant", "metric", "services", "network_policies"]
+#: probe -> (the object kind it changes, what it times)
+PROBES = {
+    "service_effect_s": ("Service", "created"),
+    "service_removed_s": ("Service", "removed"),
+    "policy_effect_s": ("NetworkPolicy", "created"),
+    "policy_removed_s": ("NetworkPolicy", "removed"),
+}
 EFFECT_COLUMNS = [
-    *_EFFECT_KEY,
+    "variant",
+    "kind",
+    "change",
+    "point",
+    *_EFFECT_KEY[1:],
     "n",
     "p50",
     "p50_low",
@@ -50,6 +88,7 @@ EFFECT_COLUMNS = [
     "p99_low",
     "p99_high",
     "p99_coverage",
+    "note",
 ]
 
 
@@ -71,13 +110,71 @@ def slope(x: np.ndarray, y: np.ndarray, confidence: float = 0.95) -> tuple[float
     return a, b, b - t * se, b + t * se
 
 
-def scale_curves(tidy: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
-    """One row per curve over an object count (columns :data:`CURVE_COLUMNS`), slopes per 1000 objects."""
+def _scalar(x: Any) -> Any:
+    """The one value of a 0-d or 1-element array (a RatioInterval's field)."""
+    return np.asarray(x, dtype=object).reshape(-1)[0]
+
+
+def end_ratio(g: pd.DataFrame, confidence: float = 0.95, adaptive: bool = False) -> dict[str, Any]:
+    """The ends of one curve's runs ``g`` (columns ``sweep_value``, ``value``, ``launch_id``,
+    ``round_seq``, ``repeat``): the median at 0 objects and at the largest count, and largest / 0 with
+    its interval (columns :data:`END_COLUMNS`). Paired by round (:func:`podnet.stats.underload.pair_key`;
+    a pair's value is the median of its runs at that point) with ``variants.side_by_side`` when at
+    least 2 rounds ran both ends, else unpaired with ``variants.sequential`` (Welch on the log values,
+    the ratio of geometric means) when each end has at least 2 runs; else no interval, and
+    ``ratio_note`` says why. ``ratio_differs``: the interval excludes 1 (no multiplicity adjustment)."""
+    nan = float("nan")
+    x = g["sweep_value"].astype(float)
+    v = g["value"].astype(float)
+    ok = np.isfinite(x) & np.isfinite(v)
+    g, x, v = g[ok], x[ok], v[ok]
+    out: dict[str, Any] = dict.fromkeys(END_COLUMNS, nan)
+    out.update(ratio_method="", ratio_differs=False, ratio_note="", ratio_n=0)
+    largest = float(x.max()) if len(x) else nan
+    out["largest"] = largest
+    zero, top = v[x == 0], v[x == largest]
+    out["at_0"] = float(zero.median()) if len(zero) else nan
+    out["at_largest"] = float(top.median()) if len(top) else nan
+    if not len(zero) or not (largest > 0):
+        out["ratio_note"] = "no point at 0 objects" if not len(zero) else "no point above 0 objects"
+        return out
+    keys = pair_key(g)
+    at0 = v[x == 0].groupby(keys[x == 0]).median()
+    atl = v[x == largest].groupby(keys[x == largest]).median()
+    both = pd.concat([atl.rename("top"), at0.rename("zero")], axis=1, join="inner")
+    both = both[(both["top"] > 0) & (both["zero"] > 0)]
+    if len(both) >= 2:
+        top_v, zero_v = both["top"].to_numpy(float), both["zero"].to_numpy(float)
+        iv = side_by_side(top_v, zero_v, confidence, adaptive=adaptive)
+        out["ratio_method"] = f"paired by round ({_scalar(iv.method)})"
+        out["ratio_level"] = float(iv.level)
+    elif (zero > 0).sum() >= 2 and (top > 0).sum() >= 2:
+        iv = sequential(top[top > 0].to_numpy(float), zero[zero > 0].to_numpy(float), confidence)
+        out["ratio_method"] = "unpaired (Welch on log values)"
+        out["ratio_level"] = confidence
+        out["ratio_note"] = f"{len(both)} round(s) ran both ends: unpaired"
+    else:
+        n0, nl = int((zero > 0).sum()), int((top > 0).sum())
+        out["ratio_note"] = f"{n0} run(s) at 0 and {nl} at {largest:g}: no interval"
+        out["ratio"] = out["at_largest"] / out["at_0"] if out["at_0"] > 0 else nan
+        return out
+    ratio, lo, hi = (float(_scalar(a)) for a in (iv.ratio, iv.low, iv.high))
+    out.update(ratio=ratio, ratio_low=lo, ratio_high=hi, ratio_n=int(float(_scalar(iv.n))))
+    out["ratio_differs"] = bool(np.isfinite(lo) and np.isfinite(hi) and (lo > 1 or hi < 1))
+    return out
+
+
+def scale_curves(tidy: pd.DataFrame, confidence: float = 0.95, adaptive: bool = False) -> pd.DataFrame:
+    """One row per curve over an object count (columns :data:`CURVE_COLUMNS`), slopes per 1000
+    objects and the ends' ratio (:func:`end_ratio`; ``adaptive``: the rounds stopped adaptively)."""
     if tidy.empty or "sweep_param" not in tidy:
         return pd.DataFrame(columns=CURVE_COLUMNS)
     t = tidy[tidy["sweep_param"].astype(str).isin(SCALE_PARAMS)]
     if "source" in t:
-        t = t[t["source"].astype(str) != "reference"]
+        t = split_sources(t.reset_index(drop=True))[0]
+    for col, default in (("launch_id", ""), ("round_seq", pd.NA), ("repeat", 1)):
+        if col not in t:
+            t = t.assign(**{col: default})
     rows = []
     for key, g in t.groupby(_CURVE_KEY, dropna=False, sort=True):
         x = g["sweep_value"].to_numpy(dtype=float) / 1000.0
@@ -95,6 +192,7 @@ def scale_curves(tidy: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
                 "slope_high": hi,
                 "rel_slope_per_1000": b / a if a and math.isfinite(a) else float("nan"),
                 "confidence": confidence,
+                **end_ratio(g, confidence, adaptive),
             }
         )
     return pd.DataFrame(rows, columns=CURVE_COLUMNS)
@@ -120,19 +218,51 @@ def quantile_interval(x: Any, q: float, confidence: float = 0.95) -> tuple[float
     return est, float(x[lo - 1]), float(x[hi - 1]), float(cdf[hi - 1] - cdf[lo - 1])
 
 
+def needed(q: float, confidence: float = 0.95) -> int:
+    """The fewest values whose order statistics give the ``q`` quantile (q >= 0.5) a two-sided
+    ``confidence`` interval: q^n <= (1 - confidence) / 2 (368 for P99 at 95 %; 6 for the median)."""
+    return max(2, math.ceil(math.log((1 - confidence) / 2) / math.log(max(q, 1 - q))))
+
+
+def _effect_note(n: int, p50_cover: float, p99_low: float, confidence: float) -> str:
+    """What a row's intervals lack: a median interval below ``confidence``, no P99 interval."""
+    words = []
+    if n < 2:
+        words.append(f"{n} set-up: no interval")
+    elif not p50_cover >= confidence:
+        words.append(
+            f"P50 interval is the range, coverage {p50_cover:.1%} (n = {n}; "
+            f"{confidence:.0%} needs {needed(0.5, confidence)})"
+        )
+    if n >= 1 and not np.isfinite(p99_low):
+        words.append(
+            f"P99 is about the largest of {n} and has no interval ({confidence:.0%} needs "
+            f"{needed(0.99, confidence)} set-ups)"
+        )
+    return "; ".join(words)
+
+
 def effect_table(effects: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     """One row per variant, probe and point (columns :data:`EFFECT_COLUMNS`) from
-    :func:`podnet.parse.scale.effect_rows`."""
+    :func:`podnet.parse.scale.effect_rows`: ``kind`` and ``change`` name the probe (:data:`PROBES`),
+    ``point`` is the count of that kind the point holds."""
     if effects.empty:
         return pd.DataFrame(columns=EFFECT_COLUMNS)
     rows = []
     for key, g in effects.groupby(_EFFECT_KEY, dropna=False, sort=True):
+        k = dict(zip(_EFFECT_KEY, key))
+        kind, change = PROBES.get(str(k["metric"]), ("", ""))
         v = g["value"].to_numpy(dtype=float)
+        v = v[np.isfinite(v)]
         med = median_interval(v, confidence)
         p99 = quantile_interval(v, 0.99, confidence)
+        count = k["network_policies"] if kind == "NetworkPolicy" else k["services"]
         rows.append(
             {
-                **dict(zip(_EFFECT_KEY, key)),
+                **k,
+                "kind": kind,
+                "change": change,
+                "point": count,
                 "n": len(v),
                 "p50": med.median,
                 "p50_low": med.low,
@@ -142,6 +272,18 @@ def effect_table(effects: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
                 "p99_low": p99[1],
                 "p99_high": p99[2],
                 "p99_coverage": p99[3],
+                "note": _effect_note(len(v), med.coverage, p99[1], confidence),
             }
         )
     return pd.DataFrame(rows, columns=EFFECT_COLUMNS)
+
+
+def scale_effect(tidy: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """:func:`effect_table` of the probes recorded in the sidecars of ``tidy``'s scale runs
+    (:func:`podnet.parse.scale.scale_run_sidecars`): scale_effect.csv, no rows without a scale sweep.
+    ValueError when a scale run's sidecar cannot be read where the tidy ``raw_path`` says."""
+    try:
+        sidecars = scale_run_sidecars(tidy, SCALE_PARAMS)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"scale_effect.csv (time to effect) reads the scale runs' sidecars: {exc}") from exc
+    return effect_table(effect_rows(sidecars), confidence)

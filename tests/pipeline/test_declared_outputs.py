@@ -72,6 +72,7 @@ CASES = {
         "load_curves.csv",
         "latency_under_load.csv",
         "scale_curves.csv",
+        "scale_effect.csv",
         "net_ready.csv",
         "net_ready_ratios.csv",
         "outliers.csv",

@@ -217,6 +217,10 @@ FIGURE_TABLES = [
     "net_ready_ratios",
     "settings",
 ]
+# the cost of scale (issue 33): its tables, read by the `scale` figure and the compare notebook
+TABLES["scale_curves"] = f"{OUT}/scale_curves.csv"
+TABLES["scale_effect"] = f"{OUT}/scale_effect.csv"
+FIGURE_TABLES += ["scale_effect"]
 FIGURE_PLAN = f"{OUT}/figures/plan.json"
 
 
@@ -309,6 +313,11 @@ NOTEBOOK_EXTRA = {
     },
     "vs_seed": {"vs_seed": VS_SEED_OUTPUTS, "ranking_figure": RANKING_OUTPUTS},
 }
+# the cost of scale (issue 33): the compare notebook's section reads these and shows the `scale` figure
+NOTEBOOK_TABLES["compare"] += ["sweeps", "scale_curves", "scale_effect"]
+NOTEBOOK_EXTRA["compare"]["scale_figure"] = lambda w: [
+    f for f in drawn_figure_files(["scale"]) if f.endswith(".png")
+]
 NOTEBOOK_PARAMS = {
     "compare": {"compare_with": [os.path.abspath(d) for d in COMPARE_WITH]},
     "vs_seed": {

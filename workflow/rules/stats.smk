@@ -1,6 +1,7 @@
 # Statistics: tidy table -> summary.csv (per group) and ratios.csv (against baselines), variants.csv,
 # sweeps.csv and load_curves.csv (swept tests as curves), latency_under_load.csv (load sweeps),
-# scale_curves.csv (scale sweeps: slope per 1000 objects), net_ready.csv (time to network, netready),
+# scale_curves.csv (scale sweeps: slope per 1000 objects, largest / 0), scale_effect.csv (time to
+# effect per scale point, from the scale runs' sidecars), net_ready.csv (time to network, netready),
 # net_ready_ratios.csv (time to network, each variant over the baseline variant);
 # ranking.csv (stats.ranking);
 # with stats.thresholds in the config, the gate (podnet check) -> check.csv as the last step.
@@ -19,6 +20,7 @@ rule stats:
         load_curves=f"{OUT}/load_curves.csv",
         latency_under_load=f"{OUT}/latency_under_load.csv",
         scale_curves=f"{OUT}/scale_curves.csv",
+        scale_effect=f"{OUT}/scale_effect.csv",
         net_ready=f"{OUT}/net_ready.csv",
         net_ready_ratios=f"{OUT}/net_ready_ratios.csv",
         outliers=f"{OUT}/outliers.csv",

@@ -1,5 +1,9 @@
 """Snakemake script: statistics stage (library: podnet.stats.run)."""
 
+from podnet.config.lean import skip_iri_grammar
+
+skip_iri_grammar()  # before jsonschema: scale_effect.csv validates the scale runs' sidecars
+
 import logging
 from pathlib import Path
 

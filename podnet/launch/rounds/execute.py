@@ -186,7 +186,7 @@ class Executor:
             tag = f"[warm-up {index}/{total}] {case.label}"
         not_runnable = self.w.blocked(cp) or self.w.server_ready(cp)
         if not not_runnable and self.scale is not None and not warmup:  # the case's objects first
-            not_runnable = self.scale.ensure(case.test.scale)
+            not_runnable = self.scale.ensure(case.test.scale, self.round_seq)  # probed once per round
         if not_runnable:
             log.error("%s: cannot run: %s", tag, not_runnable)
             if not warmup:

@@ -104,6 +104,8 @@ class ScaleState:
         self.rules_per: int | None = None
         self.probe_ip: str | None = None
         self.serial = 0
+        #: the launch round the point was set up in (None: not told)
+        self.round_no: int | None = None
 
     @classmethod
     def for_launch(cls, cfg: LaunchConfig, workload: Any, info: dict[str, Any] | None) -> ScaleState | None:
@@ -123,13 +125,16 @@ class ScaleState:
         return dict(self.record)
 
     # -- a point ------------------------------------------------------------------------------------
-    def ensure(self, spec: ScaleSpec | None) -> str | None:
+    def ensure(self, spec: ScaleSpec | None, round_no: int | None = None) -> str | None:
         """Make the namespace hold ``spec``'s objects (None: none); None when they are present and
-        programmed, else why not (the run then fails with it)."""
+        programmed, else why not (the run then fails with it). ``round_no``: the launch round of the
+        run; a point already held from another round is probed again (its objects stay), so each
+        round gives each point its own probe times."""
         spec = spec or NONE
-        if self.point == key(spec):
+        if self.point == key(spec) and (round_no is None or round_no == self.round_no):
             return None
         self.point = None
+        self.round_no = round_no
         t0 = self.clock()
         try:
             if not self.cfg.namespace_create:

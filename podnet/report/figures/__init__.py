@@ -14,6 +14,8 @@ One figure per question, each a journal column (3.5 in) or page (7 in) wide, wri
   TCP streams per variant and path, their ratio to idle, the load carried.
 - ``net_ready``: time to a working pod network per variant (CNI), ranked by P50: P50, P90 and P99
   with their intervals, each variant over the baseline variant, and the median of each step.
+- ``scale``: the cost of scale: TCP_CRR rate, P99 latency (sweeps.csv) and the time to effect
+  (scale_effect.csv) against the number of Services or NetworkPolicies, per variant.
 
 Each is drawn by its own module (``podnet.config.lean.FIGURES``); ``grid``, ``curves``, ``plots``,
 ``style`` and ``data`` are shared. A figure with nothing to show (one variant, no sweep, no CPU
@@ -66,6 +68,13 @@ CAPTIONS = {
     "resolves); the P50 of each step from the create call (scheduled, sandbox, IP, container start, "
     "first replies).",
 }
+# the cost of scale (issue 33)
+CAPTIONS["scale"] = (
+    "The cost of scale: each measure against the number of Services or NetworkPolicies the cluster holds, "
+    "one line per variant (line style: path or probe), 95 % intervals; the time from creating one more "
+    "Service or a deny policy until the datapath obeys it (P50, P99 over the set-ups; no bar where the "
+    "set-ups are too few for a 95 % interval)."
+)
 
 
 def render(t: Tables) -> dict[str, plt.Figure]:

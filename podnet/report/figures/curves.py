@@ -107,7 +107,11 @@ def _xy_panel(fig: plt.Figure, ax: plt.Axes, p: grid.Panel, colors: dict, styles
         lim = [float(xs.min()), float(xs.max())]
         ax.plot(lim, lim, ls="--", lw=0.6, color="0.6", zorder=0)
     if len(xs) > 1 and xs.max() / xs.min() > 30:
-        ax.set_xscale("log")
+        if (rows["x"].to_numpy(float) == 0).any():  # a point at 0 (e.g. no objects) stays on the axis
+            ax.set_xscale("symlog", linthresh=float(xs.min()), linscale=0.5)
+            ax.xaxis.set_major_formatter(style.PlainFormatter())
+        else:
+            ax.set_xscale("log")
     if p.positive:
         ax.set_ylim(bottom=0)
     if top is not None:

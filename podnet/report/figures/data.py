@@ -56,6 +56,10 @@ class Tables:
     source: str = ""
     #: runs the launcher judged disturbed, re-run or kept (disturbed_runs.csv, podnet.parse.disturbed)
     disturbed: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: scale sweeps: slopes and the largest point over 0 objects (scale_curves.csv, podnet.stats.scale)
+    scale_curves: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: scale sweeps: time to effect per point, P50 and P99 (scale_effect.csv, podnet.stats.scale)
+    scale_effect: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def _csv(path: Path) -> pd.DataFrame:
@@ -84,6 +88,8 @@ FILES = {
     "net_ready": "net_ready.csv",
     "net_ready_ratios": "net_ready_ratios.csv",
     "disturbed": "disturbed_runs.csv",
+    "scale_curves": "scale_curves.csv",
+    "scale_effect": "scale_effect.csv",
     "settings": "stats_settings.json",
 }
 
