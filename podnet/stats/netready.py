@@ -136,7 +136,7 @@ def net_ready_table(tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] |
         if len(runs) >= MIN_RUNS:
             rng = np.random.default_rng(group_seed(s.bootstrap.seed, key_text(pd.DataFrame([k]))[0]))
             lo, hi = cluster_bootstrap(runs, qs, s.confidence, s.bootstrap.resamples, rng)
-            method = f"cluster bootstrap over runs (percentile, {s.bootstrap.resamples} resamples)"
+            method = f"cluster bootstrap over runs (expanded percentile, {s.bootstrap.resamples} resamples)"
         else:
             notes.append(f"{len(runs)} run(s): no interval (at least {MIN_RUNS} runs)")
         conc = int(k["streams"]) if pd.notna(k["streams"]) else 1

@@ -156,7 +156,7 @@ def _pair_rows(
         iv = percentile_ratio(tr, br, qs, s.confidence, s.bootstrap.resamples, rng)
         method = (
             "cluster bootstrap over runs, each variant's resampled on its own "
-            f"(percentile, {s.bootstrap.resamples} resamples)"
+            f"(expanded percentile, {s.bootstrap.resamples} resamples)"
         )
         if fewest < FEW_RUNS:
             notes.append(f"{fewest} runs on the smaller side: a bootstrap over few runs under-covers")
