@@ -195,3 +195,28 @@ def test_the_budget_stops_added_rounds(tmp_path):
     doc = json.loads(next((a.raw_dir / "_side_by_side").glob("*.json")).read_text())
     # 3 base rounds x 2 cases x 2 variants = 60 s; a round of the unmet cases would end past 70 s
     assert doc["stop"] == "budget spent" and doc["added_rounds"] == 0 and clock.t == 60
+
+
+def test_the_side_by_side_launch_holds_the_idle_states_its_config_asks_for(tmp_path, monkeypatch):
+    """launch.cpu_latency_us is held for the whole side-by-side launch, as a single launch holds it,
+    and each variant's manifest says so (the seed-003 campaign asked for 0 and recorded {})."""
+    import contextlib
+
+    from podnet.launch.campaign import sidebyside
+    from podnet.launch.noise.idle import IdleHold
+
+    asked: list[int | None] = []
+
+    @contextlib.contextmanager
+    def fake_hold(us):
+        asked.append(us)
+        yield IdleHold(requested_us=us, held=us is not None)
+
+    monkeypatch.setattr(sidebyside, "hold_cpu_latency", fake_hold)
+    order: list[str] = []
+    a, b = cfg(tmp_path, "a", cpu_latency_us=0), cfg(tmp_path, "b", cpu_latency_us=0)
+    results = launch_side_by_side([a, b], kubes=[kube(order, "a", lambda: 9), kube(order, "b", lambda: 6)])
+    assert asked == [0] and len(order) == 12
+    assert all(r.cpu_latency.get("held") is True and r.cpu_latency.get("requested_us") == 0 for r in results)
+    logs = [json.loads(p.read_text()) for p in sorted((a.raw_dir / "_launch").iterdir())]
+    assert [log["cpu_latency"]["held"] for log in logs] == [True, True]

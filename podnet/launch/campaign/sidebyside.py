@@ -47,6 +47,7 @@ from podnet.launch.campaign.account import STOP_WORDS, SideBySideAccount, Varian
 from podnet.launch.cluster.k8s import Kube, KubeError
 from podnet.launch.cluster.provenance import now_iso
 from podnet.launch.cluster.signals import Interrupted, interruptible
+from podnet.launch.noise.idle import hold_cpu_latency
 from podnet.launch.noise.interference import link_neighbours
 from podnet.launch.rounds import stop as rule
 from podnet.launch.rounds.results import LaunchResult, configure_logging, write_logs
@@ -188,10 +189,10 @@ class SideBySide:
         """Discover every variant, create the workloads, warm up, run the base rounds side by side,
         then the adaptive rounds; always delete everything. Never raises for run failures."""
         t0 = self.clock()
-        for L in self.launchers:
-            L.result.started = now_iso()
-        try:
-            with interruptible():
+        try:  # the idle-state hold of the first variant's config, as a single launch holds its own
+            with interruptible(), hold_cpu_latency(self.cfg.cpu_latency_us) as idle:
+                for L in self.launchers:
+                    L.result.started, L.result.cpu_latency = now_iso(), idle.as_record()
                 pending: dict[int, dict[CaseKey, list[int]]] = {}
                 for L in self.launchers:
                     facts = L.discover()
