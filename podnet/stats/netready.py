@@ -84,6 +84,12 @@ def pod_rows(tidy: pd.DataFrame) -> pd.DataFrame:
     return tidy[keep]
 
 
+def run_values(pods: pd.DataFrame) -> list[np.ndarray]:
+    """Each run's pod values of ``pods`` (per-pod rows of one group), runs in run_id order: the unit
+    the cluster bootstrap resamples."""
+    return [r["value"].to_numpy(dtype=float) for _, r in pods.groupby("run_id", sort=True)]
+
+
 def bootstrap_quantiles(
     runs: list[np.ndarray], qs: np.ndarray, resamples: int, rng: np.random.Generator
 ) -> np.ndarray:
@@ -127,7 +133,7 @@ def net_ready_table(tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] |
         g = g[np.isfinite(g["value"].to_numpy(dtype=float))]
         if g.empty:
             continue
-        runs = [r["value"].to_numpy(dtype=float) for _, r in g.groupby("run_id", sort=True)]
+        runs = run_values(g)
         pooled = np.concatenate(runs)
         values = np.quantile(pooled, qs)
         lo = hi = np.full(len(qs), np.nan)

@@ -31,7 +31,7 @@ from scipy import stats
 from . import core
 from ._data import key_text
 from .bootstrap import expanded_p, expanded_tail, group_seed
-from .netready import _KEY, FEW_ABOVE, MIN_RUNS, bootstrap_quantiles, pod_rows
+from .netready import _KEY, FEW_ABOVE, MIN_RUNS, bootstrap_quantiles, pod_rows, run_values
 from .settings import Settings
 
 #: the metric compared between variants, and its percentiles
@@ -129,10 +129,7 @@ def variant_pairs(s: Settings, variants: list[str]) -> list[tuple[str, str]]:
 
 def _sides(rows: pd.DataFrame) -> dict[tuple[str, str], list[np.ndarray]]:
     """(group key text, variant) -> each run's pod values (runs in run_id order)."""
-    return {
-        (str(k), str(v)): [r["value"].to_numpy(dtype=float) for _, r in g.groupby("run_id", sort=True)]
-        for (k, v), g in rows.groupby(["_k", "_v"], sort=True)
-    }
+    return {(str(k), str(v)): run_values(g) for (k, v), g in rows.groupby(["_k", "_v"], sort=True)}
 
 
 def _pair_rows(
