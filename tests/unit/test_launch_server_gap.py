@@ -24,12 +24,12 @@ CRASHED = (FIX / "udp-e-crashed-server.txt").read_text()
 def test_a_udp_client_without_the_server_report_is_a_failed_run_with_its_reason():
     inv = iperf2.ADAPTER.invocation({"protocol": "udp", "bandwidth": "100M"}, "10.0.0.1")
     assert inv.requires == ("throughput",) and inv.server_gap == iperf2.UDP_SERVER_GAP > 0
-    v = judge("iperf2", ExecResult(rc=0, stdout=CRASHED, stderr=""), inv.requires)
+    v = judge(iperf2.ADAPTER, ExecResult(rc=0, stdout=CRASHED, stderr=""), inv.requires)
     assert v.status == "failed"
     assert "measured no throughput" in v.error and "no server report" in v.error
-    assert judge("iperf2", ExecResult(rc=0, stdout=REPORT, stderr=""), inv.requires).status == "ok"
+    assert judge(iperf2.ADAPTER, ExecResult(rc=0, stdout=REPORT, stderr=""), inv.requires).status == "ok"
     # what an import of the same text keeps: the sender side, said to be only that
-    assert judge("iperf2", ExecResult(rc=0, stdout=CRASHED, stderr="")).status == "ok"
+    assert judge(iperf2.ADAPTER, ExecResult(rc=0, stdout=CRASHED, stderr="")).status == "ok"
     tcp = iperf2.ADAPTER.invocation({"protocol": "tcp"}, "10.0.0.1")
     assert tcp.requires == () and tcp.server_gap == 0
 

@@ -13,14 +13,15 @@ import logging
 import re
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 from podnet import tools as adapters
 from podnet.launch.cluster import manifests, provenance
-from podnet.launch.cluster.k8s import KubeError, PodFailure
+from podnet.launch.cluster.k8s import ExecResult, KubeError, PodFailure
 from podnet.launch.cluster.provenance import now_iso
 from podnet.launch.cluster.signals import shielded
+from podnet.launch.cluster.target import CaseTarget, Container, Endpoint, Space, case_target, object_name
 from podnet.launch.spec.config import CaseKey, LaunchConfig
 from podnet.launch.spec.placement import Node
 from podnet.launch.spec.plan import PLACEHOLDER_TARGET, CasePlan, Plan, build_plan, server_binaries, slug
@@ -37,19 +38,6 @@ NODE_RECHECK_S = 2.0
 KUBELET_UNREACHABLE = re.compile(
     r"dial tcp \S+:\d+: (connect: connection refused|i/o timeout|connect: no route to host)"
 )
-
-
-@dataclass
-class Endpoint:
-    """A pod as the runs see it."""
-
-    name: str
-    ip: str | None = None
-    node: str | None = None
-    image_id: str | None = None
-    interface: str | None = None
-    mtu: int | None = None
-    failure: str | None = None
 
 
 def node_down(node: Any) -> str | None:
@@ -123,7 +111,24 @@ class Workload:
 
     def pod_name(self, name: str) -> str:
         """The real object name of a planned pod (prefixed with the run in a shared namespace)."""
-        return (self._prefix + name)[:63].rstrip("-")
+        return object_name(self._prefix, name)
+
+    @property
+    def space(self) -> Space:
+        """The launch's namespace (:class:`.target.Space`), for what makes objects of its own there."""
+        return Space(self.kube, self.namespace, dict(self.labels), self.image, self._prefix)
+
+    def target(self, cp: CasePlan) -> CaseTarget:
+        """Where and with what ``cp`` runs, from the pods as recorded (:func:`.target.case_target`)."""
+        pod = self.plan.pods.get(cp.client_pod or "") if self.plan is not None else None
+        placement = pod.placement if pod is not None else None
+        return case_target(
+            cp, self.endpoints, self.services, self._prefix, self.image, self.tool_versions, placement
+        )
+
+    def exec(self, where: Container, argv: list[str], timeout: float) -> ExecResult:
+        """Run ``argv`` in a case's container (:attr:`.target.CaseTarget.client` or ``server``)."""
+        return self.kube.exec(self.namespace, where.pod, argv, timeout, container=where.container)
 
     # -- set-up --------------------------------------------------------------------------------------
     def setup_namespace(self, pod_security: str = "baseline") -> None:
@@ -219,7 +224,7 @@ class Workload:
     def _interfaces(self) -> None:
         """Interface name and MTU of every ready endpoint (``ip -j addr show``)."""
         assert self.plan is not None
-        for name, ep in self.endpoints.items():
+        for name, ep in list(self.endpoints.items()):
             if ep.failure or not ep.ip:
                 continue
             pod = self.plan.pods[name]
@@ -232,7 +237,7 @@ class Workload:
                 container=container,
             )
             facts = provenance.interface_for(r.stdout, ep.ip) if r.rc == 0 else {}
-            ep.interface, ep.mtu = facts.get("interface"), facts.get("mtu")
+            self.endpoints[name] = replace(ep, interface=facts.get("interface"), mtu=facts.get("mtu"))
 
     def probe_tools(self, client: str) -> dict[str, str]:
         """Tools whose binaries the image lacks (-> reason); records every other tool's version."""

@@ -30,11 +30,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from podnet import tools as adapters
 from podnet.launch.cluster.k8s import ExecResult
 from podnet.launch.cluster.provenance import ClusterFacts, now_iso, read_cluster_info
-from podnet.launch.cluster.workload import Workload
+from podnet.launch.cluster.target import CaseTarget, Container, Endpoint
 from podnet.launch.noise.interference import Interference
+from podnet.launch.rounds.interface import Pods
 from podnet.launch.rounds.netready import is_netready
 from podnet.launch.rounds.netready import run_case as run_netready
 from podnet.launch.rounds.results import Tally
@@ -47,7 +47,7 @@ from podnet.launch.spec.disturbance import DisturbanceRule, RerunBudget
 from podnet.launch.spec.disturbance import judge as judge_disturbance
 from podnet.launch.spec.plan import CasePlan
 from podnet.parse.raw import write_raw
-from podnet.tools.base import Invocation, ParseError
+from podnet.tools.base import Adapter, Invocation, ParseError
 
 log = logging.getLogger("podnet.launch")
 
@@ -70,10 +70,9 @@ class Judged:
     headline: str = ""
 
 
-def judge(tool: str, r: ExecResult, requires: tuple[str, ...] = ()) -> Judged:
-    """Ok when the client finished in time and the adapter parses a measurement from its output,
-    including every metric in ``requires`` (:attr:`Invocation.requires`)."""
-    adapter = adapters.get(tool)
+def judge(adapter: Adapter, r: ExecResult, requires: tuple[str, ...] = ()) -> Judged:
+    """Ok when the client finished in time and ``adapter`` (the case's, :attr:`CasePlan.adapter`) parses a
+    measurement from its output, including every metric in ``requires`` (:attr:`Invocation.requires`)."""
     candidates = [r.stdout]
     if r.stderr.strip():
         candidates.append(r.stdout + ("\n" if r.stdout and not r.stdout.endswith("\n") else "") + r.stderr)
@@ -93,7 +92,7 @@ def judge(tool: str, r: ExecResult, requires: tuple[str, ...] = ()) -> Judged:
             unmeasured = f"measured no {', '.join(missing)}: {warnings}"
             continue
         if res.measurements and finished:
-            return Judged(text, "ok", "", headline(tool, res))
+            return Judged(text, "ok", "", headline(adapter, res))
     why = []
     if r.error:
         why.append(r.error)
@@ -113,10 +112,10 @@ def judge(tool: str, r: ExecResult, requires: tuple[str, ...] = ()) -> Judged:
     return Judged(r.stdout, "failed", "; ".join(why) or "failed")
 
 
-def headline(tool: str, res: Any) -> str:
+def headline(adapter: Adapter, res: Any) -> str:
     """The progress log's summary of a run: its first headline metric, in readable units."""
     values = {m.metric: m for m in res.measurements}
-    for metric in adapters.get(tool).headline:
+    for metric in adapter.headline:
         m = values.get(metric)
         if m is None:
             continue
@@ -134,18 +133,23 @@ def _plain(obj: Any) -> Any:
 
 
 class Executor:
-    """Runs single repeats of cases in the launch's pods and records each (raw file + sidecar)."""
+    """Runs single repeats of cases in the launch's pods and records each (raw file + sidecar).
+
+    ``pods``: what a run needs of the cluster (:class:`~podnet.launch.rounds.interface.Pods`: a
+    :class:`~podnet.launch.cluster.workload.Workload` or a double); ``scale``: the launch's scale
+    points (:mod:`.scale`; None: no test has ``scale``), made by the launcher."""
 
     def __init__(
         self,
         cfg: LaunchConfig,
-        workload: Workload,
+        pods: Pods,
         facts: ClusterFacts,
         tally: Tally,
         launch_meta: dict[str, Any],
+        scale: ScaleState | None = None,
     ):
         self.cfg = cfg
-        self.w = workload
+        self.pods = pods
         self.facts = facts
         self.tally = tally
         self.launch_meta = launch_meta
@@ -159,24 +163,20 @@ class Executor:
         self.reruns = RerunBudget(self.rule)
         if cfg.interference:
             info = read_cluster_info(cfg.cluster_info) if "embedded" in facts.cluster else None
-            self.interference = Interference(workload.kube, workload.namespace, info, cfg.timeouts["api"])
+            space = pods.space
+            self.interference = Interference(space.kube, space.namespace, info, cfg.timeouts["api"])
         #: the objects of the cases' scale points (:mod:`.scale`; None: no test has `scale`)
-        embedded = read_cluster_info(cfg.cluster_info) if "embedded" in facts.cluster else None
-        self.scale = ScaleState.for_launch(cfg, workload, embedded)
+        self.scale = scale
 
-    def _sides(self, cp: CasePlan) -> tuple[tuple[str, str, str | None], tuple[str, str, str | None] | None]:
-        """(pod, container, node) of the client, and of the server when it is another machine."""
-        cep = self.w.endpoints.get(cp.client_pod or "")
-        sep = self.w.endpoints.get(cp.server_pod or "")
-        client = (self.w.pod_name(cp.client_pod or ""), "main", cep.node if cep else None)
-        if not cp.server_pod or sep is None or sep.failure:
-            return client, None
+    def _sides(self, t: CaseTarget) -> tuple[Container, Container | None]:
+        """The client's container, and the server's when it is another machine (read around the run)."""
+        if t.server is None:
+            return t.client, None
         if self.interference is None or self.interference.same_machine(
-            self.facts.node_facts, client[2], sep.node
+            self.facts.node_facts, t.client.node, t.server.node
         ):
-            return client, None
-        container = cp.server.container if cp.server else "main"
-        return client, (self.w.pod_name(cp.server_pod), container, sep.node)
+            return t.client, None
+        return t.client, t.server
 
     def run(self, cp: CasePlan, slot: Slot, total: int, index: int, warmup: bool = False) -> str:
         """Run one repeat of one case (a warm-up: not counted, kept apart); returns ok / failed."""
@@ -184,7 +184,7 @@ class Executor:
         tag = f"[{index}/{total}] round {slot.round} {case.label} r{slot.repeat:03d}"
         if warmup:
             tag = f"[warm-up {index}/{total}] {case.label}"
-        not_runnable = self.w.blocked(cp) or self.w.server_ready(cp)
+        not_runnable = self.pods.blocked(cp) or self.pods.server_ready(cp)
         if not not_runnable and self.scale is not None and not warmup:  # the case's objects first
             not_runnable = self.scale.ensure(case.test.scale, self.round_seq)  # probed once per round
         if not_runnable:
@@ -194,12 +194,8 @@ class Executor:
             return "failed"
         if is_netready(cp):  # time to network: K new pods, not one exec (rounds/netready.py)
             return run_netready(self, cp, slot, tag, warmup)
-        server_ep = self.w.endpoints.get(cp.server_pod or "")
-        target = (
-            self.w.services[cp.server_pod]
-            if cp.service and cp.server_pod
-            else (server_ep.ip if server_ep else None)
-        )
+        t = self.pods.target(cp)
+        target = t.address
         inv = cp.invocation(str(target))
         self._server_gap(cp, inv)
         limit = float(inv.duration) + float(self.cfg.timeouts["run_margin"])
@@ -207,9 +203,9 @@ class Executor:
         attempt = 1 if warmup else self.tally.states[case.key].next_attempt(slot.repeat)
         meta = self.sidecar(cp, slot, attempt)
         meta.update(protocol=inv.protocol, direction=inv.direction, streams=inv.streams)
-        before = self.w.restarts(cp)
-        client_side, server_side = self._sides(cp)
-        started_load = self._start_load(cp, slot, str(target), inv, tag, warmup)
+        before = self.pods.restarts(cp)
+        client_side, server_side = self._sides(t)
+        started_load = self._start_load(cp, t, slot, str(target), inv, tag, warmup)
         if started_load.failed:
             return "failed"
         load = started_load.run
@@ -217,14 +213,7 @@ class Executor:
         probe = ia.start(server_side[:2] if server_side else None) if ia else None
         started = now_iso()
         t0 = time.monotonic()
-        client = client_side[0]
-        r = self.w.kube.exec(
-            self.w.namespace,
-            client,
-            ia.wrap(argv) if ia else argv,
-            limit + KILL_GRACE + EXEC_SLACK,
-            container="main",
-        )
+        r = self.pods.exec(client_side, ia.wrap(argv) if ia else argv, limit + KILL_GRACE + EXEC_SLACK)
         elapsed = time.monotonic() - t0
         ended = now_iso()
         if cp.server and cp.server_pod:
@@ -233,11 +222,11 @@ class Executor:
             started_ok = not (r.rc is None and r.error and not r.timed_out)
             meta["interference"] = ia.finish(probe, client_side, server_side, ran=started_ok)
         if r.rc is None and r.error:
-            self.w.exec_failed(cp.client_pod, r.error)
+            self.pods.exec_failed(cp.client_pod, r.error)
         restarted = {
-            k: v - before[k] for k, v in self.w.restarts(cp).items() if k in before and v > before[k]
+            k: v - before[k] for k, v in self.pods.restarts(cp).items() if k in before and v > before[k]
         }
-        verdict = judge(case.test.tool, r, inv.requires)
+        verdict = judge(cp.adapter, r, inv.requires)
         ext = "json" if verdict.content.lstrip().startswith("{") else "txt"
         timing = {"started": started, "ended": ended, "elapsed_s": round(elapsed, 3)}
         if load is not None:
@@ -247,10 +236,10 @@ class Executor:
             if why and verdict.status == "ok":
                 verdict = replace(verdict, status="failed", error=why)
             if why:
-                self.w.restart_server(replace(cp, server=cp.load_server))
+                self.pods.restart_server(replace(cp, server=cp.load_server))
         if not warmup:
             verdict = self._disturbance(verdict, meta)
-        self._describe(meta, cp, inv, argv, target, verdict, r, timing)
+        self._describe(meta, cp, t, inv, argv, verdict, r, timing)
         if restarted:
             meta.update(suspect=True, restarts=restarted)
         if warmup:
@@ -258,20 +247,20 @@ class Executor:
         return self._keep_counted(cp, slot, attempt, tag, verdict, r, meta, ext, restarted, elapsed)
 
     def _start_load(
-        self, cp: CasePlan, slot: Slot, target: str, inv: Invocation, tag: str, warmup: bool
+        self, cp: CasePlan, t: CaseTarget, slot: Slot, target: str, inv: Invocation, tag: str, warmup: bool
     ) -> LoadStart:
         """Start a latency-under-load case's load and wait its lead-in (:mod:`.underload`): the load
         running, none (another case, or a warm-up, which runs the probe alone), or failed when its
         server is not ready (recorded as a failed run)."""
         if not cp.load or warmup or cp.case.test.load is None:
             return LoadStart()
-        why = self.w.server_ready(replace(cp, server=cp.load_server))
+        why = self.pods.server_ready(replace(cp, server=cp.load_server))
         if why:
             log.error("%s: cannot run the load: %s", tag, why)
             self.record_failure(cp, slot, f"load: {why}")
             return LoadStart(failed=True)
         margin = float(self.cfg.timeouts["run_margin"])
-        load = LoadRun.start(self.w, cp, target, float(inv.duration), margin, KILL_GRACE)
+        load = LoadRun.start(self.pods, t.client, cp, target, float(inv.duration), margin, KILL_GRACE)
         load.lead_in(cp.case.test.load.lead_in)
         return LoadStart(run=load)
 
@@ -309,15 +298,15 @@ class Executor:
         self,
         meta: dict[str, Any],
         cp: CasePlan,
+        t: CaseTarget,
         inv: Invocation,
         argv: list[str],
-        target: Any,
         verdict: Judged,
         r: ExecResult,
         timing: dict[str, Any],
     ) -> None:
         """The run's outcome, commands, endpoints and provenance into its sidecar ``meta``."""
-        case = cp.case
+        case, target = cp.case, t.address
         meta.update(
             status=verdict.status,
             **({"error": verdict.error} if verdict.error else {}),
@@ -329,19 +318,17 @@ class Executor:
             ),
             target=target,
             service=(
-                {"name": self.w.pod_name(cp.service or ""), "cluster_ip": target} if cp.service else None
+                {"name": t.service, "cluster_ip": target} if t.service else None
             ),
             **timing,
             exit_code=r.rc,
             stderr=r.stderr[-2000:] if r.stderr else "",
-            tool_version=self.w.tool_versions.get(case.test.tool),
-            client=self.endpoint_meta(cp.client_pod, case.scenario.client),
-            server=self.endpoint_meta(cp.server_pod, case.scenario.server),
+            tool_version=t.tool_version,
+            client=self.endpoint_meta(t.client_endpoint, case.scenario.client),
+            server=self.endpoint_meta(t.server_endpoint, case.scenario.server),
             cluster=self.facts.cluster,
-            image=self.w.image,
-            image_id=(
-                self.w.endpoints[cp.client_pod].image_id if cp.client_pod in self.w.endpoints else None
-            ),
+            image=t.image,
+            image_id=t.image_id,
             launch=self.launch_meta,
         )
 
@@ -364,7 +351,7 @@ class Executor:
         write_raw(path, verdict.content, meta)
         log.info("%s: %s (not counted)", tag, verdict.status if verdict.status == "ok" else verdict.error)
         if verdict.status != "ok" and (r.rc is not None or r.timed_out):
-            self.w.restart_server(cp)
+            self.pods.restart_server(cp)
         return verdict.status
 
     def _keep_counted(
@@ -406,21 +393,21 @@ class Executor:
         else:
             log.error("%s: failed: %s", tag, verdict.error)
             if r.rc is not None or r.timed_out:  # the client ran: its server may be stuck
-                self.w.restart_server(cp)
+                self.pods.restart_server(cp)
         return verdict.status
 
     def record_failure(self, cp: CasePlan, slot: Slot, reason: str) -> None:
         """A run that could not even start: an empty raw file and a failed sidecar."""
         attempt = self.tally.states[cp.case.key].next_attempt(slot.repeat)
         meta = self.sidecar(cp, slot, attempt)
-        t = now_iso()
+        where, t = self.pods.target(cp), now_iso()
         meta.update(
             status="failed",
             error=reason,
             started=t,
             ended=t,
-            client=self.endpoint_meta(cp.client_pod, cp.case.scenario.client),
-            server=self.endpoint_meta(cp.server_pod, cp.case.scenario.server),
+            client=self.endpoint_meta(where.client_endpoint, cp.case.scenario.client),
+            server=self.endpoint_meta(where.server_endpoint, cp.case.scenario.server),
             cluster=self.facts.cluster,
             launch=self.launch_meta,
         )
@@ -456,12 +443,12 @@ class Executor:
         if case.test.load is not None:  # the load's record (the idle point's: streams 0, no file)
             meta["load"] = case.test.load.as_meta()
         meta["scenario_description"] = case.scenario.description
-        meta["harness"] = self.cfg.harness_settings(case.test.tool, cp.params)
+        meta["harness"] = self.cfg.harness_settings(cp.adapter, cp.params)
         return meta
 
-    def endpoint_meta(self, name: str | None, spec: Any) -> dict[str, Any]:
-        """Pod, node, IP, hostNetwork, interface, MTU and node facts of one side of a run."""
-        ep = self.w.endpoints.get(name or "")
+    def endpoint_meta(self, ep: Endpoint | None, spec: Any) -> dict[str, Any]:
+        """Pod, node, IP, hostNetwork, interface, MTU and node facts of one side of a run (``ep``: its
+        pod as recorded, :class:`~podnet.launch.cluster.target.CaseTarget`; None: no pod)."""
         d: dict[str, Any] = {"kind": spec.pod_kind, "placement": spec.describe()}
         if ep is None:
             return d

@@ -143,22 +143,24 @@ def record(p: PodRun, m: Milestones, in_probe: nr.ProbeTimes | None) -> dict[str
 
 
 class NetReadyRun:
-    """The pods of one run and the loop that waits for them (``ex``: the :class:`Executor`)."""
+    """The pods of one run and the loop that waits for them (``ex``: the :class:`Executor`; the
+    namespace from its :attr:`Pods.space`, the case's pods from its :meth:`Pods.target`)."""
 
     def __init__(self, ex: Any, cp: CasePlan, s: nr.Settings):
         self.ex, self.cp, self.s = ex, cp, s
-        w = ex.w
-        self.kube, self.ns = w.kube, w.namespace
+        space, t = ex.pods.space, ex.pods.target(cp)
+        self.target = t
+        self.kube, self.ns = space.kube, space.namespace
         self.api = float(ex.cfg.timeouts["api"])
         token = secrets.token_hex(3)
         self.selector = f"podnet.io/netready={token}"
-        self.labels = {**w.labels, "podnet.io/netready": token}
-        self.pods = [PodRun(i, w.pod_name(f"netready-{token}-{i:02d}")) for i in range(1, s.pods + 1)]
-        sep = w.endpoints[cp.server_pod]
-        self.server_pod, self.server_ip, self.server_node = w.pod_name(cp.server_pod), sep.ip, sep.node
-        self.node = w.endpoints[cp.client_pod].node
-        plan = w.plan.pods.get(cp.client_pod) if w.plan is not None else None
-        self.affinity = plan.placement.node_affinity() if plan is not None else {}
+        self.labels = {**space.labels, "podnet.io/netready": token}
+        self.pods = [PodRun(i, space.name(f"netready-{token}-{i:02d}")) for i in range(1, s.pods + 1)]
+        sep = t.server_endpoint
+        assert t.server is not None and sep is not None  # the case ran: its server pod is up
+        self.server_pod, self.server_ip, self.server_node = t.server.pod, sep.ip, sep.node
+        self.node = t.client.node
+        self.affinity = t.client_placement.node_affinity() if t.client_placement is not None else {}
         self.watch = PodWatch(getattr(self.kube, "core", None), self.ns, self.selector, self.api)
         self.teardown_s: float | None = None
         self.left: list[str] = []
@@ -167,7 +169,7 @@ class NetReadyRun:
         cfg = self.ex.cfg
         return probe_pod_manifest(
             p.name,
-            image=self.ex.w.image,
+            image=self.target.image,
             pull_policy=cfg.image_pull_policy,
             labels=self.labels,
             probe=nr.probe_argv(str(self.server_ip), self.s),
@@ -343,11 +345,11 @@ def run_case(ex: Any, cp: CasePlan, slot: Slot, tag: str, warmup: bool) -> str:
         ended=ended,
         elapsed_s=round(elapsed, 3),
         exit_code=None,
-        tool_version=ex.w.tool_versions.get(TOOL),
-        client=ex.endpoint_meta(cp.client_pod, case.scenario.client),
-        server=ex.endpoint_meta(cp.server_pod, case.scenario.server),
+        tool_version=run.target.tool_version,
+        client=ex.endpoint_meta(run.target.client_endpoint, case.scenario.client),
+        server=ex.endpoint_meta(run.target.server_endpoint, case.scenario.server),
         cluster=ex.facts.cluster,
-        image=ex.w.image,
+        image=run.target.image,
         launch=ex.launch_meta,
         netready={
             "pods": s.pods,

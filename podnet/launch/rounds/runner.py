@@ -33,7 +33,7 @@ from podnet.launch.noise.idle import hold_cpu_latency
 from podnet.launch.rounds.adaptive import Sampler
 from podnet.launch.rounds.execute import Executor
 from podnet.launch.rounds.results import LaunchResult, RunTimes, Tally, write_logs
-from podnet.launch.rounds.scale import by_scale
+from podnet.launch.rounds.scale import ScaleState, by_scale
 from podnet.launch.rounds.schedule import RoundSeq, Slot, schedule
 from podnet.launch.rounds.state import invalidate_stale_manifest, launch_complete, pending_runs, scan
 from podnet.launch.rounds.warmup import warm_up
@@ -122,7 +122,10 @@ class Launcher:
             "git_commit": self.commit,
             "image": w.image,
         }
-        self.executor = Executor(self.cfg, w, self.facts, self.tally, launch_meta)
+        embedded = "embedded" in self.facts.cluster
+        info = provenance.read_cluster_info(self.cfg.cluster_info) if embedded else None
+        scale = ScaleState.for_launch(self.cfg, w, info)  # the cases' scale points (rounds/scale.py)
+        self.executor = Executor(self.cfg, w, self.facts, self.tally, launch_meta, scale)
 
     def case_plan(self, key: CaseKey) -> CasePlan:
         assert self.workload.plan is not None

@@ -26,7 +26,8 @@ from typing import Any, NamedTuple
 
 from podnet.launch.cluster.k8s import ExecResult
 from podnet.launch.cluster.provenance import now_iso
-from podnet.launch.cluster.workload import Workload
+from podnet.launch.cluster.target import Container
+from podnet.launch.rounds.interface import Pods
 from podnet.launch.spec.plan import CasePlan
 from podnet.parse.underload import check_load, load_name
 from podnet.tools.base import Invocation, ParseError
@@ -53,17 +54,24 @@ class LoadRun:
 
     @classmethod
     def start(
-        cls, w: Workload, cp: CasePlan, target: str, probe_duration: float, margin: float, grace: float
+        cls,
+        pods: Pods,
+        client: Container,
+        cp: CasePlan,
+        target: str,
+        probe_duration: float,
+        margin: float,
+        grace: float,
     ) -> LoadRun:
-        """Start the load against ``target`` (``timeout`` ends it ``margin`` s after its own length)."""
+        """Start the load in the case's ``client`` container against ``target`` (``timeout`` ends it
+        ``margin`` s after its own length)."""
         inv = cp.load_invocation(target, probe_duration)
         limit = float(inv.duration) + margin
         argv = ["timeout", "-k", str(int(grace)), f"{limit:g}", *[str(a) for a in inv.client]]
         run = cls(inv=inv, argv=argv)
-        pod = w.pod_name(cp.client_pod or "")
 
         def work() -> None:
-            run.result = w.kube.exec(w.namespace, pod, argv, limit + grace + 15, container="main")
+            run.result = pods.exec(client, argv, limit + grace + 15)
             run.ended = now_iso()
             run.elapsed = time.monotonic() - run.t0
 
@@ -103,7 +111,7 @@ class LoadRun:
         if r is None:
             rec.update(status="failed", error="the load did not end within its time limit")
             return rec, f"load: {rec['error']}"
-        verdict = judge(spec.tool, r)
+        verdict = judge(cp.load_adapter, r)
         data = verdict.content.encode("utf-8")
         path = probe_path.with_name(rec["file"])
         path.parent.mkdir(parents=True, exist_ok=True)

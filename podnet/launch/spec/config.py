@@ -41,6 +41,7 @@ from podnet.launch.spec.sweep import SweepPoint, points
 
 #: the scenario of the interleaved noise floor's runs (podnet.launch.noise.floor); no config scenario may use it
 from podnet.parse.tidy import FLOOR_SCENARIO
+from podnet.tools.base import Adapter, cpu_pair
 
 
 @dataclass(frozen=True)
@@ -215,14 +216,13 @@ class LaunchConfig:
     def config_sha256(self) -> str:
         return hashlib.sha256(json.dumps(self.source, sort_keys=True, default=str).encode()).hexdigest()
 
-    def harness_settings(self, tool: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def harness_settings(self, adapter: Adapter, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """What the launcher did to keep itself and the cluster off the measurement (the sidecar's
-        ``harness``); ``params``: the case's adapter parameters (an ``affinity`` there, or from
-        ``launch.affinity``, pins the tool when its adapter has the option)."""
-        from podnet import tools as adapters
-        from podnet.tools.base import cpu_pair
-
-        supported = "affinity" in adapters.get(tool).defaults
+        ``harness``); ``adapter``: the case's (:attr:`~podnet.launch.spec.plan.CasePlan.adapter`),
+        ``params``: its adapter parameters (an ``affinity`` there, or from ``launch.affinity``, pins
+        the tool when its adapter has the option)."""
+        tool = adapter.name
+        supported = "affinity" in adapter.defaults
         pinned = (params or {}).get("affinity") if supported else None
         affinity: dict[str, Any] | None = None
         if pinned is not None:

@@ -20,7 +20,7 @@ from podnet import tools as adapters
 from podnet.launch.spec.config import Case, LaunchConfig, LaunchConfigError, TestSpec, port_key
 from podnet.launch.spec.load import LOAD_PORT
 from podnet.launch.spec.placement import Node, Placement, resolve_scenario
-from podnet.tools.base import Invocation, UnsupportedTest
+from podnet.tools.base import Adapter, Invocation, UnsupportedTest
 
 #: placeholder target used to build server argv at plan time (TEST-NET-1, never contacted)
 PLACEHOLDER_TARGET = "192.0.2.1"
@@ -99,10 +99,15 @@ class CasePlan:
     #: the load's server container (a test with ``load`` and streams > 0), and its port
     load_server: ServerProc | None = None
     load_port: int = LOAD_PORT
+    #: the case's tool adapter, and its load's (iperf3; None without a load), resolved once by
+    #: :func:`build_plan`: they travel with the case and are never written (raw names, sidecars and
+    #: manifests come from the case, its params and its invocations)
+    adapter: Adapter = field(kw_only=True, repr=False, compare=False)
+    load_adapter: Adapter | None = field(default=None, kw_only=True, repr=False, compare=False)
 
     def invocation(self, target: str) -> Invocation:
         """The adapter's invocation against the real ``target`` address."""
-        return adapters.get(self.case.test.tool).invocation(self.params, target)
+        return self.adapter.invocation(self.params, target)
 
     @property
     def load(self) -> bool:
@@ -113,8 +118,8 @@ class CasePlan:
     def load_invocation(self, target: str, probe_duration: float) -> Invocation:
         """The load's iperf3 invocation against ``target`` (:class:`podnet.launch.spec.load.LoadSpec`)."""
         spec = self.case.test.load
-        assert spec is not None
-        return adapters.get(spec.tool).invocation(spec.params(probe_duration, self.load_port), target)
+        assert spec is not None and self.load_adapter is not None
+        return self.load_adapter.invocation(spec.params(probe_duration, self.load_port), target)
 
 
 @dataclass
@@ -194,9 +199,24 @@ def build_plan(cfg: LaunchConfig, nodes: list[Node], missing_tools: dict[str, st
             adapter = adapters.get(tool)
         except KeyError as exc:
             raise LaunchConfigError(f"launch.tools: {exc.args[0]}") from None
+        load = test.load if test.load is not None and not test.load.idle else None
+        load_adapter = adapters.get(load.tool) if load is not None else None
         params = case_params(cfg, test)
         if tool in missing_tools:
-            cases.append(CasePlan(case, params, None, None, None, None, None, skipped=missing_tools[tool]))
+            cases.append(
+                CasePlan(
+                    case,
+                    params,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    skipped=missing_tools[tool],
+                    adapter=adapter,
+                    load_adapter=load_adapter,
+                )
+            )
             continue
         try:
             template = adapter.invocation(params, PLACEHOLDER_TARGET)
@@ -220,15 +240,14 @@ def build_plan(cfg: LaunchConfig, nodes: list[Node], missing_tools: dict[str, st
         proc = load_proc = None
         load_port = int(cfg.ports.get("load", LOAD_PORT))
         if server_pod is not None:
-            proc = _server_proc(server_pod, tool, template, params, cfg)
+            proc = _server_proc(server_pod, adapter, template, params, cfg)
             if getattr(adapter, "probes_from_server", False):  # netready pings from the server pod too
                 server_pod.net_raw = True
-            if test.load is not None and not test.load.idle:
-                spec = test.load
-                load_inv = adapters.get(spec.tool).invocation(
-                    spec.params(template.duration, load_port), PLACEHOLDER_TARGET
+            if load is not None and load_adapter is not None:
+                load_inv = load_adapter.invocation(
+                    load.params(template.duration, load_port), PLACEHOLDER_TARGET
                 )
-                load_proc = _server_proc(server_pod, spec.tool, load_inv, {"port": load_port}, cfg)
+                load_proc = _server_proc(server_pod, load_adapter, load_inv, {"port": load_port}, cfg)
         service = None
         if sc.server.kind == "service" and server_pod is not None:
             server_pod.service = server_pod.service or f"svc-{server_pod.name}"[:63].rstrip("-")
@@ -248,16 +267,18 @@ def build_plan(cfg: LaunchConfig, nodes: list[Node], missing_tools: dict[str, st
                 error=error,
                 load_server=load_proc,
                 load_port=load_port,
+                adapter=adapter,
+                load_adapter=load_adapter,
             )
         )
     return Plan(pods={p.name: p for p in pods.values()}, cases=cases)
 
 
 def _server_proc(
-    pod: PodPlan, tool: str, inv: Invocation, params: dict[str, Any], cfg: LaunchConfig
+    pod: PodPlan, adapter: Adapter, inv: Invocation, params: dict[str, Any], cfg: LaunchConfig
 ) -> ServerProc | None:
     """The server container a case needs in ``pod`` (shared with identical argv), or None."""
-    adapter = adapters.get(tool)
+    tool = adapter.name
     http = inv.server is None and adapter.server_kind == "http"
     if inv.server is None and not http:
         return None  # e.g. ping: nothing to start
