@@ -9,7 +9,8 @@ r"""The run loop of one launch.
 - :mod:`.adaptive`: the adaptive sampler (rounds until the primary comparisons meet their target).
 - :mod:`.stop`: the adaptive stop rule (open, met, why), shared with side-by-side variants.
 - :mod:`.account`: the adaptive account as typed values (JSON at the edge).
-- :mod:`.interface`: what the adaptive stop and the warm-up need of a launch (``Protocol``\ s).
+- :mod:`.interface`: what the adaptive stop and the warm-up need of a launch, and a run of the cluster
+  (``Protocol``\ s).
 - :mod:`.results`: per-case counts, the manifest, the launch log.
 
 Imports :mod:`podnet.launch.spec`, :mod:`podnet.launch.cluster` and :mod:`podnet.launch.noise`.

@@ -17,7 +17,9 @@ Every sidecar records ``round_seq``, the ordinal of the launch round it ran in. 
 (:mod:`podnet.launch.rounds.underload`); the sidecar's ``load`` records it, and a load that failed
 or did not cover the probe makes the run failed.
 A ``netready`` case (time to a working pod network) creates its K pods and times them instead of
-exec'ing a client (:mod:`podnet.launch.rounds.netready`).
+exec'ing a client (:mod:`podnet.launch.rounds.netready`). What a run needs of the cluster it asks through
+:class:`~podnet.launch.rounds.interface.Pods`: per case one :class:`~podnet.launch.cluster.target.CaseTarget`
+(containers, address, endpoints, image, tool version) and a few actions; the case carries its adapter.
 """
 
 from __future__ import annotations
