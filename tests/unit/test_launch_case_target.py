@@ -84,7 +84,7 @@ def test_the_workload_resolves_a_case_target_from_its_records():
         "iperf 3.16",
     )
     assert t.client_placement == w.plan.pods[cp.client_pod].placement
-    assert w.space == Space(None, "ns1", w.labels, "img:1", "")
+    assert w.space == Space(None, "ns1", w.labels, "")
     # a failed server pod has no container to read; the planned names are prefixed in a shared namespace
     w.endpoints[cp.server_pod] = replace(w.endpoints[cp.server_pod], failure="ImagePullBackOff")
     assert w.target(cp).server is None

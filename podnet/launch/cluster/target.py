@@ -111,13 +111,12 @@ def case_target(
 @dataclass(frozen=True)
 class Space:
     """The launch's namespace: the API client (a :class:`~podnet.launch.cluster.k8s.Kube` or a
-    double), the namespace's name, the labels every object of the run carries, the test image and
-    the run's name prefix (in a shared namespace)."""
+    double), the namespace's name, the labels every object of the run carries and the run's name
+    prefix (in a shared namespace)."""
 
     kube: Any
     namespace: str | None
     labels: Mapping[str, str] = field(default_factory=dict, hash=False)
-    image: str = ""
     prefix: str = ""
 
     def name(self, name: str) -> str:

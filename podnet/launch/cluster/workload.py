@@ -116,7 +116,7 @@ class Workload:
     @property
     def space(self) -> Space:
         """The launch's namespace (:class:`.target.Space`), for what makes objects of its own there."""
-        return Space(self.kube, self.namespace, dict(self.labels), self.image, self._prefix)
+        return Space(self.kube, self.namespace, dict(self.labels), self._prefix)
 
     def target(self, cp: CasePlan) -> CaseTarget:
         """Where and with what ``cp`` runs, from the pods as recorded (:func:`.target.case_target`)."""
