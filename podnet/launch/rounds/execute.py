@@ -319,9 +319,7 @@ class Executor:
                 cp.server.argv if cp.server and not cp.server.http else (["nginx"] if cp.server else None)
             ),
             target=target,
-            service=(
-                {"name": t.service, "cluster_ip": target} if t.service else None
-            ),
+            service=({"name": t.service, "cluster_ip": target} if t.service else None),
             **timing,
             exit_code=r.rc,
             stderr=r.stderr[-2000:] if r.stderr else "",
