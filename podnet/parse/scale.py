@@ -166,7 +166,14 @@ def scale_run_sidecars(
     paths = rows["raw_path"].astype("string").fillna("") if "raw_path" in rows.columns else None
     if paths is None or (paths.str.strip() == "").any():
         raise ValueError("rows of scale points without raw_path: their probes' sidecars cannot be found")
-    return [read_sidecar(p) for p in sorted(set(paths))]
+    experiment = dict(zip(paths, rows["experiment"])) if "experiment" in rows.columns else {}
+    out = []
+    for p in sorted(set(paths)):
+        meta = read_sidecar(p)
+        if experiment.get(p) is not None:  # a launcher's sidecar does not name its experiment
+            meta.setdefault("experiment", str(experiment[p]))
+        out.append(meta)
+    return out
 
 
 def probe_table(tidy: pd.DataFrame) -> pd.DataFrame:

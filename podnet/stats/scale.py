@@ -21,8 +21,9 @@ to no objects, and the time a change takes.
   the point's objects were created and may wait for their programming too: it is left out
   (``first_left_out``, their median ``first_p50``). The intervals treat a point's changes as
   independent; changes of one set-up share its moment, so ``icc`` (the share of the log times'
-  variance between set-ups, one-way ANOVA) and ``design_effect`` say how far that fails and ``note``
-  says when the intervals are too narrow for it (METHODS.md "Scale points").
+  variance between set-ups, one-way ANOVA) and ``design_effect`` say how far that fails, and
+  ``note`` says the intervals are too narrow when the design effect is at least 1.25 and the F test
+  finds the set-ups differ (METHODS.md "Scale points").
   :func:`scale_effect` is that table from ``scale_probes.csv`` (or from a tidy table's scale runs'
   sidecars): the pipeline's ``scale_effect.csv``.
 """
@@ -30,7 +31,7 @@ to no objects, and the time a change takes.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -101,7 +102,8 @@ EFFECT_COLUMNS = [
     "first_p50",
     "note",
 ]
-#: a design effect from which ``note`` says the intervals are too narrow
+#: a design effect from which ``note`` says the intervals are too narrow (when the F test finds the
+#: set-ups differ at the row's level)
 DEFF_NOTE = 1.25
 
 
@@ -237,27 +239,37 @@ def needed(q: float, confidence: float = 0.95) -> int:
     return max(2, math.ceil(math.log((1 - confidence) / 2) / math.log(max(q, 1 - q))))
 
 
-def icc(values: Any, groups: Any) -> tuple[float, float]:
-    """(intra-class correlation, design effect) of ``values`` (log seconds) clustered by ``groups``
-    (set-ups): the one-way ANOVA estimator (MSB - MSW) / (MSB + (m0 - 1) MSW), m0 the clusters'
-    adjusted mean size, floored at 0, and 1 + (mean size - 1) * icc; NaN with fewer than 2 groups or
-    no group of 2 values."""
+class Clustered(NamedTuple):
+    """How far changes of one set-up are alike (:func:`icc`)."""
+
+    icc: float
+    design_effect: float
+    #: the one-way ANOVA F test's p value against no set-up effect
+    p: float
+
+
+def icc(values: Any, groups: Any) -> Clustered:
+    """The intra-class correlation of ``values`` (log seconds) clustered by ``groups`` (set-ups):
+    the one-way ANOVA estimator (MSB - MSW) / (MSB + (m0 - 1) MSW), m0 the clusters' adjusted mean
+    size, floored at 0; the design effect 1 + (mean size - 1) * icc; and the F test's p value. NaN
+    with fewer than 2 groups or no group of 2 values."""
     nan = float("nan")
     df = pd.DataFrame({"v": np.asarray(values, dtype=float), "g": np.asarray(groups)})
     sizes = df.groupby("g")["v"].size()
     k, n = len(sizes), len(df)
     if k < 2 or n <= k:
-        return nan, nan
+        return Clustered(nan, nan, nan)
     means = df.groupby("g")["v"].transform("mean")
     msw = float(((df["v"] - means) ** 2).sum() / (n - k))
     msb = float((sizes * (df.groupby("g")["v"].mean() - df["v"].mean()) ** 2).sum() / (k - 1))
     m0 = (n - float((sizes**2).sum()) / n) / (k - 1)
     denom = msb + (m0 - 1) * msw
     r = max(0.0, (msb - msw) / denom) if denom > 0 else 0.0
-    return r, 1 + (n / k - 1) * r
+    p = float(sps.f.sf(msb / msw, k - 1, n - k)) if msw > 0 else (0.0 if msb > 0 else 1.0)
+    return Clustered(r, 1 + (n / k - 1) * r, p)
 
 
-def _effect_note(n: int, p50_cover: float, tails: dict[str, tuple], deff: float, confidence: float) -> str:
+def _effect_note(n: int, p50_cover: float, tails: dict[str, tuple], c: Clustered, confidence: float) -> str:
     """What a row's intervals lack: a median interval below ``confidence``, no P90 / P99 interval,
     changes too correlated within set-ups for intervals that treat them as independent."""
     words = []
@@ -274,10 +286,10 @@ def _effect_note(n: int, p50_cover: float, tails: dict[str, tuple], deff: float,
                 f"{name.upper()} is about the largest of {n} and has no interval ({confidence:.0%} needs "
                 f"{needed(q, confidence)} changes)"
             )
-    if np.isfinite(deff) and deff >= DEFF_NOTE:
+    if np.isfinite(c.design_effect) and c.design_effect >= DEFF_NOTE and c.p < 1 - confidence:
         words.append(
-            f"changes of one set-up correlate (design effect {deff:.2g}): the intervals, which treat "
-            "them as independent, are too narrow"
+            f"changes of one set-up correlate (design effect {c.design_effect:.2g}, F test p = "
+            f"{c.p:.2g}): the intervals, which treat them as independent, are too narrow"
         )
     return "; ".join(words)
 
@@ -309,7 +321,7 @@ def effect_table(effects: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
         med = median_interval(v, confidence)
         tails = {name: quantile_interval(v, q, confidence) for name, q in TAILS.items()}
         ok = v > 0
-        r, deff = icc(np.log(v[ok]), g["setup"].astype(str).to_numpy()[ok])
+        c = icc(np.log(v[ok]), g["setup"].astype(str).to_numpy()[ok])
         count = k["network_policies"] if kind == "NetworkPolicy" else k["services"]
         row = {
             **k,
@@ -327,11 +339,11 @@ def effect_table(effects: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
             row.update({name: est, f"{name}_low": lo, f"{name}_high": hi, f"{name}_coverage": cover})
         first_v = first["value"].astype(float)
         row.update(
-            icc=r,
-            design_effect=deff,
+            icc=c.icc,
+            design_effect=c.design_effect,
             first_left_out=len(first),
             first_p50=float(first_v.median()) if len(first) else float("nan"),
-            note=_effect_note(len(v), med.coverage, tails, deff, confidence),
+            note=_effect_note(len(v), med.coverage, tails, c, confidence),
         )
         rows.append(row)
     return pd.DataFrame(rows, columns=EFFECT_COLUMNS)

@@ -311,17 +311,22 @@ class ScaleState:
 
     def _changes(self, spec: ScaleSpec, old: dict[str, set[str]], deadline: float) -> dict[str, Any]:
         """Probe objects left behind deleted, then the point's probe changes timed
-        (:class:`~podnet.launch.rounds.scalechanges.Changes`): a list of times per probe."""
-        changes = Changes(
-            self.api, self.prober, self.labels, self.idle, TARGET, lambda: self._left(deadline), self.serial
-        )
+        (:class:`~podnet.launch.rounds.scalechanges.Changes`), in one probe session where it opens
+        (else one exec per probe, and ``no_session`` says why): a list of times per probe."""
+        probing = spec.probes_services or spec.probes_policies
+        session = self.prober.session() if probing and hasattr(self.prober, "session") else None
+        timer = session or self.prober
+        left = lambda: self._left(deadline)  # noqa: E731
+        changes = Changes(self.api, timer, self.labels, self.idle, TARGET, left, self.serial)
         try:
             changes.drop_services(old["Service"])
             changes.drop_policies(old["NetworkPolicy"])
-            if not (spec.probes_services or spec.probes_policies):
+            if not probing:
                 return {}
             n = max(1, int(spec.changes))
-            out: dict[str, Any] = {"changes": n}
+            out: dict[str, Any] = {"changes": n, "loop": "session" if session else "exec per probe"}
+            if session is None and getattr(self.prober, "no_session", ""):
+                out["no_session"] = self.prober.no_session
             if spec.probes_services:
                 out.update(changes.services(n))
             if spec.probes_policies:
@@ -329,6 +334,8 @@ class ScaleState:
             return out
         finally:
             self.serial = changes.serial
+            if session is not None:
+                session.close()
 
 
 def _words(spec: ScaleSpec) -> str:
@@ -339,4 +346,5 @@ def _summary(rec: dict[str, Any]) -> str:
     a, p = rec.get("applied") or {}, rec.get("probe") or {}
     parts = [f"{a.get('calls', 0)} API calls in {a.get('seconds', 0)}s ({a.get('objects_per_s')}/s)"]
     parts += [f"{k} {v}" for k, v in p.items() if k.endswith("_s") and k != "connect_timeout_s"]
+    parts += [f"probes: {p['loop']}"] if p.get("loop") else []
     return ", ".join(parts)
