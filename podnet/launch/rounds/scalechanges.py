@@ -11,8 +11,11 @@ created and timed until the datapath obeys it, then removed and timed until it n
   is created and timed until a connect fails (``policy_effect_s``), then deleted and timed until it
   answers again (``policy_removed_s``).
 
-Each time is one :meth:`~podnet.launch.rounds.scaleprobe.Prober.timed` loop (its own exec, started
-``LEAD`` s before the change), so a change costs two loops: about 2 x (2 s + its effect time). The
+Each time is one probe of a :class:`~podnet.launch.rounds.scaleprobe.ProbeSession` (one exec for
+the set-up, each change ``GAP`` s, 1 s, after the previous probe ended) or, where no session opens,
+of :meth:`~podnet.launch.rounds.scaleprobe.Prober.timed` (its own exec, started ``LEAD`` s, 2 s,
+before the change): a change costs two probes, about 2 x (1 s + its effect time), or 2 x (2 s +
+its effect time + the exec's return) without a session. The
 first Service or policy change of a set-up comes right after the point's fillers were created, so
 its effect time includes whatever of their programming is still under way (kube-proxy and felix
 work in order): it shows the point is programmed, and stats treats it apart. No probe object is left

@@ -26,9 +26,10 @@ from podnet.launch.spec.sweep import SweepPoint
 SWEPT = ("services", "network_policies")
 #: seconds a scale point may take to be in the datapath (``scale.timeout`` overrides it)
 DEFAULT_TIMEOUT = 300.0
-#: probe changes timed per set-up and kind (``scale.changes``): each costs two probe loops, each
-#: about its exec's lead (2 s) plus the effect (0.1-2.5 s measured) plus the exec's return, so about
-#: 5 s at <= 200 objects; 3 changes add about 15 s to a point's set-up (podnet/launch/README.md)
+#: probe changes timed per set-up and kind (``scale.changes``): each costs two probes, each its
+#: effect time (0.1-2.5 s measured) plus a 1 s gap (kube-proxy's minSyncPeriod) in a probe session,
+#: so about 2.5 s at <= 200 objects (about 5 s where each probe needs its own exec, 2 s lead each);
+#: 3 changes triple a point's time-to-effect values for about 8 s per set-up (podnet/launch/README.md)
 DEFAULT_CHANGES = 3
 
 
