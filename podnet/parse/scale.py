@@ -57,7 +57,13 @@ PRESENT_COLUMNS = [
     "iptables_rules",
     "nft_rules",
     "nft_elements",
+    "ipset_entries",
+    "calico_ipset_entries",
+    "cilium_policy_entries",
+    "cilium_lb_entries",
 ]
+#: the per-node counts of :data:`PRESENT_COLUMNS` (``iptables_rules`` is the record's ``iptables_total``)
+_COUNTS = PRESENT_COLUMNS[PRESENT_COLUMNS.index("nft_rules") :]
 
 
 def _setups(sidecars: Iterable[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
@@ -139,8 +145,7 @@ def present_rows(sidecars: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
                     **base,
                     "node": node,
                     "iptables_rules": r.get("iptables_total"),
-                    "nft_rules": r.get("nft_rules"),
-                    "nft_elements": r.get("nft_elements"),
+                    **{k: r.get(k) for k in _COUNTS},
                 }
             )
     return pd.DataFrame(rows, columns=PRESENT_COLUMNS)
