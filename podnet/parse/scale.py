@@ -23,7 +23,7 @@ from podnet.parse.raw import find_raw_files, read_sidecar
 
 #: the probe times of a set-up (seconds; a list, one per change)
 EFFECTS = ("service_effect_s", "service_removed_s", "policy_effect_s", "policy_removed_s")
-#: scale_probes.csv: one row per change (``setup``: the set-up's id, launch and ``verified`` time;
+#: scale_probes.csv: one row per change (``setup``: the set-up's id, variant, launch and ``verified`` time;
 #: ``change_no``: 0, 1, ... in the order timed; ``changes``: how many the set-up timed of it)
 EFFECT_COLUMNS = [
     "experiment",
@@ -110,7 +110,7 @@ def effect_rows(sidecars: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
                         "launch_id": launch,
                         "round_seq": meta.get("round_seq"),
                         "verified": rec["verified"],
-                        "setup": f"{launch}/{rec['verified']}",
+                        "setup": f"{meta.get('variant')}/{launch}/{rec['verified']}",
                         **{k: want.get(k) for k in _POINT},
                         "metric": metric,
                         "change_no": i,

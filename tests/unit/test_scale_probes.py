@@ -34,7 +34,7 @@ def test_a_sidecars_probe_lists_are_one_row_per_change():
     eff = e[e["metric"] == "service_effect_s"]
     assert eff["value"].tolist() == [0.6412, 0.1873, 0.2219] and eff["change_no"].tolist() == [0, 1, 2]
     assert set(e["changes"]) == {3} and set(e["services"]) == {200}
-    assert set(e["setup"]) == {"L-20261127T044500/2026-11-27T04:46:12.318Z"}
+    assert set(e["setup"]) == {"flannel-vxlan/L-20261127T044500/2026-11-27T04:46:12.318Z"}
     assert e["experiment"].isna().all() and set(e["variant"]) == {"flannel-vxlan"}  # not in a sidecar
     assert not (e["metric"].str.startswith("policy")).any()
 

@@ -47,7 +47,7 @@ def _session(ws: FakeWS, slept: list, clock: list) -> scaleprobe.ProbeSession:
 
 def test_a_session_times_many_probes_in_one_exec_each_change_after_go_and_a_gap():
     ws, slept, seen = FakeWS(), [], []
-    s = _session(ws, slept, [10.0, 10.25, 12.0, 20.0, 21.0, 22.0])
+    s = _session(ws, slept, [10.0, 10.25, 12.0, 20.0, 21.0, 22.0, 30.0, 30.5, 31.0])
     s.begin()
 
     def change():
@@ -60,6 +60,8 @@ def test_a_session_times_many_probes_in_one_exec_each_change_after_go_and_a_gap(
     assert seen == [["reach 101.25"], ["fail 101.25"], ["fail 101.25"]]
     assert ws.written == ["reach 10.96.0.9 30\n", "fail 10.96.0.9 30\n", "fail 10.96.0.10 30\n"]
     assert s.timed("reach", "10.244.0.5", None, 30) == 0.25 and len(slept) == 1  # no change: no gap
+    s.touch()  # an untimed change (a probe Service before its endpoints): the next change waits GAP
+    assert s.timed("reach", "10.96.0.11", change, 30) == 0.25 and slept[-1] == pytest.approx(0.5)
     s.close()
     assert ws.closed
     with pytest.raises(scaleprobe.ProbeFailed, match="session ended"):

@@ -13,8 +13,8 @@ A set-up's many probes share one exec where the client can open one with stdin
 (:meth:`Prober.session`, :class:`ProbeSession`): the loop reads one probe per stdin line
 (``mode ip limit``), prints ``go <ts>`` as it starts connecting and ``reach|fail|timeout <ts>``,
 and the launcher makes the change once it read ``go``, :data:`GAP` s after the previous probe
-ended (kube-proxy syncs at most once per ``minSyncPeriod``, 1 s: a change sooner after the last
-one would wait for it). A probe then costs its effect time plus :data:`GAP`, not an exec's set-up
+ended or the last untimed change (kube-proxy syncs at most once per ``minSyncPeriod``, 1 s: a
+change sooner after the last one would wait for it). A probe then costs its effect time plus :data:`GAP`, not an exec's set-up
 and :data:`LEAD`; where no session opens, each probe has its own exec as above.
 """
 
@@ -219,8 +219,13 @@ class ProbeSession:
     ):
         self.ws, self.pod, self.port = ws, pod, port
         self.wall, self.sleep, self.clock = wall, sleep, clock
-        #: when the last probe ended (the launcher's monotonic clock)
+        #: when the last probe ended or the datapath was last given a change (monotonic clock)
         self.ended: float | None = None
+
+    def touch(self) -> None:
+        """A change was made outside a probe (a probe Service created before its endpoints): the
+        next change waits :data:`GAP` s from now."""
+        self.ended = self.clock()
 
     def begin(self) -> None:
         """Wait for the loop's ``start``; :class:`ProbeFailed` when it does not print it in time."""
