@@ -168,7 +168,7 @@ def effect_table(t: data.Tables) -> pd.DataFrame:
 
 def markdown(t: data.Tables) -> str:
     """Per variant and drawn measure: its value at 0 objects and at the largest point and the ratio
-    with its interval (and whether it excludes 1); per variant and probe: P50 and P99 of the time to
+    with its interval (and whether it excludes 1); per variant and probe: P50, P90 and P99 of the time to
     effect at the largest point ("" without a scale sweep)."""
     lines = []
     for _, x in end_rows(t).iterrows():
