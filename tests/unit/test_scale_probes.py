@@ -143,3 +143,16 @@ def test_the_stats_stage_reads_scale_probes_csv_not_the_sidecars(tmp_path):
     pscale.effect_rows([]).to_csv(out / "none.csv", index=False)  # no scale runs: a header only
     paths = stats.run(out / "tidy.parquet", out, {}, cache=False, probes_path=out / "none.csv")
     assert pd.read_csv(paths["scale_effect"]).empty
+
+
+def test_the_workflow_declares_the_table_from_parse_to_stats():
+    root = Path(__file__).resolve().parents[2] / "workflow"
+    parse = (root / "rules" / "parse.smk").read_text()
+    stats_rule = (root / "rules" / "stats.smk").read_text()
+    declared = 'probes=f"{OUT}/scale_probes.csv"'
+    tidy_rule = parse[parse.index("rule tidy:") :]
+    assert declared in tidy_rule[tidy_rule.index("output:") : tidy_rule.index("log:")]
+    stats_in = stats_rule[stats_rule.index("rule stats:") :]
+    assert declared in stats_in[stats_in.index("input:") : stats_in.index("output:")]
+    assert "probes_path=sm.input.probes" in (root / "scripts" / "stats.py").read_text()
+    assert "probe_table(parsed.tidy)" in (root / "scripts" / "combine.py").read_text()
