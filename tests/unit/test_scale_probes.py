@@ -126,7 +126,7 @@ def test_changes_of_one_set_up_that_correlate_are_said_to_narrow_the_intervals()
 
 def test_the_stats_stage_reads_scale_probes_csv_not_the_sidecars(tmp_path):
     meta = _fixture()
-    tidy = _tidy_of(tmp_path, [meta])
+    tidy = _tidy_of(tmp_path, [copy.deepcopy(meta) for _ in range(3)])  # 3 runs of one set-up
     out = tmp_path / "out"
     out.mkdir()
     tidy.to_parquet(out / "tidy.parquet")
