@@ -234,17 +234,23 @@ def test_a_point_is_created_checked_probed_and_recorded_then_taken_down():
     assert len(rec["idle_pods"]) == 2
     p = rec["probe"]
     # each change a fresh Service: reached once its slice exists, then removed until it fails
-    assert p["changes"] == 2 and p["service_effect_s"] == [0.25, 0.25] and p["service_removed_s"] == [0.5, 0.5]
+    assert (
+        p["changes"] == 2 and p["service_effect_s"] == [0.25, 0.25] and p["service_removed_s"] == [0.5, 0.5]
+    )
     assert "policy_effect_s" not in p and len(set(p["service_ips"])) == 2
     ips = p["service_ips"]
     assert prober.calls == [("reach", ips[0]), ("fail", ips[0]), ("reach", ips[1]), ("fail", ips[1])]
     probe_ops = [(op, k) for op, k, n in api.log if n.startswith("podnet-scale-probe-")]
-    assert probe_ops == [
-        ("create", "Service"),
-        ("create", "EndpointSlice"),
-        ("delete", "EndpointSlice"),
-        ("delete", "Service"),
-    ] * 2
+    assert (
+        probe_ops
+        == [
+            ("create", "Service"),
+            ("create", "EndpointSlice"),
+            ("delete", "EndpointSlice"),
+            ("delete", "Service"),
+        ]
+        * 2
+    )
     fillers = [i for i, (op, k, n) in enumerate(api.log) if n.startswith("podnet-scale-svc-")]
     first_probe = next(i for i, (op, k, n) in enumerate(api.log) if n.startswith("podnet-scale-probe-"))
     assert max(fillers) < first_probe  # the probes come after every filler
@@ -413,6 +419,6 @@ def test_a_launch_records_each_point_in_its_sidecars(tmp_path, monkeypatch):
 def test_a_point_never_programmed_is_a_failed_run_with_its_reason(tmp_path, monkeypatch):
     res, side, _ = _fake_launch(tmp_path, monkeypatch, FakeProber(refuse="reach"))
     failed = [v for v in side.values() if v["status"] == "failed"]
-    assert len(failed) == 4 and res.ok == 0  # 0 of the sweep times its Service changes too
+    assert len(failed) == len(side) >= 4 and res.ok == 0  # 0 of the sweep times its Services too
     assert all(v["error"].startswith("scale point not ready: waited") for v in failed)
     assert all("error" in v["scale"] for v in failed)

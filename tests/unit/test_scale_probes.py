@@ -133,8 +133,9 @@ def test_the_stats_stage_reads_scale_probes_csv_not_the_sidecars(tmp_path):
     pd.DataFrame(columns=FAILED_COLUMNS).to_csv(out / "failed_runs.csv", index=False)
     _probes(6, 7).to_csv(out / "scale_probes.csv", index=False)
     paths = stats.run(out / "tidy.parquet", out, {}, cache=False, probes_path=out / "scale_probes.csv")
-    e = pd.read_csv(paths["scale_effect"]).set_index("metric")
-    assert list(e.reset_index().columns) == sscale.EFFECT_COLUMNS
+    e = pd.read_csv(paths["scale_effect"])
+    assert list(e.columns) == sscale.EFFECT_COLUMNS
+    e = e.set_index("metric")
     assert e.loc["service_effect_s", "n"] == 36  # the table's, not the one sidecar's 2 changes
     # without it (podnet stats on a tidy table alone) the sidecars at raw_path are read
     paths = stats.run(out / "tidy.parquet", out, {}, cache=False)

@@ -72,6 +72,7 @@ def test_a_session_loop_that_does_not_start_or_answer_fails_the_probe():
     with pytest.raises(scaleprobe.ProbeFailed, match="did not start"):
         _session(FakeWS(start="bash: no such file"), [], []).begin()
     s = _session(FakeWS(answer=lambda mode, ip: "timeout 131.0"), [], [1.0])
+    s.begin()
     with pytest.raises(scaleprobe.ProbeFailed, match=r"waited 30s for .* to fail: it did not \(timeout\)"):
         s.timed("fail", "10.96.0.9", lambda: None, 30)
     ws = FakeWS()

@@ -82,9 +82,7 @@ class Changes:
             ips.append(ip)
             body = obj.endpoint_slice(name, [first], self.labels, role="probe")
             effect.append(self.prober.timed("reach", ip, lambda b=body: self.api.create(b), self.left()))
-            removed.append(
-                self.prober.timed("fail", ip, lambda s=name: self.drop_services({s}), self.left())
-            )
+            removed.append(self.prober.timed("fail", ip, lambda s=name: self.drop_services({s}), self.left()))
         return {"service_effect_s": effect, "service_removed_s": removed, "service_ips": ips}
 
     def policies(self, n: int) -> dict[str, Any]:
@@ -107,4 +105,3 @@ class Changes:
                 self.prober.timed("reach", target, lambda p=name: self.drop_policies({p}), self.left())
             )
         return {"policy_effect_s": effect, "policy_removed_s": removed}
-
