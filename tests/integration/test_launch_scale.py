@@ -159,9 +159,7 @@ def test_policy_sweep_on_a_cni_that_enforces_policy(core, cluster_info, tmp_path
         repeats=2,
         warmup=0,
         defaults={"duration": 1, "omit": 0},
-        tools={
-            "iperf3": {"tests": [{"name": "tcp", "scale": {"network_policies": [0, 20], "changes": 3}}]}
-        },
+        tools={"iperf3": {"tests": [{"name": "tcp", "scale": {"network_policies": [0, 20], "changes": 3}}]}},
     )
     c = from_mapping(cfg)
     res = launch(c)
