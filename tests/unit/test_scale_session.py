@@ -60,8 +60,8 @@ def test_a_session_times_many_probes_in_one_exec_each_change_after_go_and_a_gap(
     assert seen == [["reach 101.25"], ["fail 101.25"], ["fail 101.25"]]
     assert ws.written == ["reach 10.96.0.9 30\n", "fail 10.96.0.9 30\n", "fail 10.96.0.10 30\n"]
     assert s.timed("reach", "10.244.0.5", None, 30) == 0.25 and len(slept) == 1  # no change: no gap
-    s.touch()  # an untimed change (a probe Service before its endpoints): the next change waits GAP
-    assert s.timed("reach", "10.96.0.11", change, 30) == 0.25 and slept[-1] == pytest.approx(0.5)
+    s.touch()  # untimed changes (probe Services before their endpoints): the next change waits 2 GAP
+    assert s.timed("reach", "10.96.0.11", change, 30) == 0.25 and slept[-1] == pytest.approx(1.5)
     s.close()
     assert ws.closed
     with pytest.raises(scaleprobe.ProbeFailed, match="session ended"):

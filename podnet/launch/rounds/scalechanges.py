@@ -69,17 +69,17 @@ class Changes:
             self.api.delete("NetworkPolicy", p)
 
     def services(self, n: int) -> dict[str, Any]:
-        """``n`` Service changes: their effect and removal times and the probe Services' IPs."""
+        """``n`` Service changes: their effect and removal times and the probe Services' IPs. The
+        ``n`` probe Services (no endpoints yet) are created first, so that the timed changes are
+        the only ones kube-proxy sees while they run: a Service created between two timed changes
+        would take the sync its endpoints then wait for (``minSyncPeriod``)."""
         effect: list[float] = []
         removed: list[float] = []
-        ips: list[str] = []
         first = self.idle[f"{obj.PREFIX}-idle-0"]
-        for _ in range(n):
-            name = self._name("probe")
-            created = self.api.create(obj.service(name, self.labels, role="probe"))
-            getattr(self.prober, "touch", lambda: None)()  # its endpoints come a gap after it
-            ip = str(created.spec.cluster_ip)
-            ips.append(ip)
+        names = [self._name("probe") for _ in range(n)]
+        ips = [str(self.api.create(obj.service(s, self.labels, role="probe")).spec.cluster_ip) for s in names]
+        getattr(self.prober, "touch", lambda: None)()  # the first endpoints come after their sync
+        for name, ip in zip(names, ips):
             body = obj.endpoint_slice(name, [first], self.labels, role="probe")
             effect.append(self.prober.timed("reach", ip, lambda b=body: self.api.create(b), self.left()))
             removed.append(self.prober.timed("fail", ip, lambda s=name: self.drop_services({s}), self.left()))

@@ -13,8 +13,9 @@ A set-up's many probes share one exec where the client can open one with stdin
 (:meth:`Prober.session`, :class:`ProbeSession`): the loop reads one probe per stdin line
 (``mode ip limit``), prints ``go <ts>`` as it starts connecting and ``reach|fail|timeout <ts>``,
 and the launcher makes the change once it read ``go``, :data:`GAP` s after the previous probe
-ended or the last untimed change (kube-proxy syncs at most once per ``minSyncPeriod``, 1 s: a
-change sooner after the last one would wait for it). A probe then costs its effect time plus :data:`GAP`, not an exec's set-up
+ended (2 GAP after untimed changes: the probe Services created before their endpoints), as
+kube-proxy syncs at most once per ``minSyncPeriod``, 1 s: a change sooner after the last sync
+would wait for the next one. A probe then costs its effect time plus :data:`GAP`, not an exec's set-up
 and :data:`LEAD`; where no session opens, each probe has its own exec as above.
 """
 
@@ -223,9 +224,9 @@ class ProbeSession:
         self.ended: float | None = None
 
     def touch(self) -> None:
-        """A change was made outside a probe (a probe Service created before its endpoints): the
-        next change waits :data:`GAP` s from now."""
-        self.ended = self.clock()
+        """Changes were made outside a probe (the probe Services created before their endpoints):
+        the next change waits 2 :data:`GAP` s from now (their sync may start up to GAP s later)."""
+        self.ended = self.clock() + GAP
 
     def begin(self) -> None:
         """Wait for the loop's ``start``; :class:`ProbeFailed` when it does not print it in time."""
