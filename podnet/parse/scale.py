@@ -1,11 +1,14 @@
 """The time a change takes to reach the datapath, from the sidecars of scale points.
 
 Every run of a scale point (:mod:`podnet.launch.spec.scale`) carries the point's record in its
-sidecar (``scale``): the probes the launcher timed when it set the point up (``probe``:
-``service_effect_s``, ``service_removed_s``, ``policy_effect_s``, ``policy_removed_s``). All runs of
-one set-up carry the same record (one ``verified`` time), so one set-up is one measurement of each
-probe; a point set up once per round gives one per round. :func:`effect_rows` turns them into tidy
-rows (one per set-up and probe), :func:`present_rows` into the object and rule counts per set-up.
+sidecar (``scale``): the probe changes the launcher timed when it set the point up (``probe``:
+``service_effect_s``, ``service_removed_s``, ``policy_effect_s``, ``policy_removed_s``, each a list
+with one time per change in order, ``scale.changes`` of them; a sidecar written before that holds
+one number: that set-up's one change). All runs of one set-up carry the same record (one
+``verified`` time), so each set-up is counted once; a point set up once per round gives ``changes``
+times per probe and round. :func:`effect_rows` turns them into tidy rows (one per change:
+``scale_probes.csv``, written by the parse stage with the tidy table, :func:`probe_table`),
+:func:`present_rows` into the object and rule counts per set-up.
 """
 
 from __future__ import annotations
@@ -18,20 +21,27 @@ import pandas as pd
 
 from podnet.parse.raw import find_raw_files, read_sidecar
 
-#: the probe times of a set-up (seconds)
+#: the probe times of a set-up (seconds; a list, one per change)
 EFFECTS = ("service_effect_s", "service_removed_s", "policy_effect_s", "policy_removed_s")
+#: scale_probes.csv: one row per change (``setup``: the set-up's id, variant, launch and ``verified`` time;
+#: ``change_no``: 0, 1, ... in the order timed; ``changes``: how many the set-up timed of it)
 EFFECT_COLUMNS = [
+    "experiment",
     "variant",
     "launch_id",
     "round_seq",
     "verified",
+    "setup",
     "services",
     "network_policies",
     "endpoints_per_service",
     "rules_per_policy",
     "metric",
+    "change_no",
+    "changes",
     "value",
 ]
+_POINT = ["services", "network_policies", "endpoints_per_service", "rules_per_policy"]
 PRESENT_COLUMNS = [
     "variant",
     "launch_id",
@@ -47,7 +57,13 @@ PRESENT_COLUMNS = [
     "iptables_rules",
     "nft_rules",
     "nft_elements",
+    "ipset_entries",
+    "calico_ipset_entries",
+    "cilium_policy_entries",
+    "cilium_lb_entries",
 ]
+#: the per-node counts of :data:`PRESENT_COLUMNS` (``iptables_rules`` is the record's ``iptables_total``)
+_COUNTS = PRESENT_COLUMNS[PRESENT_COLUMNS.index("nft_rules") :]
 
 
 def _setups(sidecars: Iterable[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
@@ -65,27 +81,45 @@ def _setups(sidecars: Iterable[Mapping[str, Any]]) -> list[tuple[Mapping[str, An
     return out
 
 
+def times(value: Any) -> list[float]:
+    """A probe's times from a sidecar: a list (``scale.changes``), one number (a sidecar written
+    before it: its set-up's one change), or none. ValueError for anything else."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [float(v) for v in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [float(value)]
+    raise ValueError(f"a probe time that is neither a number nor a list of numbers: {value!r}")
+
+
 def effect_rows(sidecars: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """One row per set-up and probe time (columns :data:`EFFECT_COLUMNS`)."""
+    """One row per set-up, probe and change (columns :data:`EFFECT_COLUMNS`). ValueError for a
+    probe time that is not a number."""
     rows = []
     for meta, rec in _setups(sidecars):
         want = rec.get("wanted") or {}
+        launch = (meta.get("launch") or {}).get("id")
         for metric in EFFECTS:
-            v = (rec.get("probe") or {}).get(metric)
-            if v is None:
-                continue
-            rows.append(
-                {
-                    "variant": meta.get("variant"),
-                    "launch_id": (meta.get("launch") or {}).get("id"),
-                    "round_seq": meta.get("round_seq"),
-                    "verified": rec["verified"],
-                    **{k: want.get(k) for k in EFFECT_COLUMNS[4:8]},
-                    "metric": metric,
-                    "value": float(v),
-                }
-            )
-    return pd.DataFrame(rows, columns=EFFECT_COLUMNS)
+            values = times((rec.get("probe") or {}).get(metric))
+            for i, v in enumerate(values):
+                rows.append(
+                    {
+                        "experiment": meta.get("experiment"),
+                        "variant": meta.get("variant"),
+                        "launch_id": launch,
+                        "round_seq": meta.get("round_seq"),
+                        "verified": rec["verified"],
+                        "setup": f"{meta.get('variant')}/{launch}/{rec['verified']}",
+                        **{k: want.get(k) for k in _POINT},
+                        "metric": metric,
+                        "change_no": i,
+                        "changes": len(values),
+                        "value": v,
+                    }
+                )
+    out = pd.DataFrame(rows, columns=EFFECT_COLUMNS)
+    return out.astype({"change_no": "int64", "changes": "int64", "value": "float64"})
 
 
 def present_rows(sidecars: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -111,8 +145,7 @@ def present_rows(sidecars: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
                     **base,
                     "node": node,
                     "iptables_rules": r.get("iptables_total"),
-                    "nft_rules": r.get("nft_rules"),
-                    "nft_elements": r.get("nft_elements"),
+                    **{k: r.get(k) for k in _COUNTS},
                 }
             )
     return pd.DataFrame(rows, columns=PRESENT_COLUMNS)
@@ -138,4 +171,21 @@ def scale_run_sidecars(
     paths = rows["raw_path"].astype("string").fillna("") if "raw_path" in rows.columns else None
     if paths is None or (paths.str.strip() == "").any():
         raise ValueError("rows of scale points without raw_path: their probes' sidecars cannot be found")
-    return [read_sidecar(p) for p in sorted(set(paths))]
+    experiment = dict(zip(paths, rows["experiment"])) if "experiment" in rows.columns else {}
+    out = []
+    for p in sorted(set(paths)):
+        meta = read_sidecar(p)
+        if experiment.get(p) is not None:  # a launcher's sidecar does not name its experiment
+            meta.setdefault("experiment", str(experiment[p]))
+        out.append(meta)
+    return out
+
+
+def probe_table(tidy: pd.DataFrame) -> pd.DataFrame:
+    """scale_probes.csv: :func:`effect_rows` of the sidecars of ``tidy``'s scale runs
+    (:func:`scale_run_sidecars`); no rows without a scale sweep. ValueError when a scale run's
+    sidecar cannot be read where its ``raw_path`` says, or holds a probe time that is no number."""
+    try:
+        return effect_rows(scale_run_sidecars(tidy))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"scale_probes.csv (time to effect) reads the scale runs' sidecars: {exc}") from exc

@@ -29,7 +29,20 @@ END_COLUMNS = [
     "per 1000 objects",
 ]
 #: the time-to-effect table's columns
-EFFECT_COLUMNS = ["variant", "probe", "objects", "n", "P50", "P50 CI", "P99", "P99 CI", "note"]
+EFFECT_COLUMNS = [
+    "variant",
+    "probe",
+    "objects",
+    "n",
+    "set-ups",
+    "P50",
+    "P50 CI",
+    "P90",
+    "P90 CI",
+    "P99",
+    "P99 CI",
+    "note",
+]
 #: what each probe times, in words
 PROBE_WORDS = {
     "service_effect_s": "new Service reachable",
@@ -115,9 +128,16 @@ def _span(lo: float, hi: float) -> str:
     return f"{_seconds(lo)} – {_seconds(hi)}" if np.isfinite(lo) and np.isfinite(hi) else "–"
 
 
+def _num(x: pd.Series, key: str) -> float:
+    """A column's value of one row, NaN where the table has no such column (an older stats run)."""
+    v = x.get(key)
+    return float(v) if v is not None else float("nan")
+
+
 def effect_table(t: data.Tables) -> pd.DataFrame:
-    """Per variant, probe and point: the set-ups, P50 and P99 of the time to effect with their
-    order-statistic intervals (P50's only where it covers 95 %; the note says what is missing)."""
+    """Per variant, probe and point: the changes and set-ups, P50, P90 and P99 of the time to effect
+    with their order-statistic intervals (P50's only where it covers 95 %; the note says what is
+    missing)."""
     e = t.scale_effect
     if e.empty or "metric" not in e.columns:
         return pd.DataFrame(columns=EFFECT_COLUMNS)
@@ -133,8 +153,11 @@ def effect_table(t: data.Tables) -> pd.DataFrame:
                 "probe": PROBE_WORDS.get(str(x["metric"]), str(x["metric"])),
                 "objects": f"{_count(x['point'])} {_NOUN[param]}",
                 "n": int(x["n"]),
+                "set-ups": int(_num(x, "setups")) if np.isfinite(_num(x, "setups")) else int(x["n"]),
                 "P50": _seconds(float(x["p50"])),
                 "P50 CI": _span(float(x["p50_low"]), float(x["p50_high"])) if covered else "–",
+                "P90": _seconds(_num(x, "p90")),
+                "P90 CI": _span(_num(x, "p90_low"), _num(x, "p90_high")),
                 "P99": _seconds(float(x["p99"])),
                 "P99 CI": _span(float(x["p99_low"]), float(x["p99_high"])),
                 "note": _text(x["note"]),
@@ -145,7 +168,7 @@ def effect_table(t: data.Tables) -> pd.DataFrame:
 
 def markdown(t: data.Tables) -> str:
     """Per variant and drawn measure: its value at 0 objects and at the largest point and the ratio
-    with its interval (and whether it excludes 1); per variant and probe: P50 and P99 of the time to
+    with its interval (and whether it excludes 1); per variant and probe: P50, P90 and P99 of the time to
     effect at the largest point ("" without a scale sweep)."""
     lines = []
     for _, x in end_rows(t).iterrows():
@@ -184,14 +207,20 @@ def _effect_sentence(variant: str, metric: str, g: pd.DataFrame) -> str:
             f" (interval {_span(float(top['p50_low']), float(top['p50_high']))}, "
             f"coverage {float(top['p50_coverage']):.0%})"
         )
-    if np.isfinite(float(top["p99_low"])):
-        span = _span(float(top["p99_low"]), float(top["p99_high"]))
-        p99 = f"P99 {_seconds(float(top['p99']))} (interval {span})"
-    else:
-        p99 = f"P99 about {_seconds(float(top['p99']))} (the largest of {n}: no interval)"
+    tails = []
+    for name in ("p90", "p99"):
+        est, lo, hi = _num(top, name), _num(top, f"{name}_low"), _num(top, f"{name}_high")
+        if not np.isfinite(est):
+            continue
+        if np.isfinite(lo) and np.isfinite(hi):
+            tails.append(f"{name.upper()} {_seconds(est)} (interval {_span(lo, hi)})")
+        else:
+            tails.append(f"{name.upper()} about {_seconds(est)} (no interval from {n})")
+    setups = _num(top, "setups")
+    count = f"{n} changes in {int(setups)} set-ups" if np.isfinite(setups) else f"{n} set-ups"
     return (
         f"- **{variant}**, time to effect ({PROBE_WORDS[metric]}) with {_count(top['point'])} "
-        f"{_NOUN[param]}: {p50}, {p99}; {n} set-ups."
+        f"{_NOUN[param]}: {', '.join([p50, *tails])}; {count}."
     )
 
 

@@ -32,6 +32,7 @@ def run(
     settings: Settings | Mapping[str, Any] | None = None,
     intervals_path: str | Path | None = None,
     cache: bool = True,
+    probes_path: str | Path | None = None,
 ) -> dict[str, Path]:
     """Read the tidy table, write the statistics tables into ``out_dir``, return their paths.
 
@@ -39,8 +40,9 @@ def run(
     ``by: variant`` comparison), sweeps.csv and load_curves.csv (no rows without a sweep),
     latency_under_load.csv (no rows without a ``load`` sweep: :mod:`podnet.stats.underload`),
     scale_curves.csv (slopes per 1000 objects, largest point / 0; no rows without a ``scale`` sweep:
-    :mod:`podnet.stats.scale`), scale_effect.csv (time to effect per scale point, from the scale runs'
-    sidecars at the tidy ``raw_path``),
+    :mod:`podnet.stats.scale`), scale_effect.csv (time to effect per scale point, from
+    ``probes_path``, the parse stage's scale_probes.csv; without it from the scale runs' sidecars at
+    the tidy ``raw_path``),
     net_ready.csv (no rows without netready runs: :mod:`podnet.stats.netready`),
     net_ready_ratios.csv (each variant over the baseline variant: :mod:`podnet.stats.netready_compare`),
     outliers.csv,
@@ -77,7 +79,8 @@ def run(
     paths["latency_under_load"] = _write(under, out / "latency_under_load.csv")
     curves = scale_curves(tidy, s.confidence, s.paired.adaptive)
     paths["scale_curves"] = _write(curves, out / "scale_curves.csv")
-    paths["scale_effect"] = _write(scale_effect(tidy, s.confidence), out / "scale_effect.csv")
+    probes = pd.read_csv(probes_path) if probes_path is not None else None
+    paths["scale_effect"] = _write(scale_effect(tidy, s.confidence, probes), out / "scale_effect.csv")
     paths["net_ready"] = _write(net_ready_table(tidy, s), out / "net_ready.csv")
     paths["net_ready_ratios"] = _write(net_ready_ratios(tidy, s), out / "net_ready_ratios.csv")
     meas_summary = summary[summary["source"] == "measured"].reset_index(drop=True)

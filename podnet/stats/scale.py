@@ -12,24 +12,32 @@ to no objects, and the time a change takes.
   where at least 2 rounds ran both, else unpaired (``sequential``: Welch on the log values).
   Runs judged disturbed and kept are in neither (:func:`podnet.stats._data.split_sources`).
 - :func:`effect_table`: per variant, probe and point (``service_effect_s``, ...; one value per
-  set-up of the point, :mod:`podnet.parse.scale`), the median with its distribution-free interval
-  (:func:`podnet.stats.sweeps.median_interval`) and P99 with the order-statistic interval of the
-  0.99 quantile, which exists only from n = 368 set-ups on (0.99^n <= 2.5 %; NaN bounds below,
-  and ``p99`` is then about the largest value seen); ``note`` says so for each row it concerns.
-  :func:`scale_effect` is that table from a tidy table (the sidecars of its scale runs): the
-  pipeline's ``scale_effect.csv``.
+  change, ``scale.changes`` per set-up of the point: ``scale_probes.csv``, :mod:`podnet.parse.scale`),
+  P50, P90 and P99 with their distribution-free order-statistic intervals (:func:`quantile_interval`;
+  the median's as :func:`podnet.stats.sweeps.median_interval`); the upper bound of the ``q``
+  quantile exists only from n = :func:`needed` changes on (36 for P90, 368 for P99 at 95 %: NaN
+  bounds below, and the estimate is then about the largest value seen); ``note`` says so for each
+  row it concerns. The first change that takes effect in a set-up of more than one comes right after
+  the point's objects were created and may wait for their programming too: it is left out
+  (``first_left_out``, their median ``first_p50``). The intervals treat a point's changes as
+  independent; changes of one set-up share its moment, so ``icc`` (the share of the log times'
+  variance between set-ups, one-way ANOVA) and ``design_effect`` say how far that fails, and
+  ``note`` says the intervals are too narrow when the design effect is at least 1.25 and the F test
+  finds the set-ups differ (METHODS.md "Scale points").
+  :func:`scale_effect` is that table from ``scale_probes.csv`` (or from a tidy table's scale runs'
+  sidecars): the pipeline's ``scale_effect.csv``.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 import scipy.stats as sps
 
-from podnet.parse.scale import effect_rows, scale_run_sidecars
+from podnet.parse.scale import probe_table
 
 from ._data import split_sources
 from .sweeps import median_interval
@@ -73,6 +81,8 @@ PROBES = {
     "policy_effect_s": ("NetworkPolicy", "created"),
     "policy_removed_s": ("NetworkPolicy", "removed"),
 }
+#: the quantiles of scale_effect.csv besides the median (column prefix -> q)
+TAILS = {"p90": 0.90, "p99": 0.99}
 EFFECT_COLUMNS = [
     "variant",
     "kind",
@@ -80,16 +90,21 @@ EFFECT_COLUMNS = [
     "point",
     *_EFFECT_KEY[1:],
     "n",
+    "setups",
     "p50",
     "p50_low",
     "p50_high",
     "p50_coverage",
-    "p99",
-    "p99_low",
-    "p99_high",
-    "p99_coverage",
+    *[f"{p}{s}" for p in TAILS for s in ("", "_low", "_high", "_coverage")],
+    "icc",
+    "design_effect",
+    "first_left_out",
+    "first_p50",
     "note",
 ]
+#: a design effect from which ``note`` says the intervals are too narrow (when the F test finds the
+#: set-ups differ at the row's level)
+DEFF_NOTE = 1.25
 
 
 def slope(x: np.ndarray, y: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float, float]:
@@ -224,66 +239,121 @@ def needed(q: float, confidence: float = 0.95) -> int:
     return max(2, math.ceil(math.log((1 - confidence) / 2) / math.log(max(q, 1 - q))))
 
 
-def _effect_note(n: int, p50_cover: float, p99_low: float, confidence: float) -> str:
-    """What a row's intervals lack: a median interval below ``confidence``, no P99 interval."""
+class Clustered(NamedTuple):
+    """How far changes of one set-up are alike (:func:`icc`)."""
+
+    icc: float
+    design_effect: float
+    #: the one-way ANOVA F test's p value against no set-up effect
+    p: float
+
+
+def icc(values: Any, groups: Any) -> Clustered:
+    """The intra-class correlation of ``values`` (log seconds) clustered by ``groups`` (set-ups):
+    the one-way ANOVA estimator (MSB - MSW) / (MSB + (m0 - 1) MSW), m0 the clusters' adjusted mean
+    size, floored at 0; the design effect 1 + (mean size - 1) * icc; and the F test's p value. NaN
+    with fewer than 2 groups or no group of 2 values."""
+    nan = float("nan")
+    df = pd.DataFrame({"v": np.asarray(values, dtype=float), "g": np.asarray(groups)})
+    sizes = df.groupby("g")["v"].size()
+    k, n = len(sizes), len(df)
+    if k < 2 or n <= k:
+        return Clustered(nan, nan, nan)
+    means = df.groupby("g")["v"].transform("mean")
+    msw = float(((df["v"] - means) ** 2).sum() / (n - k))
+    msb = float((sizes * (df.groupby("g")["v"].mean() - df["v"].mean()) ** 2).sum() / (k - 1))
+    m0 = (n - float((sizes**2).sum()) / n) / (k - 1)
+    denom = msb + (m0 - 1) * msw
+    r = max(0.0, (msb - msw) / denom) if denom > 0 else 0.0
+    p = float(sps.f.sf(msb / msw, k - 1, n - k)) if msw > 0 else (0.0 if msb > 0 else 1.0)
+    return Clustered(r, 1 + (n / k - 1) * r, p)
+
+
+def _effect_note(n: int, p50_cover: float, tails: dict[str, tuple], c: Clustered, confidence: float) -> str:
+    """What a row's intervals lack: a median interval below ``confidence``, no P90 / P99 interval,
+    changes too correlated within set-ups for intervals that treat them as independent."""
     words = []
     if n < 2:
-        words.append(f"{n} set-up: no interval")
+        words.append(f"{n} change: no interval")
     elif not p50_cover >= confidence:
         words.append(
             f"P50 interval is the range, coverage {p50_cover:.1%} (n = {n}; "
             f"{confidence:.0%} needs {needed(0.5, confidence)})"
         )
-    if n >= 1 and not np.isfinite(p99_low):
+    for name, q in TAILS.items():
+        if n >= 1 and not np.isfinite(tails[name][1]):
+            words.append(
+                f"{name.upper()} is about the largest of {n} and has no interval ({confidence:.0%} needs "
+                f"{needed(q, confidence)} changes)"
+            )
+    if np.isfinite(c.design_effect) and c.design_effect >= DEFF_NOTE and c.p < 1 - confidence:
         words.append(
-            f"P99 is about the largest of {n} and has no interval ({confidence:.0%} needs "
-            f"{needed(0.99, confidence)} set-ups)"
+            f"changes of one set-up correlate (design effect {c.design_effect:.2g}, F test p = "
+            f"{c.p:.2g}): the intervals, which treat them as independent, are too narrow"
         )
     return "; ".join(words)
 
 
+def _first_apart(g: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(kept, left out): a change taking effect (``*_effect_s``) that was a set-up's first of more
+    than one is left out (it may wait for the point's fillers' programming too)."""
+    if "change_no" not in g.columns or not str(g["metric"].iloc[0]).endswith("_effect_s"):
+        return g, g.iloc[0:0]
+    first = (g["change_no"].astype(int) == 0) & (g["changes"].astype(int) > 1)
+    return g[~first], g[first]
+
+
 def effect_table(effects: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     """One row per variant, probe and point (columns :data:`EFFECT_COLUMNS`) from
-    :func:`podnet.parse.scale.effect_rows`: ``kind`` and ``change`` name the probe (:data:`PROBES`),
-    ``point`` is the count of that kind the point holds."""
+    :func:`podnet.parse.scale.effect_rows` (``scale_probes.csv``): ``kind`` and ``change`` name the
+    probe (:data:`PROBES`), ``point`` is the count of that kind the point holds."""
     if effects.empty:
         return pd.DataFrame(columns=EFFECT_COLUMNS)
+    if "setup" not in effects.columns:  # one value per set-up
+        effects = effects.assign(setup=np.arange(len(effects)).astype(str))
     rows = []
     for key, g in effects.groupby(_EFFECT_KEY, dropna=False, sort=True):
         k = dict(zip(_EFFECT_KEY, key))
         kind, change = PROBES.get(str(k["metric"]), ("", ""))
+        g, first = _first_apart(g)
+        g = g[np.isfinite(g["value"].astype(float))]
         v = g["value"].to_numpy(dtype=float)
-        v = v[np.isfinite(v)]
         med = median_interval(v, confidence)
-        p99 = quantile_interval(v, 0.99, confidence)
+        tails = {name: quantile_interval(v, q, confidence) for name, q in TAILS.items()}
+        ok = v > 0
+        c = icc(np.log(v[ok]), g["setup"].astype(str).to_numpy()[ok])
         count = k["network_policies"] if kind == "NetworkPolicy" else k["services"]
-        rows.append(
-            {
-                **k,
-                "kind": kind,
-                "change": change,
-                "point": count,
-                "n": len(v),
-                "p50": med.median,
-                "p50_low": med.low,
-                "p50_high": med.high,
-                "p50_coverage": med.coverage,
-                "p99": p99[0],
-                "p99_low": p99[1],
-                "p99_high": p99[2],
-                "p99_coverage": p99[3],
-                "note": _effect_note(len(v), med.coverage, p99[1], confidence),
-            }
+        row = {
+            **k,
+            "kind": kind,
+            "change": change,
+            "point": count,
+            "n": len(v),
+            "setups": int(g["setup"].nunique()),
+            "p50": med.median,
+            "p50_low": med.low,
+            "p50_high": med.high,
+            "p50_coverage": med.coverage,
+        }
+        for name, (est, lo, hi, cover) in tails.items():
+            row.update({name: est, f"{name}_low": lo, f"{name}_high": hi, f"{name}_coverage": cover})
+        first_v = first["value"].astype(float)
+        row.update(
+            icc=c.icc,
+            design_effect=c.design_effect,
+            first_left_out=len(first),
+            first_p50=float(first_v.median()) if len(first) else float("nan"),
+            note=_effect_note(len(v), med.coverage, tails, c, confidence),
         )
+        rows.append(row)
     return pd.DataFrame(rows, columns=EFFECT_COLUMNS)
 
 
-def scale_effect(tidy: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
-    """:func:`effect_table` of the probes recorded in the sidecars of ``tidy``'s scale runs
-    (:func:`podnet.parse.scale.scale_run_sidecars`): scale_effect.csv, no rows without a scale sweep.
+def scale_effect(
+    tidy: pd.DataFrame, confidence: float = 0.95, probes: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """:func:`effect_table` of ``probes`` (``scale_probes.csv``, written by the parse stage), or, when
+    None, of the probes recorded in the sidecars of ``tidy``'s scale runs
+    (:func:`podnet.parse.scale.probe_table`): scale_effect.csv, no rows without a scale sweep.
     ValueError when a scale run's sidecar cannot be read where the tidy ``raw_path`` says."""
-    try:
-        sidecars = scale_run_sidecars(tidy, SCALE_PARAMS)
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"scale_effect.csv (time to effect) reads the scale runs' sidecars: {exc}") from exc
-    return effect_table(effect_rows(sidecars), confidence)
+    return effect_table(probe_table(tidy) if probes is None else probes, confidence)

@@ -1,6 +1,7 @@
 """The cost of scale on the embedded cluster: config/examples/service-scale.yaml shortened to a
 two-point sweep (0 and 200 Services, iperf3 1 s, 2 repeats). The 200 Services and their
-EndpointSlices are present and programmed (the probe Service created last answers) before the
+EndpointSlices are present and programmed (the probe Services created last answer, each of the
+``scale.changes`` of every set-up timed until reached and, deleted, until gone) before the
 point's runs, the sidecars record them with the rule counts of each node's network namespace, and
 nothing is left after the launch, nor after Ctrl-C in the middle of a point.
 
@@ -23,6 +24,7 @@ from podnet.launch.cluster.workload import MANAGED_SELECTOR
 from podnet.launch.rounds.runner import launch
 from podnet.launch.spec.config import from_mapping
 from podnet.parse import parse_experiment
+from podnet.parse.scale import probe_table
 from tests.integration.conftest import REPO, example_config, sidecars_all_ok
 
 pytestmark = pytest.mark.cluster
@@ -60,7 +62,7 @@ def _config(tmp_path: Path, name: str, services: list[int], repeats: int = 2) ->
         repeats=repeats,
         warmup=0,
         defaults={"duration": 1, "omit": 0},
-        tools={"iperf3": {"tests": [{"name": "tcp", "scale": {"services": services}}]}},
+        tools={"iperf3": {"tests": [{"name": "tcp", "scale": {"services": services, "changes": 3}}]}},
     )
 
 
@@ -81,7 +83,11 @@ def test_two_point_service_sweep_end_to_end(core, tmp_path):
                 {k: v for k, v in r.items() if k in ("iptables_total", "nft_rules", "nft_elements")},
             )
         assert rec["present"] == {"services": 200, "endpoint_slices": 200, "network_policies": 0}
-        assert 0 < rec["probe"]["service_effect_s"] < 60
+    for rec in at[0] + at[200]:  # the sweep's 0 times its Service changes too
+        p = rec["probe"]
+        assert p["changes"] == 3 and p["loop"] == "session", p
+        assert len(p["service_effect_s"]) == len(p["service_removed_s"]) == 3
+        assert all(0 < v < 60 for v in p["service_effect_s"] + p["service_removed_s"])
     for rec in at[0]:
         assert rec["present"] in ({}, {"services": 0, "endpoint_slices": 0, "network_policies": 0})
 
@@ -103,6 +109,9 @@ def test_two_point_service_sweep_end_to_end(core, tmp_path):
     parsed = parse_experiment(cfg.raw_dir, cfg.experiment)
     t = parsed.tidy
     assert set(t["sweep_param"].dropna()) == {"services"} and set(t["sweep_value"].dropna()) == {0.0, 200.0}
+    probes = probe_table(t)  # scale_probes.csv: 2 rounds x 2 points x 2 probes x 3 changes
+    print(probes.groupby(["services", "metric"])["value"].describe().to_string())
+    assert len(probes) == 24 and probes["setup"].nunique() == 4
 
 
 def test_ctrl_c_in_the_middle_of_a_point_leaves_nothing(core, tmp_path):
@@ -150,13 +159,18 @@ def test_policy_sweep_on_a_cni_that_enforces_policy(core, cluster_info, tmp_path
         repeats=2,
         warmup=0,
         defaults={"duration": 1, "omit": 0},
-        tools={"iperf3": {"tests": [{"name": "tcp", "scale": {"network_policies": [0, 20]}}]}},
+        tools={"iperf3": {"tests": [{"name": "tcp", "scale": {"network_policies": [0, 20], "changes": 3}}]}},
     )
     c = from_mapping(cfg)
     res = launch(c)
     side = sidecars_all_ok(c.raw_dir)
     assert res.ok == 4
-    for rec in [v["scale"] for k, v in side.items() if "network_policies-20/" in k]:
-        print("20 policies:", rec["applied"], rec["probe"])
-        assert rec["present"]["network_policies"] == 20 and 0 < rec["probe"]["policy_effect_s"] < 60
+    for k, v in side.items():
+        rec = v["scale"]
+        print(k, rec["applied"], rec["probe"], rec["ready_s"], {n: r for n, r in rec["rules"].items()})
+        p = rec["probe"]
+        assert p["loop"] == "session" and len(p["policy_effect_s"]) == len(p["policy_removed_s"]) == 3
+        assert all(0 < x < 60 for x in p["policy_effect_s"] + p["policy_removed_s"])
+        if "network_policies-20/" in k:
+            assert rec["present"]["network_policies"] == 20
     assert not leftovers(core)

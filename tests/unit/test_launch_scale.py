@@ -40,7 +40,11 @@ def test_services_are_swept_with_a_zero_point_and_named_like_a_sweep():
     assert [t.name for t in tests] == ["crr-services-0", "crr-services-200", "crr-services-1000"]
     assert [t.scale.services for t in tests] == [0, 200, 1000] and tests[0].scale.empty
     assert {(t.sweep.test, t.sweep.param) for t in tests} == {("crr", "services")}
-    assert tests[2].scale == ScaleSpec(services=1000, endpoints_per_service=3)
+    assert tests[2].scale == ScaleSpec(services=1000, endpoints_per_service=3, swept="services")
+    assert tests[0].scale.probes_services and not tests[0].scale.probes_policies  # 0 is probed too
+    assert tests[2].scale.changes == 3 == tests[2].scale.as_meta()["changes"]  # the default
+    assert _cfg({"services": [0, 1], "changes": 7}).cases[1].test.scale.changes == 7
+    assert not ScaleSpec().probes_services and ScaleSpec(network_policies=2).probes_policies
     assert tests[2].params == {"duration": 2} and tests[2].scale.objects == 2000
 
 
@@ -61,6 +65,8 @@ def test_bad_scales_are_config_errors():
         {"services": 5, "endpoints_per_service": 0},
         {"network_policies": 1, "rules_per_policy": 100},
         {"services": 5, "colour": "red"},
+        {"services": 5, "changes": 0},
+        {"services": 5, "changes": 1.5},
         {},
     ):
         with pytest.raises(LaunchConfigError):
@@ -189,17 +195,17 @@ class FakeApi:
 class FakeProber:
     pod = "client-pod-n1"
 
-    def __init__(self, refuse: str | None = None):
+    def __init__(self, refuse: str | None = None, fail_at: int | None = None):
         self.calls: list[tuple[str, str]] = []
-        self.refuse = refuse
+        self.refuse, self.fail_at = refuse, fail_at
 
     def timed(self, mode: str, ip: str, change: Any, limit: float) -> float:
         self.calls.append((mode, ip))
         if change is not None:
             change()
-        if mode == self.refuse:
+        if mode == self.refuse or len(self.calls) == self.fail_at:
             raise scaleprobe.ProbeFailed(f"waited {int(limit)}s for a connect to {ip} to {mode}: it did not")
-        return 0.25
+        return 0.25 if mode == "reach" else 0.5
 
 
 def _state(cfg, api=None, prober=None, **w: Any) -> sc.ScaleState:
@@ -217,26 +223,42 @@ def _state(cfg, api=None, prober=None, **w: Any) -> sc.ScaleState:
 
 
 def test_a_point_is_created_checked_probed_and_recorded_then_taken_down():
-    cfg = _cfg({"services": [0, 200]})
+    cfg = _cfg({"services": [0, 200], "changes": 2})
     api, prober = FakeApi(), FakeProber()
     st = _state(cfg, api, prober)
-    assert st.ensure(None) is None and not api.log  # nothing to do for the zero point
+    assert st.ensure(None) is None and not api.log  # a test without scale: nothing to do
     assert st.ensure(cfg.cases[1].test.scale) is None
     rec = st.meta()
     assert rec["present"] == {"services": 200, "endpoint_slices": 200, "network_policies": 0}
-    assert rec["applied"]["calls"] == 400 and rec["probe"]["service_effect_s"] == 0.25
-    assert rec["rules"] == {"n1": {"iptables_total": 42}} and len(rec["idle_pods"]) == 2
-    creates = [n for op, kind, n in api.log if op == "create" and kind == "EndpointSlice"]
-    assert creates[-1].startswith("podnet-scale-probe-")  # the probe's endpoints come last
-    assert prober.calls == [("reach", rec["probe"]["service_ip"])]
-    assert st.ensure(cfg.cases[1].test.scale) is None and len(prober.calls) == 1  # same point: as is
-    assert st.ensure(cfg.cases[0].test.scale) is None
+    assert rec["applied"]["calls"] == 400 and rec["rules"] == {"n1": {"iptables_total": 42}}
+    assert len(rec["idle_pods"]) == 2
+    p = rec["probe"]
+    # each change a fresh Service: reached once its slice exists, then removed until it fails
+    assert (
+        p["changes"] == 2 and p["service_effect_s"] == [0.25, 0.25] and p["service_removed_s"] == [0.5, 0.5]
+    )
+    assert "policy_effect_s" not in p and len(set(p["service_ips"])) == 2
+    ips = p["service_ips"]
+    assert prober.calls == [("reach", ips[0]), ("fail", ips[0]), ("reach", ips[1]), ("fail", ips[1])]
+    probe_ops = [(op, k) for op, k, n in api.log if n.startswith("podnet-scale-probe-")]
+    # the probe Services first (no Service created between two timed changes), then per change its
+    # endpoints (timed until reached) and its removal (timed until gone)
+    change = [("create", "EndpointSlice"), ("delete", "Service")]
+    gone = [("delete", "EndpointSlice"), ("delete", "Service")]  # the slices after the last change
+    assert probe_ops == [("create", "Service")] * 2 + change * 2 + gone * 2
+    fillers = [i for i, (op, k, n) in enumerate(api.log) if n.startswith("podnet-scale-svc-")]
+    first_probe = next(i for i, (op, k, n) in enumerate(api.log) if n.startswith("podnet-scale-probe-"))
+    assert max(fillers) < first_probe  # the probes come after every filler
+    assert not api.names("Service", sc.PROBE) and not api.names("EndpointSlice", sc.PROBE)  # none left
+    assert st.ensure(cfg.cases[1].test.scale) is None and len(prober.calls) == 4  # same point: as is
+    assert st.ensure(cfg.cases[1].test.scale, round_no=2) is None and len(prober.calls) == 8  # next round
+    assert st.ensure(cfg.cases[0].test.scale) is None  # the sweep's 0: its Service changes timed too
     assert not api.names("Service", sc.FILLER) and not api.names("Service", sc.PROBE)
-    assert prober.calls[-1][0] == "fail" and st.meta()["probe"]["service_removed_s"] == 0.25
+    assert len(prober.calls) == 12 and len(st.meta()["probe"]["service_removed_s"]) == 2
 
 
-def test_policies_come_with_the_allowing_one_and_a_deny_probe():
-    cfg = _cfg({"network_policies": [0, 5], "rules_per_policy": 2})
+def test_policies_come_with_the_allowing_one_and_deny_probes_created_and_removed():
+    cfg = _cfg({"network_policies": [0, 5], "rules_per_policy": 2, "changes": 3})
     api, prober = FakeApi(), FakeProber()
     st = _state(cfg, api, prober)
     assert st.ensure(cfg.cases[1].test.scale) is None
@@ -244,11 +266,27 @@ def test_policies_come_with_the_allowing_one_and_a_deny_probe():
     assert len(pols) == 5 and obj.ALLOW_POLICY in pols
     first = next(n for op, k, n in api.log if k == "NetworkPolicy")
     assert first == obj.ALLOW_POLICY
-    assert [m for m, _ in prober.calls] == ["reach", "fail"]  # target answers, then the deny stops it
-    assert st.meta()["probe"]["policy_effect_s"] == 0.25
+    # the target answers, then each deny stops it and its removal lets it answer again
+    assert [m for m, _ in prober.calls] == ["reach"] + ["fail", "reach"] * 3
+    p = st.meta()["probe"]
+    assert p["policy_effect_s"] == [0.5] * 3 and p["policy_removed_s"] == [0.25] * 3 and p["changes"] == 3
+    denies = [n for op, k, n in api.log if op == "create" and n.startswith("podnet-scale-deny-")]
+    assert len(set(denies)) == 3 and not api.names("NetworkPolicy", sc.PROBE)
+    assert "service_effect_s" not in p
     assert st.ensure(None) is None and not api.names("NetworkPolicy", sc.FILLER)
-    assert api.log[-1][2].startswith("podnet-scale-deny-")  # the deny probe goes after the allow policy
-    assert [m for m, _ in prober.calls][-1] == "reach" and "policy_removed_s" in st.meta()["probe"]
+
+
+def test_probe_objects_an_interrupted_set_up_left_are_deleted_first():
+    cfg = _cfg({"services": [0, 4], "changes": 1})
+    api, prober = FakeApi(), FakeProber()
+    api.create(obj.service("podnet-scale-probe-7", LABELS, role="probe"))
+    api.create(obj.endpoint_slice("podnet-scale-probe-7", ["10.244.9.0"], LABELS, role="probe"))
+    api.create(obj.deny_policy("podnet-scale-deny-8", sc.TARGET, LABELS))
+    st = _state(cfg, api, prober)
+    assert st.ensure(cfg.cases[1].test.scale) is None
+    assert not api.names("Service", sc.PROBE) and not api.names("NetworkPolicy", sc.PROBE)
+    gone = [(k, n) for op, k, n in api.log if op == "delete" and n.endswith(("-7", "-7-ep", "-8"))]
+    assert len(gone) == 3 and len(prober.calls) == 2  # untimed; then the point's one Service change
 
 
 def test_a_point_not_present_or_not_programmed_fails_with_its_reason_and_is_set_up_again():
@@ -264,6 +302,10 @@ def test_a_point_not_present_or_not_programmed_fails_with_its_reason_and_is_set_
     assert "to reach: it did not" in st.ensure(point)
     st.prober.refuse = None
     assert st.ensure(point) is None  # the next run sets the point up again
+    st = _state(_cfg({"services": [0, 20], "changes": 3}), FakeApi(), FakeProber(fail_at=4))
+    why = st.ensure(point)  # the second change's removal never took effect: no point, no partial times
+    assert why.startswith("scale point not ready: waited") and "to fail" in why
+    assert "probe" not in st.meta() and st.meta()["error"] and st.point is None
     st = _state(_cfg({"network_policies": [0, 3]}), FakeApi(), FakeProber(refuse="fail"))
     assert "does the CNI enforce NetworkPolicy?" in st.ensure(ScaleSpec(network_policies=3))
     shared = _cfg({"services": [0, 1]}, namespace={"create": False, "name": "team"})
@@ -282,7 +324,8 @@ def test_the_probe_pod_is_a_ready_client_pod():
     assert st.probe_pod() == "x-c-pod"
     eps["c-pod"].failure = "broken"
     assert st.probe_pod() == "x-c-host"
-    assert NONE.empty and sc.key(NONE) == sc.key(ScaleSpec(endpoints_per_service=3)) == (0, 0, 0, 0)
+    assert NONE.empty and sc.key(NONE) == sc.key(ScaleSpec(endpoints_per_service=3))
+    assert sc.key(NONE) == (0, 0, 0, 0, False, False) != sc.key(ScaleSpec(swept="services"))
 
 
 # -- probes and rule counts ---------------------------------------------------------------------------
@@ -355,6 +398,7 @@ def test_a_launch_records_each_point_in_its_sidecars(tmp_path, monkeypatch):
     at3 = [v for k, v in side.items() if "services-3/" in k]
     assert len(at3) == 2 and all(v["scale"]["present"]["services"] == 3 for v in at3)
     assert all(v["scale"]["wanted"]["services"] == 0 for k, v in side.items() if "services-0/" in k)
+    assert all(len(v["scale"]["probe"]["service_effect_s"]) == 3 for v in side.values())  # the default
     # round 1 up (0 then 3), round 2 down (3 then 0): the 3 Services are created once and deleted once
     made = [n for op, kind, n in api.log if kind == "Service" and n.startswith("podnet-scale-svc")]
     assert len(made) == 6 and [op for op, kind, n in api.log if kind == "Service"][-1] == "delete"
@@ -370,6 +414,6 @@ def test_a_launch_records_each_point_in_its_sidecars(tmp_path, monkeypatch):
 def test_a_point_never_programmed_is_a_failed_run_with_its_reason(tmp_path, monkeypatch):
     res, side, _ = _fake_launch(tmp_path, monkeypatch, FakeProber(refuse="reach"))
     failed = [v for v in side.values() if v["status"] == "failed"]
-    assert failed and all("services-3" in v["test"] for v in failed)
+    assert len(failed) == len(side) >= 4 and res.ok == 0  # 0 of the sweep times its Services too
     assert all(v["error"].startswith("scale point not ready: waited") for v in failed)
-    assert all("error" in v["scale"] for v in failed) and res.ok == 2
+    assert all("error" in v["scale"] for v in failed)

@@ -271,11 +271,13 @@ def test_each_round_probes_its_point_again_and_keeps_its_objects():
     api, prober = FakeApi(), FakeProber()
     st = _state(cfg, api, prober)
     point = cfg.cases[1].test.scale
-    assert st.ensure(point, 0) is None and len(prober.calls) == 1
+    each = 2 * point.changes  # a change: its effect and its removal
+    assert st.ensure(point, 0) is None and len(prober.calls) == each
     made = len(api.log)
-    assert st.ensure(point, 0) is None and len(prober.calls) == 1  # the same round: as is
-    assert st.ensure(point) is None and len(prober.calls) == 1  # no round given: as is
-    assert st.ensure(point, 1) is None and len(prober.calls) == 2  # the next round: probed again
+    assert st.ensure(point, 0) is None and len(prober.calls) == each  # the same round: as is
+    assert st.ensure(point) is None and len(prober.calls) == each  # no round given: as is
+    assert st.ensure(point, 1) is None and len(prober.calls) == 2 * each  # the next round: probed again
     fillers = {obj.service_name(i) for i in range(1, 201)}
     assert not [e for e in api.log[made:] if e[2] in fillers]  # no filler created or deleted again
-    assert st.meta()["probe"]["service_effect_s"] == 0.25 and st.meta()["present"]["services"] == 200
+    assert st.meta()["probe"]["service_effect_s"] == [0.25] * point.changes
+    assert st.meta()["present"]["services"] == 200

@@ -40,6 +40,8 @@ rule tidy:
         intervals=f"{OUT}/intervals.parquet",
         failed=f"{OUT}/failed_runs.csv",
         disturbed=f"{OUT}/disturbed_runs.csv",
+        # the scale runs' probe times, one row per change (podnet.parse.scale; no rows without scale)
+        probes=f"{OUT}/scale_probes.csv",
     log:
         f"{OUT}/logs/tidy.log",
     conda:

@@ -1,7 +1,7 @@
 # Statistics: tidy table -> summary.csv (per group) and ratios.csv (against baselines), variants.csv,
 # sweeps.csv and load_curves.csv (swept tests as curves), latency_under_load.csv (load sweeps),
 # scale_curves.csv (scale sweeps: slope per 1000 objects, largest / 0), scale_effect.csv (time to
-# effect per scale point, from the scale runs' sidecars), net_ready.csv (time to network, netready),
+# effect per scale point, from scale_probes.csv), net_ready.csv (time to network, netready),
 # net_ready_ratios.csv (time to network, each variant over the baseline variant);
 # ranking.csv (stats.ranking);
 # with stats.thresholds in the config, the gate (podnet check) -> check.csv as the last step.
@@ -11,6 +11,7 @@ rule stats:
     input:
         tidy=f"{OUT}/tidy.parquet",
         intervals=f"{OUT}/intervals.parquet",
+        probes=f"{OUT}/scale_probes.csv",
     output:
         summary=f"{OUT}/summary.csv",
         ratios=f"{OUT}/ratios.csv",

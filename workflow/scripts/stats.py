@@ -2,7 +2,7 @@
 
 from podnet.config.lean import skip_iri_grammar
 
-skip_iri_grammar()  # before jsonschema: scale_effect.csv validates the scale runs' sidecars
+skip_iri_grammar()  # before anything imports jsonschema (podnet/config/lean.py)
 
 import logging
 from pathlib import Path
@@ -16,6 +16,7 @@ written = stats.run(
     Path(sm.output.summary).parent,
     dict(sm.params.settings),
     intervals_path=sm.input.intervals,
+    probes_path=sm.input.probes,
 )
 for name, path in written.items():
     logging.info("wrote %s: %s", name, path)

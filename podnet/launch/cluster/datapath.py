@@ -4,8 +4,9 @@ The embedded cluster's nodes are network namespaces of this machine (``info.json
 under ``/run/netns``); kube-proxy (iptables or nftables mode), flannel and calico's felix program
 their rules there. As root, the launcher counts per node: ``iptables-save`` rules (``-A`` lines) per
 table, with the ``iptables`` on PATH (the backend kube-proxy and felix drive), and ``nft -j list
-ruleset`` rules and set/map elements per table. Cilium's BPF maps are not counted. Elsewhere (a real
-cluster, not root) the record says why there is no count; it is provenance, never a failure.
+ruleset`` rules and set/map elements per table; beside them the nodes' ipsets and cilium's BPF map
+entries (:mod:`podnet.launch.cluster.datapath_maps`). Elsewhere (a real cluster, not root) the
+record says why there is no count; it is provenance, never a failure.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+from podnet.launch.cluster import datapath_maps
 
 NETNS_DIR = Path("/run/netns")
 #: seconds one listing may take
@@ -83,7 +86,8 @@ def rule_counts(
     info: Mapping[str, Any] | None, run: Runner = _run, netns_dir: Path = NETNS_DIR
 ) -> dict[str, Any]:
     """Per node: ``iptables`` rules per table and their ``iptables_total``, ``nft`` per table
-    (rules, elements) and ``nft_rules`` / ``nft_elements`` totals; or ``{"unavailable": why}``."""
+    (rules, elements) and ``nft_rules`` / ``nft_elements`` totals, ipsets and cilium's map entries
+    (:func:`podnet.launch.cluster.datapath_maps.node_maps`); or ``{"unavailable": why}``."""
     if run is _run:
         why = unavailable(info, netns_dir)
         if why:
@@ -106,5 +110,6 @@ def rule_counts(
             )
         except (OSError, subprocess.SubprocessError, ValueError) as exc:
             rec["nft_error"] = str(exc)[:200]
+        rec.update(datapath_maps.node_maps(info, node, enter, run))
         out[node] = rec
     return out

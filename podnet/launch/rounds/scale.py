@@ -7,20 +7,23 @@ without ``scale``: no object). Going from one point to another:
 1. the filler objects are created or deleted, :data:`~podnet.launch.cluster.objects.WORKERS` API
    calls at a time (Services with their EndpointSlices; the allowing policy first and last);
 2. the API is asked what is present: the counts must be the point's;
-3. Services: the previous probe Service is deleted and a new one created without endpoints; a
-   loop in a client pod then waits for its first connect while its EndpointSlice (one idle pod) is
-   created: ``service_effect_s`` (kube-proxy handles changes in order, so once the probe answers,
-   the changes before it are in the datapath). At 0 Services the previous probe's deletion is
-   timed until its connects fail (``service_removed_s``);
-4. policies: the previous deny probe is deleted and timed until the idle target answers again
-   (``policy_removed_s``), then a new deny policy on the target is created and timed until its
-   connects fail (``policy_effect_s``); a CNI that enforces no NetworkPolicy fails here;
+3. the probe changes (:mod:`podnet.launch.rounds.scalechanges`): probe objects an interrupted set-up
+   left are deleted, then ``scale.changes`` changes of each kind the point concerns are timed, each
+   a fresh object: a Service whose EndpointSlice (one idle pod) is created and timed until a loop in
+   a client pod first connects (``service_effect_s``: kube-proxy handles changes in order, so once
+   the first probe answers, the fillers before it are in the datapath), then deleted and timed until
+   its connects fail (``service_removed_s``); a deny policy on an idle target timed until its
+   connects fail (``policy_effect_s``; a CNI that enforces no NetworkPolicy fails here), then
+   deleted and timed until the target answers again (``policy_removed_s``). A point holding
+   Services, or a point of a Services sweep (0 too), times Service changes; policies likewise;
+4. no probe object is left for the point's runs;
 5. the nodes' rule counts are read (:mod:`podnet.launch.cluster.datapath`).
 
 The record (``scale`` in every sidecar of the point's runs) holds the point, what was created and
-deleted and how fast (``objects_per_s``), the counts present, the probes' times, the rule counts and
-``ready_s``. Anything short of that is a failed run with the reason; the next run of a point sets it
-up again. The objects go with the launch's namespace (so a shared namespace is refused).
+deleted and how fast (``objects_per_s``), the counts present, the probes' times (a list per probe,
+one value per change in order), the rule counts and ``ready_s``. Anything short of that is a failed
+run with the reason; the next run of a point sets it up again. The objects go with the launch's
+namespace (so a shared namespace is refused).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from typing import Any
 from podnet.launch.cluster import datapath
 from podnet.launch.cluster import objects as obj
 from podnet.launch.cluster.provenance import now_iso
+from podnet.launch.rounds.scalechanges import Changes
 from podnet.launch.rounds.scaleprobe import ProbeFailed, Prober
 from podnet.launch.rounds.schedule import Slot
 from podnet.launch.spec.config import LaunchConfig
@@ -50,10 +54,12 @@ class ScaleFailure(RuntimeError):
     """A point's objects are not all present or programmed; the message says which and why."""
 
 
-def key(spec: ScaleSpec) -> tuple[int, int, int, int]:
-    """What of a point the objects depend on (not its time limit; no object: no endpoints or rules)."""
+def key(spec: ScaleSpec) -> tuple[int, int, int, int, bool, bool]:
+    """What of a point the objects and probes depend on (not its time limit nor its number of
+    changes; no object: no endpoints or rules; the kinds whose changes it times)."""
     eps = spec.endpoints_per_service if spec.services else 0
-    return (spec.services, eps, spec.network_policies, spec.rules_per_policy if spec.network_policies else 0)
+    rules = spec.rules_per_policy if spec.network_policies else 0
+    return (spec.services, eps, spec.network_policies, rules, spec.probes_services, spec.probes_policies)
 
 
 def uses_scale(cfg: LaunchConfig) -> bool:
@@ -102,7 +108,7 @@ class ScaleState:
         self.idle: dict[str, str] = {}
         self.eps: int | None = None
         self.rules_per: int | None = None
-        self.probe_ip: str | None = None
+        #: the probe objects' running number (:class:`~podnet.launch.rounds.scalechanges.Changes`)
         self.serial = 0
         #: the launch round the point was set up in (None: not told)
         self.round_no: int | None = None
@@ -176,9 +182,9 @@ class ScaleState:
         rec: dict[str, Any] = {"wanted": spec.as_meta()}
         have = {k: self.api.names(k, FILLER) for k in ("Service", "EndpointSlice", "NetworkPolicy")}
         probes = {k: self.api.names(k, PROBE) for k in ("Service", "NetworkPolicy")}
-        if spec.services:
+        if spec.services or spec.probes_services:
             self._idle([f"{obj.PREFIX}-idle-{i}" for i in range(spec.idle_pods)])
-        if spec.network_policies or probes["NetworkPolicy"]:
+        if spec.probes_policies:
             self._idle([TARGET])
         batches = [*self._services(spec, have), *self._policies(spec, have)]
         done = sum(b.done for b in batches)
@@ -206,12 +212,8 @@ class ScaleState:
         short = [f"{present[k]} {k} of {v}" for k, v in wanted.items() if present[k] != v]
         if short:
             raise ScaleFailure("present: " + ", ".join(short))
-        rec["probe"] = {
-            **self._service_probe(spec, probes["Service"], deadline),
-            **self._policy_probe(spec, probes["NetworkPolicy"], deadline),
-            "pod": self.prober.pod,
-            "connect_timeout_s": 0.1,
-        }
+        times = self._changes(spec, probes, deadline)
+        rec["probe"] = {**times, "pod": self.prober.pod, "connect_timeout_s": 0.1}
         rec["idle_pods"] = dict(self.idle)
         rec["rules"] = self.rules(self.info)
         rec["verified"] = now_iso()
@@ -307,62 +309,33 @@ class ScaleState:
             self.rules_per = spec.rules_per_policy
         return out
 
-    def _drop_probe_services(self, names: set[str]) -> None:
-        for s in sorted(names):
-            self.api.delete("EndpointSlice", obj.slice_name(s))
-            self.api.delete("Service", s)
-
-    def _service_probe(self, spec: ScaleSpec, old: set[str], deadline: float) -> dict[str, Any]:
-        """Time the probe Service (created after every filler) until it answers; at 0 Services, the
-        last probe's deletion until it stops answering."""
-        if not spec.services:
-            if not old:
-                return {}
-            if self.probe_ip is None:
-                raise ScaleFailure("a probe Service of unknown address is left: its deletion cannot be timed")
-            ip = self.probe_ip
-            removed = self.prober.timed(
-                "fail", ip, lambda: self._drop_probe_services(old), self._left(deadline)
-            )
-            self.probe_ip = None
-            return {"service_removed_s": removed}
-        self._drop_probe_services(old)
-        self.serial += 1
-        name = f"{obj.PREFIX}-probe-{self.serial}"
-        created = self.api.create(obj.service(name, self.labels, role="probe"))
-        ip = self.probe_ip = str(created.spec.cluster_ip)  # its deletion is timed at 0 Services
-        first = self.idle[f"{obj.PREFIX}-idle-0"]
-        body = obj.endpoint_slice(name, [first], self.labels, role="probe")
-        effect = self.prober.timed("reach", ip, lambda: self.api.create(body), self._left(deadline))
-        return {"service_effect_s": effect, "service_ip": ip}
-
-    def _policy_probe(self, spec: ScaleSpec, old: set[str], deadline: float) -> dict[str, Any]:
-        """Time the last deny probe's deletion until the idle target answers, then a new deny
-        probe (created after every filler) until it stops answering."""
-        out: dict[str, Any] = {}
-        if not spec.network_policies and not old:
-            return out
-        target = self.idle[TARGET]
-        if old:
-
-            def drop() -> None:
-                for p in sorted(old):
-                    self.api.delete("NetworkPolicy", p)
-
-            out["policy_removed_s"] = self.prober.timed("reach", target, drop, self._left(deadline))
-        if not spec.network_policies:
-            return out
-        if not old:  # the target answers before the deny probe, so its refusal is the probe's doing
-            self.prober.timed("reach", target, None, self._left(deadline))
-        self.serial += 1
-        body = obj.deny_policy(f"{obj.PREFIX}-deny-{self.serial}", TARGET, self.labels)
+    def _changes(self, spec: ScaleSpec, old: dict[str, set[str]], deadline: float) -> dict[str, Any]:
+        """Probe objects left behind deleted, then the point's probe changes timed
+        (:class:`~podnet.launch.rounds.scalechanges.Changes`), in one probe session where it opens
+        (else one exec per probe, and ``no_session`` says why): a list of times per probe."""
+        probing = spec.probes_services or spec.probes_policies
+        session = self.prober.session() if probing and hasattr(self.prober, "session") else None
+        timer = session or self.prober
+        left = lambda: self._left(deadline)  # noqa: E731
+        changes = Changes(self.api, timer, self.labels, self.idle, TARGET, left, self.serial)
         try:
-            out["policy_effect_s"] = self.prober.timed(
-                "fail", target, lambda: self.api.create(body), self._left(deadline)
-            )
-        except ProbeFailed as exc:
-            raise ScaleFailure(f"{exc} (does the CNI enforce NetworkPolicy?)") from None
-        return out
+            changes.drop_services(old["Service"])
+            changes.drop_policies(old["NetworkPolicy"])
+            if not probing:
+                return {}
+            n = max(1, int(spec.changes))
+            out: dict[str, Any] = {"changes": n, "loop": "session" if session else "exec per probe"}
+            if session is None and getattr(self.prober, "no_session", ""):
+                out["no_session"] = self.prober.no_session
+            if spec.probes_services:
+                out.update(changes.services(n))
+            if spec.probes_policies:
+                out.update(changes.policies(n))
+            return out
+        finally:
+            self.serial = changes.serial
+            if session is not None:
+                session.close()
 
 
 def _words(spec: ScaleSpec) -> str:
@@ -372,5 +345,6 @@ def _words(spec: ScaleSpec) -> str:
 def _summary(rec: dict[str, Any]) -> str:
     a, p = rec.get("applied") or {}, rec.get("probe") or {}
     parts = [f"{a.get('calls', 0)} API calls in {a.get('seconds', 0)}s ({a.get('objects_per_s')}/s)"]
-    parts += [f"{k} {v}" for k, v in p.items() if k.endswith("_s")]
+    parts += [f"{k} {v}" for k, v in p.items() if k.endswith("_s") and k != "connect_timeout_s"]
+    parts += [f"probes: {p['loop']}"] if p.get("loop") else []
     return ", ".join(parts)

@@ -8,15 +8,27 @@ clock, makes the change (creates the probe's EndpointSlice, a deny policy, or de
 takes the time from the change to the connect. The pod's and the launcher's clocks are one clock
 on the embedded cluster (one machine); on a real cluster their offset adds to the time. A loop
 that started after the change, or saw nothing in time, is a failed probe with that reason.
+
+A set-up's many probes share one exec where the client can open one with stdin
+(:meth:`Prober.session`, :class:`ProbeSession`): the loop reads one probe per stdin line
+(``mode ip limit``), prints ``go <ts>`` as it starts connecting and ``reach|fail|timeout <ts>``,
+and the launcher makes the change once it read ``go``, :data:`GAP` s after the previous probe
+ended (2 GAP after untimed changes: the probe Services created before their endpoints), as
+kube-proxy syncs at most once per ``minSyncPeriod``, 1 s: a change sooner after the last sync
+would wait for the next one. A probe then costs its effect time plus :data:`GAP`, not an exec's set-up
+and :data:`LEAD`; where no session opens, each probe has its own exec as above.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+log = logging.getLogger("podnet.launch")
 
 #: seconds a single connect attempt may take (a dropped SYN counts as ``fail`` after this)
 CONNECT_TIMEOUT = 0.1
@@ -26,6 +38,8 @@ INTERVAL = 0.01
 LEAD = 2.0
 #: seconds the exec may take beyond the loop's own limit
 EXEC_SLACK = 30
+#: seconds a session waits after a probe ended before the next change (kube-proxy's minSyncPeriod)
+GAP = 1.0
 
 #: the loop (fixed text: mode, address, port and limit are positional arguments)
 SCRIPT = (
@@ -36,6 +50,20 @@ SCRIPT = (
     'if [ "$r" = "$mode" ]; then echo "$r $(date +%s.%N)"; exit 0; fi; '
     'if [ "$(date +%s)" -ge "$end" ]; then echo "timeout $(date +%s.%N)"; exit 3; fi; '
     f"sleep {INTERVAL}; done"
+)
+
+
+#: the session loop (one exec, many probes: a stdin line ``mode ip limit`` each; port positional)
+SESSION_SCRIPT = (
+    'port=$1; echo "start $(date +%s.%N)"; '
+    "while read -r mode ip limit; do "
+    'end=$(( $(date +%s) + limit )); echo "go $(date +%s.%N)"; '
+    "while :; do "
+    f'if timeout {CONNECT_TIMEOUT} bash -c \'exec 3<>"/dev/tcp/$0/$1"\' "$ip" "$port" 2>/dev/null; '
+    "then r=reach; else r=fail; fi; "
+    'if [ "$r" = "$mode" ]; then echo "$r $(date +%s.%N)"; break; fi; '
+    'if [ "$(date +%s)" -ge "$end" ]; then echo "timeout $(date +%s.%N)"; break; fi; '
+    f"sleep {INTERVAL}; done; done"
 )
 
 
@@ -83,6 +111,31 @@ class Prober:
     ):
         self.kube, self.ns, self.pod, self.port = kube, namespace, pod, port
         self.wall, self.sleep = wall, sleep
+        #: why the last :meth:`session` did not open ("" when it did, or none was asked for)
+        self.no_session = ""
+
+    def session(self) -> ProbeSession | None:
+        """One exec for many probes (:class:`ProbeSession`), or None when it cannot be had (a client
+        without the API's exec stream, or the loop did not start; :attr:`no_session` says why): the
+        caller then times each probe with :meth:`timed`."""
+        self.no_session = ""
+        core = getattr(self.kube, "core", None)
+        if core is None:
+            self.no_session = "the client has no exec stream"
+            return None
+        argv = ["bash", "-c", SESSION_SCRIPT, "podnet-scale-probe", str(self.port)]
+        ws = None
+        try:
+            ws = open_exec(core, self.ns, self.pod, argv, "main")
+            s = ProbeSession(ws, self.pod, self.port, wall=self.wall, sleep=self.sleep)
+            s.begin()
+            return s
+        except Exception as exc:  # noqa: BLE001 - API and websocket errors: each probe its own exec
+            self.no_session = f"{exc.__class__.__name__}: {str(exc).strip()[:200]}"
+            log.warning("scale probes: no probe session in %s (%s): one exec per probe", self.pod, exc)
+            if ws is not None:
+                _close(ws)
+            return None
 
     def timed(self, mode: str, ip: str, change: Callable[[], Any] | None, limit: float) -> float:
         """Seconds from ``change`` (None: from now) until a connect to ``ip`` does ``mode``
@@ -120,3 +173,94 @@ class Prober:
         if seen.outcome != mode or seen.at is None:
             raise ProbeFailed(f"waited {limit}s for {what}: it did not")
         return round(max(seen.at - t0, 0.0), 4)
+
+
+def open_exec(core: Any, namespace: str, pod: str, argv: list[str], container: str) -> Any:
+    """An exec with stdin open in ``pod``; its websocket, returned as soon as it is set up."""
+    from kubernetes.stream import stream
+
+    from podnet.launch.cluster.k8s import _STREAM_SETUP
+
+    kwargs: dict[str, Any] = dict(
+        command=list(argv), stderr=True, stdin=True, stdout=True, tty=False, _preload_content=False
+    )
+    # kubernetes' stream() swaps the shared client's call_api while it sets up: one at a time
+    with _STREAM_SETUP:
+        return stream(core.connect_get_namespaced_pod_exec, pod, namespace, container=container, **kwargs)
+
+
+def _close(ws: Any) -> None:
+    try:
+        ws.close()
+    except Exception:  # noqa: BLE001 - closing a stream that broke
+        pass
+
+
+def _word(text: str | None) -> tuple[str, float | None]:
+    word, _, ts = (text or "").strip().partition(" ")
+    try:
+        return word, float(ts)
+    except ValueError:
+        return word, None
+
+
+class ProbeSession:
+    """Probe loops in one exec (``ws``: its websocket, or a double with ``readline_stdout``,
+    ``write_stdin``, ``is_open`` and ``close``); :meth:`timed` as :meth:`Prober.timed`."""
+
+    def __init__(
+        self,
+        ws: Any,
+        pod: str,
+        port: int,
+        *,
+        wall: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.ws, self.pod, self.port = ws, pod, port
+        self.wall, self.sleep, self.clock = wall, sleep, clock
+        #: when the last probe ended or the datapath was last given a change (monotonic clock)
+        self.ended: float | None = None
+
+    def touch(self) -> None:
+        """Changes were made outside a probe (the probe Services created before their endpoints):
+        the next change waits 2 :data:`GAP` s from now (their sync may start up to GAP s later)."""
+        self.ended = self.clock() + GAP
+
+    def begin(self) -> None:
+        """Wait for the loop's ``start``; :class:`ProbeFailed` when it does not print it in time."""
+        word, _ = _word(self.ws.readline_stdout(timeout=EXEC_SLACK))
+        if word != "start":
+            printed = word or "nothing"
+            raise ProbeFailed(f"the probe session in {self.pod} did not start (it printed {printed!r})")
+
+    def timed(self, mode: str, ip: str, change: Callable[[], Any] | None, limit: float) -> float:
+        """Seconds from ``change`` (None: from now) until a connect to ``ip`` does ``mode``;
+        :class:`ProbeFailed` when it does not within ``limit`` s (the session is then of no use)."""
+        limit = max(1, int(limit))
+        what = (
+            f"a TCP connect from {self.pod} to {ip}:{self.port} to {'succeed' if mode == 'reach' else 'fail'}"
+        )
+        if not self.ws.is_open():
+            raise ProbeFailed(f"waiting for {what}: the probe session ended")
+        if change is not None and self.ended is not None:
+            wait = GAP - (self.clock() - self.ended)
+            if wait > 0:
+                self.sleep(wait)
+        self.ws.write_stdin(f"{mode} {ip} {limit}\n")
+        word, _ = _word(self.ws.readline_stdout(timeout=EXEC_SLACK))
+        if word != "go":
+            printed = word or "nothing"
+            raise ProbeFailed(f"waiting for {what}: the probe session's loop did not start ({printed!r})")
+        t0 = self.wall()
+        if change is not None:
+            change()
+        word, at = _word(self.ws.readline_stdout(timeout=limit + EXEC_SLACK))
+        self.ended = self.clock()
+        if word != mode or at is None:
+            raise ProbeFailed(f"waited {limit}s for {what}: it did not ({word or 'no answer'})")
+        return round(max(at - t0, 0.0), 4)
+
+    def close(self) -> None:
+        _close(self.ws)

@@ -6,9 +6,10 @@ launcher makes the launch's namespace hold exactly these objects (:mod:`podnet.l
 N ClusterIP Services, each with one EndpointSlice of E addresses of idle pods, and N NetworkPolicies
 selecting the test pods, one of which allows all ingress (so the test traffic passes) while the other
 N - 1 carry R rules each that no test packet matches (so each packet walks them). It then waits until
-the datapath has them (a probe created last takes effect) and records what is present and what the
-nodes' datapath holds in the run's sidecar (``scale``). A list of counts is a sweep: one test per
-value, named ``<name>-services-<N>`` (or ``-network_policies-<N>``), recorded as a sweep point over
+the datapath has them (a probe created last takes effect), times ``changes`` probe changes of each
+kind the point concerns (each a fresh object created and removed:
+:mod:`podnet.launch.rounds.scalechanges`) and records what is present and what the nodes' datapath
+holds in the run's sidecar (``scale``). A list of counts is a sweep: one test per value, named ``<name>-services-<N>`` (or ``-network_policies-<N>``), recorded as a sweep point over
 ``services`` (``network_policies``), 0 being the point without objects. A test without ``scale``
 runs with no such object in the namespace.
 """
@@ -25,6 +26,11 @@ from podnet.launch.spec.sweep import SweepPoint
 SWEPT = ("services", "network_policies")
 #: seconds a scale point may take to be in the datapath (``scale.timeout`` overrides it)
 DEFAULT_TIMEOUT = 300.0
+#: probe changes timed per set-up and kind (``scale.changes``): each costs two probes, each its
+#: effect time (0.1-2.5 s measured) plus a 1 s gap (kube-proxy's minSyncPeriod) in a probe session,
+#: so about 2.5 s at <= 200 objects (about 5 s where each probe needs its own exec, 2 s lead each);
+#: 3 changes triple a point's time-to-effect values for about 8 s per set-up (podnet/launch/README.md)
+DEFAULT_CHANGES = 3
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,11 @@ class ScaleSpec:
     rules_per_policy: int = 4
     #: seconds the objects may take to be created and programmed before the point fails
     timeout: float = DEFAULT_TIMEOUT
+    #: probe changes timed per set-up and kind (not part of what the objects depend on, as ``timeout``)
+    changes: int = DEFAULT_CHANGES
+    #: the count this point is a value of (``services`` / ``network_policies``; "" unswept): its
+    #: kind is probed at 0 too, so the time to effect has its point without objects
+    swept: str = ""
 
     @property
     def empty(self) -> bool:
@@ -53,12 +64,23 @@ class ScaleSpec:
         """Idle pods the points' EndpointSlices address (reused by every Service)."""
         return max(1, self.endpoints_per_service)
 
+    @property
+    def probes_services(self) -> bool:
+        """Service changes are timed at this point (it holds Services, or is a point of their sweep)."""
+        return self.services > 0 or self.swept == "services"
+
+    @property
+    def probes_policies(self) -> bool:
+        """Deny-policy changes are timed at this point (it holds policies, or is a point of their sweep)."""
+        return self.network_policies > 0 or self.swept == "network_policies"
+
     def as_meta(self) -> dict[str, Any]:
         return {
             "services": self.services,
             "endpoints_per_service": self.endpoints_per_service,
             "network_policies": self.network_policies,
             "rules_per_policy": self.rules_per_policy,
+            "changes": self.changes,
         }
 
 
@@ -82,7 +104,8 @@ def scale_points(
         raise ValueError(f"scale: sweep one count at a time ({' and '.join(swept)} are both lists)")
     params = dict(t.get("params") or {})
     description = t.get("description", "")
-    fixed = {k: raw[k] for k in ("endpoints_per_service", "rules_per_policy", "timeout") if k in raw}
+    keys = ("endpoints_per_service", "rules_per_policy", "timeout", "changes")
+    fixed = {k: raw[k] for k in keys if k in raw}
     counts = {k: raw.get(k, 0) for k in SWEPT}
     if not swept:
         spec = ScaleSpec(**{k: int(v) for k, v in counts.items()}, **fixed)
@@ -90,7 +113,8 @@ def scale_points(
     param = swept[0]
     out = []
     for v in counts[param]:
-        spec = ScaleSpec(**{**{k: int(c) for k, c in counts.items() if k != param}, param: int(v)}, **fixed)
+        counts_v = {**{k: int(c) for k, c in counts.items() if k != param}, param: int(v)}
+        spec = ScaleSpec(**counts_v, **fixed, swept=param)
         name = f"{t['name']}-{param}-{v}"
         out.append((name, params, _describe(description, spec), SweepPoint(t["name"], param, int(v)), spec))
     return out

@@ -2,9 +2,9 @@
 scale test's headline rate (TCP_CRR: new connections per second) and its P99 latency where the tool
 reports one, against the number of objects the cluster holds, one line per variant (line style: the
 path), each point's centre with its 95 % interval (``sweeps.csv``); and the time from one change
-until the datapath obeys it, P50 and P99 over the point's set-ups (``scale_effect.csv``; line style:
-the probe), with the order-statistic interval only where the set-ups suffice for a 95 % one (P50
-from 6, P99 from 368: :func:`podnet.stats.scale.needed`). An x axis spanning more than a factor 30
+until the datapath obeys it, P50 and P99 over the changes timed at the point's set-ups
+(``scale_effect.csv``; line style: the probe), with the order-statistic interval only where the
+changes suffice for a 95 % one (P50 from 6, P99 from 368: :func:`podnet.stats.scale.needed`). An x axis spanning more than a factor 30
 is logarithmic, the point at 0 objects kept on it (:func:`podnet.report.figures.curves.draw_xy`).
 """
 

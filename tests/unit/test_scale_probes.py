@@ -1,0 +1,159 @@
+"""Repeated probe changes per scale set-up, owned by the parse stage: a sidecar's probe lists become
+scale_probes.csv (one row per change; a sidecar written before ``scale.changes`` gives one), the
+stats stage reads that table, not the sidecars, and scale_effect.csv gives P50 / P90 / P99 with
+order-statistic intervals where the changes suffice, the set-ups, the first change of a set-up apart
+and a note where changes of one set-up correlate."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from podnet import stats
+from podnet.parse import scale as pscale
+from podnet.parse.raw import write_raw
+from podnet.parse.tidy import FAILED_COLUMNS, frame
+from podnet.stats import scale as sscale
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "scale" / "probe-changes.meta.yaml"
+
+
+def _fixture() -> dict:
+    return yaml.safe_load(FIXTURE.read_text())
+
+
+def test_a_sidecars_probe_lists_are_one_row_per_change():
+    meta = _fixture()
+    e = pscale.effect_rows([meta, copy.deepcopy(meta)])  # two runs of one set-up: counted once
+    assert list(e.columns) == pscale.EFFECT_COLUMNS and len(e) == 6
+    eff = e[e["metric"] == "service_effect_s"]
+    assert eff["value"].tolist() == [0.6412, 0.1873, 0.2219] and eff["change_no"].tolist() == [0, 1, 2]
+    assert set(e["changes"]) == {3} and set(e["services"]) == {200}
+    assert set(e["setup"]) == {"flannel-vxlan/L-20261127T044500/2026-11-27T04:46:12.318Z"}
+    assert e["experiment"].isna().all() and set(e["variant"]) == {"flannel-vxlan"}  # not in a sidecar
+    assert not (e["metric"].str.startswith("policy")).any()
+
+
+def test_a_sidecar_written_before_changes_gives_its_one_change_and_a_bad_time_is_an_error():
+    meta = _fixture()
+    meta["scale"]["probe"] = {"service_effect_s": 0.3, "service_removed_s": None}
+    e = pscale.effect_rows([meta])
+    assert e[["metric", "change_no", "changes", "value"]].values.tolist() == [["service_effect_s", 0, 1, 0.3]]
+    meta["scale"]["probe"] = {"service_effect_s": "fast"}
+    with pytest.raises(ValueError, match="neither a number nor a list"):
+        pscale.effect_rows([meta])
+
+
+def _tidy_of(tmp_path: Path, metas: list[dict]) -> pd.DataFrame:
+    rows = []
+    for i, meta in enumerate(metas):
+        raw = write_raw(tmp_path / "raw" / f"r{i:03d}.txt", "netperf\n", meta)
+        rows.append(
+            {
+                "experiment": "service-scale", "variant": meta["variant"], "scenario": meta["scenario"],
+                "tool": "netperf", "test": meta["test"], "protocol": "tcp", "direction": "roundtrip",
+                "streams": 1, "repeat": i + 1, "run_id": f"r{i:03d}", "source": "measured",
+                "raw_path": str(raw), "launch_id": meta["launch"]["id"], "round_seq": meta["round_seq"],
+                "sweep": "TCP_CRR", "sweep_param": "services", "sweep_value": 200,
+                "metric": "transaction_rate", "value": 5000.0 + i, "unit": "transactions/s",
+            }
+        )  # fmt: skip
+    return frame(rows)
+
+
+def test_the_parse_stage_table_from_the_tidy_tables_raw_paths(tmp_path):
+    meta = _fixture()
+    other = copy.deepcopy(meta)
+    other["scale"]["verified"] = "2026-11-27T04:52:00.000Z"
+    tidy = _tidy_of(tmp_path, [meta, other, copy.deepcopy(meta)])
+    p = pscale.probe_table(tidy)
+    assert len(p) == 12 and p["setup"].nunique() == 2  # 2 set-ups x 2 probes x 3 changes
+    assert set(p["experiment"]) == {"service-scale"}  # the tidy table's
+    assert pscale.probe_table(tidy.assign(sweep_param="streams")).empty
+    with pytest.raises(ValueError, match="scale_probes.csv"):
+        pscale.probe_table(tidy.assign(raw_path=str(tmp_path / "gone.txt")))
+
+
+def _probes(setups: int, changes: int, spread: float = 0.0, seed: int = 5) -> pd.DataFrame:
+    """Probe rows of one point: each set-up's changes around its own level (``spread``: the levels'
+    log SD), the first change of each set-up 2 s (it waits for the fillers' programming)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for s in range(setups):
+        level = 0.2 * np.exp(spread * rng.standard_normal())
+        for i in range(changes):
+            v = 2.0 if i == 0 else level * np.exp(0.3 * rng.standard_normal())
+            for metric in ("service_effect_s", "service_removed_s"):
+                rows.append(
+                    {"experiment": "x", "variant": "v", "launch_id": "L", "round_seq": s,
+                     "verified": f"t{s}", "setup": f"L/t{s}", "services": 200, "network_policies": 0,
+                     "endpoints_per_service": 2, "rules_per_policy": 4, "metric": metric,
+                     "change_no": i, "changes": changes, "value": float(v)}
+                )  # fmt: skip
+    return pd.DataFrame(rows, columns=pscale.EFFECT_COLUMNS)
+
+
+def test_p90_has_its_interval_from_36_changes_and_the_first_of_each_set_up_is_apart():
+    t = sscale.effect_table(_probes(6, 7)).set_index("metric")
+    eff, rem = t.loc["service_effect_s"], t.loc["service_removed_s"]
+    assert (eff["n"], eff["setups"], eff["first_left_out"]) == (36, 6, 6) and eff["first_p50"] == 2.0
+    assert eff["p99"] < 2.0  # the first changes are in no quantile
+    assert np.isfinite(eff["p90_low"]) and np.isfinite(eff["p90_high"]) and eff["p90_coverage"] >= 0.95
+    assert eff["p50_low"] <= eff["p50"] <= eff["p50_high"] <= eff["p90_high"]
+    assert np.isnan(eff["p99_low"]) and "P99 is about the largest of 36" in eff["note"]
+    assert "P90" not in eff["note"] and sscale.needed(0.9) == 36
+    # a removal waits for nothing before it: every change counted, the 2 s ones too
+    assert (rem["n"], rem["first_left_out"]) == (42, 0) and rem["p99"] == pytest.approx(2.0)
+    few = sscale.effect_table(_probes(5, 7)).set_index("metric").loc["service_effect_s"]
+    assert few["n"] == 30 and np.isnan(few["p90_high"]) and "needs 36 changes" in few["note"]
+
+
+def test_changes_of_one_set_up_that_correlate_are_said_to_narrow_the_intervals():
+    apart = sscale.effect_table(_probes(8, 6, spread=1.5)).set_index("metric").loc["service_effect_s"]
+    assert apart["icc"] > 0.5 and apart["design_effect"] >= sscale.DEFF_NOTE
+    assert "correlate" in apart["note"]
+    alike = sscale.effect_table(_probes(8, 6, spread=0.0)).set_index("metric").loc["service_effect_s"]
+    assert alike["design_effect"] < sscale.DEFF_NOTE and "correlate" not in alike["note"]
+    c = sscale.icc([0.0, 0.1, 1.0, 1.1, 2.0, 2.1], ["a", "a", "b", "b", "c", "c"])
+    assert c.icc > 0.99 and c.design_effect > 1.99 and c.p < 0.001
+    assert all(np.isnan(sscale.icc([1.0, 2.0], ["a", "b"])))  # one value per set-up: no estimate
+
+
+def test_the_stats_stage_reads_scale_probes_csv_not_the_sidecars(tmp_path):
+    meta = _fixture()
+    tidy = _tidy_of(tmp_path, [copy.deepcopy(meta) for _ in range(3)])  # 3 runs of one set-up
+    out = tmp_path / "out"
+    out.mkdir()
+    tidy.to_parquet(out / "tidy.parquet")
+    pd.DataFrame(columns=FAILED_COLUMNS).to_csv(out / "failed_runs.csv", index=False)
+    _probes(6, 7).to_csv(out / "scale_probes.csv", index=False)
+    paths = stats.run(out / "tidy.parquet", out, {}, cache=False, probes_path=out / "scale_probes.csv")
+    e = pd.read_csv(paths["scale_effect"])
+    assert list(e.columns) == sscale.EFFECT_COLUMNS
+    e = e.set_index("metric")
+    assert e.loc["service_effect_s", "n"] == 36  # the table's, not the one sidecar's 2 changes
+    # without it (podnet stats on a tidy table alone) the sidecars at raw_path are read
+    paths = stats.run(out / "tidy.parquet", out, {}, cache=False)
+    e = pd.read_csv(paths["scale_effect"]).set_index("metric")
+    assert e.loc["service_effect_s", "n"] == 2 and e.loc["service_effect_s", "first_left_out"] == 1
+    pscale.effect_rows([]).to_csv(out / "none.csv", index=False)  # no scale runs: a header only
+    paths = stats.run(out / "tidy.parquet", out, {}, cache=False, probes_path=out / "none.csv")
+    assert pd.read_csv(paths["scale_effect"]).empty
+
+
+def test_the_workflow_declares_the_table_from_parse_to_stats():
+    root = Path(__file__).resolve().parents[2] / "workflow"
+    parse = (root / "rules" / "parse.smk").read_text()
+    stats_rule = (root / "rules" / "stats.smk").read_text()
+    declared = 'probes=f"{OUT}/scale_probes.csv"'
+    tidy_rule = parse[parse.index("rule tidy:") :]
+    assert declared in tidy_rule[tidy_rule.index("output:") : tidy_rule.index("log:")]
+    stats_in = stats_rule[stats_rule.index("rule stats:") :]
+    assert declared in stats_in[stats_in.index("input:") : stats_in.index("output:")]
+    assert "probes_path=sm.input.probes" in (root / "scripts" / "stats.py").read_text()
+    assert "probe_table(parsed.tidy)" in (root / "scripts" / "combine.py").read_text()
