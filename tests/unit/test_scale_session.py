@@ -133,3 +133,18 @@ def test_a_set_up_records_whether_its_probes_shared_a_session():
     prober.fail_at = 3  # a probe of the session failed: the point fails and the session is closed
     st = _state(cfg, FakeApi(), prober)
     assert st.ensure(cfg.cases[1].test.scale).startswith("scale point not ready") and prober.closed == 1
+
+
+def test_a_probe_is_timed_from_the_start_of_the_connect_that_saw_the_change():
+    # the loop stamps each attempt before it connects: a dropped SYN fails only after the connect
+    # timeout, which must not be added to the time
+    for script in (scaleprobe.SCRIPT, scaleprobe.SESSION_SCRIPT):
+        assert "while :; do t=$(date +%s.%N); " in script and 'echo "$r $t"' in script
+    # a connect that began before the change (wall 101.0) yet shows it: the path did it on its own
+    s = _session(FakeWS(answer=lambda mode, ip: f"{mode} 100.95"), [], [1.0, 2.0])
+    s.begin()
+    with pytest.raises(scaleprobe.ProbeFailed, match=r"begun 0\.050s before the change"):
+        s.timed("fail", "10.96.0.9", lambda: None, 30)
+    s = _session(FakeWS(answer=lambda mode, ip: f"{mode} 100.95"), [], [1.0, 2.0])
+    s.begin()
+    assert s.timed("reach", "10.244.0.5", None, 30) == 0.0  # no change: nothing to come before

@@ -2,12 +2,15 @@
 
 A probe is a loop in a client pod (bash ``/dev/tcp``, each connect limited to
 :data:`CONNECT_TIMEOUT` s, :data:`INTERVAL` s apart) that waits until a TCP connect to ``ip:port``
-succeeds (``reach``) or fails (``fail``) and prints the pod's clock at its start and at the first
-such connect. The launcher starts it on a thread, waits :data:`LEAD` s so it runs, notes its own
+succeeds (``reach``) or fails (``fail``) and prints the pod's clock at its start and at the start
+of the first such connect (its SYN: a dropped one fails only after :data:`CONNECT_TIMEOUT`, which the
+time would otherwise carry; a time is thus late by at most one attempt before it, about 10-20 ms after
+a refused or answered connect, up to :data:`CONNECT_TIMEOUT` after a dropped one). The launcher starts it on a thread, waits :data:`LEAD` s so it runs, notes its own
 clock, makes the change (creates the probe's EndpointSlice, a deny policy, or deletes one) and
 takes the time from the change to the connect. The pod's and the launcher's clocks are one clock
 on the embedded cluster (one machine); on a real cluster their offset adds to the time. A loop
-that started after the change, or saw nothing in time, is a failed probe with that reason.
+that started after the change, a connect that saw the change but began before it was made, or a
+loop that saw nothing in time, is a failed probe with that reason.
 
 A set-up's many probes share one exec where the client can open one with stdin
 (:meth:`Prober.session`, :class:`ProbeSession`): the loop reads one probe per stdin line
@@ -44,10 +47,10 @@ GAP = 1.0
 #: the loop (fixed text: mode, address, port and limit are positional arguments)
 SCRIPT = (
     'mode=$1 ip=$2 port=$3 limit=$4; echo "start $(date +%s.%N)"; end=$(( $(date +%s) + limit )); '
-    "while :; do "
+    "while :; do t=$(date +%s.%N); "
     f'if timeout {CONNECT_TIMEOUT} bash -c \'exec 3<>"/dev/tcp/$0/$1"\' "$ip" "$port" 2>/dev/null; '
     "then r=reach; else r=fail; fi; "
-    'if [ "$r" = "$mode" ]; then echo "$r $(date +%s.%N)"; exit 0; fi; '
+    'if [ "$r" = "$mode" ]; then echo "$r $t"; exit 0; fi; '
     'if [ "$(date +%s)" -ge "$end" ]; then echo "timeout $(date +%s.%N)"; exit 3; fi; '
     f"sleep {INTERVAL}; done"
 )
@@ -58,10 +61,10 @@ SESSION_SCRIPT = (
     'port=$1; echo "start $(date +%s.%N)"; '
     "while read -r mode ip limit; do "
     'end=$(( $(date +%s) + limit )); echo "go $(date +%s.%N)"; '
-    "while :; do "
+    "while :; do t=$(date +%s.%N); "
     f'if timeout {CONNECT_TIMEOUT} bash -c \'exec 3<>"/dev/tcp/$0/$1"\' "$ip" "$port" 2>/dev/null; '
     "then r=reach; else r=fail; fi; "
-    'if [ "$r" = "$mode" ]; then echo "$r $(date +%s.%N)"; break; fi; '
+    'if [ "$r" = "$mode" ]; then echo "$r $t"; break; fi; '
     'if [ "$(date +%s)" -ge "$end" ]; then echo "timeout $(date +%s.%N)"; break; fi; '
     f"sleep {INTERVAL}; done; done"
 )
@@ -172,7 +175,7 @@ class Prober:
             )
         if seen.outcome != mode or seen.at is None:
             raise ProbeFailed(f"waited {limit}s for {what}: it did not")
-        return round(max(seen.at - t0, 0.0), 4)
+        return _after(seen.at, t0, change is not None, what)
 
 
 def open_exec(core: Any, namespace: str, pod: str, argv: list[str], container: str) -> Any:
@@ -194,6 +197,15 @@ def _close(ws: Any) -> None:
         ws.close()
     except Exception:  # noqa: BLE001 - closing a stream that broke
         pass
+
+
+def _after(at: float, t0: float, changed: bool, what: str) -> float:
+    """Seconds from the change at ``t0`` to the connect that began at ``at``; :class:`ProbeFailed`
+    when that connect began before the change was made (it cannot show the change: the path did
+    so on its own)."""
+    if changed and at < t0:
+        raise ProbeFailed(f"waiting for {what}: a connect begun {t0 - at:.3f}s before the change did it")
+    return round(max(at - t0, 0.0), 4)
 
 
 def _word(text: str | None) -> tuple[str, float | None]:
@@ -260,7 +272,7 @@ class ProbeSession:
         self.ended = self.clock()
         if word != mode or at is None:
             raise ProbeFailed(f"waited {limit}s for {what}: it did not ({word or 'no answer'})")
-        return round(max(at - t0, 0.0), 4)
+        return _after(at, t0, change is not None, what)
 
     def close(self) -> None:
         _close(self.ws)
