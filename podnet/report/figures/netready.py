@@ -95,7 +95,8 @@ def _of(df: pd.DataFrame, key: tuple[str, ...]) -> pd.DataFrame:
     return df[hit]
 
 
-def _flag(x: object) -> bool:
+def flag(x: object) -> bool:
+    """A boolean column read back from CSV (True, "True", "true"; anything else False)."""
     return str(x).strip().lower() == "true"
 
 
@@ -147,7 +148,7 @@ def _group_panels(t: data.Tables, key: tuple[str, ...], g: pd.DataFrame, prefix:
             grid.Panel(
                 title=f"{prefix}{name.upper()}, ratio to {base}",
                 xlabel=f"Ratio to {base} (log scale)",
-                rows=_rows(e, "ratio").assign(sig=[_flag(x) for x in e["resolved"]], unbounded=False),
+                rows=_rows(e, "ratio").assign(sig=[flag(x) for x in e["resolved"]], unbounded=False),
                 positive=True,
                 ratio=True,
             )
