@@ -5,6 +5,8 @@ start, the two first replies) as fractions of its time to network."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -19,6 +21,41 @@ STEP_SHARES = {
     "first_reply_out_s": 0.7,
     "first_reply_in_s": 1.0,
 }
+
+
+def pod_row(
+    variant: str,
+    repeat: int,
+    pod: object,
+    metric: str,
+    value: float,
+    pods: int,
+    scenario: str = "pod-pod-cross-node",
+    test: str = "burst",
+    **more: Any,
+) -> dict[str, Any]:
+    """One tidy row of a pod of a netready run (launch L1, round ``repeat - 1``); ``more`` replaces
+    or adds columns."""
+    return {
+        "experiment": "ttn",
+        "variant": variant,
+        "scenario": scenario,
+        "tool": "netready",
+        "test": test,
+        "protocol": "icmp",
+        "direction": "roundtrip",
+        "streams": pods,
+        "repeat": repeat,
+        "run_id": f"{variant}/{scenario}/netready-{test}/r{repeat:03d}",
+        "metric": metric,
+        "value": value,
+        "unit": "s",
+        "source": "measured",
+        "raw_path": "",
+        "launch_id": "L1",
+        "round_seq": repeat - 1,
+        "pod": str(pod),
+    } | more
 
 
 def pod_tidy(
@@ -43,27 +80,5 @@ def pod_tidy(
                 values = {"net_ready_s": ready}
                 if steps:
                     values.update({m: share * ready for m, share in STEP_SHARES.items()})
-                for metric, value in values.items():
-                    rows.append(
-                        {
-                            "experiment": "ttn",
-                            "variant": variant,
-                            "scenario": scenario,
-                            "tool": "netready",
-                            "test": test,
-                            "protocol": "icmp",
-                            "direction": "roundtrip",
-                            "streams": pods,
-                            "repeat": r,
-                            "run_id": f"{variant}/{scenario}/netready-{test}/r{r:03d}",
-                            "metric": metric,
-                            "value": value,
-                            "unit": "s",
-                            "source": "measured",
-                            "raw_path": "",
-                            "launch_id": "L1",
-                            "round_seq": r - 1,
-                            "pod": str(p),
-                        }
-                    )
+                rows += [pod_row(variant, r, p, m, v, pods, scenario, test) for m, v in values.items()]
     return coerce(pd.DataFrame(rows))

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from podnet.report.figures import data
-from podnet.report.figures.netready import GROUP, HEADLINE, STEPS, group_label, ranked, step_label
+from podnet.report.figures.netready import GROUP, HEADLINE, STEPS, flag, group_label, ranked, step_label
 from podnet.report.figures.plots import alpha
 from podnet.report.numbers import fmt_p, fmt_ratio
 from podnet.stats.netready_compare import FEW_RUNS
@@ -121,10 +121,6 @@ def ratio_rows(t: data.Tables) -> pd.DataFrame:
     return r.sort_values(keys, kind="stable").drop(columns="_r").reset_index(drop=True)
 
 
-def _flag(x: object) -> bool:
-    return str(x).strip().lower() == "true"
-
-
 def ratio_table(t: data.Tables) -> pd.DataFrame:
     """Each variant's P50 and P99 over the baseline variant's: ratio, 95 % interval, p, Holm p and
     whether the difference resolves."""
@@ -145,7 +141,7 @@ def ratio_table(t: data.Tables) -> pd.DataFrame:
                 "95 % CI": _interval(float(x["ci_low"]), float(x["ci_high"]), ratio=True),
                 "p": fmt_p(p).removeprefix("p = ") if np.isfinite(p) else "–",
                 "Holm p": fmt_p(padj).removeprefix("p = ") if np.isfinite(padj) else "–",
-                "resolved": "yes" if _flag(x["resolved"]) else "no",
+                "resolved": "yes" if flag(x["resolved"]) else "no",
                 "runs": f"{int(x['n_runs'])} / {int(x['n_runs_baseline'])}",
                 "note": "" if pd.isna(x["note"]) else str(x["note"]),
             }
@@ -181,7 +177,7 @@ def markdown(t: data.Tables) -> str:
     r = ratio_rows(t)
     if len(r):
         a = alpha(t.settings)
-        n_res = int(sum(_flag(x) for x in r["resolved"]))
+        n_res = int(sum(flag(x) for x in r["resolved"]))
         lines.append(
             f"- Against {', '.join(dict.fromkeys(r['baseline_variant'].astype(str)))}: {n_res} of {len(r)} "
             f"differences (P50 and P99 of each variant) resolve (Holm over {len(r)}, α = {a:g}):"
@@ -209,5 +205,5 @@ def ratio_sentence(x: pd.Series) -> str:
         why = "" if pd.isna(x["note"]) else str(x["note"]).split("; ")[0]
         return f"{head} ({why or 'no interval'}): not resolved"
     padj = float(x["p_adjusted"])
-    state = "resolved" if _flag(x["resolved"]) else "not resolved"
+    state = "resolved" if flag(x["resolved"]) else "not resolved"
     return f"{head} (95 % CI {_interval(lo, hi, ratio=True)}, Holm {fmt_p(padj)}): {state}"

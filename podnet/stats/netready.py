@@ -84,6 +84,25 @@ def pod_rows(tidy: pd.DataFrame) -> pd.DataFrame:
     return tidy[keep]
 
 
+def numeric(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with ``sweep_value`` and ``value`` as numbers (NaN where not one)."""
+    return rows.assign(
+        sweep_value=pd.to_numeric(rows["sweep_value"], errors="coerce"),
+        value=pd.to_numeric(rows["value"], errors="coerce"),
+    )
+
+
+def group_columns(key: Mapping[str, Any] | pd.Series, drop: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A group's columns in both net_ready tables: its key (:data:`_KEY`) but ``streams`` and ``drop``,
+    then ``mode`` (burst: more than one pod created at once; serial) and ``concurrency`` (tidy streams)."""
+    conc = int(key["streams"]) if pd.notna(key["streams"]) else 1
+    return {
+        **{c: key[c] for c in _KEY if c != "streams" and c not in drop},
+        "mode": "burst" if conc > 1 else "serial",
+        "concurrency": conc,
+    }
+
+
 def run_values(pods: pd.DataFrame) -> list[np.ndarray]:
     """Each run's pod values of ``pods`` (per-pod rows of one group), runs in run_id order: the unit
     the cluster bootstrap resamples."""
@@ -122,10 +141,7 @@ def net_ready_table(tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] |
     rows = pod_rows(tidy)
     if rows.empty:
         return pd.DataFrame(columns=NET_READY_COLUMNS)
-    rows = rows.assign(
-        sweep_value=pd.to_numeric(rows["sweep_value"], errors="coerce"),
-        value=pd.to_numeric(rows["value"], errors="coerce"),
-    )
+    rows = numeric(rows)
     qs = np.array([q for q, _ in QUANTILES])
     out = []
     for key, g in rows.groupby(_KEY, sort=True, dropna=False):
@@ -145,7 +161,7 @@ def net_ready_table(tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] |
             method = f"cluster bootstrap over runs (expanded percentile, {s.bootstrap.resamples} resamples)"
         else:
             notes.append(f"{len(runs)} run(s): no interval (at least {MIN_RUNS} runs)")
-        conc = int(k["streams"]) if pd.notna(k["streams"]) else 1
+        columns = group_columns(k)
         for i, (q, name) in enumerate(QUANTILES):
             above = len(pooled) * (1.0 - q)
             note = list(notes)
@@ -156,9 +172,7 @@ def net_ready_table(tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] |
                 )
             out.append(
                 {
-                    **{c: k[c] for c in _KEY if c != "streams"},
-                    "mode": "burst" if conc > 1 else "serial",
-                    "concurrency": conc,
+                    **columns,
                     "estimand": name,
                     "quantile": q,
                     "value": float(values[i]),

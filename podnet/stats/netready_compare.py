@@ -31,7 +31,16 @@ from scipy import stats
 from . import core
 from ._data import key_text
 from .bootstrap import expanded_p, expanded_tail, group_seed
-from .netready import _KEY, FEW_ABOVE, MIN_RUNS, bootstrap_quantiles, pod_rows, run_values
+from .netready import (
+    _KEY,
+    FEW_ABOVE,
+    MIN_RUNS,
+    bootstrap_quantiles,
+    group_columns,
+    numeric,
+    pod_rows,
+    run_values,
+)
 from .settings import Settings
 
 #: the metric compared between variants, and its percentiles
@@ -158,7 +167,7 @@ def _pair_rows(
         if fewest < FEW_RUNS:
             notes.append(f"{fewest} runs on the smaller side: a bootstrap over few runs under-covers")
     ratio = np.where(bv > 0, tv / np.where(bv > 0, bv, 1.0), np.nan)
-    conc = int(first["streams"]) if pd.notna(first["streams"]) else 1
+    columns = group_columns(first, drop=("variant",))
     out = []
     for i, (q, name) in enumerate(COMPARED):
         note = list(notes)
@@ -167,11 +176,9 @@ def _pair_rows(
             note.append(f"{above:.1f} pods expected above the {name} (smaller side): it rests on the largest")
         out.append(
             {
-                **{c: first[c] for c in _KEY if c not in ("variant", "streams")},
+                **columns,
                 "variant": treat,
                 "baseline_variant": base,
-                "mode": "burst" if conc > 1 else "serial",
-                "concurrency": conc,
                 "estimand": name,
                 "quantile": q,
                 "value": float(tv[i]),
@@ -226,10 +233,7 @@ def net_ready_ratios(
     pairs = variant_pairs(s, sorted(set(rows["variant"].astype(str))))
     if rows.empty or not pairs:
         return empty
-    rows = rows.assign(
-        sweep_value=pd.to_numeric(rows["sweep_value"], errors="coerce"),
-        value=pd.to_numeric(rows["value"], errors="coerce"),
-    )
+    rows = numeric(rows)
     rows = rows[np.isfinite(rows["value"].to_numpy(dtype=float))]
     key = [c for c in _KEY if c != "variant"]
     rows = rows.assign(_k=key_text(rows[key]), _v=rows["variant"].astype(str))

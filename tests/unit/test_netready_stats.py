@@ -16,6 +16,7 @@ from podnet.parse.tidy import coerce
 from podnet.stats._data import split_sources
 from podnet.stats.netready import MIN_RUNS, NET_READY_COLUMNS, cluster_bootstrap, net_ready_table
 from podnet.tools import netready as nr
+from tests.netready_data import pod_row
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "netready" / "burst-k3.json"
 
@@ -30,28 +31,7 @@ def tidy(
         level = 1.0 + shift + rng.normal(0, 0.2)
         for p in range(1, pods + 1):
             for metric, value in (("net_ready_s", level + rng.exponential(0.3)), ("ip_s", 0.5 * level)):
-                rows.append(
-                    {
-                        "experiment": "ttn",
-                        "variant": variant,
-                        "scenario": "pod-pod-cross-node",
-                        "tool": "netready",
-                        "test": "burst",
-                        "protocol": "icmp",
-                        "direction": "roundtrip",
-                        "streams": pods,
-                        "repeat": r,
-                        "run_id": f"{variant}/pod-pod-cross-node/netready-burst/r{r:03d}",
-                        "metric": metric,
-                        "value": value,
-                        "unit": "s",
-                        "source": "measured",
-                        "raw_path": "",
-                        "launch_id": "L1",
-                        "round_seq": r - 1,
-                        "pod": str(p),
-                    }
-                )
+                rows.append(pod_row(variant, r, p, metric, value, pods))
     return coerce(pd.DataFrame(rows))
 
 
@@ -119,26 +99,7 @@ def test_the_stats_stage_writes_net_ready_csv(tmp_path):
     rows = []
     for r in range(1, 4):
         for m in res.measurements:
-            rows.append(
-                {
-                    "experiment": "ttn",
-                    "variant": "bridge",
-                    "scenario": "pod-pod-cross-node",
-                    "tool": "netready",
-                    "test": "burst",
-                    "protocol": "icmp",
-                    "direction": "roundtrip",
-                    "streams": 3,
-                    "repeat": r,
-                    "run_id": f"r{r}",
-                    "metric": m.metric,
-                    "value": m.value * (1 + 0.1 * r),
-                    "unit": "s",
-                    "source": "measured",
-                    "raw_path": "",
-                    "pod": m.pod,
-                }
-            )
+            rows.append(pod_row("bridge", r, m.pod, m.metric, m.value * (1 + 0.1 * r), 3, run_id=f"r{r}"))
     path = tmp_path / "tidy.parquet"
     coerce(pd.DataFrame(rows)).to_parquet(path)
     paths = stats.run(path, tmp_path / "out", {"bootstrap": {"resamples": 200}}, cache=False)

@@ -12,6 +12,8 @@ where the time goes. Not drawn without netready runs.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -93,8 +95,32 @@ def _of(df: pd.DataFrame, key: tuple[str, ...]) -> pd.DataFrame:
     return df[hit]
 
 
-def _flag(x: object) -> bool:
+def flag(x: object) -> bool:
+    """A boolean column read back from CSV (True, "True", "true"; anything else False)."""
     return str(x).strip().lower() == "true"
+
+
+def _estimands(df: pd.DataFrame, names: Iterable[str]) -> Iterator[tuple[str, pd.DataFrame]]:
+    """(name, its rows of ``df``) for each estimand in ``names`` that ``df`` has."""
+    for name in names:
+        e = df[df["estimand"].astype(str) == name]
+        if not e.empty:
+            yield name, e
+
+
+def _rows(e: pd.DataFrame, centre: str, f: float = 1.0, y: pd.Series | None = None) -> pd.DataFrame:
+    """A panel's point-range rows: ``y`` (default the variant), the variant's colour, ``centre`` and
+    the interval, in units of ``f``."""
+    variant = e["variant"].astype(str)
+    return pd.DataFrame(
+        {
+            "y": variant if y is None else y,
+            "hue": variant,
+            "centre": e[centre].astype(float) / f,
+            "lo": e["ci_low"].astype(float) / f,
+            "hi": e["ci_high"].astype(float) / f,
+        }
+    )
 
 
 def _group_panels(t: data.Tables, key: tuple[str, ...], g: pd.DataFrame, prefix: str) -> list[grid.Panel]:
@@ -103,71 +129,38 @@ def _group_panels(t: data.Tables, key: tuple[str, ...], g: pd.DataFrame, prefix:
     xlabel = f"From pod create ({unit})"
     head = g[g["metric"].astype(str) == HEADLINE]
     runs = _of(run_percentiles(t.tidy), key)
-    out = []
-    for name, _ in SHOWN:
-        e = head[head["estimand"].astype(str) == name]
-        if e.empty:
-            continue
-        out.append(
-            grid.Panel(
-                title=f"{prefix}{name.upper()} time to network",
-                xlabel=xlabel,
-                rows=pd.DataFrame(
-                    {
-                        "y": e["variant"].astype(str),
-                        "hue": e["variant"].astype(str),
-                        "centre": e["value"].astype(float) / f,
-                        "lo": e["ci_low"].astype(float) / f,
-                        "hi": e["ci_high"].astype(float) / f,
-                    }
-                ),
-                dots=pd.DataFrame(
-                    {"y": runs["variant"], "hue": runs["variant"], "value": runs[name].astype(float) / f}
-                ),
-                centre=CENTRE,
-            )
+    out = [
+        grid.Panel(
+            title=f"{prefix}{name.upper()} time to network",
+            xlabel=xlabel,
+            rows=_rows(e, "value", f),
+            dots=pd.DataFrame(
+                {"y": runs["variant"], "hue": runs["variant"], "value": runs[name].astype(float) / f}
+            ),
+            centre=CENTRE,
         )
+        for name, e in _estimands(head, [n for n, _ in SHOWN])
+    ]
     r = _of(t.net_ready_ratios, key)
     bases = r.groupby(r["baseline_variant"].astype(str), sort=True) if len(r) else []
     for base, rb in bases:
-        for name in RATIOS:
-            e = rb[rb["estimand"].astype(str) == name]
-            if e.empty:
-                continue
-            out.append(
-                grid.Panel(
-                    title=f"{prefix}{name.upper()}, ratio to {base}",
-                    xlabel=f"Ratio to {base} (log scale)",
-                    rows=pd.DataFrame(
-                        {
-                            "y": e["variant"].astype(str),
-                            "hue": e["variant"].astype(str),
-                            "centre": e["ratio"].astype(float),
-                            "lo": e["ci_low"].astype(float),
-                            "hi": e["ci_high"].astype(float),
-                            "sig": [_flag(x) for x in e["resolved"]],
-                            "unbounded": False,
-                        }
-                    ),
-                    positive=True,
-                    ratio=True,
-                )
+        out += [
+            grid.Panel(
+                title=f"{prefix}{name.upper()}, ratio to {base}",
+                xlabel=f"Ratio to {base} (log scale)",
+                rows=_rows(e, "ratio").assign(sig=[flag(x) for x in e["resolved"]], unbounded=False),
+                positive=True,
+                ratio=True,
             )
+            for name, e in _estimands(rb, RATIOS)
+        ]
     steps = g[(g["estimand"].astype(str) == "p50") & g["metric"].astype(str).isin(STEPS)]
     if steps["metric"].nunique() > 1:
         out.append(
             grid.Panel(
                 title=f"{prefix}P50 of each step",
                 xlabel=xlabel,
-                rows=pd.DataFrame(
-                    {
-                        "y": steps["metric"].astype(str).map(step_label),
-                        "hue": steps["variant"].astype(str),
-                        "centre": steps["value"].astype(float) / f,
-                        "lo": steps["ci_low"].astype(float) / f,
-                        "hi": steps["ci_high"].astype(float) / f,
-                    }
-                ),
+                rows=_rows(steps, "value", f, y=steps["metric"].astype(str).map(step_label)),
                 centre=CENTRE,
             )
         )
