@@ -136,10 +136,12 @@ def test_a_set_up_records_whether_its_probes_shared_a_session():
 
 
 def test_a_probe_is_timed_from_the_start_of_the_connect_that_saw_the_change():
-    # the loop stamps each attempt before it connects: a dropped SYN fails only after the connect
-    # timeout, which must not be added to the time
+    # the connecting shell reads the clock just before its connect (no fork in between): a dropped
+    # SYN fails only after the connect timeout, which must not be added to the time; an attempt whose
+    # shell never read the clock (starved) counts as neither outcome
     for script in (scaleprobe.SCRIPT, scaleprobe.SESSION_SCRIPT):
-        assert "while :; do t=$(date +%s.%N); " in script and 'echo "$r $t"' in script
+        assert "bash -c 'echo $EPOCHREALTIME; exec 3<>" in script and 'echo "$r $t"' in script
+        assert '[ -n "$t" ] || r=none; ' in script
     # a connect that began before the change (wall 101.0) yet shows it: the path did it on its own
     s = _session(FakeWS(answer=lambda mode, ip: f"{mode} 100.95"), [], [1.0, 2.0])
     s.begin()

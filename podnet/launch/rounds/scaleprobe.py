@@ -2,10 +2,14 @@
 
 A probe is a loop in a client pod (bash ``/dev/tcp``, each connect limited to
 :data:`CONNECT_TIMEOUT` s, :data:`INTERVAL` s apart) that waits until a TCP connect to ``ip:port``
-succeeds (``reach``) or fails (``fail``) and prints the pod's clock at its start and at the start
-of the first such connect (its SYN: a dropped one fails only after :data:`CONNECT_TIMEOUT`, which the
-time would otherwise carry; a time is thus late by at most one attempt before it, about 10-20 ms after
-a refused or answered connect, up to :data:`CONNECT_TIMEOUT` after a dropped one). The launcher starts it on a thread, waits :data:`LEAD` s so it runs, notes its own
+succeeds (``reach``) or fails (``fail``) and prints the pod's clock at its start and, for the first
+such connect, the clock the connecting shell read just before its ``connect()`` (bash's
+``EPOCHREALTIME``, no fork between it and the SYN): a dropped SYN fails only after
+:data:`CONNECT_TIMEOUT`, which the time must not carry, and a stamp taken before the attempt's forks
+would come before a change that in fact reached its SYN. A time is late by at most one attempt before
+it: about 10-20 ms after a refused or answered connect, up to :data:`CONNECT_TIMEOUT` after a dropped
+one. An attempt whose shell did not get as far as reading the clock in time (a starved CPU) counts as
+neither: it proves nothing about the path. The launcher starts it on a thread, waits :data:`LEAD` s so it runs, notes its own
 clock, makes the change (creates the probe's EndpointSlice, a deny policy, or deletes one) and
 takes the time from the change to the connect. The pod's and the launcher's clocks are one clock
 on the embedded cluster (one machine); on a real cluster their offset adds to the time. A loop
@@ -47,9 +51,10 @@ GAP = 1.0
 #: the loop (fixed text: mode, address, port and limit are positional arguments)
 SCRIPT = (
     'mode=$1 ip=$2 port=$3 limit=$4; echo "start $(date +%s.%N)"; end=$(( $(date +%s) + limit )); '
-    "while :; do t=$(date +%s.%N); "
-    f'if timeout {CONNECT_TIMEOUT} bash -c \'exec 3<>"/dev/tcp/$0/$1"\' "$ip" "$port" 2>/dev/null; '
+    "while :; do "
+    f'if t=$(timeout {CONNECT_TIMEOUT} bash -c \'echo $EPOCHREALTIME; exec 3<>"/dev/tcp/$0/$1"\' "$ip" "$port" 2>/dev/null); '
     "then r=reach; else r=fail; fi; "
+    '[ -n "$t" ] || r=none; '
     'if [ "$r" = "$mode" ]; then echo "$r $t"; exit 0; fi; '
     'if [ "$(date +%s)" -ge "$end" ]; then echo "timeout $(date +%s.%N)"; exit 3; fi; '
     f"sleep {INTERVAL}; done"
@@ -61,9 +66,10 @@ SESSION_SCRIPT = (
     'port=$1; echo "start $(date +%s.%N)"; '
     "while read -r mode ip limit; do "
     'end=$(( $(date +%s) + limit )); echo "go $(date +%s.%N)"; '
-    "while :; do t=$(date +%s.%N); "
-    f'if timeout {CONNECT_TIMEOUT} bash -c \'exec 3<>"/dev/tcp/$0/$1"\' "$ip" "$port" 2>/dev/null; '
+    "while :; do "
+    f'if t=$(timeout {CONNECT_TIMEOUT} bash -c \'echo $EPOCHREALTIME; exec 3<>"/dev/tcp/$0/$1"\' "$ip" "$port" 2>/dev/null); '
     "then r=reach; else r=fail; fi; "
+    '[ -n "$t" ] || r=none; '
     'if [ "$r" = "$mode" ]; then echo "$r $t"; break; fi; '
     'if [ "$(date +%s)" -ge "$end" ]; then echo "timeout $(date +%s.%N)"; break; fi; '
     f"sleep {INTERVAL}; done; done"
