@@ -102,6 +102,11 @@ EFFECT_COLUMNS = [
     "first_p50",
     "note",
 ]
+#: probes the loop sees late by up to a whole connect limit (seconds): a lifted deny policy is seen by
+#: the first attempt after it, and every attempt while the deny drops waits the probe's 0.1 s connect
+#: limit (``podnet.launch.rounds.scaleprobe.CONNECT_TIMEOUT``; a refused or answered attempt takes a
+#: few ms, so the other probes are resolved to 10-20 ms)
+COARSE = {"policy_removed_s": 0.1}
 #: a design effect from which ``note`` says the intervals are too narrow (when the F test finds the
 #: set-ups differ at the row's level)
 DEFF_NOTE = 1.25
@@ -269,10 +274,18 @@ def icc(values: Any, groups: Any) -> Clustered:
     return Clustered(r, 1 + (n / k - 1) * r, p)
 
 
-def _effect_note(n: int, p50_cover: float, tails: dict[str, tuple], c: Clustered, confidence: float) -> str:
-    """What a row's intervals lack: a median interval below ``confidence``, no P90 / P99 interval,
+def _effect_note(
+    metric: str, n: int, p50_cover: float, tails: dict[str, tuple], c: Clustered, confidence: float
+) -> str:
+    """What a row's times and intervals lack: a probe resolved only to its connect limit (:data:`COARSE`),
+    a median interval below ``confidence``, no P90 / P99 interval,
     changes too correlated within set-ups for intervals that treat them as independent."""
     words = []
+    if metric in COARSE:
+        words.append(
+            f"each time is late by up to {COARSE[metric]:g} s (while the deny drops, each probe attempt "
+            "waits the 0.1 s connect limit): the quantiles and intervals are of that upper bound"
+        )
     if n < 2:
         words.append(f"{n} change: no interval")
     elif not p50_cover >= confidence:
@@ -343,7 +356,7 @@ def effect_table(effects: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
             design_effect=c.design_effect,
             first_left_out=len(first),
             first_p50=float(first_v.median()) if len(first) else float("nan"),
-            note=_effect_note(len(v), med.coverage, tails, c, confidence),
+            note=_effect_note(str(k["metric"]), len(v), med.coverage, tails, c, confidence),
         )
         rows.append(row)
     return pd.DataFrame(rows, columns=EFFECT_COLUMNS)

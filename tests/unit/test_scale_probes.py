@@ -157,3 +157,12 @@ def test_the_workflow_declares_the_table_from_parse_to_stats():
     assert declared in stats_in[stats_in.index("input:") : stats_in.index("output:")]
     assert "probes_path=sm.input.probes" in (root / "scripts" / "stats.py").read_text()
     assert "probe_table(parsed.tidy)" in (root / "scripts" / "combine.py").read_text()
+
+
+def test_a_lifted_deny_is_said_to_be_resolved_only_to_the_connect_limit():
+    rows = _probes(6, 7).assign(metric=lambda d: d["metric"].map(
+        {"service_effect_s": "policy_effect_s", "service_removed_s": "policy_removed_s"}
+    ), services=0, network_policies=20)  # fmt: skip
+    t = sscale.effect_table(rows).set_index("metric")
+    assert "late by up to 0.1 s" in t.loc["policy_removed_s", "note"]
+    assert "late by up to" not in t.loc["policy_effect_s", "note"]  # a drop is seen at its SYN
