@@ -215,6 +215,8 @@ def test_the_figure_draws_rate_latency_and_time_to_effect_per_variant(processed)
     assert len(titles) == 6, titles  # 2 tests x (rate, P99), time to effect P50 and P99
     assert titles[-2].startswith("Time to effect, P50") and titles[-1].startswith("Time to effect, P99")
     assert set(spec.panels[0].rows["hue"]) == set(COST)
+    # the quantiles are over changes (one or more per set-up): the note counts both
+    assert "changes per point, from" in spec.note and "set-ups per point" not in spec.note, spec.note
     fig = figures.FIGURES["scale"](t)
     found = check.problems(fig)
     w = fig.get_size_inches()[0]

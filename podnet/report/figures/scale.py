@@ -149,14 +149,19 @@ def note(t: data.Tables) -> str:
     """What the points and bars are."""
     pts, e = scale_points(t), effects(t)
     est = sorted({str(x).replace("_", " ") for x in pts.get("estimand", pd.Series(dtype=str)).dropna()})
-    n = sorted({int(v) for v in e.get("n", pd.Series(dtype=float)).dropna()})
-    span = "" if not n else f"{n[0]}" if len(n) == 1 else f"{n[0]}-{n[-1]}"
-    setups = f" ({span} set-ups per point)" if span else ""
+    n, s = _span(e.get("n")), _span(e.get("setups"))
+    counts = f" ({n} changes per point" + (f", from {s} set-ups" if s else "") + ")" if n else ""
     return (
         f"measures: each point's {' / '.join(est) or 'centre'} over its runs, 95 % interval; "
-        f"time to effect: P50 and P99 over the point's set-ups{setups}, order-statistic 95 % "
-        "interval, no bar below 6 set-ups (P50) or 368 (P99); 0 = no such object"
+        f"time to effect: P50 and P99 over the changes timed at the point{counts}, order-statistic "
+        "95 % interval, no bar below 6 changes (P50) or 368 (P99); 0 = no such object"
     )
+
+
+def _span(col: pd.Series | None) -> str:
+    """``a-b`` over a column's whole numbers (``a`` when all alike; "" when none)."""
+    v = sorted({int(x) for x in (col if col is not None else pd.Series(dtype=float)).dropna()})
+    return "" if not v else f"{v[0]}" if len(v) == 1 else f"{v[0]}-{v[-1]}"
 
 
 def make(t: data.Tables) -> plt.Figure:
