@@ -48,14 +48,18 @@ EXEC_SLACK = 30
 #: seconds a session waits after a probe ended before the next change (kube-proxy's minSyncPeriod)
 GAP = 1.0
 
-#: the loop (fixed text: mode, address, port and limit are positional arguments)
-SCRIPT = (
-    'mode=$1 ip=$2 port=$3 limit=$4; echo "start $(date +%s.%N)"; end=$(( $(date +%s) + limit )); '
-    "while :; do "
+#: one connect attempt of a probe loop: ``r`` is reach, fail or none (the connecting shell never
+#: read the clock: starved), ``t`` the clock it read just before its connect
+_ATTEMPT = (
     f'if t=$(timeout {CONNECT_TIMEOUT} bash -c \'echo $EPOCHREALTIME; exec 3<>"/dev/tcp/$0/$1"\' "$ip" "$port" 2>/dev/null); '
     "then r=reach; else r=fail; fi; "
     '[ -n "$t" ] || r=none; '
-    'if [ "$r" = "$mode" ]; then echo "$r $t"; exit 0; fi; '
+)
+
+#: the loop (fixed text: mode, address, port and limit are positional arguments)
+SCRIPT = (
+    'mode=$1 ip=$2 port=$3 limit=$4; echo "start $(date +%s.%N)"; end=$(( $(date +%s) + limit )); '
+    "while :; do " + _ATTEMPT + 'if [ "$r" = "$mode" ]; then echo "$r $t"; exit 0; fi; '
     'if [ "$(date +%s)" -ge "$end" ]; then echo "timeout $(date +%s.%N)"; exit 3; fi; '
     f"sleep {INTERVAL}; done"
 )
@@ -66,11 +70,7 @@ SESSION_SCRIPT = (
     'port=$1; echo "start $(date +%s.%N)"; '
     "while read -r mode ip limit; do "
     'end=$(( $(date +%s) + limit )); echo "go $(date +%s.%N)"; '
-    "while :; do "
-    f'if t=$(timeout {CONNECT_TIMEOUT} bash -c \'echo $EPOCHREALTIME; exec 3<>"/dev/tcp/$0/$1"\' "$ip" "$port" 2>/dev/null); '
-    "then r=reach; else r=fail; fi; "
-    '[ -n "$t" ] || r=none; '
-    'if [ "$r" = "$mode" ]; then echo "$r $t"; break; fi; '
+    "while :; do " + _ATTEMPT + 'if [ "$r" = "$mode" ]; then echo "$r $t"; break; fi; '
     'if [ "$(date +%s)" -ge "$end" ]; then echo "timeout $(date +%s.%N)"; break; fi; '
     f"sleep {INTERVAL}; done; done"
 )
@@ -93,10 +93,8 @@ def parse_loop(text: str) -> Seen:
     """The loop's output (``start <ts>``, then ``reach|fail|timeout <ts>``)."""
     seen = Seen()
     for line in text.splitlines():
-        word, _, ts = line.strip().partition(" ")
-        try:
-            value = float(ts)
-        except ValueError:
+        word, value = _word(line)
+        if value is None:
             continue
         if word == "start":
             seen.start = value
