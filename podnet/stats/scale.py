@@ -284,7 +284,7 @@ def _effect_note(
     if metric in COARSE:
         words.append(
             f"each time is late by up to {COARSE[metric]:g} s (while the deny drops, each probe attempt "
-            "waits the 0.1 s connect limit): the quantiles and intervals are of that upper bound"
+            f"waits the {COARSE[metric]:g} s connect limit): the quantiles and intervals are of that upper bound"
         )
     if n < 2:
         words.append(f"{n} change: no interval")
