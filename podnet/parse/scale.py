@@ -23,8 +23,15 @@ from podnet.parse.raw import find_raw_files, read_sidecar
 
 #: the probe times of a set-up (seconds; a list, one per change)
 EFFECTS = ("service_effect_s", "service_removed_s", "policy_effect_s", "policy_removed_s")
+#: probes waiting for a reach after drops (a lifted deny policy): a sidecar whose ``probe`` lacks
+#: ``reach_attempt_every_s`` (written before 2026-11-27 07:00 UTC, when reach attempts waited for each
+#: other) saw such a change late by up to its ``connect_timeout_s`` (0.1 s): a dropped SYN held each
+#: attempt that long
+COARSE = ("policy_removed_s",)
 #: scale_probes.csv: one row per change (``setup``: the set-up's id, variant, launch and ``verified`` time;
-#: ``change_no``: 0, 1, ... in the order timed; ``changes``: how many the set-up timed of it)
+#: ``change_no``: 0, 1, ... in the order timed; ``changes``: how many the set-up timed of it;
+#: ``late_up_to_s``: how late the time may be beyond the 10-20 ms between attempts, 0 but for
+#: :data:`COARSE` probes of older sidecars)
 EFFECT_COLUMNS = [
     "experiment",
     "variant",
@@ -40,6 +47,7 @@ EFFECT_COLUMNS = [
     "change_no",
     "changes",
     "value",
+    "late_up_to_s",
 ]
 _POINT = ["services", "network_policies", "endpoints_per_service", "rules_per_policy"]
 PRESENT_COLUMNS = [
@@ -100,8 +108,10 @@ def effect_rows(sidecars: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     for meta, rec in _setups(sidecars):
         want = rec.get("wanted") or {}
         launch = (meta.get("launch") or {}).get("id")
+        probe = rec.get("probe") or {}
         for metric in EFFECTS:
-            values = times((rec.get("probe") or {}).get(metric))
+            values = times(probe.get(metric))
+            late = late_up_to(probe, metric)
             for i, v in enumerate(values):
                 rows.append(
                     {
@@ -116,10 +126,20 @@ def effect_rows(sidecars: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
                         "change_no": i,
                         "changes": len(values),
                         "value": v,
+                        "late_up_to_s": late,
                     }
                 )
     out = pd.DataFrame(rows, columns=EFFECT_COLUMNS)
-    return out.astype({"change_no": "int64", "changes": "int64", "value": "float64"})
+    return out.astype({"change_no": "int64", "changes": "int64", "value": "float64", "late_up_to_s": "float64"})
+
+
+def late_up_to(probe: Mapping[str, Any], metric: str) -> float:
+    """Seconds a time of ``metric`` in a sidecar's ``probe`` record may be late by beyond the
+    10-20 ms between attempts: the connect limit for :data:`COARSE` probes of a sidecar whose reach
+    attempts waited for each other, else 0."""
+    if metric not in COARSE or probe.get("reach_attempt_every_s") is not None:
+        return 0.0
+    return float(probe.get("connect_timeout_s") or 0.1)
 
 
 def present_rows(sidecars: Iterable[Mapping[str, Any]]) -> pd.DataFrame:

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats as sps
 
-from podnet.parse.scale import probe_table
+from podnet.parse.scale import COARSE, probe_table
 
 from ._data import split_sources
 from .sweeps import median_interval
@@ -102,11 +102,9 @@ EFFECT_COLUMNS = [
     "first_p50",
     "note",
 ]
-#: probes the loop sees late by up to a whole connect limit (seconds): a lifted deny policy is seen by
-#: the first attempt after it, and every attempt while the deny drops waits the probe's 0.1 s connect
-#: limit (``podnet.launch.rounds.scaleprobe.CONNECT_TIMEOUT``; a refused or answered attempt takes a
-#: few ms, so the other probes are resolved to 10-20 ms)
-COARSE = {"policy_removed_s": 0.1}
+#: the connect limit a table without ``late_up_to_s`` (scale_probes.csv written before 2026-11-27) is
+#: taken to carry on :data:`podnet.parse.scale.COARSE` probes
+OLD_LIMIT = 0.1
 #: a design effect from which ``note`` says the intervals are too narrow (when the F test finds the
 #: set-ups differ at the row's level)
 DEFF_NOTE = 1.25
@@ -275,16 +273,17 @@ def icc(values: Any, groups: Any) -> Clustered:
 
 
 def _effect_note(
-    metric: str, n: int, p50_cover: float, tails: dict[str, tuple], c: Clustered, confidence: float
+    late: float, n: int, p50_cover: float, tails: dict[str, tuple], c: Clustered, confidence: float
 ) -> str:
-    """What a row's times and intervals lack: a probe resolved only to its connect limit (:data:`COARSE`),
+    """What a row's times and intervals lack: times late by up to ``late`` s (a lifted deny seen by
+    attempts that waited for each other: :data:`podnet.parse.scale.COARSE`),
     a median interval below ``confidence``, no P90 / P99 interval,
     changes too correlated within set-ups for intervals that treat them as independent."""
     words = []
-    if metric in COARSE:
+    if late > 0:
         words.append(
-            f"each time is late by up to {COARSE[metric]:g} s (while the deny drops, each probe attempt "
-            f"waits the {COARSE[metric]:g} s connect limit): the quantiles and intervals are of that upper bound"
+            f"each time is late by up to {late:g} s (while the deny drops, each probe attempt "
+            f"waits the {late:g} s connect limit): the quantiles and intervals are of that upper bound"
         )
     if n < 2:
         words.append(f"{n} change: no interval")
@@ -305,6 +304,15 @@ def _effect_note(
             f"{c.p:.2g}): the intervals, which treat them as independent, are too narrow"
         )
     return "; ".join(words)
+
+
+def _late(g: pd.DataFrame, metric: str) -> float:
+    """The most a group's times may be late by (``late_up_to_s``; :data:`OLD_LIMIT` on
+    :data:`~podnet.parse.scale.COARSE` probes of a table without the column or values in it)."""
+    late = pd.to_numeric(g["late_up_to_s"], errors="coerce") if "late_up_to_s" in g.columns else None
+    if late is None or late.isna().all():
+        return OLD_LIMIT if metric in COARSE else 0.0
+    return float(late.max())
 
 
 def _first_apart(g: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -356,7 +364,7 @@ def effect_table(effects: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
             design_effect=c.design_effect,
             first_left_out=len(first),
             first_p50=float(first_v.median()) if len(first) else float("nan"),
-            note=_effect_note(str(k["metric"]), len(v), med.coverage, tails, c, confidence),
+            note=_effect_note(_late(g, str(k["metric"])), len(v), med.coverage, tails, c, confidence),
         )
         rows.append(row)
     return pd.DataFrame(rows, columns=EFFECT_COLUMNS)

@@ -170,6 +170,7 @@ def test_policy_sweep_on_a_cni_that_enforces_policy(core, cluster_info, tmp_path
         print(k, rec["applied"], rec["probe"], rec["ready_s"], {n: r for n, r in rec["rules"].items()})
         p = rec["probe"]
         assert p["loop"] == "session" and len(p["policy_effect_s"]) == len(p["policy_removed_s"]) == 3
+        assert p["reach_attempt_every_s"] == 0.01  # a lifted deny seen by attempts that overlap
         assert all(0 < x < 60 for x in p["policy_effect_s"] + p["policy_removed_s"])
         if "network_policies-20/" in k:
             assert rec["present"]["network_policies"] == 20

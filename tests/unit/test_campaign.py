@@ -77,6 +77,9 @@ def test_an_edge_tunnel_variant_names_itself_and_sets_the_cluster(in_repo):
         "config/campaigns/efficiency.yaml",
         "config/campaigns/aa.yaml",
         "config/campaigns/vxlan-vs-host-gw.yaml",
+        "config/campaigns/service-scale.yaml",
+        "config/campaigns/service-scale-5000.yaml",
+        "config/campaigns/policy-scale.yaml",
     ],
 )
 def test_variant_configs_are_valid_experiments(in_repo, path):

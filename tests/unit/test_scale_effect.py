@@ -212,8 +212,9 @@ def test_the_figure_draws_rate_latency_and_time_to_effect_per_variant(processed)
     with grid.specs_only():
         spec = figures.FIGURES["scale"](t)
     titles = [p.title for p in spec.panels]
-    assert len(titles) == 6, titles  # 2 tests x (rate, P99), time to effect P50 and P99
-    assert titles[-2].startswith("Time to effect, P50") and titles[-1].startswith("Time to effect, P99")
+    assert len(titles) == 7, titles  # 2 tests x (rate, P99), time to effect P50, P90 and P99
+    assert [t.split(" (")[0] for t in titles[-3:]] == [f"Time to effect, {q}" for q in ("P50", "P90", "P99")]
+    assert "36 (P90)" in spec.note, spec.note  # where a P90 bar can be
     assert set(spec.panels[0].rows["hue"]) == set(COST)
     # the quantiles are over changes (one or more per set-up): the note counts both
     assert "changes per point, from" in spec.note and "set-ups per point" not in spec.note, spec.note

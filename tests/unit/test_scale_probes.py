@@ -166,3 +166,13 @@ def test_a_lifted_deny_is_said_to_be_resolved_only_to_the_connect_limit():
     t = sscale.effect_table(rows).set_index("metric")
     assert "late by up to 0.1 s" in t.loc["policy_removed_s", "note"]
     assert "late by up to" not in t.loc["policy_effect_s", "note"]  # a drop is seen at its SYN
+    # attempts that did not wait for each other (late_up_to_s 0 in the table): no such words
+    t = sscale.effect_table(rows.assign(late_up_to_s=0.0)).set_index("metric")
+    assert "late by up to" not in t.loc["policy_removed_s", "note"]
+
+
+def test_a_lifted_deny_is_late_by_the_connect_limit_only_where_attempts_waited_for_each_other():
+    probe = {"policy_removed_s": [0.05], "policy_effect_s": [0.03], "connect_timeout_s": 0.1}
+    assert pscale.late_up_to(probe, "policy_removed_s") == 0.1
+    assert pscale.late_up_to(probe, "policy_effect_s") == 0.0
+    assert pscale.late_up_to({**probe, "reach_attempt_every_s": 0.01}, "policy_removed_s") == 0.0

@@ -38,7 +38,7 @@ from podnet.launch.cluster import datapath
 from podnet.launch.cluster import objects as obj
 from podnet.launch.cluster.provenance import now_iso
 from podnet.launch.rounds.scalechanges import Changes
-from podnet.launch.rounds.scaleprobe import ProbeFailed, Prober
+from podnet.launch.rounds.scaleprobe import CONNECT_TIMEOUT, INTERVAL, ProbeFailed, Prober
 from podnet.launch.rounds.schedule import Slot
 from podnet.launch.spec.config import LaunchConfig
 from podnet.launch.spec.scale import NONE, ScaleSpec
@@ -48,6 +48,8 @@ log = logging.getLogger("podnet.launch")
 FILLER = f"{obj.SCALE_LABEL}=filler"
 PROBE = f"{obj.SCALE_LABEL}=probe"
 TARGET = f"{obj.PREFIX}-idle-target"
+#: the probe record's settings (not times) among its ``*_s`` keys
+SETTINGS = ("connect_timeout_s", "reach_attempt_every_s")
 
 
 class ScaleFailure(RuntimeError):
@@ -213,7 +215,12 @@ class ScaleState:
         if short:
             raise ScaleFailure("present: " + ", ".join(short))
         times = self._changes(spec, probes, deadline)
-        rec["probe"] = {**times, "pod": self.prober.pod, "connect_timeout_s": 0.1}
+        rec["probe"] = {
+            **times,
+            "pod": self.prober.pod,
+            "connect_timeout_s": CONNECT_TIMEOUT,
+            "reach_attempt_every_s": INTERVAL,
+        }
         rec["idle_pods"] = dict(self.idle)
         rec["rules"] = self.rules(self.info)
         rec["verified"] = now_iso()
@@ -345,6 +352,6 @@ def _words(spec: ScaleSpec) -> str:
 def _summary(rec: dict[str, Any]) -> str:
     a, p = rec.get("applied") or {}, rec.get("probe") or {}
     parts = [f"{a.get('calls', 0)} API calls in {a.get('seconds', 0)}s ({a.get('objects_per_s')}/s)"]
-    parts += [f"{k} {v}" for k, v in p.items() if k.endswith("_s") and k != "connect_timeout_s"]
+    parts += [f"{k} {v}" for k, v in p.items() if k.endswith("_s") and k not in SETTINGS]
     parts += [f"probes: {p['loop']}"] if p.get("loop") else []
     return ", ".join(parts)

@@ -1,15 +1,19 @@
 """Probes that show a scale point's objects are in the datapath, and time how long a change takes.
 
 A probe is a loop in a client pod (bash ``/dev/tcp``, each connect limited to
-:data:`CONNECT_TIMEOUT` s, :data:`INTERVAL` s apart) that waits until a TCP connect to ``ip:port``
-succeeds (``reach``) or fails (``fail``) and prints the pod's clock at its start and, for the first
-such connect, the clock the connecting shell read just before its ``connect()`` (bash's
-``EPOCHREALTIME``, no fork between it and the SYN): a dropped SYN fails only after
-:data:`CONNECT_TIMEOUT`, which the time must not carry, and a stamp taken before the attempt's forks
-would come before a change that in fact reached its SYN. A time is late by at most one attempt before
-it: about 10-20 ms after a refused or answered connect, up to :data:`CONNECT_TIMEOUT` after a dropped
-one. An attempt whose shell did not get as far as reading the clock in time (a starved CPU) counts as
-neither: it proves nothing about the path. The launcher starts it on a thread, waits :data:`LEAD` s so it runs, notes its own
+:data:`CONNECT_TIMEOUT` s) that waits until a TCP connect to ``ip:port`` succeeds (``reach``) or
+fails (``fail``) and prints the pod's clock at its start and, for the first such connect, the clock
+the connecting shell read just before its ``connect()`` (bash's ``EPOCHREALTIME``, no fork between
+it and the SYN): a dropped SYN fails only after :data:`CONNECT_TIMEOUT`, which the time must not
+carry, and a stamp taken before the attempt's forks would come before a change that in fact reached
+its SYN. A ``fail`` is waited for one attempt after another, :data:`INTERVAL` s apart (the attempt
+before the one that failed was answered in a few ms); a ``reach`` with an attempt started every
+:data:`INTERVAL` s without waiting for those before, and the earliest that reached is taken: a lifted
+drop (a deleted deny policy), whose dropped attempts each hold :data:`CONNECT_TIMEOUT` s and send no
+second SYN within it, is seen by the first attempt started after the lift, not up to a whole connect
+limit later. So a time is late by at most the spacing of attempts, about 10-20 ms. An attempt whose
+shell did not get as far as reading the clock in time (a starved CPU) counts as neither: it proves
+nothing about the path. The launcher starts it on a thread, waits :data:`LEAD` s so it runs, notes its own
 clock, makes the change (creates the probe's EndpointSlice, a deny policy, or deletes one) and
 takes the time from the change to the connect. The pod's and the launcher's clocks are one clock
 on the embedded cluster (one machine); on a real cluster their offset adds to the time. A loop
@@ -48,31 +52,49 @@ EXEC_SLACK = 30
 #: seconds a session waits after a probe ended before the next change (kube-proxy's minSyncPeriod)
 GAP = 1.0
 
-#: one connect attempt of a probe loop: ``r`` is reach, fail or none (the connecting shell never
+#: one connect attempt (a shell function): ``r`` is reach, fail or none (the connecting shell never
 #: read the clock: starved), ``t`` the clock it read just before its connect
 _ATTEMPT = (
+    "try() { "
     f'if t=$(timeout {CONNECT_TIMEOUT} bash -c \'echo $EPOCHREALTIME; exec 3<>"/dev/tcp/$0/$1"\' "$ip" "$port" 2>/dev/null); '
     "then r=reach; else r=fail; fi; "
-    '[ -n "$t" ] || r=none; '
+    '[ -n "$t" ] || r=none; }; '
+)
+
+#: waits for ``$mode`` (``reach`` or ``fail``) on ``$ip:$port`` until ``$end``; prints
+#: ``reach|fail|timeout <ts>``. A fail is waited for one attempt after the other (the one before a
+#: refused or dropped connect answered in a few ms). A reach is waited for with an attempt started
+#: every :data:`INTERVAL` s without waiting for the ones before (a dropped SYN holds its attempt for
+#: :data:`CONNECT_TIMEOUT` s and is not sent again within it): each that reaches appends its clock to
+#: a file in /tmp, and the earliest is printed once all have ended, so a lifted drop is seen by the
+#: first attempt started after it, not up to a whole connect limit later.
+_WAIT = (
+    'if [ "$mode" = fail ]; then '
+    'while :; do try; if [ "$r" = fail ]; then out="fail $t"; break; fi; '
+    'if [ "$(date +%s)" -ge "$end" ]; then out="timeout $(date +%s.%N)"; break; fi; '
+    f"sleep {INTERVAL}; done; "
+    'else f=/tmp/podnet-scale-probe.$$; : > "$f"; '
+    'while :; do { try; if [ "$r" = reach ]; then echo "$t" >> "$f"; fi; } & '
+    f"sleep {INTERVAL}; "
+    'if [ -s "$f" ] || [ "$(date +%s)" -ge "$end" ]; then wait; break; fi; done; '
+    'if [ -s "$f" ]; then out="reach $(sort -n "$f" | head -n 1)"; else out="timeout $(date +%s.%N)"; fi; '
+    'rm -f "$f"; fi; echo "$out"; '
 )
 
 #: the loop (fixed text: mode, address, port and limit are positional arguments)
 SCRIPT = (
-    'mode=$1 ip=$2 port=$3 limit=$4; echo "start $(date +%s.%N)"; end=$(( $(date +%s) + limit )); '
-    "while :; do " + _ATTEMPT + 'if [ "$r" = "$mode" ]; then echo "$r $t"; exit 0; fi; '
-    'if [ "$(date +%s)" -ge "$end" ]; then echo "timeout $(date +%s.%N)"; exit 3; fi; '
-    f"sleep {INTERVAL}; done"
+    _ATTEMPT
+    + 'mode=$1 ip=$2 port=$3 limit=$4; echo "start $(date +%s.%N)"; end=$(( $(date +%s) + limit )); '
+    + _WAIT
+    + "case $out in timeout*) exit 3;; esac"
 )
 
 
 #: the session loop (one exec, many probes: a stdin line ``mode ip limit`` each; port positional)
 SESSION_SCRIPT = (
-    'port=$1; echo "start $(date +%s.%N)"; '
+    _ATTEMPT + 'port=$1; echo "start $(date +%s.%N)"; '
     "while read -r mode ip limit; do "
-    'end=$(( $(date +%s) + limit )); echo "go $(date +%s.%N)"; '
-    "while :; do " + _ATTEMPT + 'if [ "$r" = "$mode" ]; then echo "$r $t"; break; fi; '
-    'if [ "$(date +%s)" -ge "$end" ]; then echo "timeout $(date +%s.%N)"; break; fi; '
-    f"sleep {INTERVAL}; done; done"
+    'end=$(( $(date +%s) + limit )); echo "go $(date +%s.%N)"; ' + _WAIT + "done"
 )
 
 

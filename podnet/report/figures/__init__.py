@@ -72,8 +72,8 @@ CAPTIONS = {
 CAPTIONS["scale"] = (
     "The cost of scale: each measure against the number of Services or NetworkPolicies the cluster holds, "
     "one line per variant (line style: path or probe), 95 % intervals; the time from creating one more "
-    "Service or a deny policy until the datapath obeys it (P50, P99 over the set-ups; no bar where the "
-    "set-ups are too few for a 95 % interval)."
+    "Service or a deny policy until the datapath obeys it (P50, P90, P99 over the changes timed at the "
+    "point's set-ups; no bar where the changes are too few for a 95 % interval)."
 )
 
 

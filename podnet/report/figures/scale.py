@@ -2,9 +2,10 @@
 scale test's headline rate (TCP_CRR: new connections per second) and its P99 latency where the tool
 reports one, against the number of objects the cluster holds, one line per variant (line style: the
 path), each point's centre with its 95 % interval (``sweeps.csv``); and the time from one change
-until the datapath obeys it, P50 and P99 over the changes timed at the point's set-ups
+until the datapath obeys it, P50, P90 and P99 over the changes timed at the point's set-ups
 (``scale_effect.csv``; line style: the probe), with the order-statistic interval only where the
-changes suffice for a 95 % one (P50 from 6, P99 from 368: :func:`podnet.stats.scale.needed`). An x axis spanning more than a factor 30
+changes suffice for a 95 % one (P50 from 6, P90 from 36, P99 from 368:
+:func:`podnet.stats.scale.needed`). An x axis spanning more than a factor 30
 is logarithmic, the point at 0 objects kept on it (:func:`podnet.report.figures.curves.draw_xy`).
 """
 
@@ -13,6 +14,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+
+from podnet.stats.scale import needed
 
 from . import data, grid
 from .curves import draw_xy
@@ -99,39 +102,39 @@ def _measure_panels(pts: pd.DataFrame, param: str) -> list[grid.Panel]:
     return out
 
 
+#: the quantiles of the time to effect drawn, one panel each
+QUANTILES = {"p50": 0.5, "p90": 0.9, "p99": 0.99}
+
+
 def _effect_panels(e: pd.DataFrame, param: str, confidence: float) -> list[grid.Panel]:
-    """The time to effect of this count's probes: P50 (its interval where it covers ``confidence``)
-    and P99 (its interval where there is one)."""
+    """The time to effect of this count's probes: P50 (its interval where it covers ``confidence``),
+    P90 and P99 (their intervals where the changes suffice for one)."""
     names = PROBES[param]
     e = e[e["metric"].astype(str).isin(list(names))]
     if e.empty:
         return []
     probe = e["metric"].astype(str).map(names)
     x = e["point"] if "point" in e.columns else e[param]
-    f, unit = data.display_unit(pd.concat([e["p50"], e["p99"]]).astype(float), "s")
-    covered = e["p50_coverage"].astype(float) >= confidence - 1e-9
-    p50 = _xy(
-        e["variant"].astype(str) + " · " + probe,
-        e["variant"],
-        probe,
-        x,
-        e["p50"].astype(float) / f,
-        e["p50_low"].astype(float).where(covered) / f,
-        e["p50_high"].astype(float).where(covered) / f,
-    )
-    p99 = _xy(
-        e["variant"].astype(str) + " · " + probe,
-        e["variant"],
-        probe,
-        x,
-        e["p99"].astype(float) / f,
-        e["p99_low"].astype(float) / f,
-        e["p99_high"].astype(float) / f,
-    )
-    return [
-        grid.Panel(title=f"Time to effect, P50 ({unit})", xlabel=COUNT_LABEL[param], rows=p50),
-        grid.Panel(title=f"Time to effect, P99 ({unit})", xlabel=COUNT_LABEL[param], rows=p99),
-    ]
+    drawn = [q for q in QUANTILES if q in e.columns]
+    f, unit = data.display_unit(pd.concat([e[q] for q in drawn]).astype(float), "s")
+    out = []
+    for q in drawn:
+        low, high = e[f"{q}_low"].astype(float), e[f"{q}_high"].astype(float)
+        if q == "p50":  # the median's interval is the range where the changes are too few
+            covered = e["p50_coverage"].astype(float) >= confidence - 1e-9
+            low, high = low.where(covered), high.where(covered)
+        rows = _xy(
+            e["variant"].astype(str) + " · " + probe,
+            e["variant"],
+            probe,
+            x,
+            e[q].astype(float) / f,
+            low / f,
+            high / f,
+        )
+        title = f"Time to effect, {q.upper()} ({unit})"
+        out.append(grid.Panel(title=title, xlabel=COUNT_LABEL[param], rows=rows))
+    return out
 
 
 def panels(t: data.Tables) -> list[grid.Panel]:
@@ -151,10 +154,11 @@ def note(t: data.Tables) -> str:
     est = sorted({str(x).replace("_", " ") for x in pts.get("estimand", pd.Series(dtype=str)).dropna()})
     n, s = _span(e.get("n")), _span(e.get("setups"))
     counts = f" ({n} changes per point" + (f", from {s} set-ups" if s else "") + ")" if n else ""
+    least = ", ".join(f"{needed(q)} ({k.upper()})" for k, q in QUANTILES.items())
     return (
         f"measures: each point's {' / '.join(est) or 'centre'} over its runs, 95 % interval; "
-        f"time to effect: P50 and P99 over the changes timed at the point{counts}, order-statistic "
-        "95 % interval, no bar below 6 changes (P50) or 368 (P99); 0 = no such object"
+        f"time to effect: P50, P90 and P99 over the changes timed at the point{counts}, order-statistic "
+        f"95 % interval, no bar below {least} changes; 0 = no such object"
     )
 
 
