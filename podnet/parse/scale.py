@@ -130,7 +130,9 @@ def effect_rows(sidecars: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
                     }
                 )
     out = pd.DataFrame(rows, columns=EFFECT_COLUMNS)
-    return out.astype({"change_no": "int64", "changes": "int64", "value": "float64", "late_up_to_s": "float64"})
+    return out.astype(
+        {"change_no": "int64", "changes": "int64", "value": "float64", "late_up_to_s": "float64"}
+    )
 
 
 def late_up_to(probe: Mapping[str, Any], metric: str) -> float:

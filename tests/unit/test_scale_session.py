@@ -144,7 +144,7 @@ def test_a_probe_is_timed_from_the_start_of_the_connect_that_saw_the_change():
         assert '[ -n "$t" ] || r=none; ' in script
         # a reach: attempts that do not wait for each other, the earliest that reached taken
         # (run for real in tests/unit/test_scale_probe_loop.py)
-        assert 'fi; } & ' in script and 'out="reach $(sort -n "$f" | head -n 1)"' in script
+        assert "fi; } & " in script and 'out="reach $(sort -n "$f" | head -n 1)"' in script
     # a connect that began before the change (wall 101.0) yet shows it: the path did it on its own
     s = _session(FakeWS(answer=lambda mode, ip: f"{mode} 100.95"), [], [1.0, 2.0])
     s.begin()
