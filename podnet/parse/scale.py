@@ -23,11 +23,13 @@ from podnet.parse.raw import find_raw_files, read_sidecar
 
 #: the probe times of a set-up (seconds; a list, one per change)
 EFFECTS = ("service_effect_s", "service_removed_s", "policy_effect_s", "policy_removed_s")
-#: probes waiting for a reach after drops (a lifted deny policy): a sidecar whose ``probe`` lacks
-#: ``reach_attempt_every_s`` (written before 2026-11-27 07:00 UTC, when reach attempts waited for each
-#: other) saw such a change late by up to its ``connect_timeout_s`` (0.1 s): a dropped SYN held each
-#: attempt that long
-COARSE = ("policy_removed_s",)
+#: probes waiting for a reach (a lifted deny policy, a new Service's endpoint): a sidecar whose
+#: ``probe`` lacks ``reach_attempt_every_s`` (written before 2026-11-27 07:25 UTC, when reach attempts
+#: waited for each other) saw such a change late by up to its ``connect_timeout_s`` (0.1 s) wherever
+#: the path dropped the SYNs before it (each dropped attempt held that long): a lifted deny drops,
+#: and a new Service's endpoint was seen 0.12 s after it at 0 Services by those attempts on every
+#: variant, 0.03-0.04 s by attempts that did not wait (flannel-vxlan, both kube-proxy modes)
+COARSE = ("service_effect_s", "policy_removed_s")
 #: scale_probes.csv: one row per change (``setup``: the set-up's id, variant, launch and ``verified`` time;
 #: ``change_no``: 0, 1, ... in the order timed; ``changes``: how many the set-up timed of it;
 #: ``late_up_to_s``: how late the time may be beyond the 10-20 ms between attempts, 0 but for

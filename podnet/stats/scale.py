@@ -275,15 +275,16 @@ def icc(values: Any, groups: Any) -> Clustered:
 def _effect_note(
     late: float, n: int, p50_cover: float, tails: dict[str, tuple], c: Clustered, confidence: float
 ) -> str:
-    """What a row's times and intervals lack: times late by up to ``late`` s (a lifted deny seen by
+    """What a row's times and intervals lack: times late by up to ``late`` s (a reach seen by
     attempts that waited for each other: :data:`podnet.parse.scale.COARSE`),
     a median interval below ``confidence``, no P90 / P99 interval,
     changes too correlated within set-ups for intervals that treat them as independent."""
     words = []
     if late > 0:
         words.append(
-            f"each time is late by up to {late:g} s (while the deny drops, each probe attempt "
-            f"waits the {late:g} s connect limit): the quantiles and intervals are of that upper bound"
+            f"each time is late by up to {late:g} s (where the path dropped SYNs before the change, each "
+            f"probe attempt waited the {late:g} s connect limit): the quantiles and intervals are of that "
+            "upper bound"
         )
     if n < 2:
         words.append(f"{n} change: no interval")

@@ -10,8 +10,10 @@ import random
 
 import pytest
 
+from podnet.launch.campaign import sidebyside
 from podnet.launch.campaign.sidebyside import SideBySide, interleave, launch_side_by_side
 from podnet.launch.cluster.k8s import ExecResult
+from podnet.launch.rounds.scale import variant_rounds
 from podnet.launch.spec.config import LaunchConfigError, from_mapping
 from podnet.launch.spec.load import LOAD_PORT
 from podnet.parse import parse_experiment
@@ -152,6 +154,27 @@ def test_interleave_puts_every_variant_of_a_case_together():
     first = [(v, s.case) for v, s in rounds[0]]
     assert {v for v, c in first[:3]} == {"A", "B", "C"} and {c for _, c in first[:3]} == {keys[0]}
     assert {v for v, c in first[3:]} == {"A", "B"} and {c for _, c in first[3:]} == {keys[1]}
+
+
+def test_side_by_side_rounds_set_each_scale_point_up_once_per_round_up_then_down():
+    # as one launch runs them: two tests at one point share its set-up, and the next round comes
+    # back down (each round's change the smallest); without it each test swept its own points and
+    # every round began from 0 again (service-scale-5000: 10,000 objects deleted per round)
+    tests = [{"name": n, "scale": {"services": [0, 200, 1000]}} for n in ("crr", "rr")]
+    c = from_mapping(experiment([pod_pod()], {"iperf3": {"tests": tests}}, variant="a"))
+    keys = [k.key for k in c.cases]
+    rounds = variant_rounds(c, keys, {k: [1, 2] for k in keys})
+    names = [[slot.case[2] for slot in r] for r in rounds]
+    assert names[0] == ["crr-services-0", "rr-services-0", "crr-services-200", "rr-services-200",
+                        "crr-services-1000", "rr-services-1000"]  # fmt: skip
+    assert names[1][:2] == ["crr-services-1000", "rr-services-1000"] and names[1][-1] == "rr-services-0"
+    merged = interleave([("A", rounds), ("B", rounds)], seed=3)  # type: ignore[list-item]
+    assert [s.case[2] for _, s in merged[1][::2]] == names[1]  # the variants follow that order
+    # the side-by-side launch schedules its base and added rounds that way
+    import inspect
+
+    src = inspect.getsource(SideBySide.run) + inspect.getsource(sidebyside.VariantSampler.loop)
+    assert "variant_rounds(L.cfg, keys" in src and "by_scale([slots], L.cfg)" in src
 
 
 @pytest.mark.parametrize(

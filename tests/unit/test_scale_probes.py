@@ -175,4 +175,6 @@ def test_a_lifted_deny_is_late_by_the_connect_limit_only_where_attempts_waited_f
     probe = {"policy_removed_s": [0.05], "policy_effect_s": [0.03], "connect_timeout_s": 0.1}
     assert pscale.late_up_to(probe, "policy_removed_s") == 0.1
     assert pscale.late_up_to(probe, "policy_effect_s") == 0.0
+    assert pscale.late_up_to({"service_effect_s": [0.1]}, "service_effect_s") == 0.1  # a reach too
+    assert pscale.late_up_to({"service_removed_s": [0.1]}, "service_removed_s") == 0.0
     assert pscale.late_up_to({**probe, "reach_attempt_every_s": 0.01}, "policy_removed_s") == 0.0

@@ -52,6 +52,7 @@ from podnet.launch.noise.interference import link_neighbours
 from podnet.launch.rounds import stop as rule
 from podnet.launch.rounds.results import LaunchResult, configure_logging, write_logs
 from podnet.launch.rounds.runner import Launcher
+from podnet.launch.rounds.scale import by_scale, variant_rounds
 from podnet.launch.rounds.schedule import Slot, schedule
 from podnet.launch.rounds.state import pending_runs
 from podnet.launch.rounds.warmup import warm_up
@@ -221,7 +222,7 @@ class SideBySide:
                 per_variant = []
                 for L in self.launchers:
                     keys = [c.key for c in L.cfg.cases if c.key in pending[id(L)]]
-                    per_variant.append((L, schedule(keys, pending[id(L)], L.cfg.order, L.cfg.seed)))
+                    per_variant.append((L, variant_rounds(L.cfg, keys, pending[id(L)])))
                 self.run_pairs(interleave(per_variant, self.cfg.seed))
                 if self.sampler is not None:
                     self.sampler.loop()
@@ -426,7 +427,7 @@ class VariantSampler:
                 pending = {k: [last[k] + 1] for k in ks}
                 rounds = schedule(ks, pending, L.cfg.order, L.cfg.seed + self.rounds)
                 slots = [s for rnd in rounds for s in rnd]
-                per_variant.append((L, [slots]))
+                per_variant.append((L, by_scale([slots], L.cfg)))
             self.sbs.run_pairs(interleave(per_variant, self.sbs.cfg.seed + self.rounds))
 
     def write_account(self) -> Path:

@@ -39,8 +39,8 @@ from podnet.launch.cluster import objects as obj
 from podnet.launch.cluster.provenance import now_iso
 from podnet.launch.rounds.scalechanges import Changes
 from podnet.launch.rounds.scaleprobe import CONNECT_TIMEOUT, INTERVAL, ProbeFailed, Prober
-from podnet.launch.rounds.schedule import Slot
-from podnet.launch.spec.config import LaunchConfig
+from podnet.launch.rounds.schedule import Slot, schedule
+from podnet.launch.spec.config import CaseKey, LaunchConfig
 from podnet.launch.spec.scale import NONE, ScaleSpec
 
 log = logging.getLogger("podnet.launch")
@@ -81,6 +81,15 @@ def by_scale(rounds: list[list[Slot]], cfg: LaunchConfig) -> list[list[Slot]]:
         ordered = sorted(rnd, key=lambda s: spec[s.case].objects if s.case in spec else 0, reverse=down)
         out.append([replace(s, position=i + 1) for i, s in enumerate(ordered)])
     return out
+
+
+def variant_rounds(
+    cfg: LaunchConfig, keys: list[CaseKey], pending: dict[CaseKey, list[int]]
+) -> list[list[Slot]]:
+    """A side-by-side variant's base rounds as one launch of it runs them
+    (:meth:`~podnet.launch.rounds.runner.Launcher.run`): interleaved (``launch.order``), each scale
+    point set up once per round, ascending and descending in turn (:func:`by_scale`)."""
+    return by_scale(schedule(keys, pending, cfg.order, cfg.seed), cfg)
 
 
 class ScaleState:
