@@ -30,6 +30,8 @@ EFFECTS = ("service_effect_s", "service_removed_s", "policy_effect_s", "policy_r
 #: and a new Service's endpoint was seen 0.12 s after it at 0 Services by those attempts on every
 #: variant, 0.03-0.04 s by attempts that did not wait (flannel-vxlan, both kube-proxy modes)
 COARSE = ("service_effect_s", "policy_removed_s")
+#: the connect limit of those older probes (seconds), where a record or table does not say it
+OLD_CONNECT_LIMIT = 0.1
 #: scale_probes.csv: one row per change (``setup``: the set-up's id, variant, launch and ``verified`` time;
 #: ``change_no``: 0, 1, ... in the order timed; ``changes``: how many the set-up timed of it;
 #: ``late_up_to_s``: how late the time may be beyond the 10-20 ms between attempts, 0 but for
@@ -143,7 +145,7 @@ def late_up_to(probe: Mapping[str, Any], metric: str) -> float:
     attempts waited for each other, else 0."""
     if metric not in COARSE or probe.get("reach_attempt_every_s") is not None:
         return 0.0
-    return float(probe.get("connect_timeout_s") or 0.1)
+    return float(probe.get("connect_timeout_s") or OLD_CONNECT_LIMIT)
 
 
 def present_rows(sidecars: Iterable[Mapping[str, Any]]) -> pd.DataFrame:

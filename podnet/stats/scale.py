@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 import scipy.stats as sps
 
-from podnet.parse.scale import COARSE, probe_table
+from podnet.parse.scale import COARSE, OLD_CONNECT_LIMIT, probe_table
 
 from ._data import split_sources
 from .sweeps import median_interval
@@ -102,9 +102,6 @@ EFFECT_COLUMNS = [
     "first_p50",
     "note",
 ]
-#: the connect limit a table without ``late_up_to_s`` (scale_probes.csv written before 2026-11-27) is
-#: taken to carry on :data:`podnet.parse.scale.COARSE` probes
-OLD_LIMIT = 0.1
 #: a design effect from which ``note`` says the intervals are too narrow (when the F test finds the
 #: set-ups differ at the row's level)
 DEFF_NOTE = 1.25
@@ -308,11 +305,12 @@ def _effect_note(
 
 
 def _late(g: pd.DataFrame, metric: str) -> float:
-    """The most a group's times may be late by (``late_up_to_s``; :data:`OLD_LIMIT` on
-    :data:`~podnet.parse.scale.COARSE` probes of a table without the column or values in it)."""
+    """The most a group's times may be late by (``late_up_to_s``; the old connect limit,
+    :data:`~podnet.parse.scale.OLD_CONNECT_LIMIT`, on :data:`~podnet.parse.scale.COARSE` probes of a
+    table without the column or values in it: scale_probes.csv written before 2026-11-27)."""
     late = pd.to_numeric(g["late_up_to_s"], errors="coerce") if "late_up_to_s" in g.columns else None
     if late is None or late.isna().all():
-        return OLD_LIMIT if metric in COARSE else 0.0
+        return OLD_CONNECT_LIMIT if metric in COARSE else 0.0
     return float(late.max())
 
 

@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from podnet.stats.scale import needed
+from podnet.stats.scale import TAILS, needed
 
 from . import data, grid
 from .curves import draw_xy
@@ -103,7 +103,7 @@ def _measure_panels(pts: pd.DataFrame, param: str) -> list[grid.Panel]:
 
 
 #: the quantiles of the time to effect drawn, one panel each
-QUANTILES = {"p50": 0.5, "p90": 0.9, "p99": 0.99}
+QUANTILES = {"p50": 0.5, **TAILS}
 
 
 def _effect_panels(e: pd.DataFrame, param: str, confidence: float) -> list[grid.Panel]:
