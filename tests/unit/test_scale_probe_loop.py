@@ -103,6 +103,9 @@ def test_a_lifted_refusal_is_reached_and_a_drop_or_refusal_made_is_a_fail(tmp_pa
 
 def test_a_path_never_changed_times_out_in_either_mode(tmp_path):
     seen = _run(tmp_path, "reach", "drop", 0.1, ("nft add rule inet t in $rule", "true"), limit=1)
-    assert "timeout" in seen and "reach" not in seen and seen["syns"] >= 10
+    assert "timeout" in seen and "reach" not in seen and seen["syns"] >= 10, seen
+    # the limit is the loop's whole second, not up to the next whole second of the clock
+    assert 1.0 <= seen["timeout"] - seen["start"] < 1.5, seen
     seen = _run(tmp_path, "fail", "drop", 0.1, ("", "true"), limit=1)
-    assert "timeout" in seen and "fail" not in seen
+    assert "timeout" in seen and "fail" not in seen, seen
+    assert 1.0 <= seen["timeout"] - seen["start"] < 1.5, seen

@@ -59,6 +59,9 @@ _ATTEMPT = (
     f'if t=$(timeout {CONNECT_TIMEOUT} bash -c \'echo $EPOCHREALTIME; exec 3<>"/dev/tcp/$0/$1"\' "$ip" "$port" 2>/dev/null); '
     "then r=reach; else r=fail; fi; "
     '[ -n "$t" ] || r=none; }; '
+    # the clock in microseconds (the deadline ``end``: exactly ``limit`` s after the start, not
+    # the next whole second, as ``date +%s`` gave); the separator follows the locale
+    'now() { echo "${EPOCHREALTIME/[.,]/}"; }; '
 )
 
 #: waits for ``$mode`` (``reach`` or ``fail``) on ``$ip:$port`` until ``$end``; prints
@@ -71,12 +74,12 @@ _ATTEMPT = (
 _WAIT = (
     'if [ "$mode" = fail ]; then '
     'while :; do try; if [ "$r" = fail ]; then out="fail $t"; break; fi; '
-    'if [ "$(date +%s)" -ge "$end" ]; then out="timeout $(date +%s.%N)"; break; fi; '
+    'if [ "$(now)" -ge "$end" ]; then out="timeout $(date +%s.%N)"; break; fi; '
     f"sleep {INTERVAL}; done; "
     'else f=/tmp/podnet-scale-probe.$$; : > "$f"; '
     'while :; do { try; if [ "$r" = reach ]; then echo "$t" >> "$f"; fi; } & '
     f"sleep {INTERVAL}; "
-    'if [ -s "$f" ] || [ "$(date +%s)" -ge "$end" ]; then wait; break; fi; done; '
+    'if [ -s "$f" ] || [ "$(now)" -ge "$end" ]; then wait; break; fi; done; '
     'if [ -s "$f" ]; then out="reach $(sort -n "$f" | head -n 1)"; else out="timeout $(date +%s.%N)"; fi; '
     'rm -f "$f"; fi; echo "$out"; '
 )
@@ -84,7 +87,7 @@ _WAIT = (
 #: the loop (fixed text: mode, address, port and limit are positional arguments)
 SCRIPT = (
     _ATTEMPT
-    + 'mode=$1 ip=$2 port=$3 limit=$4; echo "start $(date +%s.%N)"; end=$(( $(date +%s) + limit )); '
+    + 'mode=$1 ip=$2 port=$3 limit=$4; echo "start $(date +%s.%N)"; end=$(( $(now) + limit * 1000000 )); '
     + _WAIT
     + "case $out in timeout*) exit 3;; esac"
 )
@@ -94,7 +97,7 @@ SCRIPT = (
 SESSION_SCRIPT = (
     _ATTEMPT + 'port=$1; echo "start $(date +%s.%N)"; '
     "while read -r mode ip limit; do "
-    'end=$(( $(date +%s) + limit )); echo "go $(date +%s.%N)"; ' + _WAIT + "done"
+    'end=$(( $(now) + limit * 1000000 )); echo "go $(date +%s.%N)"; ' + _WAIT + "done"
 )
 
 
