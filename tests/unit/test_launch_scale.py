@@ -289,6 +289,21 @@ def test_probe_objects_an_interrupted_set_up_left_are_deleted_first():
     assert len(gone) == 3 and len(prober.calls) == 2  # untimed; then the point's one Service change
 
 
+def test_release_deletes_every_scale_object_fillers_and_probes_at_the_bulk_rate():
+    cfg = _cfg({"services": [0, 6], "changes": 1})
+    api = FakeApi()
+    st = _state(cfg, api)
+    assert st.ensure(cfg.cases[1].test.scale) is None
+    api.create(obj.service("podnet-scale-probe-9", LABELS, role="probe"))  # as an interrupted probe left it
+    api.create(obj.deny_policy("podnet-scale-deny-3", sc.TARGET, LABELS))
+    api.create({"kind": "Service", "metadata": {"name": "not-ours", "labels": {}}})
+    out = st.release()
+    assert out["deleted"] == 6 + 6 + 2 and out["errors"] == [] and st.point is None
+    left = [n for (k, n) in api.objs if k in ("Service", "EndpointSlice", "NetworkPolicy")]
+    assert left == ["not-ours"]  # only what the launch made (by its scale label)
+    assert st.release()["deleted"] == 0  # nothing left: nothing to do
+
+
 def test_a_point_not_present_or_not_programmed_fails_with_its_reason_and_is_set_up_again():
     cfg = _cfg({"services": [0, 20]})
     point = cfg.cases[1].test.scale
@@ -369,7 +384,7 @@ def test_rule_counts_per_node_from_iptables_save_and_nft():
 
 
 # -- a launch ----------------------------------------------------------------------------------------
-def _fake_launch(tmp_path, monkeypatch, prober: FakeProber):
+def _fake_launch(tmp_path, monkeypatch, prober: FakeProber, repeats: int = 2):
     from pathlib import Path
 
     from podnet.launch.rounds.runner import launch
@@ -386,7 +401,7 @@ def _fake_launch(tmp_path, monkeypatch, prober: FakeProber):
     monkeypatch.setattr(obj, "ScaleApi", lambda kube, ns: setattr(api, "ns", ns) or api)
     monkeypatch.setattr(sc, "Prober", lambda kube, ns, pod, port: prober)
     tools = {"iperf3": {"tests": [{"name": "tcp", "params": {"duration": 1}, "scale": {"services": [0, 3]}}]}}
-    cfg = from_mapping(experiment([pod_pod()], tools, raw_dir=tmp_path / "raw", repeats=2, warmup=0))
+    cfg = from_mapping(experiment([pod_pod()], tools, raw_dir=tmp_path / "raw", repeats=repeats, warmup=0))
     res = launch(cfg, kube=k)
     side = {f.relative_to(cfg.raw_dir).as_posix(): read_sidecar(f) for f in find_raw_files(cfg.raw_dir)}
     return res, side, api
@@ -417,3 +432,11 @@ def test_a_point_never_programmed_is_a_failed_run_with_its_reason(tmp_path, monk
     assert len(failed) == len(side) >= 4 and res.ok == 0  # 0 of the sweep times its Services too
     assert all(v["error"].startswith("scale point not ready: waited") for v in failed)
     assert all("error" in v["scale"] for v in failed)
+
+
+def test_a_launch_ending_at_a_point_deletes_its_objects_before_the_namespace(tmp_path, monkeypatch):
+    res, side, api = _fake_launch(tmp_path, monkeypatch, FakeProber(), repeats=1)
+    assert (res.ok, res.failed) == (2, 0)  # one round, up: it ends holding 3 Services
+    assert not api.names("Service", sc.FILLER) and not api.names("EndpointSlice", sc.FILLER)
+    last = [(op, kind) for op, kind, n in api.log if n.startswith("podnet-scale-svc")][-6:]
+    assert last == [("delete", "EndpointSlice")] * 3 + [("delete", "Service")] * 3

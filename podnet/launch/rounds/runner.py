@@ -310,6 +310,12 @@ class Launcher:
         """Delete what this launch created (bounded wait); record what is left."""
         if self.floor is not None:
             self.floor.close()
+        scale = self.executor.scale if self.executor is not None else None
+        if scale is not None and self.cfg.namespace_create:
+            try:  # many objects: faster by the bulk API than by the namespace's controller
+                scale.release()
+            except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - the namespace deletion still takes them
+                log.warning("scale objects not deleted before the namespace: %s", exc)
         gone, left = self.workload.teardown()
         if gone is not None:
             self.result.namespace_deleted = gone
