@@ -14,7 +14,6 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
 from podnet.config.lean import skip_iri_grammar
 from podnet.parse.raw import read_sidecar, sidecar_path
@@ -301,6 +300,8 @@ def distributions(t: data.Tables, **where: Any) -> plt.Figure:
         layout="constrained",
     )
     paths = data.path_order(t)
+    import seaborn as sns  # here: a notebook that draws no distribution does not load it (nor scipy)
+
     for ax, panel in zip(axes.flat, panels):
         sub = long[long["panel"] == panel]
         order = [p for p in paths if p in set(sub["scenario"])]  # only the paths with data in this panel

@@ -7,18 +7,38 @@ formulas: ``podnet/stats/METHODS.md``; defaults: :data:`DEFAULTS`.
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
-
-from ._data import write_csv
-from .pipeline import run
-from .planning import PLAN_COLUMNS, cases_needing_more, plan
-from .ratios import RATIO_COLUMNS, compare
-from .settings import DEFAULTS, Settings, resolve
-from .summary import SUMMARY_COLUMNS, summarize
-from .within import WITHIN_COLUMNS, within_run
+from typing import Any
 
 #: the methods text (markdown) shown by the report notebook
 METHODS_PATH = Path(__file__).with_name("METHODS.md")
+
+#: entry point -> its module, imported on first use: a process that needs one statistic (a
+#: notebook's sentences, the noise floor) does not load every module and scipy.stats with them
+_WHERE = {
+    "write_csv": "_data",
+    "run": "pipeline",
+    "PLAN_COLUMNS": "planning",
+    "cases_needing_more": "planning",
+    "plan": "planning",
+    "RATIO_COLUMNS": "ratios",
+    "compare": "ratios",
+    "DEFAULTS": "settings",
+    "Settings": "settings",
+    "resolve": "settings",
+    "SUMMARY_COLUMNS": "summary",
+    "summarize": "summary",
+    "WITHIN_COLUMNS": "within",
+    "within_run": "within",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULTS",

@@ -30,13 +30,20 @@ import shutil
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-
-import matplotlib.pyplot as plt
+from typing import TYPE_CHECKING, Any
 
 from podnet.config import lean
 
-from . import check, curves, data, grid, plots, style
+from . import data
 from .data import Tables, display_unit, fmt_value, human, load
+
+if TYPE_CHECKING:
+    import matplotlib.pyplot as plt
+
+#: the modules that draw (matplotlib, seaborn), loaded when first used: a process that reads tables
+#: (a notebook that shows figures' files, the noise-floor rule) or asks which figures are published
+#: does not pay for them
+_LAZY = ("check", "curves", "grid", "plots", "style")
 
 
 def _function(where: str) -> Callable[[Tables], plt.Figure]:
@@ -44,8 +51,20 @@ def _function(where: str) -> Callable[[Tables], plt.Figure]:
     return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 
-#: figure name -> function of the experiment's tables; the names are the files' stems
-FIGURES: dict[str, Callable[[Tables], plt.Figure]] = {name: _function(w) for name, w in lean.FIGURES.items()}
+@cache
+def _figures() -> dict[str, Callable[[Tables], plt.Figure]]:
+    return {name: _function(w) for name, w in lean.FIGURES.items()}
+
+
+def __getattr__(name: str) -> Any:
+    """``FIGURES`` (figure name -> function of the experiment's tables; the names are the files'
+    stems, in order) and the drawing modules, imported on first use."""
+    if name == "FIGURES":
+        return _figures()
+    if name in _LAZY:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: what each figure shows, for captions (Snakemake report, notebooks)
 CAPTIONS = {
@@ -79,7 +98,7 @@ CAPTIONS["scale"] = (
 
 def render(t: Tables) -> dict[str, plt.Figure]:
     """Every figure of an experiment, not yet saved."""
-    return {name: make(t) for name, make in FIGURES.items()}
+    return {name: make(t) for name, make in _figures().items()}
 
 
 @cache
@@ -87,12 +106,11 @@ def code_version(name: str) -> str:
     """What, besides the data, decides figure ``name``'s pixels: its code version
     (:func:`podnet.config.stages.figure_code_version`: shared modules and its own) and the plotting
     libraries' versions."""
-    import matplotlib
-    import seaborn
+    from importlib.metadata import version
 
     from podnet.config.stages import figure_code_version
 
-    return f"{figure_code_version(name)} {matplotlib.__version__} {seaborn.__version__}"
+    return f"{figure_code_version(name)} {version('matplotlib')} {version('seaborn')}"
 
 
 def spec_digest(name: str, t: Tables) -> str:
@@ -101,13 +119,15 @@ def spec_digest(name: str, t: Tables) -> str:
     return _digest(name, _spec(name, t))
 
 
-def _spec(name: str, t: Tables) -> grid.Spec:
+def _spec(name: str, t: Tables) -> Any:
     """What figure ``name`` would draw from ``t`` (its data selected once, nothing drawn)."""
+    from . import grid
+
     with grid.specs_only():
-        return FIGURES[name](t)
+        return _figures()[name](t)
 
 
-def _digest(name: str, spec: grid.Spec) -> str:
+def _digest(name: str, spec: Any) -> str:
     return spec.digest(f"{name}\x1e{code_version(name)}")
 
 
@@ -116,7 +136,7 @@ def plan(t: Tables) -> dict[str, dict[str, str]]:
     :func:`spec_digest`)} or {"omitted": why not} (the message an empty figure would have shown);
     nothing is drawn. The workflow publishes only the former and the report says why of the latter."""
     out: dict[str, dict[str, str]] = {}
-    for name in FIGURES:
+    for name in lean.FIGURES:
         spec = _spec(name, t)
         out[name] = {"omitted": spec.note} if spec.kind == "empty" else {"digest": _digest(name, spec)}
     return out
@@ -127,6 +147,8 @@ def write_plan(t: Tables, plan_path: str | Path, specs: dict[str, str | Path]) -
     digest, or why it is omitted): a file that changes exactly when that figure would change. An
     omitted figure's files left in the plan's directory by an earlier run are removed (a figure
     that only says there is nothing to show is not published)."""
+    from . import style
+
     p = plan(t)
     for name, entry in p.items():
         if "omitted" in entry:
@@ -142,7 +164,7 @@ def write_plan(t: Tables, plan_path: str | Path, specs: dict[str, str | Path]) -
 def published(plan_path: str | Path) -> list[str]:
     """The names of the figures :func:`write_plan` found something to show for, in order."""
     p = json.loads(Path(plan_path).read_text())
-    return [n for n in FIGURES if n in p and "digest" in p[n]]
+    return [n for n in lean.FIGURES if n in p and "digest" in p[n]]
 
 
 def omitted_markdown(plan_path: str | Path, names: list[str] | None = None) -> str:
@@ -151,14 +173,16 @@ def omitted_markdown(plan_path: str | Path, names: list[str] | None = None) -> s
     p = json.loads(Path(plan_path).read_text())
     gone = [
         f"- **{n}**: {p[n]['omitted']}"
-        for n in FIGURES
+        for n in lean.FIGURES
         if n in p and "omitted" in p[n] and (names is None or n in names)
     ]
     return ("Not drawn, nothing to show:\n\n" + "\n".join(gone)) if gone else ""
 
 
-def _draw(spec: grid.Spec) -> plt.Figure:
+def _draw(spec: Any) -> plt.Figure:
     """The figure of ``spec``: what the figure function returns when not asked for its spec."""
+    from . import curves, grid, plots
+
     if spec.kind == "empty":
         return plots.empty(spec.title, spec.note)
     if spec.kind == "xy":
@@ -173,6 +197,10 @@ def publish_one(name: str, t: Tables, figures_dir: str | Path, cache_dir: str | 
     drawn (its :func:`spec_digest`) is copied from the cache instead of drawn again (Snakemake
     removes a job's outputs before it runs, so the cache keeps its own copy of the files).
     """
+    import matplotlib.pyplot as plt
+
+    from . import style
+
     out = Path(figures_dir)
     spec = _spec(name, t)
     key = _digest(name, spec)
@@ -198,13 +226,17 @@ def publish_one(name: str, t: Tables, figures_dir: str | Path, cache_dir: str | 
 
 def publish(processed_dir: str | Path, figures_dir: str | Path | None = None) -> list[Path]:
     """Write every figure of one experiment that has something to show; returns the written paths."""
+    import matplotlib.pyplot as plt
+
+    from . import style
+
     t = load(processed_dir)
     out = Path(figures_dir or Path(processed_dir) / "figures")
     written: list[Path] = []
     for name, entry in plan(t).items():
         if "omitted" in entry:
             continue
-        fig = FIGURES[name](t)
+        fig = _figures()[name](t)
         written += style.save(fig, name, out)
         plt.close(fig)
     return written

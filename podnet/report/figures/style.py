@@ -15,7 +15,6 @@ from pathlib import Path
 # headless process without one gets matplotlib's own fallback (Agg)
 import matplotlib.pyplot as plt
 import numpy as np
-import seaborn as sns
 from matplotlib.ticker import FixedLocator, Formatter, FuncFormatter, NullFormatter, NullLocator
 
 COLUMN = 3.5  # inches
@@ -48,6 +47,9 @@ RC = {
 
 def apply() -> None:
     """Set the house style (seaborn ticks theme + podnet sizes)."""
+    import seaborn as sns  # here, not at import: seaborn loads scipy.stats (a second), which a
+    # process that only reads tables or computes what a figure would draw does not need
+
     sns.set_theme(style="ticks", context="paper", rc=RC)
     plt.rcParams.update(RC)
 
@@ -71,6 +73,8 @@ def legend(fig: plt.Figure, handles: list, note: str = "", wrap: int | None = No
 
 def variant_colors(variants: list[str]) -> dict[str, tuple[float, float, float]]:
     """One colour per variant, the same in every figure (colour-blind safe palette)."""
+    import seaborn as sns
+
     pal = sns.color_palette("colorblind", max(len(variants), 1))
     return {v: tuple(pal[i % len(pal)]) for i, v in enumerate(variants)}
 
