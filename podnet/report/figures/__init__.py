@@ -52,8 +52,13 @@ def _function(where: str) -> Callable[[Tables], plt.Figure]:
 
 
 @cache
+def _figure(name: str) -> Callable[[Tables], plt.Figure]:
+    """Figure ``name``'s function, importing its module alone (a figure's job loads no other)."""
+    return _function(lean.FIGURES[name])
+
+
 def _figures() -> dict[str, Callable[[Tables], plt.Figure]]:
-    return {name: _function(w) for name, w in lean.FIGURES.items()}
+    return {name: _figure(name) for name in lean.FIGURES}
 
 
 def __getattr__(name: str) -> Any:
@@ -124,7 +129,7 @@ def _spec(name: str, t: Tables) -> Any:
     from . import grid
 
     with grid.specs_only():
-        return _figures()[name](t)
+        return _figure(name)(t)
 
 
 def _digest(name: str, spec: Any) -> str:
