@@ -22,7 +22,7 @@ SNAKEMAKE = str(REPO / ".venv/bin/snakemake")
 RULES = {
     "parse": {"parse_shard", "tidy"},
     "stats": {"stats", "adaptive", "noise_floor"},
-    "report": {"figure_plan", "figure", "seed_discrepancies", "notebook"},
+    "report": {"figure_plan", "figure", "seed_discrepancies", "notebook", "notebook_html"},
 }
 #: the stages whose rules a change to a file of this package re-runs
 AFTER = {

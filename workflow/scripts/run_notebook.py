@@ -1,5 +1,4 @@
-"""Snakemake script: execute a notebook with papermill (parameters: the experiment's paths) and
-render it as one self-contained HTML page beside it (library: podnet.report.notebook_html).
+"""Snakemake script: execute a notebook with papermill (parameters: the experiment's paths).
 
 The executed notebook is written once, when every cell has run: papermill's default writes (and
 validates) the whole notebook before and after each cell, about 2 x cells + 2 times, to show
@@ -16,11 +15,9 @@ import os
 
 import papermill
 
-from podnet.report.notebook_html import render_node
-
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)
-nb = papermill.execute_notebook(
+papermill.execute_notebook(
     sm.input.notebook,
     sm.output.notebook,
     parameters={
@@ -38,5 +35,3 @@ nb = papermill.execute_notebook(
     shutdown_kernel="immediate",  # nbclient: the kernel is killed once the last cell ran
 )
 logging.info("executed %s -> %s", sm.input.notebook, sm.output.notebook)
-render_node(nb, sm.output.html)
-logging.info("rendered %s", sm.output.html)
