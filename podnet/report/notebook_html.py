@@ -46,12 +46,8 @@ def to_html(notebook: nbformat.NotebookNode) -> str:
 
 def render(notebook_path: str | Path, html_path: str | Path) -> Path:
     """Write ``notebook_path`` (executed .ipynb) as HTML to ``html_path``."""
-    return render_node(nbformat.read(str(notebook_path), as_version=4), html_path)
-
-
-def render_node(notebook: nbformat.NotebookNode, html_path: str | Path) -> Path:
-    """Write an executed notebook (as papermill returns it) as HTML to ``html_path``."""
+    nb = nbformat.read(str(notebook_path), as_version=4)
     out = Path(html_path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(to_html(notebook))
+    out.write_text(to_html(nb))
     return out
