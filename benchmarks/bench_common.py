@@ -4,6 +4,7 @@ CPU, peak RSS of each job's process tree) and printed."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import resource
@@ -17,6 +18,7 @@ import psutil
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = REPO / ".venv/bin/snakemake"
+ZYGOTE = "podnet.config.warm import serve"  # the warm workers' zygote (podnet.config.warm.start)
 SCRIPT = re.compile(r"\.snakemake/scripts/tmp[^.]*\.(\w+)\.py")
 
 
@@ -62,6 +64,7 @@ class Phase:
     load: float = 0.0
     tree_peak_mib: float = 0.0
     largest_mib: float = 0.0
+    zygote_cpu_s: float = 0.0
     first_job_s: float | None = None
     jobs: list[tuple[str, float, float, float]] = field(default_factory=list)  # rule, s, CPU s, MiB
 
@@ -73,7 +76,10 @@ def run_phase(label: str, cfg: Path, targets: list[str], cores: int, src: Path) 
     ph = Phase(label, load=os.getloadavg()[0])
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    env = {**os.environ, "PYTHONPATH": str(src)}  # podnet from ``src`` (also in notebook kernels)
+    # podnet from ``src`` (also in notebook kernels); each job prints its warm worker's CPU (a
+    # worker is the zygote's child, not the job's: podnet.config.warm)
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    logs = {p: p.stat().st_size for p in cfg.parent.rglob("logs/warm.log")}
     proc = subprocess.Popen(cmd, cwd=src, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     root = psutil.Process(proc.pid)
     seen: dict[int, dict] = {}
@@ -110,12 +116,26 @@ def run_phase(label: str, cfg: Path, targets: list[str], cores: int, src: Path) 
         raise SystemExit(f"{label}: snakemake failed ({proc.returncode})")
     m = re.search(r"BENCH_TIME (\S+) (\d+)", err)
     ph.largest_mib = int(m.group(2)) / 1024 if m else float("nan")
-    ph.jobs, ph.first_job_s = _jobs(seen)
+    warm = []  # the zygote's accounts of its workers, lines added in this phase
+    for p in cfg.parent.rglob("logs/warm.log"):
+        with p.open("rb") as f:
+            f.seek(logs.get(p, 0))
+            warm += [json.loads(x) for x in f.read().decode().splitlines() if x.startswith('{"warm_job"')]
+    ph.jobs, ph.first_job_s = _jobs(seen, warm)
+    ph.zygote_cpu_s = sum(  # the zygote itself (its workers are forks: the same command line)
+        s.get("cpu", 0.0)
+        for s in seen.values()
+        if ZYGOTE in s["cmd"] and ZYGOTE not in seen.get(s["ppid"], {}).get("cmd", "")
+    )
     return ph
 
 
-def _jobs(seen: dict[int, dict]) -> tuple[list[tuple[str, float, float, float]], float | None]:
-    """Jobs (script processes): wall time, CPU time and peak RSS of their own process tree."""
+def _jobs(
+    seen: dict[int, dict], warm: list[dict]
+) -> tuple[list[tuple[str, float, float, float]], float | None]:
+    """Jobs (script processes): wall time, CPU time and peak RSS of their own process tree, and of
+    the warm workers that ran for them (``warm``: the zygote's accounts, exact, from their exits; a
+    worker is the job's when the job, or a process under one of the job's workers, asked for it)."""
     parent = {pid: s["ppid"] for pid, s in seen.items()}
     jobs: dict[int, str] = {}
     for pid, s in seen.items():
@@ -131,6 +151,14 @@ def _jobs(seen: dict[int, dict]) -> tuple[list[tuple[str, float, float, float]],
         if up in jobs:
             peak[up] += s["peak"]  # sum of the job's processes' peaks (an upper bound of its tree's)
             cpu[up] += s.get("cpu", 0.0)  # as last sampled (up to 0.1 s before the process ended)
+    owner = {w["pid"]: w["requester"] for w in warm}  # worker -> the process that asked for it
+    for w in warm:
+        up = w["requester"]
+        while up is not None and up not in jobs:
+            up = owner.get(up) if up in owner else parent.get(up)
+        if up in jobs:
+            cpu[up] += w["cpu_s"]
+            peak[up] += w["maxrss_mib"]
     rows = [(jobs[p], seen[p]["end"] - seen[p]["start"], cpu[p], peak[p]) for p in jobs]
     first = min((seen[p]["start"] for p in jobs), default=None)
     return sorted(rows, key=lambda r: (r[0], -r[1])), first
@@ -150,7 +178,8 @@ def show(ph: Phase) -> None:
     jobs_cpu = sum(b[2] for b in busy.values())
     print(
         f"      snakemake before its first job: {ph.first_job_s:.1f} s; "
-        f"snakemake itself ~{ph.cpu_s - jobs_cpu:.1f} s CPU"
+        f"snakemake itself ~{ph.cpu_s - jobs_cpu - ph.zygote_cpu_s:.1f} s CPU; "
+        f"warm zygote's imports {ph.zygote_cpu_s:.1f} s CPU"
     )
     for rule, (n, s, cpu, mib) in sorted(busy.items(), key=lambda kv: -kv[1][1]):
         print(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -14,13 +15,17 @@ from tests.conftest import REPO
 SNAKEMAKE = str(REPO / ".venv/bin/snakemake")
 
 
-def snakemake(configfile: str | Path, *args: str, check: bool = True) -> str:
-    """Run the workflow from the repository on ``configfile`` (targets and options in ``args``);
-    returns its output, asserting success unless ``check`` is false."""
+def snakemake(
+    configfile: str | Path, *args: str, check: bool = True, env: dict[str, str] | None = None
+) -> str:
+    """Run the workflow from the repository on ``configfile`` (targets and options in ``args``;
+    ``env``: variables added to the environment); returns its output, asserting success unless
+    ``check`` is false."""
     # args before --configfile: it takes several values and would swallow a target after it
     p = subprocess.run(
         [SNAKEMAKE, *map(str, args), "--cores", "2", "--configfile", str(configfile)],
         cwd=REPO,
+        env={**os.environ, **(env or {})},
         capture_output=True,
         text=True,
     )

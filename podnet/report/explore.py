@@ -306,7 +306,16 @@ def distributions(t: data.Tables, **where: Any) -> plt.Figure:
         sub = long[long["panel"] == panel]
         order = [p for p in paths if p in set(sub["scenario"])]  # only the paths with data in this panel
         sns.boxplot(sub, x="value", y="scenario", order=order, ax=ax, color="0.9", fliersize=0, linewidth=0.6)
-        sns.stripplot(sub, x="value", y="scenario", hue="variant", order=order, ax=ax, size=2.5, legend=False)
+        # seaborn jitters the dots with numpy's global random state: seeded here (and restored), so the
+        # same tables draw the same dots in every process (a fresh one starts from OS entropy)
+        state = np.random.get_state()
+        np.random.seed(0)
+        try:
+            sns.stripplot(
+                sub, x="value", y="scenario", hue="variant", order=order, ax=ax, size=2.5, legend=False
+            )
+        finally:
+            np.random.set_state(state)
         ax.set_title(panel)
         ax.set_xlabel(panel.split(" · ")[-1])
         ax.set_ylabel("")

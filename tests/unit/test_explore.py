@@ -147,3 +147,26 @@ def test_runs_of_an_under_load_campaign_with_time_to_network(tmp_path):
     fig = explore.distributions(t)  # the notebook's next cell: values only, no key column as a value
     assert len(fig.axes) >= 3
     plt.close(fig)
+
+
+def test_distributions_draw_the_same_dots_whatever_numpy_global_random_state(tmp_path):
+    """The strip plot's jitter is seeded: the same tables give the same image in any process (a warm
+    worker forked from the zygote and a fresh process start from different random states)."""
+    import io
+
+    import numpy as np
+
+    t = data.load(_experiment(tmp_path))
+    images = []
+    for seed in (1, 2):
+        np.random.seed(seed)
+        fig = explore.distributions(t)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+        plt.close(fig)
+        images.append(buf.getvalue())
+    assert images[0] == images[1]
+    np.random.seed(3)
+    before = np.random.get_state()[1].copy()
+    plt.close(explore.distributions(t))
+    assert (np.random.get_state()[1] == before).all()  # the caller's random state is left as it was

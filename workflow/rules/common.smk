@@ -366,3 +366,40 @@ def final_outputs(wildcards):
         + notebooks
         + launch
     )
+
+
+# Warm workers (podnet.config.warm): one process per run imports the jobs' libraries once, and the
+# short jobs (each script's first statement) run as forks of it instead of importing them again;
+# a job that finds no zygote runs in its own process, with the same result. PODNET_WARM=0: never.
+WARM_PRELOAD = [
+    "pandas",
+    "pyarrow.parquet",
+    "scipy.stats",
+    "matplotlib.pyplot",
+    "seaborn",
+    "papermill",
+    "nbconvert",
+    "ipykernel.ipkernel",  # a kernel's (not ipykernel.kernelapp: it reads its parent at import)
+    "podnet.parse.*",
+    "podnet.stats.*",
+    "podnet.report.*",
+]
+
+
+onstart:
+    from podnet.config import warm
+
+    os.makedirs(f"{OUT}/logs", exist_ok=True)
+    warm.start(WARM_PRELOAD, log=f"{OUT}/logs/warm.log")
+
+
+onsuccess:
+    from podnet.config import warm
+
+    warm.stop()
+
+
+onerror:
+    from podnet.config import warm
+
+    warm.stop()

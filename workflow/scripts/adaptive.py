@@ -1,5 +1,9 @@
 """Snakemake script: the adaptive launches' accounts -> adaptive.csv (library: podnet.stats.account)."""
 
+from podnet.config.warm import delegate
+
+delegate()  # in a warm worker when the run has one (podnet/config/warm.py): exits with its status
+
 import logging
 
 from podnet.stats import account

@@ -1,6 +1,10 @@
 """Snakemake script: combine parse shards into the experiment's tidy tables (library: podnet.parse),
 and the scale runs' probe times (podnet.parse.scale)."""
 
+from podnet.config.warm import delegate
+
+delegate()  # in a warm worker when the run has one (podnet/config/warm.py): exits with its status
+
 from podnet.config.lean import skip_iri_grammar
 
 skip_iri_grammar()  # before jsonschema: scale_probes.csv validates the scale runs' sidecars

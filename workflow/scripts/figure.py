@@ -5,6 +5,10 @@ data, texts and code are unchanged since it was written is copied, not drawn aga
 in processed/<exp>/.cache/figures/; not an output, deleting it only costs time).
 """
 
+from podnet.config.warm import delegate
+
+delegate()  # in a warm worker when the run has one (podnet/config/warm.py): exits with its status
+
 import logging
 from pathlib import Path
 

@@ -1,6 +1,10 @@
 """Snakemake script: which figures have something to show, one digest file per figure (library:
 podnet.report.figures.write_plan); nothing is drawn."""
 
+from podnet.config.warm import delegate
+
+delegate()  # in a warm worker when the run has one (podnet/config/warm.py): exits with its status
+
 import logging
 
 import matplotlib

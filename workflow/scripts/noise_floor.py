@@ -4,6 +4,10 @@ The test lengths arrive as a parameter (the workflow reads them from the launch 
 rule runs stats code only and a change to the launch code does not re-run it.
 """
 
+from podnet.config.warm import delegate
+
+delegate()  # in a warm worker when the run has one (podnet/config/warm.py): exits with its status
+
 import logging
 
 import pandas as pd

@@ -5,6 +5,10 @@ shard are not parsed again: their rows come from processed/<exp>/.cache/parse/
 (content-keyed; not an output, deleting it only costs time).
 """
 
+from podnet.config.warm import delegate
+
+delegate()  # in a warm worker when the run has one (podnet/config/warm.py): exits with its status
+
 from podnet.config.lean import skip_iri_grammar
 
 skip_iri_grammar()  # before anything imports jsonschema (podnet/config/lean.py)

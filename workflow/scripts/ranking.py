@@ -1,5 +1,9 @@
 """Snakemake script: ranking.csv (library: podnet.stats.ranking)."""
 
+from podnet.config.warm import delegate
+
+delegate()  # in a warm worker when the run has one (podnet/config/warm.py): exits with its status
+
 import logging
 
 import pandas as pd

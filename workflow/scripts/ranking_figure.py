@@ -1,5 +1,9 @@
 """Snakemake script: the ranking figure (library: podnet.report.ranking)."""
 
+from podnet.config.warm import delegate
+
+delegate()  # in a warm worker when the run has one (podnet/config/warm.py): exits with its status
+
 import logging
 from pathlib import Path
 

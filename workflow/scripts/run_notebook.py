@@ -6,6 +6,10 @@ progress nobody watches here; the file it leaves is the same. The kernel is stop
 the last cell (nothing is left to collect from it) instead of waiting for its own shutdown.
 """
 
+from podnet.config.warm import delegate
+
+delegate()  # in a warm worker when the run has one (podnet/config/warm.py): exits with its status
+
 from podnet.config.lean import skip_iri_grammar
 
 skip_iri_grammar()  # before anything imports jsonschema (podnet/config/lean.py)
@@ -14,6 +18,8 @@ import logging
 import os
 
 import papermill
+
+from podnet.config.warm import kernel_manager_class
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)
@@ -33,5 +39,7 @@ papermill.execute_notebook(
     log_output=False,
     request_save_on_cell_execute=False,  # one write at the end (see the docstring)
     shutdown_kernel="immediate",  # nbclient: the kernel is killed once the last cell ran
+    # the kernel a warm worker too, when the run has a zygote (podnet/config/warm.py)
+    **({"kernel_manager_class": km} if (km := kernel_manager_class()) else {}),
 )
 logging.info("executed %s -> %s", sm.input.notebook, sm.output.notebook)

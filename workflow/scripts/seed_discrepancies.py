@@ -1,5 +1,9 @@
 """Snakemake script: a seed report's published tables vs its raw outputs (library: podnet.report.seed_reports)."""
 
+from podnet.config.warm import delegate
+
+delegate()  # in a warm worker when the run has one (podnet/config/warm.py): exits with its status
+
 from podnet.config.lean import skip_iri_grammar
 
 skip_iri_grammar()  # before anything imports jsonschema (podnet/config/lean.py)

@@ -1,5 +1,9 @@
 """Snakemake script: statistics stage (library: podnet.stats.run)."""
 
+from podnet.config.warm import delegate
+
+delegate()  # in a warm worker when the run has one (podnet/config/warm.py): exits with its status
+
 from podnet.config.lean import skip_iri_grammar
 
 skip_iri_grammar()  # before anything imports jsonschema (podnet/config/lean.py)

@@ -1,5 +1,9 @@
 """Snakemake script: a seed's published table beside this experiment (library: podnet.report.vs_seed)."""
 
+from podnet.config.warm import delegate
+
+delegate()  # in a warm worker when the run has one (podnet/config/warm.py): exits with its status
+
 from podnet.config.lean import skip_iri_grammar
 
 skip_iri_grammar()  # before anything imports jsonschema (podnet/config/lean.py)

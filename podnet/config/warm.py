@@ -1,0 +1,408 @@
+"""Warm workers: a Snakemake run's short jobs forked from one process that imported their libraries.
+
+After one added raw file, about 20 jobs re-run (parse, tidy, stats, figures, notebooks, HTML) and
+each used to spend 1-3 s of CPU importing pandas, scipy.stats, matplotlib, seaborn, papermill or
+nbconvert before its own work (``benchmarks/bench_scale.py --pipeline``). Here the workflow starts
+one *zygote* per Snakemake run (``onstart``), which imports those libraries once; a job's script
+then hands itself to the zygote (:func:`delegate`, its first statement), which forks a worker that
+runs the same script, with the job's working directory, environment, standard streams and
+``snakemake`` object, and reports its exit status back. The job process itself only waits.
+
+- Nothing else changes: the worker runs the script file Snakemake wrote for the job, and a job
+  whose zygote is missing, not ready yet or refused runs in its own process as before (also with
+  ``PODNET_WARM=0``). The results are the same either way (``tests/pipeline/test_warm.py``).
+- The zygote is stopped by ``onsuccess``/``onerror``; it also ends by itself when the Snakemake
+  process that started it is gone. A job whose process is killed has its worker killed too.
+- Notebook kernels are warm workers too (:func:`kernel_manager_class`, :func:`kernel`).
+- The zygote's log has one line per worker: who asked (PID), what ran, its CPU and peak memory
+  (``{"warm_job": ...}``; the benchmark reads them: a worker is not a child of its job).
+
+Only the standard library is imported here: this module runs first in every job's process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+#: the environment variable that tells a job where its zygote listens ("0": never delegate)
+ENV = "PODNET_WARM"
+#: set in a worker: the script it runs must not delegate again
+IN_WORKER = "PODNET_WARM_WORKER"
+
+_zygote: subprocess.Popen | None = None
+
+
+# ---- the job's side ----------------------------------------------------------------------
+
+
+def delegate() -> None:
+    """Run this job's script in a warm worker and exit with its status; return when there is none.
+
+    Call it first in a Snakemake script (after Snakemake's preamble, which defines ``__file__``).
+    """
+    main = sys.modules.get("__main__")
+    script = getattr(main, "__real_file__", None) or getattr(main, "__file__", None)
+    if script:
+        _hand_over({"script": os.path.abspath(script), "argv": sys.argv[1:]})
+
+
+def kernel() -> None:
+    """A notebook kernel (``ipykernel_launcher`` with this process's arguments) in a warm worker.
+
+    The command :func:`kernel_manager_class` gives Jupyter; without a zygote the kernel runs here.
+    """
+    import runpy
+
+    argv = sys.argv[1:]
+    _hand_over({"module": "ipykernel_launcher", "argv": argv})
+    sys.argv = ["ipykernel_launcher", *argv]
+    sys.path.insert(0, os.getcwd())  # as ``python -m``
+    runpy.run_module("ipykernel_launcher", run_name="__main__", alter_sys=True)
+
+
+def kernel_manager_class():
+    """A Jupyter kernel manager whose kernels are warm workers (:func:`kernel`), or None without a
+    zygote (then Jupyter's own). For papermill's ``kernel_manager_class``."""
+    if os.environ.get(ENV, "0") == "0":
+        return None
+    from jupyter_client.manager import AsyncKernelManager
+
+    class WarmKernelManager(AsyncKernelManager):
+        def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+            cmd = super().format_kernel_cmd(extra_arguments)
+            f = cmd.index("-f")  # ipykernel's argv: python -m ipykernel_launcher -f <connection file>
+            return [sys.executable, "-c", "from podnet.config.warm import kernel; kernel()", *cmd[f:]]
+
+    return WarmKernelManager
+
+
+def _hand_over(request: dict) -> None:
+    """Send ``request`` (what to run) to the zygote with this process's streams, directory and
+    environment; exit with the worker's status. Returns when there is no zygote to take it."""
+    if os.environ.get(IN_WORKER) and "script" in request or os.environ.get(ENV, "0") == "0":
+        return
+    try:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(os.path.join(os.environ[ENV], "socket"))
+        request = {**request, "cwd": os.getcwd(), "env": dict(os.environ), "requester": os.getpid()}
+        _send(conn, request, fds=[0, 1, 2])
+        pid = _receive(conn)["pid"]
+    except (OSError, KeyError, ValueError, EOFError):
+        return  # no zygote (not started, not ready, gone, refused): run here
+
+    def forward(signum: int, _frame: object) -> None:
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:
+            pass
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, forward)
+    try:
+        done = _receive(conn)
+    except (OSError, ValueError, EOFError):
+        sys.stderr.write(f"podnet.config.warm: worker {pid} gave no exit status (zygote gone)\n")
+        os._exit(1)
+    sys.stderr.flush()
+    os._exit(done["code"])
+
+
+# ---- the workflow's side ---------------------------------------------------------------
+
+
+def start(preload: list[str], log: str | None = None) -> str | None:
+    """Start this process's zygote importing ``preload``; jobs started from here on find it.
+
+    Returns its directory (also in ``$PODNET_WARM``), or None when warm workers are switched off
+    (``PODNET_WARM=0``). The zygote listens once its imports are done; jobs before that run cold.
+    """
+    global _zygote
+    if os.environ.get(ENV) == "0" or _zygote is not None:
+        return os.environ.get(ENV) if _zygote is not None else None
+    where = tempfile.mkdtemp(prefix="podnet-warm-")
+    out = open(log or os.devnull, "ab")
+    # sys.path as a job's: no '' for the working directory (a job runs a script, not -c)
+    code = (
+        "import sys; sys.path.pop(0); from podnet.config.warm import serve; "
+        f"serve({where!r}, {list(preload)!r}, {os.getpid()})"
+    )
+    _zygote = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdin=subprocess.DEVNULL,
+        stdout=out,
+        stderr=out,
+        start_new_session=True,  # a Ctrl-C reaches the jobs (and through them, their workers)
+    )
+    out.close()
+    os.environ[ENV] = where
+    return where
+
+
+def stop() -> None:
+    """Stop the zygote this process started (its running workers finish first: jobs are done)."""
+    global _zygote
+    if _zygote is None:
+        return
+    where = os.environ.pop(ENV, None)
+    _zygote.terminate()
+    try:
+        _zygote.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        _zygote.kill()
+        _zygote.wait()
+    _zygote = None
+    if where:
+        for name in ("socket", "socket.tmp"):
+            Path(where, name).unlink(missing_ok=True)
+        Path(where).rmdir()
+
+
+# ---- the zygote ------------------------------------------------------------------------
+
+
+def serve(where: str, preload: list[str], parent: int) -> None:
+    """Import ``preload``, then fork a worker per job until stopped or ``parent`` is gone."""
+    import gc
+    import importlib
+
+    from podnet.config.lean import skip_iri_grammar
+
+    skip_iri_grammar()  # as every job does, before anything imports jsonschema
+    t0 = time.monotonic()
+    for name in _expand(preload):
+        try:
+            importlib.import_module(name)
+        except Exception as e:  # noqa: BLE001 - a job importing it fails the same way, with its trace
+            print(f"zygote: preload {name}: {type(e).__name__}: {e}", flush=True)
+    gc.collect()
+    gc.freeze()  # the imports' objects stay out of the workers' collections: fewer pages copied
+    print(f"zygote {os.getpid()}: {len(sys.modules)} modules in {time.monotonic() - t0:.1f} s", flush=True)
+    stopping = False
+
+    def on_term(_signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, on_term)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(os.path.join(where, "socket.tmp"))
+    os.rename(os.path.join(where, "socket.tmp"), os.path.join(where, "socket"))  # ready
+    server.listen(64)
+    server.settimeout(0.5)
+    children: set[int] = set()
+    while not (stopping and not children):
+        _reap(children)
+        if os.getppid() != parent:
+            stopping = True  # Snakemake is gone: take no more jobs
+        if stopping:
+            server.close() if server.fileno() >= 0 else None
+            time.sleep(0.1)
+            continue
+        try:
+            conn, _ = server.accept()
+        except (TimeoutError, InterruptedError):
+            continue
+        except OSError:
+            if stopping:
+                continue
+            raise
+        pid = os.fork()
+        if pid == 0:
+            server.close()
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            code = 1
+            try:
+                code = _supervise(conn)
+            finally:
+                os._exit(code)
+        children.add(pid)
+        conn.close()
+
+
+def _expand(preload: list[str]) -> list[str]:
+    """``package.*`` is the package and every module below it; other names stay as they are."""
+    import importlib
+    import pkgutil
+
+    out: list[str] = []
+    for name in preload:
+        if not name.endswith(".*"):
+            out.append(name)
+            continue
+        package = name[:-2]
+        out.append(package)
+        try:
+            path = importlib.import_module(package).__path__
+        except Exception:  # noqa: BLE001 - reported when imported above
+            continue
+        out += sorted(m.name for m in pkgutil.walk_packages(path, package + "."))
+    return out
+
+
+def _reap(children: set[int]) -> None:
+    for pid in list(children):
+        try:
+            done, _status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            children.discard(pid)
+
+
+def _supervise(conn: socket.socket) -> int:
+    """One job: fork its worker, tell the job its PID and, at the end, its exit status."""
+    import selectors
+
+    request, fds = _receive(conn, with_fds=True)
+    t0 = time.monotonic()
+    worker = os.fork()
+    if worker == 0:
+        conn.close()
+        _work(request, fds)  # never returns
+    for fd in fds:
+        os.close(fd)
+    _send(conn, {"pid": worker})
+    sel = selectors.DefaultSelector()
+    sel.register(conn, selectors.EVENT_READ, "job")
+    sel.register(os.pidfd_open(worker), selectors.EVENT_READ, "worker")
+    while True:
+        events = sel.select()
+        if any(key.data == "worker" for key, _ in events):
+            break
+        # the job's process went away (killed, or Snakemake stopping): so does its worker
+        os.kill(worker, signal.SIGTERM)
+        if _ended(worker, 5.0):
+            break
+        os.kill(worker, signal.SIGKILL)
+        break
+    _pid, status, usage = os.wait4(worker, 0)
+    code = os.waitstatus_to_exitcode(status)
+    code = code if code >= 0 else 128 - code
+    _account(request, worker, code, t0, usage)
+    try:
+        _send(conn, {"code": code})
+    except OSError:
+        pass
+    return 0
+
+
+def _account(request: dict, worker: int, code: int, t0: float, usage) -> None:
+    """One line in the zygote's log: the worker, who asked for it, what it ran and what it cost."""
+    what = request.get("script") or request.get("module")
+    line = {
+        "warm_job": Path(what).name,
+        "pid": worker,
+        "requester": request.get("requester"),
+        "code": code,
+        "wall_s": round(time.monotonic() - t0, 3),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
+        "maxrss_mib": round(usage.ru_maxrss / 1024, 1),
+    }
+    sys.stdout.write(json.dumps(line) + "\n")
+    sys.stdout.flush()
+
+
+def _ended(pid: int, timeout: float) -> bool:
+    """Whether child ``pid`` has ended within ``timeout`` s (left to be reaped)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _work(request: dict, fds: list[int]) -> None:
+    """The worker: become the job (streams, directory, environment) and run its script."""
+    import runpy
+    import traceback
+
+    for target, fd in zip((0, 1, 2), fds):
+        os.dup2(fd, target)
+    for fd in fds:
+        os.close(fd)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD):
+        signal.signal(sig, signal.SIG_DFL if sig != signal.SIGINT else signal.default_int_handler)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.environ[IN_WORKER] = "1"
+    code = 0
+    try:
+        if "script" in request:
+            sys.argv = [request["script"], *request.get("argv", [])]
+            sys.path.insert(0, os.path.dirname(request["script"]))
+            runpy.run_path(request["script"], run_name="__main__")
+        else:
+            _as_kernel()
+            sys.argv = [request["module"], *request["argv"]]
+            sys.path.insert(0, os.getcwd())  # as ``python -m``
+            runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if e.code is not None and not isinstance(e.code, int):
+            print(e.code, file=sys.stderr)
+    except BaseException:  # noqa: BLE001 - the job's failure, reported as Python would
+        traceback.print_exc()
+        code = 1
+    try:
+        import logging
+
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
+
+
+def _as_kernel() -> None:
+    """What a kernel process sees that the zygote's imports settled before the kernel existed."""
+    # ipykernel makes the inline backend matplotlib's default through MPLBACKEND, which matplotlib
+    # reads when imported: in the zygote, before there was a kernel
+    os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    if "matplotlib" in sys.modules:
+        sys.modules["matplotlib"].rcParams["backend"] = os.environ["MPLBACKEND"]
+    # the kernel watches its parent, which here is the worker's supervisor (it lives as long as
+    # the process Jupyter started)
+    if os.environ.get("JPY_PARENT_PID"):
+        os.environ["JPY_PARENT_PID"] = str(os.getppid())
+
+
+# ---- framing: a length, a JSON message, optionally file descriptors ----------------------
+
+
+def _send(conn: socket.socket, message: dict, fds: list[int] | None = None) -> None:
+    data = json.dumps(message).encode()
+    head = struct.pack("!I", len(data))
+    if fds:
+        socket.send_fds(conn, [head], fds)
+        conn.sendall(data)
+    else:
+        conn.sendall(head + data)
+
+
+def _receive(conn: socket.socket, with_fds: bool = False):
+    if with_fds:
+        head, fds, _flags, _addr = socket.recv_fds(conn, 4, 3)
+    else:
+        head, fds = conn.recv(4, socket.MSG_WAITALL), []
+    if len(head) < 4:
+        raise EOFError("connection closed")
+    (size,) = struct.unpack("!I", head)
+    data = b""
+    while len(data) < size:
+        chunk = conn.recv(size - len(data))
+        if not chunk:
+            raise EOFError("connection closed")
+        data += chunk
+    message = json.loads(data)
+    return (message, list(fds)) if with_fds else message
