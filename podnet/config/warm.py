@@ -91,8 +91,7 @@ def _hand_over(request: dict) -> None:
     if os.environ.get(IN_WORKER) and "script" in request or os.environ.get(ENV, "0") == "0":
         return
     try:
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        conn.connect(os.path.join(os.environ[ENV], "socket"))
+        conn = _connect(os.environ[ENV])
         request = {**request, "cwd": os.getcwd(), "env": dict(os.environ), "requester": os.getpid()}
         _send(conn, request, fds=[0, 1, 2])
         pid = _receive(conn)["pid"]
@@ -114,6 +113,21 @@ def _hand_over(request: dict) -> None:
         os._exit(1)
     sys.stderr.flush()
     os._exit(done["code"])
+
+
+def _connect(where: str, wait: float = 0.3) -> socket.socket:
+    """Connect to the zygote in ``where``; a zygote just started gets ``wait`` s to listen."""
+    end = time.monotonic() + wait
+    while True:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.connect(os.path.join(where, "socket"))
+            return conn
+        except FileNotFoundError:
+            conn.close()
+            if not os.path.isdir(where) or time.monotonic() > end:
+                raise
+            time.sleep(0.01)
 
 
 # ---- the workflow's side ---------------------------------------------------------------
@@ -170,22 +184,18 @@ def stop() -> None:
 
 
 def serve(where: str, preload: list[str], parent: int) -> None:
-    """Import ``preload``, then fork a worker per job until stopped or ``parent`` is gone."""
+    """Fork a worker per job until stopped or ``parent`` is gone; meanwhile load ``preload``.
+
+    It listens at once and loads ``preload`` one entry at a time between jobs, in order: a module
+    (``package.*``: the package and every module below it) or ``module:function``, a warm-up called
+    once (it may load caches, never change what a job computes). A job that comes early gets what is
+    loaded by then and imports the rest itself, so the list begins with what the first jobs need.
+    """
     import gc
-    import importlib
 
     from podnet.config.lean import skip_iri_grammar
 
     skip_iri_grammar()  # as every job does, before anything imports jsonschema
-    t0 = time.monotonic()
-    for name in _expand(preload):
-        try:
-            importlib.import_module(name)
-        except Exception as e:  # noqa: BLE001 - a job importing it fails the same way, with its trace
-            print(f"zygote: preload {name}: {type(e).__name__}: {e}", flush=True)
-    gc.collect()
-    gc.freeze()  # the imports' objects stay out of the workers' collections: fewer pages copied
-    print(f"zygote {os.getpid()}: {len(sys.modules)} modules in {time.monotonic() - t0:.1f} s", flush=True)
     stopping = False
 
     def on_term(_signum: int, _frame: object) -> None:
@@ -197,7 +207,8 @@ def serve(where: str, preload: list[str], parent: int) -> None:
     server.bind(os.path.join(where, "socket.tmp"))
     os.rename(os.path.join(where, "socket.tmp"), os.path.join(where, "socket"))  # ready
     server.listen(64)
-    server.settimeout(0.5)
+    pending = list(preload)
+    t0 = time.monotonic()
     children: set[int] = set()
     while not (stopping and not children):
         _reap(children)
@@ -207,9 +218,19 @@ def serve(where: str, preload: list[str], parent: int) -> None:
             server.close() if server.fileno() >= 0 else None
             time.sleep(0.1)
             continue
+        server.settimeout(0 if pending else 0.5)
         try:
             conn, _ = server.accept()
-        except (TimeoutError, InterruptedError):
+        except (BlockingIOError, TimeoutError, InterruptedError):
+            if pending:
+                _load(pending)
+                if not pending:
+                    gc.collect()
+                    gc.freeze()  # the loaded objects stay out of the workers' collections
+                    print(
+                        f"zygote {os.getpid()}: {len(sys.modules)} modules in {time.monotonic() - t0:.1f} s",
+                        flush=True,
+                    )
             continue
         except OSError:
             if stopping:
@@ -228,24 +249,25 @@ def serve(where: str, preload: list[str], parent: int) -> None:
         conn.close()
 
 
-def _expand(preload: list[str]) -> list[str]:
-    """``package.*`` is the package and every module below it; other names stay as they are."""
+def _load(pending: list[str]) -> None:
+    """Load the first entry of ``pending`` (a ``package.*`` puts its modules first in its place)."""
     import importlib
     import pkgutil
 
-    out: list[str] = []
-    for name in preload:
-        if not name.endswith(".*"):
-            out.append(name)
-            continue
-        package = name[:-2]
-        out.append(package)
-        try:
-            path = importlib.import_module(package).__path__
-        except Exception:  # noqa: BLE001 - reported when imported above
-            continue
-        out += sorted(m.name for m in pkgutil.walk_packages(path, package + "."))
-    return out
+    name = pending.pop(0)
+    try:
+        if name.endswith(".*"):
+            package = importlib.import_module(name[:-2])
+            pending[:0] = sorted(
+                m.name for m in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
+            )
+        elif ":" in name:
+            module, function = name.split(":")
+            getattr(importlib.import_module(module), function)()
+        else:
+            importlib.import_module(name)
+    except Exception as e:  # noqa: BLE001 - a job importing it fails the same way, with its own trace
+        print(f"zygote: preload {name}: {type(e).__name__}: {e}", flush=True)
 
 
 def _reap(children: set[int]) -> None:

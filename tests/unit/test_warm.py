@@ -186,3 +186,42 @@ def test_the_worker_gets_the_job_signals(zygote, tmp_path):
     job.send_signal(signal.SIGTERM)
     assert job.wait(timeout=15) == 128 + signal.SIGTERM
     assert _until(lambda: not _alive(worker), timeout=5)
+
+
+def test_preload_entries_load_in_order_between_jobs(tmp_path, monkeypatch):
+    """Modules, packages (``pkg.*``) and warm-ups (``module:function``) load one at a time; a bad one
+    is logged and the rest still load."""
+    monkeypatch.delenv(warm.ENV, raising=False)
+    log = tmp_path / "warm.log"
+    where = warm.start(
+        ["json", "no_such_module_here", "podnet.tools.*", "podnet.report.notebook_html:warm_up"], log=str(log)
+    )
+    try:
+        assert _until(lambda: "modules in" in log.read_text(), timeout=60)
+        text = log.read_text()
+        assert "preload no_such_module_here: ModuleNotFoundError" in text
+        assert text.count("zygote:") == 1  # nothing else failed
+    finally:
+        warm.stop()
+    assert not Path(where).exists()
+
+
+def test_the_figure_warm_up_leaves_no_trace_on_matplotlib():
+    """style.warm_up runs in the zygote before notebook kernels are forked: matplotlib's settings are
+    as before and pyplot has no backend yet (a kernel still gets its inline one)."""
+    code = (
+        "import sys, matplotlib, matplotlib.pyplot as plt; rc = matplotlib.rcParams; "
+        # (rcParams._get: reading "backend" through [] would choose one)
+        "before = {k: rc._get(k) for k in rc}; "
+        "from podnet.report.figures import style; style.warm_up(); "
+        "assert {k: rc._get(k) for k in rc} == before; assert plt._backend_mod is None; print('ok')"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**env, "PYTHONPATH": str(REPO)},
+    )
+    assert p.stdout.strip() == "ok", p.stderr

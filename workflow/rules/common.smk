@@ -338,7 +338,12 @@ def notebook_inputs(wildcards):
 
 
 def final_outputs(wildcards):
-    """Everything the experiment publishes (the figures: those with something to show)."""
+    """Everything the experiment publishes but the figures (rule all's first input function).
+
+    The figures (figure_files, known once the figure_plan checkpoint ran) are rule all's second:
+    Snakemake defers an input function that waits for a checkpoint as a whole, so with the figures in
+    here the notebooks, seed checks and noise floor joined the run only after figure_plan, one job at
+    a time behind the figures, instead of beside stats."""
     tables = [
         TABLES[k]
         for k in ("tidy", "summary", "ratios", "failed", "settings", "adaptive")
@@ -359,7 +364,6 @@ def final_outputs(wildcards):
     return (
         tables
         + [FIGURE_PLAN]
-        + figure_files()
         + seeds
         + VS_SEED_OUTPUTS
         + RANKING_OUTPUTS
@@ -371,18 +375,20 @@ def final_outputs(wildcards):
 # Warm workers (podnet.config.warm): one process per run imports the jobs' libraries once, and the
 # short jobs (each script's first statement) run as forks of it instead of importing them again;
 # a job that finds no zygote runs in its own process, with the same result. PODNET_WARM=0: never.
-WARM_PRELOAD = [
+WARM_PRELOAD = [  # in the order the jobs come: parse, tidy, stats, figures, notebooks, HTML
     "pandas",
     "pyarrow.parquet",
+    "podnet.parse.*",
     "scipy.stats",
+    "podnet.stats.*",
     "matplotlib.pyplot",
     "seaborn",
-    "papermill",
-    "nbconvert",
-    "ipykernel.ipkernel",  # a kernel's (not ipykernel.kernelapp: it reads its parent at import)
-    "podnet.parse.*",
-    "podnet.stats.*",
     "podnet.report.*",
+    "podnet.report.figures.style:warm_up",
+    "papermill",
+    "ipykernel.ipkernel",  # a kernel's (not ipykernel.kernelapp: it reads its parent at import)
+    "nbconvert",
+    "podnet.report.notebook_html:warm_up",
 ]
 
 
