@@ -30,5 +30,5 @@ rule all:
     default_target: True
     input:
         final_outputs,
-        figure_files,  # after the figure_plan checkpoint; on its own (common.smk, final_outputs)
+        figure_files,  # after the figure_plan checkpoint, on its own (common.smk, final_outputs)
         CHECK_OUTPUTS,

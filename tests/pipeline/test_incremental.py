@@ -96,3 +96,23 @@ def test_without_the_caches_the_tables_are_the_same(experiment):
     assert (out / ".cache/parse").is_dir() and (out / ".cache/summary.parquet").is_file()
     for name in TABLES:
         pd.testing.assert_frame_equal(read(out, name), tables[name], check_exact=True, obj=name)
+
+
+@pytest.mark.parametrize("deleted", ["report.html", "report.ipynb"])
+def test_a_deleted_notebook_file_is_made_again_with_its_figures_untouched(experiment, deleted):
+    """The notebook's job makes both files again; its figures (checkpoints behind figure_plan) are
+    resolved though none of them runs (before, its figure inputs were left "<TBD>" and it failed)."""
+    tmp, cfg, raw, out = experiment
+    snakemake(cfg)
+    figures = {p.name: p.stat().st_mtime_ns for p in (out / "figures").glob("*.*")}
+    page = (out / "notebooks/report.html").read_text()
+    (out / "notebooks" / deleted).unlink()
+    log = snakemake(cfg)
+    assert (
+        "rule notebook:" in log
+        and "rule figure:" not in log
+        and "figure_plan" not in log.split("Job stats")[1]
+    )
+    assert (out / "notebooks/report.ipynb").exists() and (out / "notebooks/report.html").exists()
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "figures").glob("*.*")} == figures
+    assert (out / "notebooks/report.html").read_text().count("<img") == page.count("<img") > 0

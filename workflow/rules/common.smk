@@ -338,12 +338,16 @@ def notebook_inputs(wildcards):
 
 
 def final_outputs(wildcards):
-    """Everything the experiment publishes but the figures (rule all's first input function).
+    """Everything the experiment publishes but the figures (figure_files, rule all's second input
+    function: known once the figure_plan checkpoint ran).
 
-    The figures (figure_files, known once the figure_plan checkpoint ran) are rule all's second:
-    Snakemake defers an input function that waits for a checkpoint as a whole, so with the figures in
-    here the notebooks, seed checks and noise floor joined the run only after figure_plan, one job at
-    a time behind the figures, instead of beside stats."""
+    Snakemake defers an input function that waits for a checkpoint as a whole. With the figures in
+    here, the notebooks, seed checks and noise floor joined the run only after figure_plan, one at a
+    time behind the figures instead of beside stats; and a notebook asked for in that late update
+    round had its figure inputs (checkpoints behind figure_plan) left unresolved ("<TBD>") when its
+    figures did not need to run: a notebook added to a finished experiment, or its file deleted,
+    failed. Asked for from the start, it is judged round by round (tests/pipeline/test_incremental.py).
+    """
     tables = [
         TABLES[k]
         for k in ("tidy", "summary", "ratios", "failed", "settings", "adaptive")

@@ -5,7 +5,7 @@
 #   vs_seed.csv, figures/vs_seed.*   a seed's published table beside ours (report.vs_seed; podnet.report.vs_seed)
 #   vs_seed_orders.csv               each order the seed states, judged by ranking.csv's paired ratios
 #   figures/ranking.*                the variants' ranking per path and measure (podnet.report.ranking)
-#   notebooks/<name>.ipynb + .html   papermill-executed notebooks, rendered to HTML beside them
+#   notebooks/<name>.ipynb + .html   papermill-executed notebooks, rendered to HTML beside them (one job)
 
 
 # Which figures have something to show and what each would draw, one digest file per figure (nothing
@@ -143,6 +143,15 @@ rule notebook:
         unpack(notebook_inputs),
     output:
         notebook=f"{OUT}/notebooks/{{name}}.ipynb",
+        # the executed notebook as one self-contained page, rendered in the same job: one job fewer
+        # per notebook on the +1-run path, and no HTML job left behind a notebook that turned out
+        # not to need a run once the figures' checkpoints were judged
+        html=report(
+            f"{OUT}/notebooks/{{name}}.html",
+            caption="../report/notebook.rst",
+            category="Notebooks",
+            labels={"notebook": "{name}"},
+        ),
     log:
         f"{OUT}/logs/notebook-{{name}}.log",
     conda:
@@ -166,21 +175,3 @@ rule notebook:
         },
     script:
         "../scripts/run_notebook.py"
-
-
-rule notebook_html:
-    input:
-        notebook=f"{OUT}/notebooks/{{name}}.ipynb",
-    output:
-        html=report(
-            f"{OUT}/notebooks/{{name}}.html",
-            caption="../report/notebook.rst",
-            category="Notebooks",
-            labels={"notebook": "{name}"},
-        ),
-    log:
-        f"{OUT}/logs/notebook-{{name}}-html.log",
-    conda:
-        "../../envs/podnet.yaml"
-    script:
-        "../scripts/notebook_html.py"

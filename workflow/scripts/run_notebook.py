@@ -1,4 +1,5 @@
-"""Snakemake script: execute a notebook with papermill (parameters: the experiment's paths).
+"""Snakemake script: execute a notebook with papermill (parameters: the experiment's paths) and
+render it as one self-contained HTML page beside it (library: podnet.report.notebook_html).
 
 The executed notebook is written once, when every cell has run: papermill's default writes (and
 validates) the whole notebook before and after each cell, about 2 x cells + 2 times, to show
@@ -20,6 +21,7 @@ import os
 import papermill
 
 from podnet.config.warm import kernel_manager_class
+from podnet.report.notebook_html import render
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)
@@ -43,3 +45,5 @@ papermill.execute_notebook(
     **({"kernel_manager_class": km} if (km := kernel_manager_class()) else {}),
 )
 logging.info("executed %s -> %s", sm.input.notebook, sm.output.notebook)
+render(sm.output.notebook, sm.output.html)
+logging.info("rendered %s", sm.output.html)
