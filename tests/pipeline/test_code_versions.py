@@ -4,6 +4,7 @@ never a launch. Proved with Snakemake dry runs on a copy of the repository (its 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -35,9 +36,11 @@ AFTER = {
 
 
 def run(repo: Path, cfg: Path, *args: str) -> str:
+    """Snakemake on the copy; its jobs (and the warm zygote) import podnet from the copy too."""
     p = subprocess.run(
         [SNAKEMAKE, "-s", str(repo / "Snakefile"), *args, "--cores", "2", "--configfile", str(cfg)],
         cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(repo)},
         capture_output=True,
         text=True,
     )

@@ -36,7 +36,7 @@ def test_every_output_is_published(seed_raven):
 
     plan = json.loads((seed_raven / "figures" / "plan.json").read_text())
     assert not (seed_raven / "figures" / "variants.png").exists()
-    assert "digest" not in plan["variants"] and plan["variants"].get("omitted"), plan["variants"]
+    assert "published" not in plan["variants"] and plan["variants"].get("omitted"), plan["variants"]
 
 
 def _means(summary, metric, test, direction):

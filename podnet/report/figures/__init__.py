@@ -148,8 +148,9 @@ def plan(t: Tables) -> dict[str, dict[str, str]]:
 
 
 def write_plan(t: Tables, plan_path: str | Path, specs: dict[str, str | Path]) -> dict[str, dict[str, str]]:
-    """Write :func:`plan` as JSON to ``plan_path`` and each figure's line to ``specs[name]`` (its
-    digest, or why it is omitted): a file that changes exactly when that figure would change. An
+    """Write :func:`plan` to ``plan_path`` as JSON (each figure published, or why omitted) and each
+    figure's line to ``specs[name]`` (its digest, or why it is omitted): a file that changes exactly
+    when that figure would change. An
     omitted figure's files left in the plan's directory by an earlier run are removed (a figure
     that only says there is nothing to show is not published)."""
     from . import style
@@ -159,7 +160,10 @@ def write_plan(t: Tables, plan_path: str | Path, specs: dict[str, str | Path]) -
         if "omitted" in entry:
             for ext in style.FORMATS:
                 (Path(plan_path).parent / f"{name}.{ext}").unlink(missing_ok=True)
-    Path(plan_path).write_text(json.dumps(p, indent=1, sort_keys=True) + "\n")
+    # the plan file says what is published and why the rest is not, no digest: a notebook that
+    # reads it (report, compare) is not re-run by a figure's code or data, only its figure's job is
+    shown = {n: {"omitted": e["omitted"]} if "omitted" in e else {"published": True} for n, e in p.items()}
+    Path(plan_path).write_text(json.dumps(shown, indent=1, sort_keys=True) + "\n")
     for name, path in specs.items():
         entry = p[name]
         Path(path).write_text((entry.get("digest") or f"omitted: {entry['omitted']}") + "\n")
@@ -169,7 +173,7 @@ def write_plan(t: Tables, plan_path: str | Path, specs: dict[str, str | Path]) -
 def published(plan_path: str | Path) -> list[str]:
     """The names of the figures :func:`write_plan` found something to show for, in order."""
     p = json.loads(Path(plan_path).read_text())
-    return [n for n in lean.FIGURES if n in p and "digest" in p[n]]
+    return [n for n in lean.FIGURES if n in p and "published" in p[n]]
 
 
 def omitted_markdown(plan_path: str | Path, names: list[str] | None = None) -> str:
