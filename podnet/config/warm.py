@@ -196,17 +196,28 @@ def serve(where: str, preload: list[str], parent: int) -> None:
     from podnet.config.lean import skip_iri_grammar
 
     skip_iri_grammar()  # as every job does, before anything imports jsonschema
+    import selectors
+
     stopping = False
 
     def on_term(_signum: int, _frame: object) -> None:
         nonlocal stopping
         stopping = True
 
+    # a signal (SIGTERM: stop; SIGCHLD: a job ended) wakes the loop at once through this pipe
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGCHLD, lambda _s, _f: None)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(os.path.join(where, "socket.tmp"))
     os.rename(os.path.join(where, "socket.tmp"), os.path.join(where, "socket"))  # ready
     server.listen(64)
+    sel = selectors.DefaultSelector()
+    sel.register(server, selectors.EVENT_READ, "job")
+    sel.register(wake_r, selectors.EVENT_READ, "signal")
     pending = list(preload)
     t0 = time.monotonic()
     children: set[int] = set()
@@ -214,14 +225,20 @@ def serve(where: str, preload: list[str], parent: int) -> None:
         _reap(children)
         if os.getppid() != parent:
             stopping = True  # Snakemake is gone: take no more jobs
+        ready = {key.data for key, _ in sel.select(timeout=0 if pending and not stopping else 0.5)}
+        if "signal" in ready:
+            while True:
+                try:
+                    if not os.read(wake_r, 512):
+                        break
+                except BlockingIOError:
+                    break
         if stopping:
-            server.close() if server.fileno() >= 0 else None
-            time.sleep(0.1)
+            if server.fileno() >= 0:
+                sel.unregister(server)
+                server.close()
             continue
-        server.settimeout(0 if pending else 0.5)
-        try:
-            conn, _ = server.accept()
-        except (BlockingIOError, TimeoutError, InterruptedError):
+        if "job" not in ready:
             if pending:
                 _load(pending)
                 if not pending:
@@ -232,14 +249,16 @@ def serve(where: str, preload: list[str], parent: int) -> None:
                         flush=True,
                     )
             continue
-        except OSError:
-            if stopping:
-                continue
-            raise
+        conn, _ = server.accept()
         pid = os.fork()
         if pid == 0:
+            signal.set_wakeup_fd(-1)
+            sel.close()
+            for fd in (wake_r, wake_w):
+                os.close(fd)
             server.close()
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             code = 1
             try:
                 code = _supervise(conn)

@@ -9,6 +9,7 @@ invocation); its identity and context come from the raw file's sidecar
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 import pandas as pd
 
@@ -159,3 +160,11 @@ def frame(rows: Iterable[dict]) -> pd.DataFrame:
     if not rows:
         return empty_tidy()
     return coerce(pd.DataFrame(rows))
+
+
+def tidy_csv(parquet: str | Path, csv: str | Path) -> int:
+    """Write the tidy table at ``parquet`` as CSV to ``csv`` (the same rows, columns and values as
+    the table the parse stage combined); returns the number of rows."""
+    t = pd.read_parquet(parquet)
+    t.to_csv(csv, index=False)
+    return len(t)
