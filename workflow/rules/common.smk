@@ -318,6 +318,12 @@ NOTEBOOK_TABLES["compare"] += ["sweeps", "scale_curves", "scale_effect"]
 NOTEBOOK_EXTRA["compare"]["scale_figure"] = lambda w: [
     f for f in drawn_figure_files(["scale"]) if f.endswith(".png")
 ]
+# the notebooks that show the published figures (they wait for every figure job)
+SHOWS_FIGURES = {
+    nb
+    for nb, extra in NOTEBOOK_EXTRA.items()
+    if {"figures", "scale_figure"} & set(extra)
+}
 NOTEBOOK_PARAMS = {
     "compare": {"compare_with": [os.path.abspath(d) for d in COMPARE_WITH]},
     "vs_seed": {

@@ -154,6 +154,9 @@ rule notebook:
         ),
     log:
         f"{OUT}/logs/notebook-{{name}}.log",
+    # a notebook that shows no figure starts beside the figures (as early as they), one that shows
+    # them after: the longest notebooks then no longer run last, alone on the machine
+    priority: lambda w: 0 if w.name in SHOWS_FIGURES else 10
     conda:
         "../../envs/podnet.yaml"
     params:
