@@ -247,6 +247,9 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="with --pipeline: keep the directory (printed)")
     ap.add_argument("--runs", type=int, default=10000, help="raw files in the scaled experiment")
     ap.add_argument(
+        "--repeat", type=int, default=1, help="with --pipeline: the +1 raw file phase this many times"
+    )
+    ap.add_argument(
         "--shards", type=int, default=0, help="with --pipeline: parse.shards (default: the example's, 2)"
     )
     ap.add_argument("--replicate", type=int, default=0, help="also a tidy-level table of this many runs")
