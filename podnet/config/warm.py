@@ -3,7 +3,8 @@
 After one added raw file, about 20 jobs re-run (parse, tidy, stats, figures, notebooks, HTML) and
 each used to spend 1-3 s of CPU importing pandas, scipy.stats, matplotlib, seaborn, papermill or
 nbconvert before its own work (``benchmarks/bench_scale.py --pipeline``). Here the workflow starts
-one *zygote* per Snakemake run (``onstart``), which imports those libraries once; a job's script
+one *zygote* per Snakemake run (while the DAG is built: ``_start_warm`` in
+``workflow/rules/common.smk``), which imports those libraries once; a job's script
 then hands itself to the zygote (:func:`delegate`, its first statement), which forks a worker that
 runs the same script, with the job's working directory, environment, standard streams and
 ``snakemake`` object, and reports its exit status back. The job process itself only waits.
@@ -11,8 +12,8 @@ runs the same script, with the job's working directory, environment, standard st
 - Nothing else changes: the worker runs the script file Snakemake wrote for the job, and a job
   whose zygote is missing, not ready yet or refused runs in its own process as before (also with
   ``PODNET_WARM=0``). The results are the same either way (``tests/pipeline/test_warm.py``).
-- The zygote is stopped by ``onsuccess``/``onerror``; it also ends by itself when the Snakemake
-  process that started it is gone. A job whose process is killed has its worker killed too.
+- The zygote is stopped by ``onsuccess``/``onerror`` or at the Snakemake process's exit; it also
+  ends by itself when that process is gone. A job whose process is killed has its worker killed too.
 - Notebook kernels are warm workers too (:func:`kernel_manager_class`, :func:`kernel`).
 - The zygote's log has one line per worker: who asked (PID), what ran, its CPU and peak memory
   (``{"warm_job": ...}``; the benchmark reads them: a worker is not a child of its job).
@@ -149,6 +150,9 @@ def start(preload: list[str], log: str | None = None) -> str | None:
         "import sys; sys.path.pop(0); from podnet.config.warm import serve; "
         f"serve({where!r}, {list(preload)!r}, {os.getpid()})"
     )
+    import atexit
+
+    atexit.register(stop)  # also when Snakemake ends without its hooks (nothing to do, an error)
     _zygote = subprocess.Popen(
         [sys.executable, "-c", code],
         stdin=subprocess.DEVNULL,

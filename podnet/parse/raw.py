@@ -132,6 +132,15 @@ class BadEntry:
         return display_path(self.path)
 
 
+def relative_text(path: Path | str, raw_dir: Path | str) -> str:
+    """``path`` below ``raw_dir`` as POSIX text (``Path.relative_to``, without pathlib for the
+    usual case: ``path`` written as ``raw_dir`` plus names, as :func:`scan_raw_dir` gives them)."""
+    p, base = os.fspath(path), os.fspath(raw_dir).rstrip("/")
+    if base and p.startswith(base + "/") and "/./" not in p and "//" not in p and not p.endswith("/"):
+        return p[len(base) + 1 :]
+    return Path(path).relative_to(raw_dir).as_posix()
+
+
 def display_path(path: Path | str) -> str:
     """``path`` as valid UTF-8 text: bytes of a name that is not UTF-8 are shown as ``\\xNN``."""
     return os.fsencode(path).decode("utf-8", "backslashreplace")
@@ -147,7 +156,7 @@ def entry_problem(path: Path) -> str | None:
     return why
 
 
-def _problem(path: Path) -> str | None:
+def _problem(path: Path | str) -> str | None:
     """Why ``path`` (a non-directory entry of a raw dir) cannot be read as a raw file, or None."""
     name = os.fsencode(path)
     try:
@@ -157,7 +166,7 @@ def _problem(path: Path) -> str | None:
     try:
         st = os.stat(path)
     except OSError as exc:
-        if path.is_symlink():
+        if os.path.islink(path):
             kind = "symlink loop" if getattr(exc, "errno", None) == 40 else "broken symlink"
             return f"{kind}: {os.readlink(path)!s} cannot be followed ({exc.strerror})"
         return f"cannot stat the file: {exc.strerror}"
@@ -182,20 +191,23 @@ def scan_raw_dir(raw_dir: Path | str, ignore: list[str] | None = None) -> tuple[
     patterns = DEFAULT_IGNORE if ignore is None else ignore
     # one regex for every pattern (what fnmatch matches each with, on POSIX): 10,000s of names
     ignored = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns) or r"(?!)")
-    found: list[Path] = []
+    found: list[str] = []
     bad: list[BadEntry] = []
 
     def onerror(exc: OSError) -> None:
         where = Path(exc.filename) if exc.filename else raw_dir
         bad.append(BadEntry(where, f"unreadable directory ({exc.strerror}): its runs cannot be parsed"))
 
-    for root, dirs, files in os.walk(raw_dir, onerror=onerror):
+    # text, not pathlib, for the 10,000s of names (the workflow lists them on every run): the base as
+    # pathlib writes it, so each joined name is the text of its Path and sorts as its parts do
+    base = str(raw_dir)
+    cut = len(base) + (0 if base.endswith(os.sep) else 1)
+    for root, dirs, files in os.walk(base, onerror=onerror):
         keep = []
         for d in sorted(dirs):
             if d.startswith((".", "_")):
                 continue
-            full = Path(root) / d
-            if full.is_symlink():
+            if os.path.islink(os.path.join(root, d)):
                 files.append(d)  # a symlinked directory is not followed: reported below
                 continue
             keep.append(d)
@@ -204,26 +216,26 @@ def scan_raw_dir(raw_dir: Path | str, ignore: list[str] | None = None) -> tuple[
         for name in files:
             if name.endswith(SIDECAR_SUFFIX):
                 continue
+            full = os.path.join(root, name)
             if name.endswith(LOAD_SUFFIX):  # a latency-under-load run's second output: read with its probe
                 if runs is None:
                     names = set(files)
                     runs = {f for f in names if f + SIDECAR_SUFFIX in names}
-                why = orphan_problem(Path(root) / name, runs)
+                why = orphan_problem(Path(full), runs)
                 if why:
-                    bad.append(BadEntry(Path(root) / name, why))
+                    bad.append(BadEntry(Path(full), why))
                 continue
-            path = Path(root) / name
-            rel = path.relative_to(raw_dir).as_posix()
-            if ignored.match(rel) or ignored.match(name):
+            if ignored.match(full[cut:]) or ignored.match(name):
                 continue
-            why = _problem(path)
-            if why is None and path.is_dir():
+            why = _problem(full)
+            if why is None and os.path.isdir(full):
                 why = "symlink to a directory: not followed (copy the files, or link each file)"
             if why is None:
-                found.append(path)
+                found.append(full)
             else:
-                bad.append(BadEntry(path, why))
-    return sorted(found), sorted(bad, key=lambda b: os.fsencode(b.path))
+                bad.append(BadEntry(Path(full), why))
+    found.sort(key=lambda f: f.split("/"))  # as Paths sort: by their parts
+    return [Path(f) for f in found], sorted(bad, key=lambda b: os.fsencode(b.path))
 
 
 def find_raw_files(raw_dir: Path | str, ignore: list[str] | None = None) -> list[Path]:

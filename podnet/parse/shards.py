@@ -12,13 +12,12 @@ import os
 import zlib
 from pathlib import Path
 
-from podnet.parse.raw import BadEntry, scan_raw_dir, sidecar_path
+from podnet.parse.raw import SIDECAR_SUFFIX, BadEntry, relative_text, scan_raw_dir
 
 
 def shard_of(path: Path | str, raw_dir: Path | str, shards: int) -> int:
     """The shard a raw file is parsed in: a stable hash of its path below raw_dir."""
-    rel = Path(path).relative_to(raw_dir).as_posix()
-    return zlib.crc32(os.fsencode(rel)) % shards
+    return zlib.crc32(os.fsencode(relative_text(path, raw_dir))) % shards
 
 
 def shard_files(raw_dir: Path | str, shards: int, ignore: list[str] | None = None) -> dict[int, list[Path]]:
@@ -41,7 +40,7 @@ def shard_entries(
     return out
 
 
-def _stat_key(path: Path) -> str:
+def _stat_key(path: Path | str) -> str:
     """size and mtime (ns) of ``path``, or "-" when it is absent or cannot be stat'ed."""
     try:
         st = os.stat(path)
@@ -66,8 +65,8 @@ def shard_state(entries: list[Path | BadEntry], raw_dir: Path | str) -> str:
             h.update(f"bad\0{e.display()}\0{e.reason}\n".encode())
             continue
         n += 1
-        rel = e.relative_to(raw_dir).as_posix()
-        h.update(f"{rel}\0{_stat_key(e)}\0{_stat_key(sidecar_path(e))}\n".encode())
+        rel = relative_text(e, raw_dir)
+        h.update(f"{rel}\0{_stat_key(e)}\0{_stat_key(f'{e}{SIDECAR_SUFFIX}')}\n".encode())
     return f"{n} files, {len(entries) - n} unreadable, sha256 {h.hexdigest()[:20]}"
 
 

@@ -150,3 +150,49 @@ def test_cli_parse_uses_sidecar_when_present(tmp_path):
     assert "raven,same-edge,iperf3,tcp,tcp,reverse" in p.stdout
     meta = yaml.safe_load(sidecar_path(tmp_path / "r.txt").read_text())
     assert meta["direction"] == "reverse"
+
+
+def test_scan_lists_paths_as_pathlib_would_write_and_order_them(tmp_path):
+    """The scan works on text (10,000s of names on every workflow run): its paths are the Paths
+    pathlib would build, in pathlib's order (by parts: "a/b" before "a-c", unlike text order), and
+    their shards and relative names are pathlib's, for a base given as text, with "./" or a slash."""
+    import os
+    from pathlib import Path
+
+    from podnet.parse.raw import relative_text, scan_raw_dir
+    from podnet.parse.shards import shard_of
+
+    root = tmp_path / "raw"
+    for rel in (
+        "a/b.txt",
+        "a-c.txt",
+        "a.txt",
+        "b/z/y.txt",
+        "b/z-.txt",
+        "c d/e f.txt",
+        "_skip/x.txt",
+        ".hid/x.txt",
+    ):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x")
+    os.symlink(root / "a", root / "link-dir")  # reported, not followed
+    (root / os.fsdecode(b"bad\xffname.txt")).write_text("x")  # reported: not UTF-8
+    good, bad = scan_raw_dir(root)
+    expect = sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file()
+        and not p.is_symlink()
+        and p.parts[len(root.parts)][0] not in "._"
+        and "bad" not in p.name
+    )
+    assert good == expect and [str(p) for p in good] == [str(p) for p in expect]
+    assert [b.path.name for b in bad] == sorted(
+        ["link-dir", os.fsdecode(b"bad\xffname.txt")], key=os.fsencode
+    )
+    for base in (str(root), str(root) + "/", f"{tmp_path}/./raw"):
+        found, _ = scan_raw_dir(base)
+        assert found == expect
+        for p in found:
+            assert relative_text(p, base) == p.relative_to(Path(base)).as_posix()
+            assert shard_of(p, base, 7) == shard_of(Path(p), Path(base), 7)

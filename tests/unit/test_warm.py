@@ -138,11 +138,15 @@ def test_a_killed_job_takes_its_worker_with_it(zygote, tmp_path):
     assert _until(lambda: not _alive(worker), timeout=15), "the worker outlived its job"
 
 
-def test_the_zygote_ends_with_the_process_that_started_it(tmp_path):
+@pytest.mark.parametrize("end", ["killed", "exits"])
+def test_the_zygote_ends_with_the_process_that_started_it(tmp_path, end):
+    """Killed (no hook, no atexit): the zygote sees its parent gone; a normal exit stops it (atexit)
+    and removes its directory."""
+    last = "os.kill(os.getpid(), 9)" if end == "killed" else "sys.exit(0)"
     code = (
         "import os, sys, time; from pathlib import Path; from podnet.config import warm; "
         "w = warm.start(['json']); print(w, warm._zygote.pid, flush=True); "
-        "[time.sleep(0.05) for _ in range(400) if not Path(w, 'socket').exists()]"
+        "[time.sleep(0.05) for _ in range(400) if not Path(w, 'socket').exists()]; " + last
     )
     env = {k: v for k, v in os.environ.items() if k != warm.ENV}
     p = subprocess.run(
@@ -152,11 +156,14 @@ def test_the_zygote_ends_with_the_process_that_started_it(tmp_path):
         timeout=60,
         env={**env, "PYTHONPATH": str(REPO)},
     )
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == (-9 if end == "killed" else 0), p.stderr
     where, pid = p.stdout.split()
     assert _until(lambda: not _alive(int(pid)), timeout=15), "the zygote outlived its Snakemake"
-    Path(where, "socket").unlink(missing_ok=True)
-    os.rmdir(where)
+    if end == "exits":
+        assert not Path(where).exists()
+    else:
+        Path(where, "socket").unlink(missing_ok=True)
+        os.rmdir(where)
 
 
 def _alive(pid: int) -> bool:

@@ -116,8 +116,10 @@ def shard_input(wildcards):
     declared one by one: at 10,000s of runs Snakemake's bookkeeping of them cost more than parsing.
     """
     if "launch" not in config:
+        _start_warm()
         return []
     checkpoints.launch.get()
+    _start_warm()  # after the launch: no process of ours beside the measurements
     return [ancient(LAUNCH_MANIFEST)]
 
 
@@ -402,7 +404,12 @@ WARM_PRELOAD = [  # in the order the jobs come: parse, tidy, stats, figures, not
 ]
 
 
-onstart:
+def _start_warm():
+    """Start the run's zygote while Snakemake still builds the DAG (the parse shards' input function
+    asks first), so the first jobs find it loaded; not for a dry run, --touch or a report (no
+    executor), nor while a launch is still to run (shard_input asks after it)."""
+    if workflow.executor_plugin is None or workflow.dryrun or workflow.touch:
+        return
     from podnet.config import warm
 
     os.makedirs(f"{OUT}/logs", exist_ok=True)
