@@ -204,9 +204,13 @@ def serve(where: str, preload: list[str], parent: int) -> None:
 
     stopping = False
 
+    children: set[int] = set()
+
     def on_term(_signum: int, _frame: object) -> None:
         nonlocal stopping
         stopping = True
+        if not children:  # no job running: gone at once, even in the middle of a long import
+            os._exit(0)
 
     # a signal (SIGTERM: stop; SIGCHLD: a job ended) wakes the loop at once through this pipe
     wake_r, wake_w = os.pipe()
@@ -224,7 +228,6 @@ def serve(where: str, preload: list[str], parent: int) -> None:
     sel.register(wake_r, selectors.EVENT_READ, "signal")
     pending = list(preload)
     t0 = time.monotonic()
-    children: set[int] = set()
     while not (stopping and not children):
         _reap(children)
         if os.getppid() != parent:
