@@ -21,7 +21,7 @@ pytestmark = pytest.mark.pipeline
 SNAKEMAKE = str(REPO / ".venv/bin/snakemake")
 #: rules of each stage in the example's workflow
 RULES = {
-    "parse": {"parse_shard", "tidy"},
+    "parse": {"parse_shard", "tidy", "tidy_csv"},
     "stats": {"stats", "adaptive", "noise_floor"},
     "report": {"figure_plan", "figure", "seed_discrepancies", "notebook"},
 }

@@ -121,7 +121,8 @@ def test_without_a_zygote_the_job_runs_in_its_own_process(tmp_path, setting):
     assert f["self"] == f["pid"]
 
 
-def test_a_killed_job_takes_its_worker_with_it(zygote, tmp_path):
+def _sleeping_job(zygote: str, tmp_path: Path) -> tuple[subprocess.Popen, int]:
+    """A job whose script sleeps in its worker: (the job's process, the worker's PID)."""
     pidfile = tmp_path / "worker.pid"
     script = tmp_path / "job.py"
     script.write_text(SCRIPT)
@@ -132,6 +133,11 @@ def test_a_killed_job_takes_its_worker_with_it(zygote, tmp_path):
     )  # fmt: skip
     assert _until(lambda: pidfile.exists() and pidfile.read_text())
     worker = int(pidfile.read_text())
+    return job, worker
+
+
+def test_a_killed_job_takes_its_worker_with_it(zygote, tmp_path):
+    job, worker = _sleeping_job(zygote, tmp_path)
     assert worker != job.pid
     job.kill()
     job.wait()
@@ -148,14 +154,7 @@ def test_the_zygote_ends_with_the_process_that_started_it(tmp_path, end):
         "w = warm.start(['json']); print(w, warm._zygote.pid, flush=True); "
         "[time.sleep(0.05) for _ in range(400) if not Path(w, 'socket').exists()]; " + last
     )
-    env = {k: v for k, v in os.environ.items() if k != warm.ENV}
-    p = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**env, "PYTHONPATH": str(REPO)},
-    )
+    p = _python(code, without=warm.ENV)
     assert p.returncode == (-9 if end == "killed" else 0), p.stderr
     where, pid = p.stdout.split()
     assert _until(lambda: not _alive(int(pid)), timeout=15), "the zygote outlived its Snakemake"
@@ -164,6 +163,18 @@ def test_the_zygote_ends_with_the_process_that_started_it(tmp_path, end):
     else:
         Path(where, "socket").unlink(missing_ok=True)
         os.rmdir(where)
+
+
+def _python(code: str, without: str) -> subprocess.CompletedProcess:
+    """``python -c code`` with this repository's podnet and without the variable ``without``."""
+    env = {k: v for k, v in os.environ.items() if k != without}
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**env, "PYTHONPATH": str(REPO)},
+    )
 
 
 def _alive(pid: int) -> bool:
@@ -180,16 +191,7 @@ def _alive(pid: int) -> bool:
 
 def test_the_worker_gets_the_job_signals(zygote, tmp_path):
     """SIGTERM to the job (Snakemake stopping it) reaches the worker: the job ends with its status."""
-    pidfile = tmp_path / "worker.pid"
-    script = tmp_path / "job.py"
-    script.write_text(SCRIPT)
-    (tmp_path / "work").mkdir()
-    job = subprocess.Popen(
-        [sys.executable, str(script), "sleep"], cwd=tmp_path / "work",
-        env={**os.environ, "PYTHONPATH": str(REPO), warm.ENV: zygote, "PIDFILE": str(pidfile)},
-    )  # fmt: skip
-    assert _until(lambda: pidfile.exists() and pidfile.read_text())
-    worker = int(pidfile.read_text())
+    job, worker = _sleeping_job(zygote, tmp_path)
     job.send_signal(signal.SIGTERM)
     assert job.wait(timeout=15) == 128 + signal.SIGTERM
     assert _until(lambda: not _alive(worker), timeout=5)
@@ -223,12 +225,5 @@ def test_the_figure_warm_up_leaves_no_trace_on_matplotlib():
         "from podnet.report.figures import style; style.warm_up(); "
         "assert {k: rc._get(k) for k in rc} == before; assert plt._backend_mod is None; print('ok')"
     )
-    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
-    p = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**env, "PYTHONPATH": str(REPO)},
-    )
+    p = _python(code, without="MPLBACKEND")
     assert p.stdout.strip() == "ok", p.stderr

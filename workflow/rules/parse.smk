@@ -60,5 +60,7 @@ rule tidy_csv:
         f"{OUT}/logs/tidy_csv.log",
     conda:
         "../../envs/podnet.yaml"
+    params:
+        code=code_version("parse"),
     script:
         "../scripts/tidy_csv.py"
