@@ -76,9 +76,9 @@ def run_phase(label: str, cfg: Path, targets: list[str], cores: int, src: Path) 
     ph = Phase(label, load=os.getloadavg()[0])
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    # podnet from ``src`` (also in notebook kernels); each job prints its warm worker's CPU (a
-    # worker is the zygote's child, not the job's: podnet.config.warm)
-    env = {**os.environ, "PYTHONPATH": str(src)}
+    env = {**os.environ, "PYTHONPATH": str(src)}  # podnet from ``src`` (also in notebook kernels)
+    # the warm zygote's logs: a worker is the zygote's child, not its job's (podnet.config.warm), and
+    # each worker's exact CPU is a line there; the lines this phase adds are read after it
     logs = {p: p.stat().st_size for p in cfg.parent.rglob("logs/warm.log")}
     proc = subprocess.Popen(cmd, cwd=src, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     root = psutil.Process(proc.pid)

@@ -11,7 +11,7 @@ runs the same script, with the job's working directory, environment, standard st
 
 - Nothing else changes: the worker runs the script file Snakemake wrote for the job, and a job
   whose zygote is missing, not ready yet or refused runs in its own process as before (also with
-  ``PODNET_WARM=0``). The results are the same either way (``tests/pipeline/test_warm.py``).
+  ``PODNET_WARM=0``). The results are the same either way (``tests/pipeline/test_warm_pipeline.py``).
 - The zygote is stopped by ``onsuccess``/``onerror`` or at the Snakemake process's exit; it also
   ends by itself when that process is gone. A job whose process is killed has its worker killed too.
 - Notebook kernels are warm workers too (:func:`kernel_manager_class`, :func:`kernel`).
@@ -89,8 +89,10 @@ def kernel_manager_class():
 def _hand_over(request: dict) -> None:
     """Send ``request`` (what to run) to the zygote with this process's streams, directory and
     environment; exit with the worker's status. Returns when there is no zygote to take it."""
-    if os.environ.get(IN_WORKER) and "script" in request or os.environ.get(ENV, "0") == "0":
+    if os.environ.get(ENV, "0") == "0":
         return
+    if os.environ.get(IN_WORKER) and "script" in request:
+        return  # the worker running this script (a kernel a worker starts is handed over)
     try:
         conn = _connect(os.environ[ENV])
         request = {**request, "cwd": os.getcwd(), "env": dict(os.environ), "requester": os.getpid()}
@@ -138,11 +140,14 @@ def start(preload: list[str], log: str | None = None) -> str | None:
     """Start this process's zygote importing ``preload``; jobs started from here on find it.
 
     Returns its directory (also in ``$PODNET_WARM``), or None when warm workers are switched off
-    (``PODNET_WARM=0``). The zygote listens once its imports are done; jobs before that run cold.
+    (``PODNET_WARM=0``). The zygote listens at once and loads ``preload`` between jobs (:func:`serve`).
+    Called again, it returns the running zygote's directory.
     """
     global _zygote
-    if os.environ.get(ENV) == "0" or _zygote is not None:
-        return os.environ.get(ENV) if _zygote is not None else None
+    if _zygote is not None:
+        return os.environ.get(ENV)
+    if os.environ.get(ENV) == "0":
+        return None
     where = tempfile.mkdtemp(prefix="podnet-warm-")
     out = open(log or os.devnull, "ab")
     # sys.path as a job's: no '' for the working directory (a job runs a script, not -c)
@@ -196,15 +201,13 @@ def serve(where: str, preload: list[str], parent: int) -> None:
     loaded by then and imports the rest itself, so the list begins with what the first jobs need.
     """
     import gc
+    import selectors
 
     from podnet.config.lean import skip_iri_grammar
 
     skip_iri_grammar()  # as every job does, before anything imports jsonschema
-    import selectors
-
     stopping = False
-
-    children: set[int] = set()
+    children: set[int] = set()  # the supervisors of running jobs
 
     def on_term(_signum: int, _frame: object) -> None:
         nonlocal stopping
@@ -322,16 +325,12 @@ def _supervise(conn: socket.socket) -> int:
     sel = selectors.DefaultSelector()
     sel.register(conn, selectors.EVENT_READ, "job")
     sel.register(os.pidfd_open(worker), selectors.EVENT_READ, "worker")
-    while True:
-        events = sel.select()
-        if any(key.data == "worker" for key, _ in events):
-            break
+    if not any(key.data == "worker" for key, _ in sel.select()):
         # the job's process went away (killed, or Snakemake stopping): so does its worker
         os.kill(worker, signal.SIGTERM)
-        if _ended(worker, 5.0):
-            break
-        os.kill(worker, signal.SIGKILL)
-        break
+        if not _ended(worker, 5.0):
+            os.kill(worker, signal.SIGKILL)
+    sel.close()
     _pid, status, usage = os.wait4(worker, 0)
     code = os.waitstatus_to_exitcode(status)
     code = code if code >= 0 else 128 - code
@@ -378,8 +377,9 @@ def _work(request: dict, fds: list[int]) -> None:
         os.dup2(fd, target)
     for fd in fds:
         os.close(fd)
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD):
-        signal.signal(sig, signal.SIG_DFL if sig != signal.SIGINT else signal.default_int_handler)
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a fresh Python
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])

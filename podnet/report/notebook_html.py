@@ -44,12 +44,12 @@ def to_html(notebook: nbformat.NotebookNode) -> str:
     return html.replace("</head>", FOLD + "</head>", 1)
 
 
-def render(notebook_path: str | Path, html_path: str | Path) -> Path:
-    """Write ``notebook_path`` (executed .ipynb) as HTML to ``html_path``."""
-    nb = nbformat.read(str(notebook_path), as_version=4)
+def render_node(notebook: nbformat.NotebookNode, html_path: str | Path) -> Path:
+    """Write an executed notebook (as papermill returns it: the same page as its file read back)
+    as HTML to ``html_path``."""
     out = Path(html_path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(to_html(nb))
+    out.write_text(to_html(notebook))
     return out
 
 

@@ -21,11 +21,11 @@ import os
 import papermill
 
 from podnet.config.warm import kernel_manager_class
-from podnet.report.notebook_html import render
+from podnet.report.notebook_html import render_node
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)
-papermill.execute_notebook(
+nb = papermill.execute_notebook(
     sm.input.notebook,
     sm.output.notebook,
     parameters={
@@ -45,5 +45,5 @@ papermill.execute_notebook(
     **({"kernel_manager_class": km} if (km := kernel_manager_class()) else {}),
 )
 logging.info("executed %s -> %s", sm.input.notebook, sm.output.notebook)
-render(sm.output.notebook, sm.output.html)
+render_node(nb, sm.output.html)  # the executed notebook as papermill returns it, not read back
 logging.info("rendered %s", sm.output.html)

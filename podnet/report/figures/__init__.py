@@ -150,9 +150,8 @@ def plan(t: Tables) -> dict[str, dict[str, str]]:
 def write_plan(t: Tables, plan_path: str | Path, specs: dict[str, str | Path]) -> dict[str, dict[str, str]]:
     """Write :func:`plan` to ``plan_path`` as JSON (each figure published, or why omitted) and each
     figure's line to ``specs[name]`` (its digest, or why it is omitted): a file that changes exactly
-    when that figure would change. An
-    omitted figure's files left in the plan's directory by an earlier run are removed (a figure
-    that only says there is nothing to show is not published)."""
+    when that figure would change. An omitted figure's files left in the plan's directory by an
+    earlier run are removed (a figure that only says there is nothing to show is not published)."""
     from . import style
 
     p = plan(t)
