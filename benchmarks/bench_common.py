@@ -67,6 +67,7 @@ class Phase:
     zygote_cpu_s: float = 0.0
     first_job_s: float | None = None
     jobs: list[tuple[str, float, float, float]] = field(default_factory=list)  # rule, s, CPU s, MiB
+    spans: list[tuple[str, float, float]] = field(default_factory=list)  # rule, start, end (s into the run)
 
 
 def run_phase(label: str, cfg: Path, targets: list[str], cores: int, src: Path) -> Phase:
@@ -122,6 +123,17 @@ def run_phase(label: str, cfg: Path, targets: list[str], cores: int, src: Path) 
             f.seek(logs.get(p, 0))
             warm += [json.loads(x) for x in f.read().decode().splitlines() if x.startswith('{"warm_job"')]
     ph.jobs, ph.first_job_s = _jobs(seen, warm)
+    ph.spans = sorted(
+        (m.group(1), s["start"], s["end"])
+        for s in seen.values()
+        if (m := SCRIPT.search(s["cmd"])) and not SCRIPT.search(seen.get(s["ppid"], {}).get("cmd", ""))
+    )
+    ph.spans += [  # the zygote: from its start (while the DAG is built) to its stop (onsuccess)
+        ("(warm zygote)", s["start"], s["end"])
+        for s in seen.values()
+        if ZYGOTE in s["cmd"] and ZYGOTE not in seen.get(s["ppid"], {}).get("cmd", "")
+    ]
+    ph.spans.sort(key=lambda r: r[1])
     ph.zygote_cpu_s = sum(  # the zygote itself (its workers are forks: the same command line)
         s.get("cpu", 0.0)
         for s in seen.values()
@@ -162,6 +174,14 @@ def _jobs(
     rows = [(jobs[p], seen[p]["end"] - seen[p]["start"], cpu[p], peak[p]) for p in jobs]
     first = min((seen[p]["start"] for p in jobs), default=None)
     return sorted(rows, key=lambda r: (r[0], -r[1])), first
+
+
+def show_timeline(ph: Phase) -> None:
+    """Each job's start and end in the run (sampled every 0.1 s) and a bar of it: the critical path."""
+    scale = 60 / max(ph.seconds, 1e-9)
+    for rule, start, end in ph.spans:
+        bar = " " * int(start * scale) + "#" * max(1, int((end - start) * scale))
+        print(f"        {rule:<18} {start:5.1f}-{end:5.1f} s  |{bar}")
 
 
 def show(ph: Phase) -> None:

@@ -44,7 +44,7 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_common import REPO, build_raw, committed_tree, run_phase, show
+from bench_common import REPO, build_raw, committed_tree, run_phase, show, show_timeline
 
 SETTINGS = {"comparisons": [{"by": "scenario", "baseline": "same-edge"}]}
 
@@ -137,7 +137,13 @@ def touch_figure_code(src: Path, name: str) -> None:
 
 
 def pipeline(
-    runs: int, cores: int, parent: str | None, keep: bool = False, shards: int = 0, repeat: int = 1
+    runs: int,
+    cores: int,
+    parent: str | None,
+    keep: bool = False,
+    shards: int = 0,
+    repeat: int = 1,
+    timeline: bool = False,
 ) -> None:
     """The whole pipeline on ``runs`` copies of the seed-cni-1gbe example's raw files (see the docstring);
     ``keep``: the directory stays (its path is printed), to time single jobs in it afterwards."""
@@ -206,6 +212,8 @@ def pipeline(
             after = _outputs(processed)
             rewritten = sorted(k for k in after if before.get(k) != after[k])
             show(ph)
+            if timeline and label != "full":
+                show_timeline(ph)
             if label == "+1 raw file":
                 plus.append(ph.seconds)
             if label == "full":
@@ -252,6 +260,9 @@ def main() -> None:
     ap.add_argument(
         "--shards", type=int, default=0, help="with --pipeline: parse.shards (default: the example's, 2)"
     )
+    ap.add_argument(
+        "--timeline", action="store_true", help="with --pipeline: each job's start and end, as bars"
+    )
     ap.add_argument("--replicate", type=int, default=0, help="also a tidy-level table of this many runs")
     ap.add_argument("--measure", nargs=3, metavar=("MODE", "TIDY", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -259,7 +270,7 @@ def main() -> None:
         measure(*args.measure)
         return
     if args.pipeline:
-        pipeline(args.runs, args.cores, args.dir, args.keep, args.shards, args.repeat)
+        pipeline(args.runs, args.cores, args.dir, args.keep, args.shards, args.repeat, args.timeline)
         return
     from podnet.parse import parse_experiment
 

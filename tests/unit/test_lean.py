@@ -1,5 +1,6 @@
-"""podnet.config.lean: the Snakefile's figure names are podnet.report.figures' names, and skipping jsonschema's
-IRI grammar changes no validation result (it only makes imports cheaper)."""
+"""podnet.config.lean: the Snakefile's figure names are podnet.report.figures' names, skipping jsonschema's
+IRI grammar changes no validation result (it only makes imports cheaper), and the end of a run cancels
+Snakemake's pending wake-up timers (without calling them)."""
 
 import subprocess
 import sys
@@ -59,3 +60,23 @@ def test_what_the_snakefile_imports_stays_light():
     )
     p = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert p.stdout.strip() == "[]"
+
+
+def test_cancel_rescheduling_ends_pending_timers_without_calling_them():
+    import threading
+
+    called: list[str] = []
+    timer = threading.Timer(60, lambda: called.append("timer"))
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)  # not a timer: left alone
+    timer.start()
+    other.start()
+    try:
+        lean.cancel_rescheduling()
+        timer.join(10)
+        assert not timer.is_alive() and called == []
+        assert other.is_alive()
+    finally:
+        stop.set()
+        timer.cancel()
+        other.join(10)

@@ -58,6 +58,7 @@ rule tidy_csv:
         csv=f"{OUT}/tidy.csv",
     log:
         f"{OUT}/logs/tidy_csv.log",
+    priority: PRIORITY["tidy_csv"]
     conda:
         "../../envs/podnet.yaml"
     params:

@@ -20,7 +20,7 @@ checkpoint figure_plan:
         specs=[figure_spec(name) for name in FIGURES],
     log:
         f"{OUT}/logs/figure_plan.log",
-    priority: 10  # the figures, then the report notebook wait for it (as for stats)
+    priority: PRIORITY["figure_plan"]  # the figures, then the report notebook wait for it
     conda:
         "../../envs/podnet.yaml"
     params:
@@ -49,7 +49,7 @@ checkpoint figure:
         pdf=f"{OUT}/figures/{{figure}}.pdf",
     log:
         f"{OUT}/logs/figure-{{figure}}.log",
-    priority: 10  # the report notebook waits for every figure
+    priority: PRIORITY["figure"]  # the report notebook waits for every figure
     conda:
         "../../envs/podnet.yaml"
     params:
@@ -71,6 +71,7 @@ checkpoint seed_discrepancies:
         csv=f"{OUT}/seed_discrepancies.csv",
     log:
         f"{OUT}/logs/seed_discrepancies.log",
+    priority: PRIORITY["seed_discrepancies"]
     conda:
         "../../envs/podnet.yaml"
     params:
@@ -154,9 +155,7 @@ rule notebook:
         ),
     log:
         f"{OUT}/logs/notebook-{{name}}.log",
-    # a notebook that shows no figure starts beside the figures (as early as they), one that shows
-    # them after: the longest notebooks then no longer run last, alone on the machine
-    priority: lambda w: 0 if w.name in SHOWS_FIGURES else 10
+    priority: lambda w: PRIORITY["notebook_with_figures" if w.name in SHOWS_FIGURES else "notebook"]
     conda:
         "../../envs/podnet.yaml"
     params:

@@ -30,9 +30,8 @@ rule stats:
         methods=f"{OUT}/METHODS.md",
     log:
         f"{OUT}/logs/stats.log",
-    # on the way to every figure and the report notebook: it starts before the side jobs that
-    # become ready with it (noise_floor, seed_discrepancies), which wait for a free core
-    priority: 10
+    # on the way to every figure and the report notebook: before the side jobs ready with it
+    priority: PRIORITY["stats"]
     conda:
         "../../envs/podnet.yaml"
     params:
@@ -87,6 +86,7 @@ rule noise_floor:
         table=f"{OUT}/noise_floor.csv",
     log:
         f"{OUT}/logs/noise_floor.log",
+    priority: PRIORITY["noise_floor"]
     conda:
         "../../envs/podnet.yaml"
     params:
