@@ -15,7 +15,7 @@ runs the same script, with the job's working directory, environment, standard st
 - The zygote is stopped by ``onsuccess``/``onerror`` or at the Snakemake process's exit; it also
   ends by itself when that process is gone. A job whose process is killed has its worker killed too.
 - Notebook kernels are warm workers too (:func:`kernel_manager_class`, :func:`kernel`).
-- The zygote's log has one line per worker: who asked (PID), what ran, its CPU and peak memory
+- The zygote's log has one line per worker: who asked (PID), what ran, when, its CPU and peak memory
   (``{"warm_job": ...}``; the benchmark reads them: a worker is not a child of its job).
 
 Only the standard library is imported here: this module runs first in every job's process.
@@ -314,7 +314,7 @@ def _supervise(conn: socket.socket) -> int:
     import selectors
 
     request, fds = _receive(conn, with_fds=True)
-    t0 = time.monotonic()
+    t0, at = time.monotonic(), time.time()
     worker = os.fork()
     if worker == 0:
         conn.close()
@@ -334,7 +334,7 @@ def _supervise(conn: socket.socket) -> int:
     _pid, status, usage = os.wait4(worker, 0)
     code = os.waitstatus_to_exitcode(status)
     code = code if code >= 0 else 128 - code
-    _account(request, worker, code, t0, usage)
+    _account(request, worker, code, t0, at, usage)
     try:
         _send(conn, {"code": code})
     except OSError:
@@ -342,14 +342,17 @@ def _supervise(conn: socket.socket) -> int:
     return 0
 
 
-def _account(request: dict, worker: int, code: int, t0: float, usage) -> None:
-    """One line in the zygote's log: the worker, who asked for it, what it ran and what it cost."""
+def _account(request: dict, worker: int, code: int, t0: float, at: float, usage) -> None:
+    """One line in the zygote's log: the worker, who asked for it, what it ran, when the zygote took
+    the request (``at``, Unix time: a job that waited before it is told from one that ran long)
+    and what it cost."""
     what = request.get("script") or request.get("module")
     line = {
         "warm_job": Path(what).name,
         "pid": worker,
         "requester": request.get("requester"),
         "code": code,
+        "at": round(at, 3),
         "wall_s": round(time.monotonic() - t0, 3),
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
         "maxrss_mib": round(usage.ru_maxrss / 1024, 1),

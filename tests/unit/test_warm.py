@@ -80,6 +80,7 @@ def _fields(out: str) -> dict[str, str]:
 
 
 def test_a_job_runs_in_a_worker_as_in_its_own_process(zygote, tmp_path):
+    asked = time.time()
     p = run(tmp_path, {warm.ENV: zygote})
     assert p.returncode == 0, p.stderr
     f = _fields(p.stdout)
@@ -90,6 +91,7 @@ def test_a_job_runs_in_a_worker_as_in_its_own_process(zygote, tmp_path):
     # the zygote's account of the worker: the job asked for it, and what it ran
     accounts = [json.loads(x) for x in (tmp_path / "warm.log").read_text().splitlines() if x.startswith("{")]
     assert [(a["warm_job"], a["pid"], a["code"]) for a in accounts] == [("job.py", int(f["pid"]), 0)]
+    assert asked - 1 <= accounts[0]["at"] <= time.time()  # when the zygote took the request
 
 
 def test_exit_status_and_tracebacks_reach_the_job(zygote, tmp_path):
