@@ -108,9 +108,10 @@ def _same_figure_elsewhere(claim: pd.Series, tidy: pd.DataFrame) -> str:
         if claim.get(key):
             same_case &= t[key] == claim[key]
     hits = []
-    for _, r in t[~same_case].iterrows():
-        if agree(claim["si"], claim["tol"], float(r["value"]), printed_tol(float(r["value"]))):
-            hits.append(f"{r['metric']} of {r['run_id']}")
+    rest = t[~same_case]
+    for metric, run, value in zip(rest["metric"], rest["run_id"], rest["value"].to_numpy(dtype=float)):
+        if agree(claim["si"], claim["tol"], float(value), printed_tol(float(value))):
+            hits.append(f"{metric} of {run}")
     return f"; the published figure is the raw {', '.join(sorted(set(hits)))}" if hits else ""
 
 
@@ -231,9 +232,11 @@ def compare_claims(
                 & (tidy["unit"] == c["si_unit"])
             ]
             seen = "; ".join(
-                f"{r['test']} {r['metric']} {fmt(r['value'], r['unit'])} ({r['run_id']})"
-                for _, r in other.iterrows()
-                if r["metric"] in ("throughput", "sender_throughput", c["metric"])
+                f"{test} {metric} {fmt(value, unit)} ({run})"
+                for test, metric, value, unit, run in zip(
+                    other["test"], other["metric"], other["value"], other["unit"], other["run_id"]
+                )
+                if metric in ("throughput", "sender_throughput", c["metric"])
             )
             rows.append(
                 {
@@ -264,7 +267,7 @@ def compare_claims(
         elsewhere = sorted(
             {
                 str(variant)
-                for variant, value in zip(t["variant"], t["value"])
+                for variant, value in zip(t["variant"], t["value"].to_numpy(dtype=float))
                 if agree(c["si"], c["tol"], float(value), printed_tol(float(value)))
             }
         )
