@@ -11,6 +11,7 @@ import resource
 import subprocess
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -123,22 +124,15 @@ def run_phase(label: str, cfg: Path, targets: list[str], cores: int, src: Path) 
             f.seek(logs.get(p, 0))
             warm += [json.loads(x) for x in f.read().decode().splitlines() if x.startswith('{"warm_job"')]
     ph.jobs, ph.first_job_s = _jobs(seen, warm)
+    # the zygote itself (its workers are forks: the same command line), from its start (while the
+    # DAG is built) to its stop (onsuccess)
+    zygotes = [s for s in seen.values() if _first_of(lambda cmd: ZYGOTE in cmd, s, seen)]
     ph.spans = sorted(
-        (m.group(1), s["start"], s["end"])
-        for s in seen.values()
-        if (m := SCRIPT.search(s["cmd"])) and not SCRIPT.search(seen.get(s["ppid"], {}).get("cmd", ""))
+        [(SCRIPT.search(s["cmd"]).group(1), s["start"], s["end"]) for s in seen.values() if _is_job(s, seen)]
+        + [("(warm zygote)", s["start"], s["end"]) for s in zygotes],
+        key=lambda r: r[1],
     )
-    ph.spans += [  # the zygote: from its start (while the DAG is built) to its stop (onsuccess)
-        ("(warm zygote)", s["start"], s["end"])
-        for s in seen.values()
-        if ZYGOTE in s["cmd"] and ZYGOTE not in seen.get(s["ppid"], {}).get("cmd", "")
-    ]
-    ph.spans.sort(key=lambda r: r[1])
-    ph.zygote_cpu_s = sum(  # the zygote itself (its workers are forks: the same command line)
-        s.get("cpu", 0.0)
-        for s in seen.values()
-        if ZYGOTE in s["cmd"] and ZYGOTE not in seen.get(s["ppid"], {}).get("cmd", "")
-    )
+    ph.zygote_cpu_s = sum(s.get("cpu", 0.0) for s in zygotes)
     return ph
 
 
@@ -149,11 +143,7 @@ def _jobs(
     the warm workers that ran for them (``warm``: the zygote's accounts, exact, from their exits; a
     worker is the job's when the job, or a process under one of the job's workers, asked for it)."""
     parent = {pid: s["ppid"] for pid, s in seen.items()}
-    jobs: dict[int, str] = {}
-    for pid, s in seen.items():
-        m = SCRIPT.search(s["cmd"])
-        if m and not (parent.get(pid) in seen and SCRIPT.search(seen[parent[pid]]["cmd"])):
-            jobs[pid] = m.group(1)
+    jobs = {pid: SCRIPT.search(s["cmd"]).group(1) for pid, s in seen.items() if _is_job(s, seen)}
     peak: dict[int, float] = defaultdict(float)
     cpu: dict[int, float] = defaultdict(float)
     for pid, s in seen.items():
@@ -174,6 +164,16 @@ def _jobs(
     rows = [(jobs[p], seen[p]["end"] - seen[p]["start"], cpu[p], peak[p]) for p in jobs]
     first = min((seen[p]["start"] for p in jobs), default=None)
     return sorted(rows, key=lambda r: (r[0], -r[1])), first
+
+
+def _first_of(match: Callable[[str], object], s: dict, seen: dict[int, dict]) -> bool:
+    """Whether process ``s``'s command line matches (``match(cmd)``) and its parent's does not."""
+    return bool(match(s["cmd"])) and not match(seen.get(s["ppid"], {}).get("cmd", ""))
+
+
+def _is_job(s: dict, seen: dict[int, dict]) -> bool:
+    """A job's own process: a Snakemake script not started by another one."""
+    return _first_of(SCRIPT.search, s, seen)
 
 
 def show_timeline(ph: Phase) -> None:

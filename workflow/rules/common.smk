@@ -434,17 +434,19 @@ def _start_warm():
     warm.start(WARM_PRELOAD, log=f"{OUT}/logs/warm.log")
 
 
-onsuccess:
+def _end_run():
+    """The run is over (onsuccess, onerror): stop its zygote, and Snakemake's wake-up timers, the
+    last of which would hold Snakemake's exit up to 1 s (podnet/config/lean.py)."""
     from podnet.config import warm
     from podnet.config.lean import cancel_rescheduling
 
     warm.stop()
-    cancel_rescheduling()  # Snakemake's last wake-up timer would hold its exit up to 1 s
+    cancel_rescheduling()
+
+
+onsuccess:
+    _end_run()
 
 
 onerror:
-    from podnet.config import warm
-    from podnet.config.lean import cancel_rescheduling
-
-    warm.stop()
-    cancel_rescheduling()  # Snakemake's last wake-up timer would hold its exit up to 1 s
+    _end_run()
