@@ -213,14 +213,17 @@ if __name__ == "__main__":
     ap.add_argument("--contaminated", action="store_true")
     ap.add_argument("--different", action="store_true")
     ap.add_argument("--quantised", action="store_true")
+    ap.add_argument("--mixture", action="store_true", help="two speeds: what an unpinned design costs")
     a = ap.parse_args()
-    if a.contaminated or a.different:
+    if a.contaminated or a.different or a.mixture:
         import sim_robust
 
         if a.contaminated:
             sim_robust.contaminated()
         if a.different:
             sim_robust.different()
+        if a.mixture:
+            sim_robust.mixture()
         raise SystemExit(0)
     everything = not (a.bca or a.welch or a.stopping or a.drift or a.quantised)
     if a.welch or everything:

@@ -408,3 +408,93 @@ def _split(p: Paths, r: Rule, cap: int, theta: float, diff_level: float | None =
     c_d = cov[is_diff].mean() if is_diff.any() else np.nan
     c_m = cov[is_met].mean() if is_met.any() else np.nan
     return f"{100 * is_diff.mean():3.0f} ({_pct(c_d)}) / {100 * is_met.mean():3.0f} ({_pct(c_m)}), {_pct(cov.mean())}"
+
+
+# -- two speeds: what an unpinned design costs (issue 43, METHODS.md "Placement") -----------------------
+#: iperf3 on two CPUs, measured 2026-11 on this machine's embedded cluster (3-node bridge, 3-s runs):
+#: Gbit/s with client and server on one CPU ("fast") and on two ("slow"); run sd on the log scale
+SPEEDS = {"host-host": (19.0, 10.5), "pod-pod-cross-node": (15.5, 9.4)}
+RUN_SD = {"host-host": 0.041, "pod-pod-cross-node": 0.065}
+
+
+class Design(NamedTuple):
+    """Where the runs land: ``q`` the chance a run is on one CPU ("fast"); ``phase`` rounds per phase
+    (a placement held for several rounds by both sides, as the scheduler did) or 0 (each run on its
+    own); ``within``: pairs whose two runs differ in placement are left out (podnet.stats.paired)."""
+
+    label: str
+    q: float
+    phase: int = 0
+    within: bool = False
+
+
+DESIGNS = (
+    Design("pinned, one CPU (the default run)", 1.0),
+    Design("unpinned, each run on its own, q 0.5", 0.5),
+    Design("unpinned, each run on its own, q 0.3", 0.3),
+    Design("unpinned, phases of 5 rounds, q 0.5", 0.5, phase=5),
+    Design("unpinned, q 0.5, within placement", 0.5, within=True),
+)
+
+
+def two_speed_rounds(rng: np.random.Generator, dsg: Design, e: int, cap: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-pair log ratios pod-pod-cross-node / host-host under ``dsg`` (``e`` comparisons, ``cap``
+    pairs each), and the round each pair ran in (1-based: with ``within``, the rounds whose two runs
+    differ in placement pair nothing, so the k-th pair may come from a later round)."""
+    (tf, ts), (bf, bs) = SPEEDS["pod-pod-cross-node"], SPEEDS["host-host"]
+    rounds = 4 * cap if dsg.within else cap
+
+    def fast(shape: tuple[int, int]) -> np.ndarray:
+        if dsg.phase:
+            ph = rng.random((shape[0], -(-shape[1] // dsg.phase))) < dsg.q
+            return np.repeat(ph, dsg.phase, axis=1)[:, : shape[1]]
+        return rng.random(shape) < dsg.q
+
+    ft = fast((e, rounds))
+    fb = ft if dsg.phase else fast((e, rounds))  # a phase holds both sides' placement
+    lt = np.where(ft, np.log(tf), np.log(ts)) + RUN_SD["pod-pod-cross-node"] * rng.normal(size=(e, rounds))
+    lb = np.where(fb, np.log(bf), np.log(bs)) + RUN_SD["host-host"] * rng.normal(size=(e, rounds))
+    d = lt - lb
+    idx = np.broadcast_to(np.arange(1, rounds + 1), (e, rounds))
+    if dsg.within:  # only same-placement pairs, in the order they ran (4 x cap rounds hold cap of them)
+        order = np.argsort(ft != fb, axis=1, kind="stable")
+        d, idx = np.take_along_axis(d, order, axis=1), np.take_along_axis(idx, order, axis=1)
+    return d[:, :cap], idx[:, :cap]
+
+
+def mixture(seed: int = 7, experiments: int = 2000, cap: int = 40) -> None:
+    """What an unpinned design costs: the chosen stop rule (HL 97.5 %, min_to_stop 10) on iperf3's
+    pod-pod-cross-node / host-host with runs at two speeds, against the pinned design."""
+    rng = np.random.default_rng(seed)
+    r = CHOSEN
+    fast_ratio = SPEEDS["pod-pod-cross-node"][0] / SPEEDS["host-host"][0]
+    slow_ratio = SPEEDS["pod-pod-cross-node"][1] / SPEEDS["host-host"][1]
+    print(
+        f"two speeds (iperf3, one CPU / two CPUs: host-host {SPEEDS['host-host']}, pod-pod-cross-node"
+        f" {SPEEDS['pod-pod-cross-node']} Gbit/s; run sd {RUN_SD}); ratio on one CPU {fast_ratio:.3f}, on two"
+        f" {slow_ratio:.3f}; {r.label()}, cap {cap}, target ±{TARGET:.0%}; {experiments} comparisons a design"
+    )
+    print("  design                                   | sd(d)  | resolved | rounds | ±% at stop | covers 1-CPU | covers 2-CPU")
+    for dsg in DESIGNS:
+        d, idx = two_speed_rounds(rng, dsg, experiments, CAP)
+        p = paths(d, (r.estimator,))
+        lv = LEVELS.index(r.level)
+        sl = slice(0, cap - N_FROM + 1)
+        est = p.est[r.estimator][:, sl].astype(float)
+        lo = p.lo[r.estimator][:, sl, lv].astype(float)
+        hi = p.hi[r.estimator][:, sl, lv].astype(float)
+        with np.errstate(invalid="ignore", over="ignore"):
+            rhw = (np.exp(hi) - np.exp(lo)) / (2 * np.exp(est))
+        stop = np.nan_to_num(rhw, nan=np.inf) <= TARGET
+        stop[:, : r.mts - N_FROM] = False
+        any_ = stop.any(axis=1)
+        at = np.where(any_, stop.argmax(axis=1), cap - N_FROM)
+        rows = np.arange(len(at))
+        cf = (lo[rows, at] <= np.log(fast_ratio)) & (np.log(fast_ratio) <= hi[rows, at])
+        cs = (lo[rows, at] <= np.log(slow_ratio)) & (np.log(slow_ratio) <= hi[rows, at])
+        sd = float(np.median(np.std(d[:, :cap], axis=1, ddof=1)))
+        ran = idx[rows, at + N_FROM - 1]  # the round of the last pair used
+        print(
+            f"  {dsg.label:<40} | {sd:.3f}  | {100 * any_.mean():5.1f} %  | {ran.mean():6.1f} |"
+            f" {100 * np.nanmedian(rhw[rows, at]):6.1f}     | {100 * cf.mean():6.1f} %     | {100 * cs.mean():6.1f} %"
+        )

@@ -71,19 +71,49 @@ def kernel() -> None:
 
 
 def kernel_manager_class():
-    """A Jupyter kernel manager whose kernels are warm workers (:func:`kernel`), or None without a
-    zygote (then Jupyter's own). For papermill's ``kernel_manager_class``."""
-    if os.environ.get(ENV, "0") == "0":
-        return None
+    """The Jupyter kernel manager for papermill's ``kernel_manager_class``: its kernel talks over Unix
+    sockets in a directory of its own (``transport = "ipc"``), never over TCP ports, and is a warm
+    worker (:func:`kernel`) when the run has a zygote.
+
+    Jupyter's TCP transport picks five free ports by binding and releasing them, and the kernel binds
+    them again later: two notebooks started at once could be given the same port ("Address already in
+    use", then "Kernel died before replying to kernel_info"). A socket file in a fresh private
+    directory cannot be taken by another kernel."""
+    import shutil
+
     from jupyter_client.manager import AsyncKernelManager
 
-    class WarmKernelManager(AsyncKernelManager):
+    warm = os.environ.get(ENV, "0") != "0"
+
+    class IpcKernelManager(AsyncKernelManager):
+        _ipc_dir: str | None = None
+
+        def __init__(self, **kwargs):
+            kwargs.setdefault("transport", "ipc")
+            super().__init__(**kwargs)
+
+        async def _async_pre_start_kernel(self, **kw):
+            if self._ipc_dir is None:  # the sockets' directory, made when a kernel is about to start
+                self._ipc_dir = tempfile.mkdtemp(prefix="podnet-kernel-")
+                self.ip = os.path.join(self._ipc_dir, "k")
+            return await super()._async_pre_start_kernel(**kw)
+
         def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
             cmd = super().format_kernel_cmd(extra_arguments)
+            if not warm:
+                return cmd
             f = cmd.index("-f")  # ipykernel's argv: python -m ipykernel_launcher -f <connection file>
             return [sys.executable, "-c", "from podnet.config.warm import kernel; kernel()", *cmd[f:]]
 
-    return WarmKernelManager
+        async def _async_cleanup_resources(self, restart: bool = False) -> None:
+            await super()._async_cleanup_resources(restart=restart)  # the sockets and connection file
+            if not restart and self._ipc_dir is not None:
+                shutil.rmtree(self._ipc_dir, ignore_errors=True)
+                self._ipc_dir = None
+
+        cleanup_resources = _async_cleanup_resources  # as AsyncKernelManager's
+
+    return IpcKernelManager
 
 
 def _hand_over(request: dict) -> None:

@@ -46,6 +46,7 @@ TIDY_COLUMNS = [
     "sweep_value",  # its value here, a number in SI units (bandwidth in bit/s, sizes in bytes)
     "round_seq",  # ordinal (0, 1, ...) of the launch round the run ran in (sidecar `round_seq`); <NA> if unknown
     "disturbed",  # True: the launcher judged the run disturbed and kept it (no re-run left in its round)
+    "placement",  # where the run's processes ran (sidecar `cpus.placement`): c0/s0 = client CPU 0, server CPU 0
 ]
 
 #: Columns a tidy table may lack (older tables, hand-made frames), with the value they mean.
@@ -57,6 +58,7 @@ OPTIONAL_COLUMNS = {
     "sweep_value": float("nan"),
     "round_seq": pd.NA,
     "disturbed": False,
+    "placement": "",
 }
 
 #: Columns a tidy table has only when a run of it has them (absent otherwise, so tables without

@@ -18,6 +18,7 @@ from podnet.report.disturbed import disturbed_sentence
 from podnet.report.figures import data
 from podnet.report.figures.plots import alpha, primary_ratios
 from podnet.report.numbers import fmt_p, fmt_ratio
+from podnet.report.placement import placement_sentence
 from podnet.stats.precision import as_judged, half_width_text, resolved
 from podnet.tools import metric_info
 
@@ -100,6 +101,7 @@ def markdown(t: data.Tables) -> str:
         for x in (
             adaptive_markdown(t.adaptive),
             disturbed_sentence(t.disturbed, t.tidy),
+            placement_sentence(t.tidy, t.summary),
             ranking.markdown(t.ranking),
             netready.markdown(t),
         )

@@ -49,9 +49,11 @@ def salt(settings: Mapping[str, Any]) -> str:
 
 
 def group_hashes(g: Groups, salt_: str) -> np.ndarray:
-    """Content hash of each group: key, values, repeats and run ids, in order, plus ``salt_``."""
+    """Content hash of each group: key, values, repeats, run ids and placements, in order, plus ``salt_``."""
     keys = key_text(g.keys)
     run_ids = g.rows["run_id"].astype("string").fillna("").to_numpy(dtype=object) if len(g.rows) else []
+    has_place = "placement" in g.rows.columns and len(g.rows)
+    place = g.rows["placement"].astype("string").fillna("").to_numpy(dtype=object) if has_place else None
     out = np.empty(len(g), dtype=object)
     for i in range(len(g)):
         a, b = g.starts[i], g.starts[i] + g.n[i]
@@ -61,6 +63,8 @@ def group_hashes(g: Groups, salt_: str) -> np.ndarray:
         h.update(g.values[a:b].tobytes())
         h.update(g.repeats[a:b].tobytes())
         h.update("\x1f".join(run_ids[a:b]).encode())
+        if place is not None:
+            h.update(("\x1e" + "\x1f".join(place[a:b])).encode())
         out[i] = h.hexdigest()
     return out
 

@@ -36,6 +36,13 @@ def _launches(g: Groups) -> np.ndarray | None:
     return g.rows[LAUNCH_COLUMN].astype("string").fillna("").to_numpy(dtype=object)
 
 
+def _placements(g: Groups) -> np.ndarray | None:
+    """Where each value's run ran (tidy ``placement``, aligned with ``g.values``; "" unknown), or None."""
+    if "placement" not in g.rows.columns:
+        return None
+    return g.rows["placement"].astype("string").fillna("").to_numpy(dtype=object)
+
+
 def _rounds(g: Groups, i: int) -> np.ndarray | None:
     """Group ``i``'s values' round_seq (aligned with its values), or None unless every one has it."""
     if ROUND_COLUMN not in g.rows.columns:
@@ -61,6 +68,8 @@ def paired(
     with the Wilcoxon interval, at 1 - (1 - confidence) / 2 when ``adaptive``, the t interval of
     the mean below 7 pairs, widened by the printed resolution).
 
+    Two runs that ran in different placements (tidy ``placement``, both known) are no pair: a pair's
+    ratio is of one placement, never of two speeds (METHODS.md, "Placement").
     Runs pair by the launch round they ran in (``round_seq``) when both sides' values all carry
     it: a retried run that ran in a later round pairs with that round's runs, or with none (it is
     then left out and counted in the note; ``require_same`` does not apply). Otherwise they pair by
@@ -79,6 +88,7 @@ def paired(
     ``zero_sd`` times the largest |ln value|) have zero variance and no p-value.
     """
     launch = _launches(g)
+    place = _placements(g)
     k = len(ti)
     n_pairs = np.zeros(k, dtype=int)
     sdd = np.full(k, np.nan)
@@ -121,6 +131,13 @@ def paired(
                 note[i] = "repeats ran in different launches: not paired"
                 continue
             it, ib = it[same], ib[same]
+        mixed = 0
+        if place is not None:  # a pair's two runs in different placements: left out (within placement)
+            pt = place[g.starts[ti[i]] : g.starts[ti[i]] + g.n[ti[i]]][it]
+            pb = place[g.starts[bi[i]] : g.starts[bi[i]] + g.n[bi[i]]][ib]
+            keep = (pt == pb) | (pt == "") | (pb == "")
+            mixed = int((~keep).sum())
+            it, ib = it[keep], ib[keep]
         n_pairs[i] = len(it)
         if len(it) < 2:
             note[i] = "fewer than 2 pairs within one launch"
@@ -141,6 +158,10 @@ def paired(
             note[i] = f"{len(rt) + len(rb) - 2 * len(it)} run(s) without a partner of its round left out"
         elif sdd[i] + kv[i] + fv[i] > 0 and len(it) < max(len(rt), len(rb)):
             note[i] = f"{max(len(rt), len(rb)) - len(it)} unpaired repeats left out"
+        if mixed:
+            note[i] = f"{mixed} pair(s) whose runs ran in different placements left out" + (
+                f"; {note[i]}" if note[i] else ""
+            )
         if sdd[i] == 0 and kv[i] + fv[i] <= 0:
             note[i] = "per-repeat ratios equal (within rounding): zero-width interval, no p-value"
     return Paired(n_pairs, ratio, lo, hi, p, note, quantised, method, level, different)

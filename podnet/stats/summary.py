@@ -54,6 +54,8 @@ SUMMARY_COLUMNS = GROUP_COLUMNS + [
     "drift",  # drift_p < drift alpha
     "first_repeat",
     "last_repeat",
+    "placements",  # where the group's runs ran, with counts (tidy `placement`: c0/s0 = client CPU 0, server CPU 0)
+    "placement_split",  # the runs ran in more than one placement: a mixture, not one path's spread
 ]
 
 
@@ -177,6 +179,7 @@ def describe(g: Groups, s: Settings, inferential: bool = True) -> pd.DataFrame:
     _planning_columns(out, g, s, cv, rhw)
     _outlier_columns(out, g, s, q1, med, q3, inferential)
     _drift_columns(out, g, s, mean, inferential)
+    _placement_columns(out, g)
     if not inferential:
         _blank_inferential(out)
     return out
@@ -279,6 +282,25 @@ def _drift_columns(out: pd.DataFrame, g: Groups, s: Settings, mean: np.ndarray, 
     last[nz] = g.repeats[g.starts[nz] + g.n[nz] - 1]
     out["first_repeat"] = pd.array(first, dtype="Float64").astype("Int64")
     out["last_repeat"] = pd.array(last, dtype="Float64").astype("Int64")
+
+
+def _placement_columns(out: pd.DataFrame, g: Groups) -> None:
+    """placements (``c0/s0 x12, c0/s1 x3``, most frequent first; "" when no run recorded one) and
+    placement_split (more than one), from the tidy ``placement`` of each group's runs (one per run)."""
+    k = len(g.n)
+    text = np.full(k, "", dtype=object)
+    split = np.zeros(k, dtype=bool)
+    if "placement" in g.rows.columns and len(g.rows):
+        runs = pd.DataFrame(
+            {"group": g.codes, "run": g.rows["run_id"].to_numpy(), "p": g.rows["placement"].fillna("").to_numpy()}
+        )
+        runs = runs[runs["p"] != ""].drop_duplicates(["group", "run"])
+        for grp, sub in runs.groupby("group", sort=False):
+            counts = sub["p"].value_counts()
+            text[grp] = ", ".join(f"{p} x{n}" for p, n in counts.items())
+            split[grp] = len(counts) > 1
+    out["placements"] = text
+    out["placement_split"] = pd.array(split, dtype="boolean")
 
 
 def _blank_inferential(out: pd.DataFrame) -> None:

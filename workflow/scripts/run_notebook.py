@@ -41,8 +41,9 @@ nb = papermill.execute_notebook(
     log_output=False,
     request_save_on_cell_execute=False,  # one write at the end (see the docstring)
     shutdown_kernel="immediate",  # nbclient: the kernel is killed once the last cell ran
-    # the kernel a warm worker too, when the run has a zygote (podnet/config/warm.py)
-    **({"kernel_manager_class": km} if (km := kernel_manager_class()) else {}),
+    # Unix sockets, never TCP ports two kernels could both be given; a warm worker when the run has a
+    # zygote (podnet/config/warm.py)
+    kernel_manager_class=kernel_manager_class(),
 )
 logging.info("executed %s -> %s", sm.input.notebook, sm.output.notebook)
 render_node(nb, sm.output.html)  # the executed notebook as papermill returns it, not read back

@@ -93,7 +93,7 @@ def check_possible(cfg: LaunchConfig, node_names: Sequence[str], netns_dir: Path
 
 def floor_tests(cfg: LaunchConfig) -> list[FloorTest]:
     """The floor's tests with the parameters the cluster's cases of the same test use."""
-    return [FloorTest(t.tool, t.name, case_params(cfg, t)) for t in cfg.floor_tests]
+    return [FloorTest(t.tool, t.name, case_params(cfg, t), cfg.affinity) for t in cfg.floor_tests]
 
 
 def next_repeat(directory: Path) -> int:

@@ -40,15 +40,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from podnet.launch.noise import cpus
+from podnet.launch.noise.cpus import READ_PERCPU
+
 #: /proc/stat's per-CPU fields, in order (kernel docs: filesystems/proc.rst); guest time is inside user
 STAT_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal", "guest", "guest_nice")
 #: files in the client pod's /tmp holding the snapshots taken around the client command
 BEFORE, AFTER = "/tmp/podnet-stat.before", "/tmp/podnet-stat.after"
-#: the wrapper around the client argv: snapshots to files (errors silenced), the command's own exit code
+#: the wrapper around the client argv: snapshots to files (errors silenced), the command's own exit
+#: code; each snapshot ends with the container's CPU time per CPU (:mod:`podnet.launch.noise.cpus`)
 WRAPPER = (
-    "{ cat /proc/uptime /proc/stat >" + BEFORE + "; } 2>/dev/null; "
+    "{ cat /proc/uptime /proc/stat; " + READ_PERCPU + "; } >" + BEFORE + " 2>/dev/null; "
     '"$@"; rc=$?; '
-    "{ cat /proc/uptime /proc/stat >" + AFTER + "; } 2>/dev/null; exit $rc"
+    "{ cat /proc/uptime /proc/stat; " + READ_PERCPU + "; } >" + AFTER + " 2>/dev/null; exit $rc"
 )
 WRAPPER_NAME = "podnet-run"
 #: reads (and removes) the client's snapshots; a missing file prints nothing for its section
@@ -57,8 +61,8 @@ READ_SCRIPT = (
     'echo "== boot_id"; cat /proc/sys/kernel/random/boot_id; '
     f"rm -f {BEFORE} {AFTER}"
 )
-#: one snapshot of a server pod's machine
-SNAPSHOT = ["cat", "/proc/uptime", "/proc/stat", "/proc/sys/kernel/random/boot_id"]
+#: one snapshot of a server pod's machine, with the server container's CPU time per CPU
+SNAPSHOT = ["sh", "-c", "cat /proc/uptime /proc/stat /proc/sys/kernel/random/boot_id; " + READ_PERCPU]
 #: daemons of the embedded cluster's control plane (the rest are node agents: kubelet-N, containerd-N...)
 CONTROL_PLANE = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -363,6 +367,9 @@ class Interference:
         self.timeout = timeout
         #: node -> kernel boot id, as the snapshots showed (nodes with one boot id are one machine)
         self.boot_ids: dict[str, str] = {}
+        #: what the server's readings start with (``taskset -c CPU``: on the server's CPU, so that the
+        #: reading's own few milliseconds land where the server runs)
+        self.server_pin: list[str] = []
 
     def same_machine(self, facts: dict[str, dict[str, Any]], a: str | None, b: str | None) -> bool:
         """Whether nodes ``a`` and ``b`` are one machine: the same node, or the same kernel boot id
@@ -381,11 +388,13 @@ class Interference:
         return ["sh", "-c", WRAPPER, WRAPPER_NAME, *argv]
 
     def start(self, server: tuple[str, str] | None) -> Probe:
-        """Before the client: the server machine's snapshot (``(pod, container)`` when it is another
-        machine than the client's), then the launcher's and the daemons' counters (last, nearest the run)."""
+        """Before the client: the server's snapshot (``(pod, container)`` of the server process: its
+        machine's counters when that is another machine than the client's, and always the container's
+        CPU time per CPU), then the launcher's and the daemons' counters (last, nearest the run)."""
         text = err = None
         if server is not None:
-            r = self.kube.exec(self.namespace, server[0], SNAPSHOT, self.timeout, container=server[1])
+            argv = [*self.server_pin, *SNAPSHOT]
+            r = self.kube.exec(self.namespace, server[0], argv, self.timeout, container=server[1])
             text, err = (
                 (r.stdout, None) if r.rc == 0 else (None, r.error or r.stderr.strip()[:200] or "failed")
             )
@@ -410,10 +419,13 @@ class Interference:
         client: tuple[str, str, str | None],
         server: tuple[str, str, str | None] | None,
         ran: bool = True,
+        remote: bool = True,
     ) -> dict[str, Any]:
-        """After the client: the sidecar's ``interference`` mapping. ``client``/``server``: (pod, container,
-        node); ``server`` only when it was read in :meth:`start`. ``ran`` False (the client's exec never
-        started, e.g. its kubelet is gone): the pods are not asked again."""
+        """After the client: the sidecar's ``interference`` mapping, with ``cpus`` (where the client,
+        the server and the softirq work ran: :mod:`podnet.launch.noise.cpus`). ``client``/``server``:
+        (pod, container, node); ``server`` only when it was read in :meth:`start`; ``remote``: the
+        server is another machine (its counters count as a machine's). ``ran`` False (the client's
+        exec never started, e.g. its kubelet is gone): the pods are not asked again."""
         wall = time.monotonic() - probe.t0
         launcher = launcher_cpu_s() - probe.launcher
         daemons_after = self.read()
@@ -432,18 +444,23 @@ class Interference:
         r = self.kube.exec(self.namespace, pod, ["sh", "-c", READ_SCRIPT], self.timeout, container=container)
         before, after, boot = split_read(r.stdout) if r.rc == 0 else ("", "", None)
         nodes[node or "client"] = self._usage("client", before, after, boot, r)
+        server_after = None
         if server is not None:
             pod, container, node = server
-            r = self.kube.exec(self.namespace, pod, SNAPSHOT, self.timeout, container=container)
-            if probe.server is None:
+            r = self.kube.exec(
+                self.namespace, pod, [*self.server_pin, *SNAPSHOT], self.timeout, container=container
+            )
+            server_after = r.stdout if r.rc == 0 else None
+            if remote and probe.server is None:
                 nodes[node or "server"] = {
                     "seen_by": "server",
                     "error": f"no snapshot before: {probe.server_error}",
                 }
-            else:
+            elif remote:
                 nodes[node or "server"] = self._usage(
                     "server", probe.server, r.stdout if r.rc == 0 else "", None, r
                 )
+        out["cpus"] = self._cpus(before, after, probe, server, server_after)
         out["nodes"] = nodes
         ok = [n for n in nodes.values() if n.get("busy") is not None]
         for k in ("busy", "steal", "window_s"):
@@ -454,6 +471,34 @@ class Interference:
         )
         self._daemons(out, probe, daemons_after, wall, launcher)
         return out
+
+    @staticmethod
+    def _cpus(
+        before: str,
+        after: str,
+        probe: Probe,
+        server: tuple[str, str, str | None] | None,
+        server_after: str | None,
+    ) -> dict[str, Any]:
+        """The run's ``cpus`` (:func:`podnet.launch.noise.cpus.record`) from the client's snapshots and
+        the server container's readings before (``probe.server``) and after."""
+        errors = {"client": "no per-CPU usage in the client's cgroup (cgroup v2?)"}
+        client = cpus.side(cpus.parse_percpu(before), cpus.parse_percpu(after))
+        srv = None
+        if server is not None:
+            if probe.server is None or server_after is None:
+                errors["server"] = f"server not read: {probe.server_error or 'exec failed'}"
+            else:
+                srv = cpus.side(cpus.parse_percpu(probe.server), cpus.parse_percpu(server_after))
+                if srv is None:
+                    errors["server"] = "no per-CPU usage in the server's cgroup (cgroup v2?)"
+        irq = None
+        try:
+            b, a = parse_snapshot(before), parse_snapshot(after)
+            irq = cpus.softirq(b.cpus, a.cpus, CLK_TCK)
+        except ProcStatError as exc:
+            errors["softirq"] = str(exc)
+        return cpus.record(client, srv, irq, server is not None, errors)
 
     @staticmethod
     def _daemons(

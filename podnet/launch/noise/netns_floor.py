@@ -36,7 +36,9 @@ import pandas as pd
 
 from podnet import tools as adapters
 from podnet.launch.cluster.provenance import now_iso
-from podnet.launch.noise.interference import host_ticks
+from podnet.launch.noise import cpus
+from podnet.launch.noise.interference import CLK_TCK, ProcStatError, host_ticks, parse_snapshot
+from podnet.launch.spec.plan import pinned_argv
 from podnet.parse.raw import write_raw
 from podnet.parse.tidy import FLOOR_STANDALONE_SCENARIO, FLOOR_VARIANT
 
@@ -115,6 +117,8 @@ class FloorTest:
     tool: str
     name: str
     params: dict[str, Any]
+    #: ``launch.affinity``: the client and server started on these CPUs (taskset), or None
+    affinity: dict[str, int] | None = None
 
     @property
     def key(self) -> str:
@@ -214,6 +218,20 @@ class Floor:
             self._lockfile.close()  # closing the file releases the flock
             self._lockfile = None
 
+    def _client(self, argv: list[str], timeout: float, where: cpus.Sampler) -> tuple[bytes, int, str]:
+        """Run the client in its namespace (sampled by ``where`` as ``client``): output, exit code, error."""
+        proc = subprocess.Popen(
+            _in_ns(self.names.ns_client, argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        where.add("client", proc.pid)  # nsenter and taskset exec the tool: one process, one pid
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+            return out or b"", -1, f"timed out after {timeout:.0f} s"
+        return out, proc.returncode, err.decode(errors="replace").strip()
+
     def _start_server(self, argv: list[str], port: int | None, timeout: float = 10.0) -> subprocess.Popen:
         proc = subprocess.Popen(
             _in_ns(self.names.ns_server, argv),
@@ -260,6 +278,8 @@ class Floor:
         n = self.names
         adapter = adapters.get(test.tool)
         inv = adapter.invocation(dict(test.params), n.ip_server)
+        client_argv = [*pinned_argv(test.affinity, "client"), *map(str, inv.client)]
+        server_argv = [*pinned_argv(test.affinity, "server"), *map(str, inv.server)] if inv.server else None
         if adapter.server_kind == "http":
             raise RuntimeError(f"{test.tool}: the floor has no HTTP server (nginx) yet")
         meta: dict[str, Any] = {
@@ -274,7 +294,8 @@ class Floor:
             "streams": inv.streams,
             "command": [str(a) for a in inv.client],
             "command_line": shlex.join(str(a) for a in inv.client),
-            "server_command": [str(a) for a in inv.server] if inv.server else None,
+            "server_command": server_argv,
+            **({"placement_command": client_argv[:3]} if client_argv[:1] == ["taskset"] else {}),
             "params": {k: v for k, v in test.params.items() if v is not None},
             "duration_s": inv.duration,
             "client": {"netns": n.ns_client, "ip": n.ip_client},
@@ -283,18 +304,21 @@ class Floor:
             "tool_version": _version(inv.version),
             **(extra or {}),
         }
-        server = self._start_server(inv.server, inv.port) if inv.server else None
+        server = self._start_server(server_argv, inv.port) if server_argv else None
         try:
             meta["started"] = now_iso()
             cpu0, own0, t0 = cpu_times(), time.process_time(), time.monotonic()
-            try:
-                r = subprocess.run(
-                    _in_ns(n.ns_client, inv.client), capture_output=True, timeout=inv.duration + 30
-                )
-                out, rc, err = r.stdout, r.returncode, r.stderr.decode(errors="replace").strip()
-            except subprocess.TimeoutExpired as exc:
-                out, rc, err = exc.stdout or b"", -1, f"timed out after {inv.duration + 30:.0f} s"
+            irq0 = _per_cpu()
+            with cpus.Sampler({"server": server.pid} if server else {}, os.cpu_count() or 1) as where:
+                out, rc, err = self._client(client_argv, inv.duration + 30, where)
             wall = time.monotonic() - t0
+            meta["cpus"] = cpus.record(
+                where.side("client"),
+                where.side("server") if server else None,
+                cpus.softirq(irq0, _per_cpu(), CLK_TCK),
+                server is not None,
+                {"client": "not sampled", "server": "not sampled"},
+            )
             meta["interference"] = floor_interference(cpu0, cpu_times(), wall, time.process_time() - own0)
             meta["ended"] = now_iso()
             meta["elapsed_s"] = round(wall, 3)
@@ -309,6 +333,14 @@ class Floor:
         ext = "json" if out.lstrip().startswith(b"{") else "txt"
         path = raw_dir / variant / scenario / f"{test.tool}-{test.name}" / f"r{repeat:03d}.{ext}"
         return write_raw(path, out, meta)
+
+
+def _per_cpu() -> list[tuple[int, ...]]:
+    """This machine's per-CPU /proc/stat counters (for the softirq work's CPU)."""
+    try:
+        return parse_snapshot(Path("/proc/stat").read_text()).cpus
+    except (OSError, ProcStatError):
+        return []
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -336,6 +368,7 @@ def tests_from_config(config: dict[str, Any], selectors: Sequence[str] = ()) -> 
     parameters: ``launch.defaults`` the adapter knows, then the test's own ``params``."""
     launch = config.get("launch") or {}
     defaults = launch.get("defaults") or {}
+    affinity = launch.get("affinity") or None  # placed as the launch places them (taskset; -A for iperf3)
     out = []
     for tool, spec in (launch.get("tools") or {}).items():
         adapter = adapters.get(tool)
@@ -344,10 +377,12 @@ def tests_from_config(config: dict[str, Any], selectors: Sequence[str] = ()) -> 
             if selectors and key not in selectors and tool not in selectors:
                 continue
             params = {k: v for k, v in defaults.items() if k in adapter.defaults}
+            if affinity and "affinity" in adapter.defaults:
+                params["affinity"] = [affinity.get("client"), affinity.get("server")]
             params.update(t.get("params") or {})
             if "port" in adapter.defaults and "port" not in params and adapter.default_port:
                 params["port"] = adapter.default_port
-            out.append(FloorTest(tool, t["name"], params))
+            out.append(FloorTest(tool, t["name"], params, affinity))
     unknown = set(selectors) - {f"{t.tool}:{t.name}" for t in out} - {t.tool for t in out}
     if unknown:
         raise ValueError(f"floor: no test {', '.join(sorted(unknown))} in the config's launch.tools")
@@ -408,6 +443,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tests", default="iperf3:tcp,ping:plain", help="tool:test selectors, comma separated")
     p.add_argument("--repeats", type=int, default=10, help="interleaved rounds (default 10)")
     p.add_argument("--raw", default=None, help="raw directory (default: raw/<experiment>)")
+    p.add_argument(
+        "--affinity",
+        default=None,
+        help="where the client and server run: CLIENT,SERVER CPUs (e.g. 0,0), or 'none' for where the "
+        "scheduler puts them (default: the config's launch.affinity)",
+    )
 
 
 def cmd_floor(a: argparse.Namespace) -> int:
@@ -420,6 +461,8 @@ def cmd_floor(a: argparse.Namespace) -> int:
     try:
         config = yaml.safe_load(Path(a.config).read_text(encoding="utf-8"))
         experiment = config["experiment"]
+        if a.affinity is not None:
+            config.setdefault("launch", {})["affinity"] = parse_affinity(a.affinity)
         tests = tests_from_config(config, [s for s in a.tests.split(",") if s])
     except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError) as exc:
         print(f"podnet floor: {a.config}: {exc}", file=sys.stderr)
@@ -428,6 +471,16 @@ def cmd_floor(a: argparse.Namespace) -> int:
     n = sum(1 for _ in run_floor(tests, raw_dir, experiment, a.repeats))
     print(f"floor: {n} runs written under {raw_dir / VARIANT}")
     return 0
+
+
+def parse_affinity(text: str) -> dict[str, int] | None:
+    """``--affinity``: ``"0,1"`` as {"client": 0, "server": 1}; ``"none"`` as None."""
+    if text.strip().lower() == "none":
+        return None
+    parts = [x.strip() for x in text.split(",")]
+    if len(parts) != 2 or not all(x.isdigit() for x in parts):
+        raise ValueError(f"--affinity {text!r}: give CLIENT,SERVER CPU numbers (e.g. 0,0) or none")
+    return {"client": int(parts[0]), "server": int(parts[1])}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -47,7 +47,7 @@ from podnet.launch.rounds.underload import LoadRun, LoadStart
 from podnet.launch.spec.config import LaunchConfig
 from podnet.launch.spec.disturbance import DisturbanceRule, RerunBudget
 from podnet.launch.spec.disturbance import judge as judge_disturbance
-from podnet.launch.spec.plan import CasePlan
+from podnet.launch.spec.plan import CasePlan, pinned_argv
 from podnet.parse.raw import write_raw
 from podnet.tools.base import Adapter, Invocation, ParseError
 
@@ -167,18 +167,20 @@ class Executor:
             info = read_cluster_info(cfg.cluster_info) if "embedded" in facts.cluster else None
             space = pods.space
             self.interference = Interference(space.kube, space.namespace, info, cfg.timeouts["api"])
+            self.interference.server_pin = pinned_argv(cfg.affinity, "server")  # its readings beside it
         #: the objects of the cases' scale points (:mod:`.scale`; None: no test has `scale`)
         self.scale = scale
 
-    def _sides(self, t: CaseTarget) -> tuple[Container, Container | None]:
-        """The client's container, and the server's when it is another machine (read around the run)."""
-        if t.server is None:
-            return t.client, None
-        if self.interference is None or self.interference.same_machine(
+    def _sides(self, cp: CasePlan, t: CaseTarget) -> tuple[Container, Container | None, bool]:
+        """The client's container, the server process's container (read around the run for where it
+        ran; None when the case has no server process) and whether the server is another machine
+        (then its machine's counters are read too)."""
+        if t.server is None or cp.server is None:
+            return t.client, None, False
+        remote = self.interference is not None and not self.interference.same_machine(
             self.facts.node_facts, t.client.node, t.server.node
-        ):
-            return t.client, None
-        return t.client, t.server
+        )
+        return t.client, t.server, remote
 
     def run(self, cp: CasePlan, slot: Slot, total: int, index: int, warmup: bool = False) -> str:
         """Run one repeat of one case (a warm-up: not counted, kept apart); returns ok / failed."""
@@ -202,11 +204,13 @@ class Executor:
         self._server_gap(cp, inv)
         limit = float(inv.duration) + float(self.cfg.timeouts["run_margin"])
         argv = ["timeout", "-k", str(KILL_GRACE), f"{limit:g}", *[str(a) for a in inv.client]]
+        # launch.affinity: the exec starts on the client's CPU (taskset), the snapshot wrapper with it
+        pin = pinned_argv(self.cfg.affinity, "client")
         attempt = 1 if warmup else self.tally.states[case.key].next_attempt(slot.repeat)
         meta = self.sidecar(cp, slot, attempt)
         meta.update(protocol=inv.protocol, direction=inv.direction, streams=inv.streams)
         before = self.pods.restarts(cp)
-        client_side, server_side = self._sides(t)
+        client_side, server_side, remote = self._sides(cp, t)
         started_load = self._start_load(cp, t, slot, str(target), inv, tag, warmup)
         if started_load.failed:
             return "failed"
@@ -215,14 +219,18 @@ class Executor:
         probe = ia.start(server_side[:2] if server_side else None) if ia else None
         started = now_iso()
         t0 = time.monotonic()
-        r = self.pods.exec(client_side, ia.wrap(argv) if ia else argv, limit + KILL_GRACE + EXEC_SLACK)
+        r = self.pods.exec(
+            client_side, [*pin, *(ia.wrap(argv) if ia else argv)], limit + KILL_GRACE + EXEC_SLACK
+        )
         elapsed = time.monotonic() - t0
         ended = now_iso()
         if cp.server and cp.server_pod:
             self.server_free[(cp.server_pod, cp.server.container)] = time.monotonic()
         if ia and probe:
             started_ok = not (r.rc is None and r.error and not r.timed_out)
-            meta["interference"] = ia.finish(probe, client_side, server_side, ran=started_ok)
+            meta["interference"] = ia.finish(probe, client_side, server_side, ran=started_ok, remote=remote)
+            if "cpus" in meta["interference"]:  # where the client, server and softirq work ran
+                meta["cpus"] = meta["interference"].pop("cpus")
         if r.rc is None and r.error:
             self.pods.exec_failed(cp.client_pod, r.error)
         restarted = {
@@ -242,6 +250,8 @@ class Executor:
         if not warmup:
             verdict = self._disturbance(verdict, meta)
         self._describe(meta, cp, t, inv, argv, verdict, r, timing)
+        if pin:
+            meta["placement_command"] = pin
         if restarted:
             meta.update(suspect=True, restarts=restarted)
         if warmup:
@@ -316,7 +326,9 @@ class Executor:
             command_line=shlex.join(str(a) for a in inv.client),
             timeout_command=argv[:4],
             server_command=(
-                cp.server.argv if cp.server and not cp.server.http else (["nginx"] if cp.server else None)
+                [*cp.server.pin, *(cp.server.argv if not cp.server.http else ["nginx"])]
+                if cp.server
+                else None
             ),
             target=target,
             service=({"name": t.service, "cluster_ip": target} if t.service else None),

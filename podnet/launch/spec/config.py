@@ -202,7 +202,8 @@ class LaunchConfig:
     cpu_latency_us: int | None = None
     #: Guaranteed QoS: {"cpu": whole CPUs, "memory": "256Mi"} per container, or None
     resources: dict[str, Any] | None = None
-    #: {"client": cpu, "server": cpu} for tools whose adapter supports affinity, or None
+    #: {"client": cpu, "server": cpu}: every tool's client and server started on these CPUs (taskset),
+    #: and the tools with an option of their own given it too; None: where the scheduler puts them
     affinity: dict[str, int] | None = None
     #: the raw ``launch`` mapping (recorded as provenance; its hash names the config)
     source: dict[str, Any] = field(default_factory=dict)
@@ -227,10 +228,11 @@ class LaunchConfig:
         affinity: dict[str, Any] | None = None
         if pinned is not None:
             c, s = cpu_pair(pinned)
-            affinity = {"client": c, "server": s, "applied": True}
-        elif self.affinity:
-            why = f"{tool} has no CPU affinity option" if not supported else "the test's params unset it"
-            affinity = {**self.affinity, "applied": False, "why_not": why}
+            by = f"{tool}'s own option" + (" (started under the launcher's taskset)" if self.affinity else "")
+            affinity = {"client": c, "server": s, "applied": True, "by": by}
+        elif self.affinity:  # every tool's processes started on their CPUs (spec.plan.pinned_argv)
+            why = f"{tool} has no CPU option" if not supported else "the test's params unset the option"
+            affinity = {**self.affinity, "applied": True, "by": f"the launcher's taskset ({why})"}
         return {
             "warmup_runs": self.warmup,
             "warmup_per": self.warmup_per,

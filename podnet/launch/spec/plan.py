@@ -44,6 +44,13 @@ class ServerProc:
     extra_ports: set[int] = field(default_factory=set)
     #: the server also listens on TCP for control when the test is UDP (the adapter's ``tcp_control``)
     tcp_control: bool = False
+    #: the CPU the server process is started on (``launch.affinity.server``: ``taskset -c``), or None
+    cpu: int | None = None
+
+    @property
+    def pin(self) -> list[str]:
+        """What the container's command starts with to place the server (``taskset -c cpu``), or []."""
+        return pinned_argv({"server": self.cpu} if self.cpu is not None else None, "server")
 
     @property
     def tcp(self) -> bool:
@@ -150,6 +157,14 @@ def _pod_name(role: str, kind: str, placement: Placement) -> str:
         return f"{role}-{kind}-{slug(placement.node or '')}"
     h = hashlib.sha256(placement.key().encode()).hexdigest()[:6]
     return f"{role}-{kind}-unplaced-{h}"
+
+
+def pinned_argv(affinity: dict[str, int] | None, side: str) -> list[str]:
+    """``taskset -c CPU`` for one side (``client`` / ``server``) of ``launch.affinity``, or [] when it
+    names no CPU for it: the launcher places every tool's processes, also those without an option of
+    their own (ping, iperf2, ab, wrk, sockperf, nginx), and the pinnable ones get their option too."""
+    cpu = (affinity or {}).get(side)
+    return [] if cpu is None else ["taskset", "-c", str(int(cpu))]
 
 
 def case_params(cfg: LaunchConfig, test: TestSpec) -> dict[str, Any]:
@@ -294,6 +309,7 @@ def _server_proc(
             argv=[],
             port=port,
             http=True,
+            cpu=(cfg.affinity or {}).get("server"),
         )
         proc.protocols.add("http")
         pod.servers.append(proc)
@@ -318,6 +334,7 @@ def _server_proc(
         tcp_port=inv.port is not None,
         extra_ports=extra,
         tcp_control=adapter.tcp_control,
+        cpu=(cfg.affinity or {}).get("server"),
     )
     proc.protocols |= protocols
     pod.servers.append(proc)
