@@ -24,6 +24,11 @@ PROCSTAT = yaml.safe_load(
     (Path(__file__).resolve().parent / "fixtures" / "procstat" / "snapshots.yaml").read_text()
 )
 
+#: the client's and the server's container per-CPU usage (ns) before and after a run, as the wrapper
+#: and the server's snapshot print them (podnet.launch.noise.cpus): the client on CPU 0, the server on 1
+PERCPU = ("podnet_percpu 1000000000 5000000", "podnet_percpu 3900000000 5100000")
+PERCPU_SERVER = ("podnet_percpu 2000000 700000000", "podnet_percpu 2100000 3300000000")
+
 
 def make_node(name: str, labels: dict[str, str] | None = None, ip: str = "10.0.0.1") -> Any:
     return NS(
@@ -93,6 +98,8 @@ class FakeKube:
         self.calls: list[str] = []
         #: client argv run inside the interference wrapper
         self.wrapped: list[list[str]] = []
+        #: (pod, ``taskset -c CPU``) of each exec the launcher started on a CPU
+        self.pinned: list[tuple[str, list[str]]] = []
         #: pods whose snapshot reads fail (an image without cat, a read-only /tmp)
         self.no_snapshots: set[str] = set()
         self._server_reads: dict[str, int] = {}
@@ -259,23 +266,25 @@ class FakeKube:
         self, namespace: str, pod: str, argv: list[str], timeout: float, container: str | None = None
     ) -> ExecResult:
         self.execs.append((pod, list(argv)))
+        if argv[:2] == ["taskset", "-c"]:  # launch.affinity: the exec started on a CPU
+            self.pinned.append((pod, list(argv[:3])))
+            argv = list(argv[3:])
         if argv[:2] == ["sh", "-c"] and argv[3:4] == [interference.WRAPPER_NAME]:
             self.wrapped.append(list(argv))
             argv = list(argv[4:])
         if argv == ["sh", "-c", interference.READ_SCRIPT]:
             if pod in self.no_snapshots:
                 return ExecResult(rc=0, stdout="== before\n== after\n== boot_id\n", stderr="")
-            text = "== before\n{}== after\n{}== boot_id\n{}\n".format(
-                PROCSTAT["before"], PROCSTAT["after"], PROCSTAT["boot_id"]
+            text = "== before\n{}{}\n== after\n{}{}\n== boot_id\n{}\n".format(
+                PROCSTAT["before"], PERCPU[0], PROCSTAT["after"], PERCPU[1], PROCSTAT["boot_id"]
             )
             return ExecResult(rc=0, stdout=text, stderr="")
         if argv == interference.SNAPSHOT:
             if pod in self.no_snapshots:
                 return ExecResult(rc=1, stdout="", stderr="cat: not found")
             k = self._server_reads[pod] = self._server_reads.get(pod, 0) + 1
-            return ExecResult(
-                rc=0, stdout=PROCSTAT["before" if k % 2 else "after"] + PROCSTAT["boot_id"] + "\n", stderr=""
-            )
+            text = PROCSTAT["before" if k % 2 else "after"] + PROCSTAT["boot_id"] + "\n"
+            return ExecResult(rc=0, stdout=text + PERCPU_SERVER[0 if k % 2 else 1] + "\n", stderr="")
         node = self._live[pod].spec.node_name if pod in self._live else None
         if node in self.kubelet_down:
             return ExecResult(

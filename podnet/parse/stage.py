@@ -238,11 +238,9 @@ def result_rows(
     launch_id = str(launch.get("id") or "") if isinstance(launch, dict) else ""
     sweep = sweep_columns(meta.get("sweep"))
     seq = meta.get("round_seq")
-    flags = {
-        "round_seq": seq if seq is not None else pd.NA,
-        "disturbed": meta.get("disturbed") is True,
-        "placement": str((meta.get("cpus") or {}).get("placement") or ""),
-    }
+    place = str((meta.get("cpus") or {}).get("placement") or "")  # where its processes ran
+    flags = {"round_seq": seq if seq is not None else pd.NA, "disturbed": meta.get("disturbed") is True}
+    flags["placement"] = place
     test_of = adapter.tidy_tests(meta.get("test"), result)  # once per file (Adapter.tidy_tests)
     rows = []
     for m in result.measurements:

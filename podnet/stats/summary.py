@@ -17,46 +17,49 @@ from .cache import cached_rows
 from .kinds import metric_facts
 from .settings import Settings
 
-SUMMARY_COLUMNS = GROUP_COLUMNS + [
-    "source",  # measured | reference (reference rows: descriptive columns only)
-    "n",  # values used (NaN values dropped)
-    "n_nan",  # NaN values dropped
-    "mean",
-    "median",
-    "sd",  # sample standard deviation (ddof = 1)
-    "cv",  # sd / |mean|
-    "min",
-    "max",
-    "se",  # sd / sqrt(n)
-    "kind",  # positive | proportion | count | signed (podnet.tools.metric_info)
-    "gmean",  # geometric mean (positive values only)
-    "centre",  # the estimate the primary interval is about (see estimand)
-    "estimand",  # geometric mean | mean | mean fraction
-    "ci_low",  # primary interval of the estimand, by kind (METHODS.md)
-    "ci_high",
-    "ci_method",  # log-t | t | t, clipped at 0 | clopper-pearson
-    "ci_note",
-    "quantised",  # the tool's printed resolution widens the interval by more than 10 % (rounding.py)
-    "rel_half_width",  # (ci_high - centre) / |centre|
-    "boot_ci_low",
-    "boot_ci_high",
-    "boot_method",  # BCa | percentile | "" (none)
-    "boot_note",  # why there is no bootstrap interval
-    "n_needed",  # repeats needed for rel_half_width <= target at the observed CV
-    "met_target",
-    "n_outliers",  # values outside the outlier fences (flagged, never dropped)
-    "outlier_rule",
-    "outlier_low",  # the fences
-    "outlier_high",
-    "drift_tau",  # Kendall tau-b of value vs repeat order
-    "drift_p",
-    "drift_rel_change",  # (mean of last half - mean of first half) / |mean|
-    "drift",  # drift_p < drift alpha
-    "first_repeat",
-    "last_repeat",
-    "placements",  # where the group's runs ran, with counts (tidy `placement`: c0/s0 = client CPU 0, server CPU 0)
-    "placement_split",  # the runs ran in more than one placement: a mixture, not one path's spread
-]
+SUMMARY_COLUMNS = (
+    GROUP_COLUMNS
+    + [
+        "source",  # measured | reference (reference rows: descriptive columns only)
+        "n",  # values used (NaN values dropped)
+        "n_nan",  # NaN values dropped
+        "mean",
+        "median",
+        "sd",  # sample standard deviation (ddof = 1)
+        "cv",  # sd / |mean|
+        "min",
+        "max",
+        "se",  # sd / sqrt(n)
+        "kind",  # positive | proportion | count | signed (podnet.tools.metric_info)
+        "gmean",  # geometric mean (positive values only)
+        "centre",  # the estimate the primary interval is about (see estimand)
+        "estimand",  # geometric mean | mean | mean fraction
+        "ci_low",  # primary interval of the estimand, by kind (METHODS.md)
+        "ci_high",
+        "ci_method",  # log-t | t | t, clipped at 0 | clopper-pearson
+        "ci_note",
+        "quantised",  # the tool's printed resolution widens the interval by more than 10 % (rounding.py)
+        "rel_half_width",  # (ci_high - centre) / |centre|
+        "boot_ci_low",
+        "boot_ci_high",
+        "boot_method",  # BCa | percentile | "" (none)
+        "boot_note",  # why there is no bootstrap interval
+        "n_needed",  # repeats needed for rel_half_width <= target at the observed CV
+        "met_target",
+        "n_outliers",  # values outside the outlier fences (flagged, never dropped)
+        "outlier_rule",
+        "outlier_low",  # the fences
+        "outlier_high",
+        "drift_tau",  # Kendall tau-b of value vs repeat order
+        "drift_p",
+        "drift_rel_change",  # (mean of last half - mean of first half) / |mean|
+        "drift",  # drift_p < drift alpha
+        "first_repeat",
+        "last_repeat",
+        "placements",  # where the group's runs ran, with counts (tidy `placement`: c0/s0 = client CPU 0, server CPU 0)
+        "placement_split",  # the runs ran in more than one placement: a mixture, not one path's spread
+    ]
+)
 
 
 def _quantiles(g: Groups, qs: list[float]) -> np.ndarray:
@@ -292,7 +295,11 @@ def _placement_columns(out: pd.DataFrame, g: Groups) -> None:
     split = np.zeros(k, dtype=bool)
     if "placement" in g.rows.columns and len(g.rows):
         runs = pd.DataFrame(
-            {"group": g.codes, "run": g.rows["run_id"].to_numpy(), "p": g.rows["placement"].fillna("").to_numpy()}
+            {
+                "group": g.codes,
+                "run": g.rows["run_id"].to_numpy(),
+                "p": g.rows["placement"].fillna("").to_numpy(),
+            }
         )
         runs = runs[runs["p"] != ""].drop_duplicates(["group", "run"])
         for grp, sub in runs.groupby("group", sort=False):

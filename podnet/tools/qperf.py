@@ -460,11 +460,14 @@ class QperfAdapter(Adapter):
         client = ["qperf", "-v", target, "-lp", str(port), "-ip", str(data_port), "-t", dur]
         if p.get("msg_size"):
             client += ["-m", str(p["msg_size"])]
+        # qperf numbers CPUs from 1 (0 is "any"), whatever its --help says ("numbered sequentially from
+        # 0"): `-lca 1 -rca 1` left both processes on CPU 0 (taskset -p, qperf 0.4.11, 2026-11-29), and
+        # `-lca 0 -rca 0` pinned nothing (the placement study's cgroup readings, benchmarks/placement.yaml)
         cpu_c, cpu_s = cpu_pair(p.get("affinity"))
         if cpu_c is not None:
-            client += ["-lca", str(cpu_c)]
+            client += ["-lca", str(cpu_c + 1)]
         if cpu_s is not None:
-            client += ["-rca", str(cpu_s)]  # the server pins itself for the test (qperf's rem_affinity)
+            client += ["-rca", str(cpu_s + 1)]  # the server pins itself for the test (qperf's rem_affinity)
         client += list(tests) + ["conf"]
         protos = {t.split("_")[0] for t in tests}
         return Invocation(

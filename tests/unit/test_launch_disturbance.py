@@ -151,8 +151,8 @@ def _scripted_foreign(monkeypatch, shares):
     it = iter(shares)
     original = itf.Interference.finish
 
-    def finish(self, probe, client, server, ran=True):
-        out = original(self, probe, client, server, ran)
+    def finish(self, probe, client, server, ran=True, **kw):
+        out = original(self, probe, client, server, ran, **kw)
         share = next(it, 0.0)
         out["foreign"] = {"cpu_s": round(share * 2, 3), "share": share}
         return out

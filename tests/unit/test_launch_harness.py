@@ -151,20 +151,28 @@ def _nodes_with_boot_ids(same: bool):
 
 
 @pytest.mark.parametrize("same", [True, False])
-def test_a_server_on_another_machine_is_read_before_and_after_the_client(tmp_path, same):
+def test_a_server_is_read_before_and_after_the_client_and_counted_as_a_machine_when_another(tmp_path, same):
     k = FakeKube(_nodes_with_boot_ids(same), ok_responder)
     res = launch(config(tmp_path), kube=k)
     assert res.ok == 8
     snaps = [i for i, (_, a) in enumerate(k.execs) if a == itf.SNAPSHOT]
     runs = [i for i, (_, a) in enumerate(k.execs) if a[:2] == ["sh", "-c"] and a[3:4] == [itf.WRAPPER_NAME]]
-    if same:
-        assert not snaps
-    else:  # one before and one after each client run
-        assert len(snaps) == 2 * len(runs)
-        for r in runs:
-            assert r - 1 in snaps and any(s > r for s in snaps)
-    meta = read_sidecar(find_raw_files(tmp_path / "raw")[0])
-    assert len(meta["interference"]["nodes"]) == (1 if same else 2)
+    served = [i for i in runs if "iperf3" in k.execs[i][1]]  # ping has no server process to read
+    # one before and one after each run with a server (where it ran), on the same machine too
+    assert len(snaps) == 2 * len(served)
+    for r in served:
+        assert r - 1 in snaps and any(s > r for s in snaps)
+    for path in find_raw_files(tmp_path / "raw"):
+        meta = read_sidecar(path)
+        # the machine's counters count once per machine: the server's only when it is another
+        want = 1 if same or meta["tool"] == "ping" else 2
+        assert len(meta["interference"]["nodes"]) == want
+        # where the processes ran: the client's container on CPU 0 (fakekube.PERCPU), the server's on 1
+        place = "c0/s1" if meta["tool"] == "iperf3" else "c0"
+        assert meta["cpus"]["placement"] == place and "cpus" not in meta["interference"]
+        assert meta["cpus"]["softirq"]["cpu"] == 0  # the fixture's softirq ticks grew on CPU 0 alone
+    tidy = parse_experiment(tmp_path / "raw", "t").tidy
+    assert set(tidy["placement"]) == {"c0/s1", "c0"}
 
 
 def test_a_snapshot_that_cannot_be_read_leaves_the_run_ok_and_says_why(tmp_path):
@@ -312,8 +320,9 @@ def test_affinity_flags_in_the_tools_command_lines():
     with pytest.raises(UnsupportedTest):
         netperf.invocation({"affinity": "a,b"}, "x")
     qc = adapter("qperf").invocation({"tests": ["tcp_lat"], "affinity": [0, 1]}, "x").client
+    # qperf counts CPUs from 1 (0: any CPU): CPU 0 is -lca 1
     assert (
-        qc[qc.index("-lca") + 1] == "0" and qc[qc.index("-rca") + 1] == "1" and qc[-2:] == ["tcp_lat", "conf"]
+        qc[qc.index("-lca") + 1] == "1" and qc[qc.index("-rca") + 1] == "2" and qc[-2:] == ["tcp_lat", "conf"]
     )
     assert "-lca" not in adapter("qperf").invocation({"tests": ["tcp_lat"]}, "x").client
     assert (
@@ -329,10 +338,20 @@ def test_launch_affinity_reaches_the_tools_that_support_it_and_is_recorded(tmp_p
     launch(cfg, kube=k)
     iperf_runs = [a for _, a in k.client_runs if a[4] == "iperf3"]
     assert iperf_runs and all(a[a.index("-A") + 1] == "0,1" for a in iperf_runs)
+    # every client exec (ping's too) starts on the client's CPU, the wrapper and its readings with it;
+    # the server's readings on the server's CPU
+    wrapped = [(pod, a) for pod, a in k.execs if itf.WRAPPER_NAME in a]
+    assert wrapped and all(a[:3] == ["taskset", "-c", "0"] for _, a in wrapped)
+    snaps = [a for _, a in k.execs if a[3:] == itf.SNAPSHOT]
+    assert snaps and all(a[:3] == ["taskset", "-c", "1"] for a in snaps)
     for p in find_raw_files(cfg.raw_dir):
         meta = read_sidecar(p)
         aff = meta["harness"]["affinity"]
-        assert aff["applied"] is (meta["tool"] == "iperf3") and (aff["client"], aff["server"]) == (0, 1)
+        assert aff["applied"] is True and (aff["client"], aff["server"]) == (0, 1)
+        assert ("own option" in aff["by"]) is (meta["tool"] == "iperf3")
+        assert meta["placement_command"] == ["taskset", "-c", "0"]
+        if meta["tool"] == "iperf3":  # the server container was started on its CPU
+            assert meta["server_command"][:3] == ["taskset", "-c", "1"]
     # a pinned iperf3 output parses with its command (the parser knows -A is not -t/-P)
     parsed = parse_experiment(cfg.raw_dir, "t")
     assert parsed.failed.empty and (parsed.tidy["tool"] == "iperf3").any()
@@ -365,5 +384,5 @@ def test_a_tests_own_affinity_param_is_recorded_as_applied(tmp_path):
     assert all(a[a.index("-A") + 1] == "1,0" for _, a in k.client_runs if a[4] == "iperf3")
     for p in find_raw_files(cfg.raw_dir):
         meta = read_sidecar(p)
-        want = {"client": 1, "server": 0, "applied": True} if meta["tool"] == "iperf3" else None
-        assert meta["harness"]["affinity"] == want
+        want = {"client": 1, "server": 0, "applied": True, "by": "iperf3's own option"}
+        assert meta["harness"]["affinity"] == (want if meta["tool"] == "iperf3" else None)

@@ -120,6 +120,44 @@ def record(
     return out
 
 
+def per_cpu_ticks(text: str) -> list[tuple[int, ...]]:
+    """The per-CPU lines (``cpu0``, ``cpu1``, ...) of /proc/stat text, as tick tuples ([] when none)."""
+    out = []
+    for line in text.splitlines():
+        parts = line.split()
+        if parts and parts[0].startswith("cpu") and parts[0][3:].isdigit():
+            try:
+                out.append(tuple(int(x) for x in parts[1:]))
+            except ValueError:
+                return []
+    return out
+
+
+def from_readings(
+    client: tuple[str, str],
+    server: tuple[str | None, str | None] | None,
+    server_error: str | None,
+    clk_tck: float,
+) -> dict[str, Any]:
+    """The run's ``cpus`` (:func:`record`) from the client's snapshots before and after (/proc/stat and
+    its container's per-CPU line, :data:`podnet.launch.noise.interference.WRAPPER`) and, for a case with
+    a server process, the server container's readings before and after (None: not read)."""
+    errors = {"client": "no per-CPU usage in the client's cgroup (cgroup v2?)"}
+    c = side(parse_percpu(client[0]), parse_percpu(client[1]))
+    srv = None
+    if server is not None:
+        if server[0] is None or server[1] is None:
+            errors["server"] = f"server not read: {server_error or 'exec failed'}"
+        else:
+            srv = side(parse_percpu(server[0]), parse_percpu(server[1]))
+            if srv is None:
+                errors["server"] = "no per-CPU usage in the server's cgroup (cgroup v2?)"
+    irq = softirq(per_cpu_ticks(client[0]), per_cpu_ticks(client[1]), clk_tck)
+    if irq is None:
+        errors["softirq"] = "no per-CPU /proc/stat lines in the client's snapshots"
+    return record(c, srv, irq, server is not None, errors)
+
+
 def processor(pid: int) -> int | None:
     """The CPU process ``pid`` last ran on (``/proc/<pid>/stat``'s 39th field), None when gone."""
     try:

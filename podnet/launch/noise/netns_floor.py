@@ -37,7 +37,7 @@ import pandas as pd
 from podnet import tools as adapters
 from podnet.launch.cluster.provenance import now_iso
 from podnet.launch.noise import cpus
-from podnet.launch.noise.interference import CLK_TCK, ProcStatError, host_ticks, parse_snapshot
+from podnet.launch.noise.interference import CLK_TCK, host_ticks
 from podnet.launch.spec.plan import pinned_argv
 from podnet.parse.raw import write_raw
 from podnet.parse.tidy import FLOOR_STANDALONE_SCENARIO, FLOOR_VARIANT
@@ -338,8 +338,8 @@ class Floor:
 def _per_cpu() -> list[tuple[int, ...]]:
     """This machine's per-CPU /proc/stat counters (for the softirq work's CPU)."""
     try:
-        return parse_snapshot(Path("/proc/stat").read_text()).cpus
-    except (OSError, ProcStatError):
+        return cpus.per_cpu_ticks(Path("/proc/stat").read_text())
+    except OSError:
         return []
 
 

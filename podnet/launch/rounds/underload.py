@@ -45,6 +45,8 @@ class LoadRun:
 
     inv: Invocation
     argv: list[str]
+    #: what the exec starts with (``taskset -c CPU``), or []
+    pin: list[str] = field(default_factory=list)
     started: str = ""
     ended: str = ""
     t0: float = 0.0
@@ -62,16 +64,18 @@ class LoadRun:
         probe_duration: float,
         margin: float,
         grace: float,
+        pin: list[str] | None = None,
     ) -> LoadRun:
         """Start the load in the case's ``client`` container against ``target`` (``timeout`` ends it
-        ``margin`` s after its own length)."""
+        ``margin`` s after its own length); ``pin``: ``taskset -c CPU`` of ``launch.affinity`` (the load
+        runs where its probe runs, as its server does)."""
         inv = cp.load_invocation(target, probe_duration)
         limit = float(inv.duration) + margin
         argv = ["timeout", "-k", str(int(grace)), f"{limit:g}", *[str(a) for a in inv.client]]
-        run = cls(inv=inv, argv=argv)
+        run = cls(inv=inv, argv=argv, pin=list(pin or []))
 
         def work() -> None:
-            run.result = pods.exec(client, argv, limit + grace + 15)
+            run.result = pods.exec(client, [*run.pin, *argv], limit + grace + 15)
             run.ended = now_iso()
             run.elapsed = time.monotonic() - run.t0
 
@@ -101,7 +105,8 @@ class LoadRun:
             "command": [str(a) for a in self.inv.client],
             "command_line": shlex.join(str(a) for a in self.inv.client),
             "timeout_command": self.argv[:4],
-            "server_command": cp.load_server.argv if cp.load_server else None,
+            "server_command": [*cp.load_server.pin, *cp.load_server.argv] if cp.load_server else None,
+            **({"placement_command": self.pin} if self.pin else {}),
             "started": self.started,
             "ended": self.ended or now_iso(),
             "elapsed_s": round(self.elapsed, 3),
