@@ -11,7 +11,7 @@ VENV_STAMP := .venv/.podnet-installed
 EXAMPLES := seed-raven seed-cni-1gbe seed-qperf seed-cni-report
 CORES ?= 2
 
-.PHONY: browser setup run main examples test unit pipeline-test nbval integration lint fmt clean-processed cleanup floor floor-tools settle
+.PHONY: browser setup run main examples lab test unit pipeline-test nbval integration lint fmt clean-processed cleanup floor floor-tools settle
 RUN_NODES ?= 3
 
 include envs/cluster/cluster.mk
@@ -97,6 +97,15 @@ fmt: setup
 	.venv/bin/snakefmt Snakefile workflow/rules
 	.venv/bin/ruff check --fix .
 	.venv/bin/ruff format .
+
+# JupyterLab at the explore notebook of the experiment published last (its cells find their tables
+# from the notebook's own folder: podnet/report/paths.py); as root too (--allow-root)
+LAB_ARGS ?=
+lab: setup
+	@nb=$$(ls -t processed/*/notebooks/explore.ipynb 2>/dev/null | head -1); \
+	  [ -n "$$nb" ] || { echo "no executed notebook yet: run 'make run' (or a pipeline) first"; nb=notebooks/explore.ipynb; }; \
+	  echo "JupyterLab at $$nb"; \
+	  .venv/bin/jupyter lab $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) --ServerApp.root_dir=. $(LAB_ARGS) "$$nb"
 
 clean-processed:
 	rm -rf processed/*/ .snakemake

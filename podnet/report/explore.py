@@ -387,3 +387,16 @@ def budget(planning: pd.DataFrame, seconds_per_run: float, budget_seconds: float
     out["repeats_affordable"] = per_group
     out["rel_half_width_then"] = t_q * out["cv"] / np.sqrt(per_group)
     return out.reset_index(drop=True)
+
+
+def methods_links(methods: Path, link: str) -> str:
+    """The report's Methods section: a link to ``METHODS.md`` (``link``, relative to the notebook's
+    HTML) and its second-level headings as the places to look, not the whole text (which is longer
+    than the report). "(methods text not found: <path>)" when the file is not there."""
+    if not methods.exists():
+        return f"(methods text not found: {methods})"
+    heads = [
+        ln[3:].strip() for ln in methods.read_text(encoding="utf-8").splitlines() if ln.startswith("## ")
+    ]
+    listed = "\n".join(f"- {h}" for h in heads)
+    return f"[METHODS.md]({link}) ({len(heads)} sections):\n\n{listed}"

@@ -327,7 +327,8 @@ SHOWS_FIGURES = {
     if {"figures", "scale_figure"} & set(extra)
 }
 NOTEBOOK_PARAMS = {
-    "compare": {"compare_with": [os.path.abspath(d) for d in COMPARE_WITH]},
+    # relative to the notebook's folder when it runs (podnet.report.paths.notebook_params)
+    "compare": {"compare_with": list(COMPARE_WITH)},
     "vs_seed": {
         "baseline": ((VS_SEED or {}).get("baseline") or {}).get("ours", "host-host")
     },

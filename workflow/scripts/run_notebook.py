@@ -22,21 +22,28 @@ import papermill
 
 from podnet.config.warm import kernel_manager_class
 from podnet.report.notebook_html import render_node
+from podnet.report.paths import notebook_params
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)
+extra = dict(sm.params.extra)
+lists = {k: extra.pop(k) for k in ("compare_with",) if k in extra}
 nb = papermill.execute_notebook(
     sm.input.notebook,
     sm.output.notebook,
     parameters={
         "experiment": sm.params.experiment,
-        # absolute, so the notebook also runs where nbval or JupyterLab start it
-        "processed_dir": os.path.abspath(sm.params.processed_dir),
-        "raw_dir": os.path.abspath(sm.params.raw_dir),
-        **dict(sm.params.extra),
+        # relative to the executed notebook's folder, where it runs here and where nbval and
+        # JupyterLab start it: no machine's path in a published file (podnet.report.paths)
+        **notebook_params(
+            sm.output.notebook,
+            {"processed_dir": sm.params.processed_dir, "raw_dir": sm.params.raw_dir},
+            lists,
+        ),
+        **extra,
     },
     kernel_name="python3",
-    cwd=os.getcwd(),
+    cwd=os.path.dirname(os.path.abspath(sm.output.notebook)),
     progress_bar=False,
     log_output=False,
     request_save_on_cell_execute=False,  # one write at the end (see the docstring)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from podnet.report.paths import NotFound, locate
 from podnet.tools import all_adapters, metric_info, shown_metrics
 
 #: the columns that identify one measured quantity (a "measure") apart from its path and variant
@@ -96,12 +97,19 @@ FILES = {
 
 def load(processed_dir: str | Path, only: list[str] | None = None) -> Tables:
     """Read the tables of one experiment's ``processed/<experiment>/`` (``only``: just these of
-    :data:`FILES`, the others empty: what a workflow job declared as its inputs)."""
-    d = Path(processed_dir)
+    :data:`FILES`, the others empty: what a workflow job declared as its inputs). The folder is found
+    as :func:`podnet.report.paths.locate` finds it; a folder that is nowhere, or holds none of the
+    wanted tables, is :class:`~podnet.report.paths.NotFound` naming it, never empty tables."""
     want = set(FILES) if only is None else set(only)
     unknown = want - set(FILES)
     if unknown:
         raise KeyError(f"no table {sorted(unknown)}; tables: {', '.join(FILES)}")
+    d = locate(processed_dir)
+    if want and not any((d / FILES[k]).exists() for k in want):
+        raise NotFound(
+            f"processed_dir {str(processed_dir)!r} ({d.resolve()}) holds none of the tables "
+            f"{', '.join(sorted(FILES[k] for k in want))}: not an experiment's processed folder"
+        )
     frames = {
         k: (_parquet if f.endswith(".parquet") else _csv)(d / f) if k in want else pd.DataFrame()
         for k, f in FILES.items()
