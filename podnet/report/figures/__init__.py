@@ -170,21 +170,33 @@ def write_plan(t: Tables, plan_path: str | Path, specs: dict[str, str | Path]) -
 
 
 def published(plan_path: str | Path) -> list[str]:
-    """The names of the figures :func:`write_plan` found something to show for, in order."""
+    """The names of the figures :func:`write_plan` found something to show for and whose files are
+    there now (beside the plan: ``<name>.png``, ``.svg``, ``.pdf``), in order: a figure whose job
+    failed, or whose files were removed, is not published (:func:`omitted_markdown` says so)."""
     p = json.loads(Path(plan_path).read_text())
-    return [n for n in lean.FIGURES if n in p and "published" in p[n]]
+    return [n for n in lean.FIGURES if n in p and "published" in p[n] and not _missing(plan_path, n)]
+
+
+def _missing(plan_path: str | Path, name: str) -> list[str]:
+    """The files of figure ``name`` that are not beside ``plan_path``."""
+    d = Path(plan_path).parent
+    return [f"{name}.{ext}" for ext in ("png", "svg", "pdf") if not (d / f"{name}.{ext}").is_file()]
 
 
 def omitted_markdown(plan_path: str | Path, names: list[str] | None = None) -> str:
     """Why the figures left out (of ``names``, default all) were not drawn, as a Markdown list ("" when
     none was)."""
     p = json.loads(Path(plan_path).read_text())
-    gone = [
-        f"- **{n}**: {p[n]['omitted']}"
-        for n in lean.FIGURES
-        if n in p and "omitted" in p[n] and (names is None or n in names)
+    wanted = [n for n in lean.FIGURES if n in p and (names is None or n in names)]
+    gone = [f"- **{n}**: {p[n]['omitted']}" for n in wanted if "omitted" in p[n]]
+    failed = [
+        f"- **{n}**: planned, but its files are not there ({', '.join(miss)}): its job failed or they were removed"
+        for n in wanted
+        if "published" in p[n] and (miss := _missing(plan_path, n))
     ]
-    return ("Not drawn, nothing to show:\n\n" + "\n".join(gone)) if gone else ""
+    parts = [("Not drawn, nothing to show:\n\n" + "\n".join(gone)) if gone else ""]
+    parts.append(("**Not published**, although planned:\n\n" + "\n".join(failed)) if failed else "")
+    return "\n\n".join(x for x in parts if x)
 
 
 def _draw(spec: Any) -> plt.Figure:

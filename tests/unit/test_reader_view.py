@@ -1,0 +1,90 @@
+"""What a reader opens is right where they open it (issue 45): notebooks find their experiment's
+folder from where they run or stop naming it, executed notebooks carry paths relative to their own
+folder, the report links METHODS.md, a planned figure whose files are gone is not published."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from podnet.report import explore, figures, paths
+from podnet.report.figures import data
+
+
+def test_locate_finds_a_relative_folder_from_a_subfolder_or_names_it(tmp_path, monkeypatch):
+    (tmp_path / "processed" / "exp").mkdir(parents=True)
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.chdir(tmp_path / "notebooks")  # where `jupyter lab notebooks/` starts a kernel
+    assert paths.locate("processed/exp").resolve() == (tmp_path / "processed" / "exp").resolve()
+    with pytest.raises(paths.NotFound, match="processed_dir 'processed/nope' does not exist"):
+        paths.locate("processed/nope")
+    assert paths.locate_raw("raw/nope") is None and paths.locate_raw(None) is None
+
+
+def test_load_of_a_folder_that_is_nowhere_or_holds_no_table_is_an_error_naming_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(paths.NotFound, match="processed/missing"):
+        data.load("processed/missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(paths.NotFound, match="holds none of the tables"):
+        data.load("empty")
+    (tmp_path / "some").mkdir()
+    (tmp_path / "some" / "summary.csv").write_text("variant,scenario\nv,s\n")
+    assert len(data.load("some").summary) == 1  # a folder with a table loads; absent tables are empty
+
+
+def test_notebook_params_are_relative_to_the_executed_notebooks_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = "processed/exp/notebooks/report.ipynb"
+    p = paths.notebook_params(
+        out,
+        {"processed_dir": "processed/exp", "raw_dir": "raw/exp", "none": None},
+        {"compare_with": ["processed/b"]},
+    )
+    assert p == {
+        "processed_dir": "..",
+        "raw_dir": os.path.join("..", "..", "..", "raw", "exp"),
+        "none": None,
+        "compare_with": [os.path.join("..", "..", "b")],
+    }
+    assert not any(str(tmp_path) in str(v) for v in p.values())
+
+
+def test_the_report_links_methods_by_its_sections_instead_of_pasting_it(tmp_path):
+    m = tmp_path / "METHODS.md"
+    m.write_text(
+        "# Statistical methods\n\ntext `launch.tools.<tool>`\n\n## Data used\n\nx\n\n## Placement (`launch.affinity`)\n"
+    )
+    text = explore.methods_links(m, "../METHODS.md")
+    assert text.startswith("[METHODS.md](../METHODS.md) (2 sections)")
+    assert "- Data used" in text and "- Placement (`launch.affinity`)" in text and "x\n" not in text
+    assert "not found" in explore.methods_links(tmp_path / "nope.md", "../METHODS.md")
+
+
+def test_a_planned_figure_whose_files_are_gone_is_not_published_and_says_why(tmp_path):
+    plan = tmp_path / "plan.json"
+    names = [n for n in figures.lean.FIGURES][:3]
+    plan.write_text(
+        json.dumps(
+            {names[0]: {"published": True}, names[1]: {"published": True}, names[2]: {"omitted": "no data"}}
+        )
+    )
+    for ext in ("png", "svg", "pdf"):
+        (tmp_path / f"{names[0]}.{ext}").write_bytes(b"x")
+    (tmp_path / f"{names[1]}.png").write_bytes(b"x")  # its job died after the PNG
+    assert figures.published(plan) == [names[0]]
+    text = figures.omitted_markdown(plan)
+    assert f"**{names[2]}**: no data" in text
+    assert "**Not published**, although planned" in text and f"{names[1]}.svg" in text
+    assert figures.omitted_markdown(plan, [names[0]]) == ""
+
+
+def test_the_published_notebooks_find_their_folder_through_paths(tmp_path):
+    root = Path(__file__).resolve().parents[2]
+    for name in ("report", "explore", "compare", "planning", "seed_discrepancies", "vs_seed"):
+        nb = json.loads((root / "notebooks" / f"{name}.ipynb").read_text())
+        code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+        assert "processed_dir = paths.locate(processed_dir)" in code, name
