@@ -284,3 +284,28 @@ def variant_markdown(t: data.Tables, primary_only: bool = True) -> str:
             state = f": ±{hw * 100:.1f} %, {'resolved' if ok else 'not resolved'} (target ±{float(r['target_rel_half_width']) * 100:.0f} %)"
         lines.append(f"- {variant_sentence(r)}{state}.")
     return "\n".join(lines)
+
+
+def compare_lead(t: data.Tables, by: str, n_ratios: int) -> str:
+    """What the compare notebook compares, said first: by what (variants or experiments), which ones
+    and how many ratios; with one variant, that there is nothing to set side by side here and where
+    the experiment's own comparisons (between paths) are."""
+    tidy = t.tidy
+    measured = tidy[tidy["source"].astype(str) == "measured"] if len(tidy) and "source" in tidy else tidy
+    names = sorted(measured["variant"].astype(str).unique()) if len(measured) else []
+    ref = sorted(set(tidy["variant"].astype(str)) - set(names)) if len(tidy) else []
+    listed = ", ".join(names) if names else "none measured"
+    paths = int((t.ratios["by"].astype(str) == "scenario").sum()) if len(t.ratios) and "by" in t.ratios else 0
+    primary = (
+        int((t.ratios["role"].astype(str) == "primary").sum()) if len(t.ratios) and "role" in t.ratios else 0
+    )
+    if by == "experiment":
+        return f"Comparing by **experiment**: {n_ratios} ratios between this experiment and the others given."
+    if len(names) > 1 or (not names and len(ref) > 1):
+        shown = listed if names else ", ".join(ref) + " (published reference values)"
+        return f"Comparing by **variant**: {len(names or ref)} variants ({shown}), {n_ratios} ratios."
+    return (
+        f"This experiment has one measured variant ({listed}): there is no variant to set beside it here "
+        f"(give `report.compare_with` other experiments' folders, or run a campaign). Its {paths} "
+        f"comparisons between paths ({primary} primary) are in the report's findings."
+    )
