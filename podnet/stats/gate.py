@@ -58,6 +58,8 @@ CHECK_COLUMNS = [
 def _verdict(lo: float, hi: float, vmin: float | None, vmax: float | None) -> tuple[str, str]:
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return "unresolved", "no interval (too few runs, or unbounded)"
+    if hi - lo <= 0:
+        return "unresolved", "interval of width zero (values equal within rounding): no spread measured"
     fails, passes = [], []
     if vmin is not None:
         (fails if hi < vmin else passes if lo >= vmin else []).append(f">= {vmin:g}")

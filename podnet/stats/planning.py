@@ -57,12 +57,16 @@ def met(
     pairs (values); with ``stats.planning.stop_when_different`` an interval (``low``, ``high``)
     that excludes 1 on that many pairs is met too; ``different`` (a paired interval's
     :attr:`podnet.stats.robust.Stated.different`: its 99.3 % interval excludes 1) replaces that test
-    where given. NaN half-widths and n are never met.
+    where given. NaN half-widths and n are never met, and neither is an interval of width zero
+    (values equal within rounding: no spread was measured, so no precision either).
     """
     p = Settings.of(settings).planning
     rhw = np.nan_to_num(np.asarray(rel_half_width, dtype=float), nan=np.inf)
     ok_n = np.nan_to_num(np.asarray(n, dtype=float)) >= p.fewest_to_stop
-    narrow = rhw <= np.asarray(target, dtype=float)
+    narrow = (rhw <= np.asarray(target, dtype=float)) & (rhw > 0)
+    if low is not None and high is not None:
+        with np.errstate(invalid="ignore"):
+            ok_n = ok_n & ~(np.asarray(high, dtype=float) - np.asarray(low, dtype=float) <= 0)
     if p.stop_when_different and different is not None:
         narrow = narrow | np.asarray(different, dtype=bool)
     elif p.stop_when_different and low is not None and high is not None:

@@ -88,3 +88,25 @@ def test_the_published_notebooks_find_their_folder_through_paths(tmp_path):
         nb = json.loads((root / "notebooks" / f"{name}.ipynb").read_text())
         code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
         assert "processed_dir = paths.locate(processed_dir)" in code, name
+
+
+def test_compare_says_what_it_compares():
+    import pandas as pd
+
+    from podnet.report.findings import compare_lead
+
+    tidy = pd.DataFrame({"variant": ["bridge"] * 3, "source": ["measured"] * 3, "run_id": ["a", "b", "c"]})
+    ratios = pd.DataFrame({"by": ["scenario"] * 4, "role": ["primary"] * 3 + ["exploratory"]})
+    t = data.Tables(tidy=tidy, summary=pd.DataFrame(), ratios=ratios, failed=pd.DataFrame())
+    text = compare_lead(t, "variant", 0)
+    assert "one measured variant (bridge)" in text and "Its 4 comparisons between paths (3 primary)" in text
+    two = data.Tables(
+        tidy=pd.concat([tidy, tidy.assign(variant="vxlan")]),
+        summary=pd.DataFrame(),
+        ratios=ratios,
+        failed=pd.DataFrame(),
+    )
+    assert (
+        compare_lead(two, "variant", 12) == "Comparing by **variant**: 2 variants (bridge, vxlan), 12 ratios."
+    )
+    assert "by **experiment**: 5 ratios" in compare_lead(t, "experiment", 5)
