@@ -101,6 +101,7 @@ class RankingSettings:
     reference: str | None  # the baseline variant of stats.comparisons (by: variant), if any
     adaptive: bool = False  # rounds from the launcher's adaptive stop (stats.paired.adaptive)
     family: str = "ranking"  # Holm's family: "ranking" (each path x measure) or "campaign" (every pair)
+    min_pairs: int = 4  # a variant with fewer rounds in common with any other is set apart
 
 
 def settings_of(
@@ -125,6 +126,7 @@ def settings_of(
         reference=ref,
         adaptive=s.paired.adaptive,
         family=r.family,
+        min_pairs=r.min_pairs,
     )
 
 
@@ -313,7 +315,7 @@ def ranking_table(
         rows += _one_ranking(dict(zip(KEY, key)), g, rs)
     if not any(r["row"] == "pair" for r in rows):
         return _none("fewer than two variants on every configured path and measure: nothing to rank")
-    df = pd.DataFrame(rows, columns=COLUMNS)
+    df = pd.DataFrame(rows, columns=[*COLUMNS, "apart", "apart_rounds"])  # the last two: internal
     for c in ("letters", "order", "relation", "reason", "other"):
         df[c] = df[c].astype(object)
     _holm(df, rs)
@@ -349,8 +351,13 @@ def _one_ranking(key: dict[str, str], g: pd.DataFrame, rs: RankingSettings) -> l
         for i, a in enumerate(names)
         for b in names[i + 1 :]
     ]
+    # a variant with fewer rounds in common with any other than min_pairs, while others have more,
+    # is set apart: ranked after the rest, in no group, letter or Holm family
+    rounds = {v: max(p.n for p in pairs if v in (p.a, p.b)) for v in names}
+    most = max(rounds.values())
+    apart = {v for v in names if rounds[v] < rs.min_pairs and rounds[v] < most}
     s = scores(names, pairs)
-    key_of = {v: (-sign * s[i] if np.isfinite(s[i]) else np.inf, v) for i, v in enumerate(names)}
+    key_of = {v: (v in apart, -sign * s[i] if np.isfinite(s[i]) else np.inf, v) for i, v in enumerate(names)}
     order = sorted(names, key=lambda v: key_of[v])
     pos = {v: i for i, v in enumerate(order)}
     out = []
@@ -362,6 +369,11 @@ def _one_ranking(key: dict[str, str], g: pd.DataFrame, rs: RankingSettings) -> l
         reason = "" if p.n >= 2 else f"{p.n} common round{'s' if p.n != 1 else ''}: no interval"
         if p.n >= 2 and not np.isfinite(p.p):
             reason = "no test: the paired log ratios have no spread (quantised values?)"
+        if {a, b} & apart:
+            few = ", ".join(f"{v}: {rounds[v]} rounds" for v in (a, b) if v in apart)
+            reason = (
+                f"not ranked ({few}, fewer than stats.ranking.min_pairs {rs.min_pairs}): in no Holm family"
+            )
         out.append(
             {
                 **base,
@@ -374,6 +386,7 @@ def _one_ranking(key: dict[str, str], g: pd.DataFrame, rs: RankingSettings) -> l
                 "n_pairs": p.n,
                 "p_value": p.p,
                 "reason": reason,
+                "apart": bool({a, b} & apart),
             }
         )
     ref = rs.reference if rs.reference in names else order[0]
@@ -392,6 +405,12 @@ def _one_ranking(key: dict[str, str], g: pd.DataFrame, rs: RankingSettings) -> l
                 p_value=p.p,
                 reason="" if p.n >= 2 else f"{p.n} common rounds with {ref}: no interval",
             )
+        if v in apart:
+            row.update(
+                apart=True,
+                apart_rounds=rounds[v],
+                reason=f"not ranked: {rounds[v]} rounds (stats.ranking.min_pairs {rs.min_pairs})",
+            )
         out.append(row)
     return out
 
@@ -402,7 +421,9 @@ def families(df: pd.DataFrame, family: str) -> np.ndarray:
     if family not in ("ranking", "campaign"):
         raise ValueError(f"stats.ranking.family {family!r}: expected ranking or campaign")
     n = pd.to_numeric(df["n_pairs"], errors="coerce").fillna(0).to_numpy(dtype=float)
-    tested = (df["row"] == "pair").to_numpy() & (n >= 2)  # a pair without p stays in as p = 1
+    apart = df["apart"].fillna(False).astype(bool).to_numpy() if "apart" in df else np.zeros(len(df), bool)
+    # a pair without p stays in as p = 1; a set-apart variant's pairs are in no family
+    tested = (df["row"] == "pair").to_numpy() & (n >= 2) & ~apart
     if family == "campaign":
         label = np.zeros(len(df), dtype=int)
     else:
@@ -429,11 +450,17 @@ def _holm(df: pd.DataFrame, rs: RankingSettings) -> None:
     lo, hi = (pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float) for c in ("ci_low", "ci_high"))
     df["within_margin"] = [within_margin(a, b, rs.margin) for a, b in zip(lo, hi)]
     rel = [relation(q, a, b, int(k), rs.margin, alpha) for q, a, b, k in zip(padj, lo, hi, n)]
+    apart = df["apart"].fillna(False).astype(bool).to_numpy()
+    rel = ["too few pairs" if x else r for r, x in zip(rel, apart)]
     df["relation"] = np.where(is_pair, rel, df["relation"].fillna("").astype(object))
     for _, g in df.groupby(KEY, sort=False, dropna=False):
-        v = g[g["row"] == "variant"].sort_values("position")
+        allv = g[g["row"] == "variant"].sort_values("position")
+        out_v = allv[allv["apart"].fillna(False).astype(bool)]
+        v = allv.drop(out_v.index)
+        few = [f"{x} ({int(k)} rounds)" for x, k in zip(out_v["variant"].astype(str), out_v["apart_rounds"])]
+        note = "; not ranked: " + ", ".join(few) if few else ""
         if len(v) < 2:
-            df.loc[g.index, "order"] = str(v["variant"].iloc[0]) if len(v) else ""
+            df.loc[g.index, "order"] = (str(v["variant"].iloc[0]) if len(v) else "") + note
             continue
         pr = g[(g["row"] == "pair") & (g["relation"] == "ordered")]
         ordered = set(zip(pr["variant"].astype(str), pr["other"].astype(str)))
@@ -443,7 +470,7 @@ def _holm(df: pd.DataFrame, rs: RankingSettings) -> None:
         df.loc[v.index, "letters"] = lets
         df.loc[v.index, "rank_best"] = [1 + sum((u, x) in ordered for u in order) for x in order]
         df.loc[v.index, "rank_worst"] = [len(order) - sum((x, u) in ordered for u in order) for x in order]
-        df.loc[g.index, "order"] = order_text(order, groups)
+        df.loc[g.index, "order"] = order_text(order, groups) + note
 
 
 def holm_words(table: pd.DataFrame) -> str:

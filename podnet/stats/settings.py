@@ -208,6 +208,7 @@ class RankingSection:
     scenarios: tuple[str, ...]
     equivalence_margin: float
     family: str = "ranking"  # Holm's family: each path x measure ranking, or every pair of the campaign
+    min_pairs: int = 4  # a variant with fewer common rounds is set apart, not ranked
 
 
 @dataclass(frozen=True)
@@ -278,6 +279,7 @@ class Settings:
                 tuple(str(x) for x in r["scenarios"] or []),
                 float(r["equivalence_margin"]),
                 str(r["family"]),
+                int(r["min_pairs"]),
             ),
             max_loss=float((s.get("load_curve") or {}).get("max_loss", 0.001)),
             family=tuple(s["multiple_comparisons"]["family"]),

@@ -231,7 +231,33 @@ def test_missing_pairs():
     c = p[(p["variant"] == "c") | (p["other"] == "c")]
     assert set(c["relation"]) == {"too few pairs"} and set(c["n_pairs"]) == {0}
     v = variants(out)
-    assert set(v["group"]) == {1} and v["variant"].iloc[-1] == "c"  # no pair: placed last, no order
+    # c shares no round with the others while they share one: set apart, placed last, in no group
+    c_row = v[v["variant"] == "c"].iloc[0]
+    assert (
+        v["variant"].iloc[-1] == "c" and pd.isna(c_row["group"]) and "not ranked: 0 rounds" in c_row["reason"]
+    )
+    assert set(v[v["variant"] != "c"]["group"]) == {1} and v["order"].iloc[0].endswith(
+        "; not ranked: c (0 rounds)"
+    )
+
+
+def test_a_variant_with_few_rounds_is_set_apart_and_cannot_merge_the_others_groups():
+    # a > b > c, clearly apart in 10 rounds; d ran in 3 of them only, between b and c
+    t = campaign({"a": 10e9, "b": 8e9, "c": 6e9, "d": 7e9}, n=10)
+    t = t[(t["variant"] != "d") | (t["repeat"] <= 3)]
+    out = R.ranking_table(t, STATS)
+    v = variants(out)
+    assert list(v["variant"]) == ["a", "b", "c", "d"] and list(v["group"])[:3] == [1, 2, 3]
+    assert v["order"].iloc[0] == "a > b > c; not ranked: d (3 rounds)"
+    d = v[v["variant"] == "d"].iloc[0]
+    assert pd.isna(d["group"]) and (pd.isna(d["letters"]) or d["letters"] == "")
+    p = pairs(out)
+    dp = p[(p["variant"] == "d") | (p["other"] == "d")]
+    assert set(dp["relation"]) == {"too few pairs"} and dp["p_holm"].isna().all()
+    assert set(p[(p["variant"] != "d") & (p["other"] != "d")]["holm_family"]) == {3}  # d's pairs left out
+    # every variant with as few rounds: ranked as usual (the relations say unresolved)
+    few = R.ranking_table(campaign({"a": 10e9, "b": 8e9}, n=3), STATS)
+    assert variants(few)["group"].notna().all()
 
 
 def test_pairs_by_round_seq_when_present():

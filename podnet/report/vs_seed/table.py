@@ -271,8 +271,10 @@ def _rank(out: pd.DataFrame, m: SeedMapping, ranking: pd.DataFrame) -> pd.DataFr
         if mine is not None:
             for i, r in g.iterrows():
                 if r["variant"] in mine.index and r["status"] in ("both", "not in seed"):
-                    out.loc[i, "group_ours"] = float(mine.loc[r["variant"], "group"])
-                    out.loc[i, "letters_ours"] = str(mine.loc[r["variant"], "letters"])
+                    grp = pd.to_numeric(pd.Series([mine.loc[r["variant"], "group"]]), errors="coerce").iloc[0]
+                    out.loc[i, "group_ours"] = float(grp)  # NaN: set apart, not ranked (few rounds)
+                    let = mine.loc[r["variant"], "letters"]
+                    out.loc[i, "letters_ours"] = "" if pd.isna(let) else str(let)
             out.loc[g.index, "order_ours"] = str(mine["order"].iloc[0])
         o = orders
         for c, v in zip(group, key):
