@@ -1,0 +1,84 @@
+"""A published experiment names no machine's path and its notebooks re-run wherever its folder goes
+(issue 45): the executed notebooks' parameters are relative to their own folder
+(podnet.report.paths), so a copy of ``processed/<experiment>/`` moved elsewhere re-runs, and a
+notebook pointed at a folder that is not there stops with an error naming it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+from tests.workflow_runs import scratch_example, snakemake
+
+pytestmark = pytest.mark.pipeline
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("anywhere")
+    cfg, raw, out = scratch_example(tmp, "anywhere", "seed-raven")
+    snakemake(cfg)
+    return tmp, raw, out
+
+
+def _texts(root):
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and p.suffix in (".ipynb", ".html", ".json", ".csv", ".md", ".svg", ".log", ".yaml"):
+            yield p, p.read_text(encoding="utf-8", errors="replace")
+
+
+def test_no_published_notebook_or_table_names_the_machines_paths(published):
+    tmp, _, out = published
+    nbs = sorted((out / "notebooks").glob("*.ipynb"))
+    assert nbs
+    for nb in nbs:
+        meta = json.loads(nb.read_text())["metadata"]["papermill"]["parameters"]
+        assert meta["processed_dir"] == "..", nb
+    leaked = [
+        str(p.relative_to(out))
+        for p, text in _texts(out)
+        if "logs" not in p.parts and (str(tmp) in text or str(REPO) in text)
+    ]
+    assert not leaked, f"published files naming this machine's paths: {leaked}"
+
+
+def test_a_copied_processed_folder_re_runs_its_report_there(published, tmp_path):
+    _, _, out = published
+    moved = tmp_path / "elsewhere" / "anywhere"
+    shutil.copytree(out, moved)
+    nb = moved / "notebooks" / "report.ipynb"
+    run = subprocess.run(
+        [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--stdout", str(nb)],
+        cwd=moved / "notebooks",
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    cells = json.loads(run.stdout)["cells"]
+    shown = "".join(
+        "".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/markdown", ""))
+        for c in cells
+        for o in c.get("outputs", [])
+    )
+    assert "runs parsed" in shown and "0 runs parsed" not in shown
+    assert "The raw files are not here" in shown  # said, not shown empty
+
+
+def test_a_notebook_pointed_at_a_folder_that_is_nowhere_stops_naming_it(tmp_path):
+    import papermill
+
+    with pytest.raises(papermill.PapermillExecutionError, match="processed/nowhere"):
+        papermill.execute_notebook(
+            str(REPO / "notebooks" / "explore.ipynb"),
+            str(tmp_path / "out.ipynb"),
+            parameters={"processed_dir": "processed/nowhere", "raw_dir": "raw/nowhere"},
+            cwd=str(tmp_path),
+            progress_bar=False,
+            kernel_name="python3",
+        )
