@@ -93,4 +93,9 @@ def test_a_runs_sidecar_records_interference_after_an_uncounted_warmup(core, tmp
         assert {"kube-apiserver", "etcd", "kubelet-1"} <= set(d["by_daemon"]) and d["cpu_s"] >= 0
         assert d.get("cgroup_cpu_s") is None or d["cgroup_cpu_s"] >= 0
         assert meta["cluster"]["embedded"]["daemon_cgroup"]["cpu_weight"] == 20
+        # where the client, the server and the softirq work ran, from the containers' cgroups
+        cpus = meta["cpus"]
+        assert cpus["placement"].startswith("c") and "/s" in cpus["placement"], cpus
+        assert sum(cpus["client"]["cpu_s"]) > 0.05 and sum(cpus["server"]["cpu_s"]) > 0.05, cpus
+        assert sum(cpus["softirq"]["cpu_s"]) > 0, cpus
     assert not leftovers(core)
