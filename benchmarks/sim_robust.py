@@ -437,7 +437,9 @@ DESIGNS = (
 )
 
 
-def two_speed_rounds(rng: np.random.Generator, dsg: Design, e: int, cap: int) -> tuple[np.ndarray, np.ndarray]:
+def two_speed_rounds(
+    rng: np.random.Generator, dsg: Design, e: int, cap: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Per-pair log ratios pod-pod-cross-node / host-host under ``dsg`` (``e`` comparisons, ``cap``
     pairs each), and the round each pair ran in (1-based: with ``within``, the rounds whose two runs
     differ in placement pair nothing, so the k-th pair may come from a later round)."""
@@ -474,7 +476,9 @@ def mixture(seed: int = 7, experiments: int = 2000, cap: int = 40) -> None:
         f" {SPEEDS['pod-pod-cross-node']} Gbit/s; run sd {RUN_SD}); ratio on one CPU {fast_ratio:.3f}, on two"
         f" {slow_ratio:.3f}; {r.label()}, cap {cap}, target ±{TARGET:.0%}; {experiments} comparisons a design"
     )
-    print("  design                                   | sd(d)  | resolved | rounds | ±% at stop | covers 1-CPU | covers 2-CPU")
+    print(
+        "  design                                   | sd(d)  | resolved | rounds | ±% at stop | covers 1-CPU | covers 2-CPU"
+    )
     for dsg in DESIGNS:
         d, idx = two_speed_rounds(rng, dsg, experiments, CAP)
         p = paths(d, (r.estimator,))
