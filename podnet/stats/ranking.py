@@ -406,11 +406,8 @@ def _one_ranking(key: dict[str, str], g: pd.DataFrame, rs: RankingSettings) -> l
                 reason="" if p.n >= 2 else f"{p.n} common rounds with {ref}: no interval",
             )
         if v in apart:
-            row.update(
-                apart=True,
-                apart_rounds=rounds[v],
-                reason=f"not ranked: {rounds[v]} rounds (stats.ranking.min_pairs {rs.min_pairs})",
-            )
+            why = f"not ranked: {rounds[v]} rounds (stats.ranking.min_pairs {rs.min_pairs})"
+            row.update(apart=True, apart_rounds=rounds[v], reason=why)
         out.append(row)
     return out
 
@@ -422,8 +419,7 @@ def families(df: pd.DataFrame, family: str) -> np.ndarray:
         raise ValueError(f"stats.ranking.family {family!r}: expected ranking or campaign")
     n = pd.to_numeric(df["n_pairs"], errors="coerce").fillna(0).to_numpy(dtype=float)
     apart = df["apart"].fillna(False).astype(bool).to_numpy() if "apart" in df else np.zeros(len(df), bool)
-    # a pair without p stays in as p = 1; a set-apart variant's pairs are in no family
-    tested = (df["row"] == "pair").to_numpy() & (n >= 2) & ~apart
+    tested = (df["row"] == "pair").to_numpy() & (n >= 2) & ~apart  # untested p = 1; set apart: none
     if family == "campaign":
         label = np.zeros(len(df), dtype=int)
     else:
