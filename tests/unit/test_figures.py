@@ -109,7 +109,9 @@ def test_a_figure_with_nothing_to_show_is_not_published_and_the_plan_says_why(ex
     plan = figures.write_plan(t, tmp_path / "plan.json", specs)
     # published: planned and drawn (the files beside the plan); planned alone is not published
     assert figures.published(tmp_path / "plan.json") == []
-    assert "**throughput**: planned, but its files are not there" in figures.omitted_markdown(tmp_path / "plan.json")
+    assert "**throughput**: planned, but its files are not there" in figures.omitted_markdown(
+        tmp_path / "plan.json"
+    )
     for name in ("throughput", "latency", "ratios"):
         for ext in ("png", "svg", "pdf"):
             (tmp_path / f"{name}.{ext}").write_bytes(b"drawn")
