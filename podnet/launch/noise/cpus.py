@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from podnet.launch.noise.procstat import ProcStatError, parse_snapshot
+
 #: a side "ran on" a CPU when that CPU did at least this share of its CPU time over the run
 DOMINANT = 0.8
 #: a side with less CPU time than this over the run did too little to say where it ran (seconds)
@@ -121,16 +123,12 @@ def record(
 
 
 def per_cpu_ticks(text: str) -> list[tuple[int, ...]]:
-    """The per-CPU lines (``cpu0``, ``cpu1``, ...) of /proc/stat text, as tick tuples ([] when none)."""
-    out = []
-    for line in text.splitlines():
-        parts = line.split()
-        if parts and parts[0].startswith("cpu") and parts[0][3:].isdigit():
-            try:
-                out.append(tuple(int(x) for x in parts[1:]))
-            except ValueError:
-                return []
-    return out
+    """The per-CPU lines (``cpu0``, ``cpu1``, ...) of /proc/stat text, as tick tuples ([] when the text
+    is not /proc/stat): :func:`podnet.launch.noise.procstat.parse_snapshot`'s."""
+    try:
+        return parse_snapshot(text).cpus
+    except ProcStatError:
+        return []
 
 
 def from_readings(
