@@ -1,4 +1,5 @@
-"""Interleaving: A B C A B C, shuffled per round from a recorded seed, never a case twice in a row."""
+"""Interleaving: A B C A B C, shuffled per round from a recorded seed, blocked by test, never a case twice
+in a row."""
 
 from __future__ import annotations
 
@@ -43,3 +44,17 @@ def test_no_case_runs_all_its_repeats_in_a_row():
     seq = [c for c, _ in order(schedule(["A", "B", "C"], {c: [1, 2, 3] for c in "ABC"}))]
     assert seq != sorted(seq)
     assert all(x != y for x, y in zip(seq, seq[1:]))
+
+
+def test_blocked_keeps_a_tests_scenarios_together_and_alternates_them():
+    keys = [(sc, tool, test) for sc in ("hh", "pp", "ps") for tool, test in (("iperf3", "tcp"), ("ping", "plain"))]
+    r = schedule(keys, {k: [1, 2] for k in keys}, "blocked")
+    first, second = ([s.case for s in rnd] for rnd in r)
+    # round 1 (odd): each test's scenarios reversed; round 2 (even): in config order
+    assert first == [("ps", "iperf3", "tcp"), ("pp", "iperf3", "tcp"), ("hh", "iperf3", "tcp"),
+                     ("ps", "ping", "plain"), ("pp", "ping", "plain"), ("hh", "ping", "plain")]  # fmt: skip
+    assert second == [("hh", "iperf3", "tcp"), ("pp", "iperf3", "tcp"), ("ps", "iperf3", "tcp"),
+                      ("hh", "ping", "plain"), ("pp", "ping", "plain"), ("ps", "ping", "plain")]  # fmt: skip
+    one = [k for k in keys if k[1] == "iperf3"]
+    seq = [c for c, _ in order(schedule(one, {k: [1, 2, 3] for k in one}, "blocked"))]
+    assert all(x != y for x, y in zip(seq, seq[1:]))  # the round-start swap still holds

@@ -4,13 +4,16 @@
 order (A B C A B C ...). ``shuffled``: each round's order is a permutation
 drawn from ``random.Random(f"{seed}:{r}")``, so the order is reproducible from
 the recorded seed; when a round would start with the case the previous round
-ended with, the first two are swapped.
+ended with, the first two are swapped. ``blocked``: each round runs the scenarios of one test back
+to back (tests in config order, a test's scenarios in config order on even rounds and reversed on odd
+ones), so the two runs of a round's pair are seconds apart rather than a round apart, and neither
+side always runs first after another tool.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -40,13 +43,30 @@ class RoundSeq:
         return self.last
 
 
-def round_order(items: Sequence[T], order: str, seed: int, round_no: int) -> list[T]:
-    """The order of one round's items."""
+#: the launch orders (``launch.order``)
+ORDERS = ("interleaved", "shuffled", "blocked")
+
+
+def test_of(item: object) -> Hashable:
+    """A case key's block for ``blocked``: its (tool, test), the scenario left out."""
+    return tuple(item[1:]) if isinstance(item, tuple) else item  # type: ignore[return-value]
+
+
+def round_order(
+    items: Sequence[T], order: str, seed: int, round_no: int, block: Callable[[T], Hashable] = test_of
+) -> list[T]:
+    """The order of one round's items (``block``: what a ``blocked`` round keeps together)."""
     out = list(items)
     if order == "shuffled":
         random.Random(f"{seed}:{round_no}").shuffle(out)
+    elif order == "blocked":
+        blocks: dict[Hashable, list[T]] = {}
+        for it in out:
+            blocks.setdefault(block(it), []).append(it)
+        flip = round_no % 2 == 1
+        out = [it for b in blocks.values() for it in (b[::-1] if flip else b)]
     elif order != "interleaved":
-        raise ValueError(f"unknown order {order!r} (interleaved or shuffled)")
+        raise ValueError(f"unknown order {order!r} ({', '.join(ORDERS)})")
     return out
 
 
