@@ -69,18 +69,7 @@ def test_an_edge_tunnel_variant_names_itself_and_sets_the_cluster(in_repo):
 
 
 @pytest.mark.parametrize(
-    "path",
-    [
-        CI,
-        FULL,
-        "config/campaigns/seed-000.yaml",
-        "config/campaigns/efficiency.yaml",
-        "config/campaigns/aa.yaml",
-        "config/campaigns/vxlan-vs-host-gw.yaml",
-        "config/campaigns/service-scale.yaml",
-        "config/campaigns/service-scale-5000.yaml",
-        "config/campaigns/policy-scale.yaml",
-    ],
+    "path", sorted(str(p.relative_to(REPO)) for p in (REPO / "config" / "campaigns").glob("*.yaml"))
 )
 def test_variant_configs_are_valid_experiments(in_repo, path):
     c = campaign.load(path)
@@ -90,6 +79,19 @@ def test_variant_configs_are_valid_experiments(in_repo, path):
         lc = from_mapping(cfg)  # schema-valid launch config
         assert lc.variant == v.name
         assert str(lc.raw_dir) == f"raw/{c.name}"
+
+
+def test_seed_001_runs_at_its_link_speed_with_its_physical_path(in_repo):
+    c = campaign.load("config/campaigns/seed-001.yaml")
+    assert {v.link_rate for v in c.variants} == {"1gbit"}
+    for v in c.variants:
+        lc = from_mapping(campaign.variant_config(c, v))
+        assert {s.name for s in lc.scenarios} == {"host-host", "pod-pod-cross-node"}
+        assert lc.affinity is not None
+    primary = c.experiment["stats"]["primary"]
+    assert primary == [
+        {"by": "scenario", "baseline": "host-host", "treatments": ["pod-pod-cross-node"], "tests": ["iperf2:tcp"]}
+    ]
 
 
 def test_launch_overrides_replace_the_experiment_keys(in_repo):
