@@ -5,9 +5,9 @@ the pod's index; those rows are in no summary of runs: :func:`podnet.stats._data
 :func:`net_ready_table` pools, per (variant, scenario, test, sweep point, metric), the pods of every
 measured run that is not disturbed, and gives P50, P90 and P99 (numpy's default linear
 interpolation between order statistics, Hyndman-Fan type 7). A percentile gets a 95 % interval
-only where runs and pods support one (:func:`support`): at least :data:`MIN_RUNS` runs and at
-least :data:`FEW_ABOVE` pods expected above it (20-pod runs: P50 and P90 from 4 runs, P99 from 500
-pods, so a campaign's P99 is a point). The interval comes from a **cluster bootstrap over runs**
+only where runs and pods support one (:func:`support`): a variant's own P50 from :data:`MIN_RUNS`
+runs (its P90 and P99 are points); between variants (:mod:`podnet.stats.netready_compare`) also the
+P90, and a P99 only from 500 pods (at least :data:`FEW_ABOVE` expected above it). The interval comes from a **cluster bootstrap over runs**
 (each resample draws whole runs with replacement, their pods with them, and takes the same
 percentile of the pooled pods; ``stats.bootstrap.resamples`` and ``seed``, one random stream per
 group) read as a t interval on the log scale (:func:`log_t`): the resamples' sd, expanded by
@@ -37,6 +37,9 @@ QUANTILES = ((0.5, "p50"), (0.9, "p90"), (0.99, "p99"))
 MIN_RUNS = 4
 #: fewest pods expected above a percentile for its interval (fewer: the value alone, with a note)
 FEW_ABOVE = 5
+#: the highest percentile with an interval of one variant's own (above it: a point; between variants,
+#: where the top runs' pull cancels in the ratio, up to the pods' limit): benchmarks/sim_netready.py
+OWN_TOP = 0.5
 #: resampled log sd at or below which the spread counts as zero (no interval, no p)
 ZERO_SPREAD = 1e-12
 
@@ -184,20 +187,26 @@ def cluster_bootstrap(
     return log_t(est, bootstrap_quantiles(runs, qs, resamples, rng), len(runs), confidence)
 
 
-def support(q: float, n_runs: int, n_pods: int) -> str:
+def support(q: float, n_runs: int, n_pods: int, own: bool = True) -> str:
     """Why the percentile ``q`` of ``n_pods`` pods from ``n_runs`` runs gets no interval ("" when it
-    gets one): fewer than :data:`MIN_RUNS` runs, or fewer than :data:`FEW_ABOVE` pods expected above
-    it (benchmarks/sim_netready.py: a P99 of 80-200 pods is about the second-largest pod, and its
-    interval covered 41-87 %)."""
+    gets one): fewer than :data:`MIN_RUNS` runs; a variant's own (``own``) percentile above
+    :data:`OWN_TOP` (over 4-10 runs its top runs set it: a P90's interval covered 89-95 %); fewer
+    than :data:`FEW_ABOVE` pods expected above it (a P99 of 80-200 pods is about the second-largest
+    pod: its interval covered 76-89 %; benchmarks/sim_netready.py)."""
     name = f"P{round(100 * q):d}"
     if n_runs < MIN_RUNS:
         return f"{n_runs} run(s): no interval (at least {MIN_RUNS} runs)"
+    if own and q > OWN_TOP:
+        return (
+            f"{name}: a point (over a few runs a variant's own {name} is set by its top runs and its "
+            "interval under-covers; the ratio between variants has one)"
+        )
     above = n_pods * (1.0 - q)
     if above < FEW_ABOVE - 1e-9:
         need = int(np.ceil(FEW_ABOVE / (1.0 - q) - 1e-9))
         return (
             f"{name} of {n_pods} pods ({above:.1f} expected above it): a point, no interval (one needs "
-            f"{FEW_ABOVE} pods above it, {need} pods; the P90 is the tail with an interval)"
+            f"{FEW_ABOVE} pods above it, {need} pods; the P90 ratio is the tail with an interval)"
         )
     return ""
 

@@ -211,7 +211,7 @@ def _pair_rows(
     elif not ((t_all > 0).all() and (b_all > 0).all()):
         notes = ["a time not above 0: no ratio"] * len(qs)
     else:
-        notes = [support(q, fewest, min(len(t_all), len(b_all))) for q in qs]
+        notes = [support(q, fewest, min(len(t_all), len(b_all)), own=False) for q in qs]
         rng = np.random.default_rng(group_seed(s.bootstrap.seed, f"{first['_k']}\x1f{treat}\x1f{base}"))
         units = round_units(ts, bs)
         if units is not None:
@@ -231,7 +231,9 @@ def _pair_rows(
     out = []
     for i, (q, name) in enumerate(QUANTILES):
         shown = (
-            method != "" and not support(q, fewest, min(len(t_all), len(b_all))) and np.isfinite(iv.low[i])
+            method != ""
+            and not support(q, fewest, min(len(t_all), len(b_all)), own=False)
+            and np.isfinite(iv.low[i])
         )
         note = notes[i]
         if method and not shown and not note:
