@@ -1,6 +1,6 @@
 """Time to network (net_ready.csv, net_ready_ratios.csv): coverage of every published interval, the
 A/A "different" rate and the power at a true ratio of 1.5, at 4, 6, 8 and 10 runs a side of 20
-pods (podnet/stats/METHODS.md, "Time to network"; printed, about a minute per scenario).
+pods (podnet/stats/METHODS.md, "Time to network"; printed, about 3 minutes a scenario at the defaults).
 
     PYTHONPATH=. .venv/bin/python benchmarks/sim_netready.py [--experiments 400] [--resamples 1000]
 
