@@ -82,3 +82,30 @@ def pod_tidy(
                     values.update({m: share * ready for m, share in STEP_SHARES.items()})
                 rows += [pod_row(variant, r, p, m, v, pods, scenario, test) for m, v in values.items()]
     return coerce(pd.DataFrame(rows))
+
+
+def round_tidy(
+    levels: dict[str, float],
+    runs: int = 6,
+    pods: int = 20,
+    seed: int = 7,
+    round_sd: float = 0.3,
+    run_sd: float = 0.0,
+    pod_sd: float = 0.02,
+    metrics: tuple[str, ...] = ("net_ready_s",),
+    launch: str = "L1",
+) -> pd.DataFrame:
+    """Per-pod rows of a side-by-side campaign: in round r (``round_seq`` r - 1 of ``launch``) every
+    variant runs one burst; a pod's log time is log(level) + R_r + e + eps, R_r ~ N(0, round_sd)
+    shared by the variants of the round, e ~ N(0, run_sd) the variant's run, eps ~ N(0, pod_sd) the
+    pod; each metric in ``metrics`` gets the same times (one seeded stream)."""
+    rng = np.random.default_rng(seed)
+    shared = rng.normal(0.0, round_sd, runs)
+    rows = []
+    for variant, level in levels.items():
+        for r in range(1, runs + 1):
+            run = np.log(level) + shared[r - 1] + rng.normal(0.0, run_sd)
+            times = np.exp(run + rng.normal(0.0, pod_sd, pods))
+            for p, v in enumerate(times, start=1):
+                rows += [pod_row(variant, r, p, m, float(v), pods, launch_id=launch) for m in metrics]
+    return coerce(pd.DataFrame(rows))

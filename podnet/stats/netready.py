@@ -4,34 +4,44 @@ A netready run (:mod:`podnet.tools.netready`) has one tidy row per pod and metri
 the pod's index; those rows are in no summary of runs: :func:`podnet.stats._data.split_sources`).
 :func:`net_ready_table` pools, per (variant, scenario, test, sweep point, metric), the pods of every
 measured run that is not disturbed, and gives P50, P90 and P99 (numpy's default linear
-interpolation between order statistics, Hyndman-Fan type 7) with a 95 % interval from a **cluster
-bootstrap over runs**: each resample draws whole runs with replacement (their pods with them) and
-takes the same percentile of the pooled pods; the interval is the resamples' 2.5 and 97.5
-percentiles (``stats.bootstrap.resamples`` and ``seed``, one random stream per group). Pods of one
-run share its moment (the machine's load, the CNI's state, a burst's queue), so they are not
-independent; resampling runs keeps that dependence, where an order-statistic interval over pods
-taken as iid would be too narrow. METHODS.md, "Time to network", says what this measures and what
-not, and where these intervals are weak (few runs; a P99 from fewer than ~100 pods).
+interpolation between order statistics, Hyndman-Fan type 7). A percentile gets a 95 % interval
+only where runs and pods support one (:func:`support`): a variant's own P50 from :data:`MIN_RUNS`
+runs (its P90 and P99 are points); between variants (:mod:`podnet.stats.netready_compare`) also the
+P90, and a P99 only from 500 pods (at least :data:`FEW_ABOVE` expected above it). The interval comes from a **cluster bootstrap over runs**
+(each resample draws whole runs with replacement, their pods with them, and takes the same
+percentile of the pooled pods; ``stats.bootstrap.resamples`` and ``seed``, one random stream per
+group) read as a t interval on the log scale (:func:`log_t`): the resamples' sd, expanded by
+sqrt(k/(k-1)), times t_{k-1}. Pods of one run share its moment (the machine's load, the CNI's
+state, a burst's queue), so they are not independent; resampling runs keeps that dependence.
+benchmarks/sim_netready.py gives the coverage; METHODS.md, "Time to network", says what is
+published and why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ._data import disturbed_mask, key_text, per_pod_mask
-from .bootstrap import expanded_tail, group_seed
+from .bootstrap import group_seed
 from .settings import Settings
 
 #: the percentiles reported, and their names
 QUANTILES = ((0.5, "p50"), (0.9, "p90"), (0.99, "p99"))
-#: fewest runs for an interval (fewer: the value alone, with a note)
-MIN_RUNS = 3
-#: pods expected above a percentile below which its interval rests on a handful of values
+#: fewest runs for an interval (and, a side, for a ratio: :mod:`podnet.stats.netready_compare`)
+MIN_RUNS = 4
+#: fewest pods expected above a percentile for its interval (fewer: the value alone, with a note)
 FEW_ABOVE = 5
+#: the highest percentile with an interval of one variant's own (above it: a point; between variants,
+#: where the top runs' pull cancels in the ratio, up to the pods' limit): benchmarks/sim_netready.py
+OWN_TOP = 0.5
+#: resampled log sd at or below which the spread counts as zero (no interval, no p)
+ZERO_SPREAD = 1e-12
 
 #: columns of net_ready.csv
 NET_READY_COLUMNS = [
@@ -74,6 +84,16 @@ _KEY = [
 ]
 
 
+class LogT(NamedTuple):
+    """Per quantile: a t interval on the log scale from resampled values, its two-sided p of "the
+    log is 0" (a ratio of 1) and the expanded sd it rests on; NaN where the spread is zero."""
+
+    low: np.ndarray
+    high: np.ndarray
+    p: np.ndarray
+    sd: np.ndarray
+
+
 def pod_rows(tidy: pd.DataFrame) -> pd.DataFrame:
     """The measured per-pod rows of runs that were not disturbed."""
     if tidy.empty or "pod" not in tidy.columns:
@@ -109,34 +129,91 @@ def run_values(pods: pd.DataFrame) -> list[np.ndarray]:
     return [r["value"].to_numpy(dtype=float) for _, r in pods.groupby("run_id", sort=True)]
 
 
+def pooled_quantiles(units: Sequence[np.ndarray], draws: np.ndarray, qs: np.ndarray) -> np.ndarray:
+    """The quantiles ``qs`` of the pooled values of the units each row of ``draws`` (resamples x
+    units drawn) picks, shape (len(qs), resamples); NaN for a resample that pools no value."""
+    sizes = {len(u) for u in units}
+    if len(sizes) == 1 and 0 not in sizes:  # the usual case: every unit has its K pods
+        data = np.stack(units)
+        return np.quantile(data[draws].reshape(len(draws), -1), qs, axis=1)
+    out = np.full((len(qs), len(draws)), np.nan)
+    for j, d in enumerate(draws):
+        pooled = np.concatenate([units[i] for i in d])
+        if len(pooled):
+            out[:, j] = np.quantile(pooled, qs)
+    return out
+
+
 def bootstrap_quantiles(
     runs: list[np.ndarray], qs: np.ndarray, resamples: int, rng: np.random.Generator
 ) -> np.ndarray:
     """The pooled pods' quantiles ``qs`` in each of ``resamples`` resamples of whole runs drawn with
     replacement (``runs``: each run's pod values), shape (len(qs), resamples)."""
-    k = len(runs)
-    draws = rng.integers(0, k, size=(resamples, k))
-    sizes = {len(r) for r in runs}
-    if len(sizes) == 1:  # the usual case: every run has its K pods
-        data = np.stack(runs)
-        return np.quantile(data[draws].reshape(resamples, -1), qs, axis=1)
-    return np.stack([np.quantile(np.concatenate([runs[i] for i in d]), qs) for d in draws], axis=1)
+    return pooled_quantiles(runs, rng.integers(0, len(runs), size=(resamples, len(runs))), qs)
+
+
+def log_t(estimate: np.ndarray, dist: np.ndarray, k: int, confidence: float) -> LogT:
+    """The ``confidence`` t interval of positive ``estimate`` (per quantile) on the log scale, from
+    its resampled values ``dist`` (quantiles x resamples) over ``k`` resampled units: the log
+    resamples' sd times sqrt(k/(k-1)) (a bootstrap over k units is as narrow as divisor k; Hesterberg
+    2015, 4.1) is the standard error, with t_{k-1}. p: two-sided, of "log estimate = 0" on the same
+    scale, so the interval excludes 1 exactly when p < 1 - confidence. A zero (or undefined) spread
+    gives neither interval nor p: never a width-zero interval, never p = 0."""
+    est = np.asarray(estimate, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a quantile with < 2 finite resamples: NaN
+        logs = np.log(np.where(dist > 0, dist, np.nan))
+        n_ok = np.sum(np.isfinite(logs), axis=1)
+        sd = np.nanstd(logs, axis=1, ddof=1) * np.sqrt(k / (k - 1.0)) if k > 1 else np.full(len(est), np.nan)
+        centre = np.log(np.where(est > 0, est, np.nan))
+    ok = (n_ok > 1) & np.isfinite(sd) & (sd > ZERO_SPREAD) & np.isfinite(centre)
+    nan = np.full(len(est), np.nan)
+    if k < 2 or not ok.any():
+        return LogT(nan, nan.copy(), nan.copy(), np.where(ok, sd, nan))
+    t = stats.t.ppf(0.5 + confidence / 2.0, k - 1)
+    se = np.where(ok, sd, 1.0)
+    low = np.where(ok, np.exp(centre - t * se), np.nan)
+    high = np.where(ok, np.exp(centre + t * se), np.nan)
+    p = np.where(ok, 2.0 * stats.t.sf(np.abs(np.nan_to_num(centre)) / se, k - 1), np.nan)
+    return LogT(low, high, p, np.where(ok, sd, np.nan))
 
 
 def cluster_bootstrap(
     runs: list[np.ndarray], qs: np.ndarray, confidence: float, resamples: int, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """(low, high) per quantile in ``qs``: expanded percentile intervals (tails at
-    :func:`podnet.stats.bootstrap.expanded_tail` of the number of runs) of the pooled pods' quantiles
-    over resamples of whole runs (``runs``: each run's pod values; :func:`bootstrap_quantiles`)."""
-    dist = bootstrap_quantiles(runs, qs, resamples, rng)
-    a = expanded_tail(len(runs), confidence)
-    return np.quantile(dist, a, axis=1), np.quantile(dist, 1.0 - a, axis=1)
+) -> LogT:
+    """Per quantile in ``qs``: the :func:`log_t` interval of the pooled pods' quantile over
+    resamples of whole runs (``runs``: each run's pod values; :func:`bootstrap_quantiles`)."""
+    est = np.quantile(np.concatenate(runs), qs)
+    return log_t(est, bootstrap_quantiles(runs, qs, resamples, rng), len(runs), confidence)
+
+
+def support(q: float, n_runs: int, n_pods: int, own: bool = True) -> str:
+    """Why the percentile ``q`` of ``n_pods`` pods from ``n_runs`` runs gets no interval ("" when it
+    gets one): fewer than :data:`MIN_RUNS` runs; a variant's own (``own``) percentile above
+    :data:`OWN_TOP` (over 4-10 runs its top runs set it: a P90's interval covered 89-95 %); fewer
+    than :data:`FEW_ABOVE` pods expected above it (a P99 of 80-200 pods is about the second-largest
+    pod: its interval covered 76-89 %; benchmarks/sim_netready.py)."""
+    name = f"P{round(100 * q):d}"
+    if n_runs < MIN_RUNS:
+        return f"{n_runs} run(s): no interval (at least {MIN_RUNS} runs)"
+    if own and q > OWN_TOP:
+        return (
+            f"{name}: a point (over a few runs a variant's own {name} is set by its top runs and its "
+            "interval under-covers; the ratio between variants has one)"
+        )
+    above = n_pods * (1.0 - q)
+    if above < FEW_ABOVE - 1e-9:
+        need = int(np.ceil(FEW_ABOVE / (1.0 - q) - 1e-9))
+        return (
+            f"{name} of {n_pods} pods ({above:.1f} expected above it): a point, no interval (one needs "
+            f"{FEW_ABOVE} pods above it, {need} pods; the P90 ratio is the tail with an interval)"
+        )
+    return ""
 
 
 def net_ready_table(tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] | None = None) -> pd.DataFrame:
     """net_ready.csv: per group and metric, P50/P90/P99 over pods with cluster-bootstrap intervals
-    over runs (empty without netready runs)."""
+    over runs where runs and pods support one (:func:`support`; empty without netready runs)."""
     s = Settings.of(settings)
     rows = pod_rows(tidy)
     if rows.empty:
@@ -152,37 +229,33 @@ def net_ready_table(tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] |
         runs = run_values(g)
         pooled = np.concatenate(runs)
         values = np.quantile(pooled, qs)
-        lo = hi = np.full(len(qs), np.nan)
+        why = [support(q, len(runs), len(pooled)) for q in qs]
+        nan = np.full(len(qs), np.nan)
+        iv = LogT(nan, nan, nan, nan)
         method = ""
-        notes = []
-        if len(runs) >= MIN_RUNS:
+        if any(not w for w in why):
             rng = np.random.default_rng(group_seed(s.bootstrap.seed, key_text(pd.DataFrame([k]))[0]))
-            lo, hi = cluster_bootstrap(runs, qs, s.confidence, s.bootstrap.resamples, rng)
-            method = f"cluster bootstrap over runs (expanded percentile, {s.bootstrap.resamples} resamples)"
-        else:
-            notes.append(f"{len(runs)} run(s): no interval (at least {MIN_RUNS} runs)")
+            iv = cluster_bootstrap(runs, qs, s.confidence, s.bootstrap.resamples, rng)
+            method = f"cluster bootstrap over runs (log-scale t, {s.bootstrap.resamples} resamples)"
         columns = group_columns(k)
         for i, (q, name) in enumerate(QUANTILES):
-            above = len(pooled) * (1.0 - q)
-            note = list(notes)
-            if above < FEW_ABOVE and method:
-                note.append(
-                    f"{above:.1f} pods expected above the {name}: its interval rests on the few largest "
-                    "values and cannot reach beyond the largest seen"
-                )
+            note = why[i]
+            shown = not note and np.isfinite(iv.low[i])
+            if not note and not shown:
+                note = "the resampled percentiles do not spread (zero spread): no interval"
             out.append(
                 {
                     **columns,
                     "estimand": name,
                     "quantile": q,
                     "value": float(values[i]),
-                    "ci_low": float(lo[i]),
-                    "ci_high": float(hi[i]),
-                    "ci_method": method,
+                    "ci_low": float(iv.low[i]) if shown else np.nan,
+                    "ci_high": float(iv.high[i]) if shown else np.nan,
+                    "ci_method": method if shown else "",
                     "n_runs": len(runs),
                     "n_pods": len(pooled),
                     "pods_per_run": float(np.median([len(r) for r in runs])),
-                    "note": "; ".join(note),
+                    "note": note,
                 }
             )
     return pd.DataFrame(out, columns=NET_READY_COLUMNS)

@@ -1,22 +1,27 @@
-"""Time to network between variants (net_ready_ratios.csv): which differences between CNIs resolve.
+"""Time to network between variants (net_ready_ratios.csv): which CNIs differ from the baseline.
 
-For an experiment of several variants (a campaign's CNIs), each variant's P50 and P99 of
-``net_ready_s`` over the pods of its runs (:mod:`podnet.stats.netready`) is divided by the baseline
-variant's: the baseline of ``stats.comparisons`` (``by: variant``), the one variants.csv uses
-(a campaign's first variant: ``make compare`` declares it), over each of its ``treatments``
-(default every other variant). The 95 % interval comes from the same **cluster bootstrap over
-runs** as net_ready.csv's, run on each side on its own: a resample draws each variant's runs with
-replacement (their pods with them), takes the percentile of each side's pooled pods, and divides;
-the interval is the resampled ratios' *expanded* percentile interval (tails at
-:func:`podnet.stats.bootstrap.expanded_tail` of the smaller side's number of runs: over 4-10 runs
-the plain 2.5/97.5 percentiles under-cover). The two-sided p of "ratio = 1" is a normal
-approximation of the resampled log ratios (2 Phi(-|mean| / sd)), on the same expanded scale
-(:func:`podnet.stats.bootstrap.expanded_p`), so the interval excludes 1 about when p < 0.05. Holm runs over every
-row of one experiment (every treatment, percentile and group: one family); a row without a
-p-value stays in it as p = 1. ``resolved``: the Holm-adjusted p is below alpha. Runs judged
-disturbed and reference rows are left out (:func:`podnet.stats.netready.pod_rows`). The runs of
-the two sides are not paired by round: round-to-round drift common to both widens the interval
-instead of cancelling. METHODS.md, "net_ready.csv: time to network", says where it is weak.
+For an experiment of several variants (a campaign's CNIs), each variant's P50, P90 and P99 of each
+ranked metric (:data:`METRICS`: ``net_ready_s``, the time any peer sees, through the API, and
+``first_reply_out_s``, the datapath's own time from the pod's side) over the pods of its runs
+(:mod:`podnet.stats.netready`) is divided by the baseline variant's: the baseline of
+``stats.comparisons`` (``by: variant``), the one variants.csv uses (a campaign's first variant:
+``make compare`` declares it), over each of its ``treatments`` (default every other variant).
+
+**Round-paired bootstrap.** A side-by-side campaign runs every variant in each round (tidy
+``round_seq`` within one ``launch_id``): a resample draws *rounds* with replacement and takes both
+sides' runs of each drawn round, so what a round shares (the machine's load, the time of day)
+cancels in the ratio. Without shared rounds each side's runs are resampled on their own (the note
+says so). The interval and p come from the same resamples (:func:`podnet.stats.netready.log_t`:
+t_{k-1} on the log scale, k the rounds or the smaller side's runs), so the interval excludes 1
+exactly when p < 0.05. No ratio (and no p) below :data:`~podnet.stats.netready.MIN_RUNS` runs a
+side; no interval for a percentile without the pods to support it (P99: a point); a zero spread
+gives neither interval nor p.
+
+**Family.** The declared family (:data:`FAMILY`) is one row per treatment per ranked metric: its
+P90, the burst's tail. Holm runs over the family's rows of one experiment (a row without a p stays
+in it as p = 1); ``different``: a family row whose Holm-adjusted p is below alpha. P50 and P99 rows
+are exploratory: their p is unadjusted and they are never "different". benchmarks/sim_netready.py
+gives coverage, the A/A rate and power; METHODS.md, "Time to network", says what is published.
 """
 
 from __future__ import annotations
@@ -26,28 +31,27 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from . import core
-from ._data import key_text
-from .bootstrap import expanded_p, expanded_tail, group_seed
+from ._data import LAUNCH_COLUMN, ROUND_COLUMN, key_text
+from .bootstrap import group_seed
 from .netready import (
     _KEY,
-    FEW_ABOVE,
     MIN_RUNS,
-    bootstrap_quantiles,
+    QUANTILES,
     group_columns,
+    log_t,
     numeric,
     pod_rows,
-    run_values,
+    pooled_quantiles,
+    support,
 )
 from .settings import Settings
 
-#: the metric compared between variants, and its percentiles
-METRIC = "net_ready_s"
-COMPARED = ((0.5, "p50"), (0.99, "p99"))
-#: runs a side below which the note says the percentile bootstrap under-covers
-FEW_RUNS = 10
+#: the metrics ranked between variants: the API-visible time, then the datapath's own
+METRICS = ("net_ready_s", "first_reply_out_s")
+#: the estimand of the declared family (one row per treatment per ranked metric)
+FAMILY = "p90"
 
 #: columns of net_ready_ratios.csv
 NET_READY_RATIO_COLUMNS = [
@@ -64,7 +68,7 @@ NET_READY_RATIO_COLUMNS = [
     "concurrency",
     "metric",
     "unit",
-    "estimand",  # p50 | p99
+    "estimand",  # p50 | p90 | p99
     "quantile",
     "value",  # the treatment's percentile over its pooled pods
     "baseline_value",
@@ -73,16 +77,25 @@ NET_READY_RATIO_COLUMNS = [
     "ci_high",
     "ci_method",
     "p_value",
-    "p_adjusted",  # Holm over every row of the experiment
+    "role",  # primary (in the family) | exploratory
+    "p_adjusted",  # Holm over the family's rows of the experiment
     "m",  # rows in that family
-    "different",  # the interval excludes 1
-    "resolved",  # p_adjusted < alpha
+    "different",  # a family row whose p_adjusted < alpha
     "n_runs",
     "n_runs_baseline",
+    "n_rounds",  # rounds both sides ran (0: not paired by round)
     "n_pods",
     "n_pods_baseline",
     "note",
 ]
+
+
+class Side(NamedTuple):
+    """One variant's runs in one group: each run's pod values and the round it ran in (launch and
+    ``round_seq``; None unless every run carries one)."""
+
+    runs: list[np.ndarray]
+    rounds: list[str] | None
 
 
 class PercentileRatio(NamedTuple):
@@ -101,26 +114,45 @@ def percentile_ratio(
     confidence: float,
     resamples: int,
     rng: np.random.Generator,
+    paired: bool = False,
 ) -> PercentileRatio:
-    """The ratio of the two sides' pooled percentiles ``qs`` (each side: its runs' positive pod
-    values), with the expanded percentile interval and two-sided p of ratio = 1 over ``resamples``
-    cluster bootstrap resamples, each side's runs drawn on their own (expanded for the smaller
-    side's number of runs: :func:`podnet.stats.bootstrap.expanded_tail`, :func:`~podnet.stats.bootstrap.expanded_p`)."""
+    """The ratio of the two sides' pooled percentiles ``qs`` (each side: its units' positive pod
+    values) with the :func:`~podnet.stats.netready.log_t` interval and p over ``resamples``
+    resamples. ``paired``: the units are rounds, aligned (unit i of both sides ran in round i; a
+    side may have no pods in a round), drawn jointly; else each side's units are drawn on their own
+    and k is the smaller side's count."""
     qs = np.asarray(qs, dtype=float)
     ratio = np.quantile(np.concatenate(treatment), qs) / np.quantile(np.concatenate(baseline), qs)
-    top = bootstrap_quantiles(treatment, qs, resamples, rng)
-    dist = top / bootstrap_quantiles(baseline, qs, resamples, rng)
-    fewest = min(len(treatment), len(baseline))
-    a = expanded_tail(fewest, confidence)
-    low, high = np.quantile(dist, a, axis=1), np.quantile(dist, 1.0 - a, axis=1)
-    # p of ratio = 1 from the resampled log ratios' mean and sd (a normal approximation of the
-    # bootstrap distribution: no floor at 2/(resamples + 1), which the expansion below would lift
-    # above what Holm needs even where every resample lies beyond 1), then expanded as the interval
-    logs = np.log(dist)
-    sd = np.std(logs, axis=1, ddof=1)
-    z = np.divide(np.abs(np.mean(logs, axis=1)), sd, out=np.full(len(qs), np.inf), where=sd > 0)
-    p = 2.0 * stats.norm.sf(z)
-    return PercentileRatio(ratio, low, high, expanded_p(p, fewest))
+    if paired:
+        if len(treatment) != len(baseline):
+            raise ValueError("paired: both sides need one unit per round")
+        k = len(treatment)
+        draws = rng.integers(0, k, size=(resamples, k))
+        top, bottom = pooled_quantiles(treatment, draws, qs), pooled_quantiles(baseline, draws, qs)
+    else:
+        k = min(len(treatment), len(baseline))
+        top = pooled_quantiles(treatment, rng.integers(0, len(treatment), (resamples, len(treatment))), qs)
+        bottom = pooled_quantiles(baseline, rng.integers(0, len(baseline), (resamples, len(baseline))), qs)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        iv = log_t(ratio, top / bottom, k, confidence)
+    return PercentileRatio(ratio, iv.low, iv.high, iv.p)
+
+
+def round_units(tr: Side, br: Side) -> tuple[list[np.ndarray], list[np.ndarray], int] | None:
+    """Both sides' pods per round (every round either ran, in order) and the rounds both ran; None
+    unless both sides carry their rounds and share at least one."""
+    if tr.rounds is None or br.rounds is None:
+        return None
+    shared = set(tr.rounds) & set(br.rounds)
+    if not shared:
+        return None
+    rounds = sorted(set(tr.rounds) | set(br.rounds))
+
+    def pods(side: Side, rnd: str) -> np.ndarray:
+        got = [r for r, k in zip(side.runs, side.rounds or []) if k == rnd]
+        return np.concatenate(got) if got else np.zeros(0)
+
+    return [pods(tr, r) for r in rounds], [pods(br, r) for r in rounds], len(shared)
 
 
 def variant_pairs(s: Settings, variants: list[str]) -> list[tuple[str, str]]:
@@ -136,44 +168,76 @@ def variant_pairs(s: Settings, variants: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _sides(rows: pd.DataFrame) -> dict[tuple[str, str], list[np.ndarray]]:
-    """(group key text, variant) -> each run's pod values (runs in run_id order)."""
-    return {(str(k), str(v)): run_values(g) for (k, v), g in rows.groupby(["_k", "_v"], sort=True)}
+def _round_of(run: pd.DataFrame) -> str | None:
+    """The round one run ran in ("<launch_id>#<round_seq>"), None without both."""
+    if LAUNCH_COLUMN not in run.columns or ROUND_COLUMN not in run.columns:
+        return None
+    launch, seq = run[LAUNCH_COLUMN].iloc[0], pd.to_numeric(run[ROUND_COLUMN], errors="coerce").iloc[0]
+    if pd.isna(launch) or str(launch) == "" or pd.isna(seq):
+        return None
+    return f"{launch}#{int(seq)}"
+
+
+def _sides(rows: pd.DataFrame) -> dict[tuple[str, str], Side]:
+    """(group key text, variant) -> its runs (run_id order) and their rounds."""
+    out: dict[tuple[str, str], Side] = {}
+    for (k, v), g in rows.groupby(["_k", "_v"], sort=True):
+        runs = list(g.groupby("run_id", sort=True))
+        rounds = [_round_of(r) for _, r in runs]
+        known = all(x is not None for x in rounds)  # a round of two runs: both in its unit
+        out[(str(k), str(v))] = Side(
+            [r["value"].to_numpy(dtype=float) for _, r in runs], [str(x) for x in rounds] if known else None
+        )
+    return out
 
 
 def _pair_rows(
-    first: pd.Series, treat: str, base: str, tr: list[np.ndarray], br: list[np.ndarray], s: Settings
+    first: pd.Series, treat: str, base: str, ts: Side, bs: Side, s: Settings
 ) -> list[dict[str, Any]]:
-    """The rows of one treatment over its baseline in one group (one per percentile compared)."""
-    qs = np.array([q for q, _ in COMPARED])
-    t_all, b_all = np.concatenate(tr), np.concatenate(br)
+    """The rows of one treatment over its baseline in one group and metric (one per percentile)."""
+    qs = np.array([q for q, _ in QUANTILES])
+    t_all, b_all = np.concatenate(ts.runs), np.concatenate(bs.runs)
     tv, bv = np.quantile(t_all, qs), np.quantile(b_all, qs)
     nan = np.full(len(qs), np.nan)
     iv = PercentileRatio(nan, nan, nan, nan)
-    method = ""
-    notes: list[str] = []
-    fewest = min(len(tr), len(br))
+    method, notes, n_rounds = "", [""] * len(qs), 0
+    fewest = min(len(ts.runs), len(bs.runs))
     if fewest < MIN_RUNS:
-        notes.append(f"{len(tr)} and {len(br)} run(s): no interval (at least {MIN_RUNS} runs a side)")
-    elif not ((t_all > 0).all() and (b_all > 0).all()):
-        notes.append("a time not above 0: no ratio")
-    else:
-        rng = np.random.default_rng(group_seed(s.bootstrap.seed, f"{first['_k']}\x1f{treat}\x1f{base}"))
-        iv = percentile_ratio(tr, br, qs, s.confidence, s.bootstrap.resamples, rng)
-        method = (
-            "cluster bootstrap over runs, each variant's resampled on its own "
-            f"(expanded percentile, {s.bootstrap.resamples} resamples)"
+        why = (
+            f"{len(ts.runs)} and {len(bs.runs)} runs: no ratio below {MIN_RUNS} runs a side (a bootstrap "
+            "over 3 runs has 10 distinct resamples a side; its interval and p are no test)"
         )
-        if fewest < FEW_RUNS:
-            notes.append(f"{fewest} runs on the smaller side: a bootstrap over few runs under-covers")
-    ratio = np.where(bv > 0, tv / np.where(bv > 0, bv, 1.0), np.nan)
+        notes = [why] * len(qs)
+    elif not ((t_all > 0).all() and (b_all > 0).all()):
+        notes = ["a time not above 0: no ratio"] * len(qs)
+    else:
+        notes = [support(q, fewest, min(len(t_all), len(b_all)), own=False) for q in qs]
+        rng = np.random.default_rng(group_seed(s.bootstrap.seed, f"{first['_k']}\x1f{treat}\x1f{base}"))
+        units = round_units(ts, bs)
+        if units is not None:
+            tu, bu, n_rounds = units
+            iv = percentile_ratio(tu, bu, qs, s.confidence, s.bootstrap.resamples, rng, paired=True)
+            method = f"round-paired bootstrap over {len(tu)} rounds (log-scale t, {s.bootstrap.resamples} resamples)"
+        else:
+            iv = percentile_ratio(ts.runs, bs.runs, qs, s.confidence, s.bootstrap.resamples, rng)
+            method = (
+                f"each side's runs resampled on their own (log-scale t, {s.bootstrap.resamples} resamples)"
+            )
+            notes = [
+                "; ".join(x for x in (n, "no shared rounds: the sides are not paired") if x) for n in notes
+            ]
+    ratio = np.where(bv > 0, tv / np.where(bv > 0, bv, 1.0), np.nan) if fewest >= MIN_RUNS else nan
     columns = group_columns(first, drop=("variant",))
     out = []
-    for i, (q, name) in enumerate(COMPARED):
-        note = list(notes)
-        above = min(len(t_all), len(b_all)) * (1.0 - q)
-        if method and above < FEW_ABOVE:
-            note.append(f"{above:.1f} pods expected above the {name} (smaller side): it rests on the largest")
+    for i, (q, name) in enumerate(QUANTILES):
+        shown = (
+            method != ""
+            and not support(q, fewest, min(len(t_all), len(b_all)), own=False)
+            and np.isfinite(iv.low[i])
+        )
+        note = notes[i]
+        if method and not shown and not note:
+            note = "every resample gives the same ratio (zero spread): no interval and no p"
         out.append(
             {
                 **columns,
@@ -184,52 +248,55 @@ def _pair_rows(
                 "value": float(tv[i]),
                 "baseline_value": float(bv[i]),
                 "ratio": float(ratio[i]),
-                "ci_low": float(iv.low[i]),
-                "ci_high": float(iv.high[i]),
-                "ci_method": method,
-                "p_value": float(iv.p[i]),
-                "n_runs": len(tr),
-                "n_runs_baseline": len(br),
+                "ci_low": float(iv.low[i]) if shown else np.nan,
+                "ci_high": float(iv.high[i]) if shown else np.nan,
+                "ci_method": method if shown else "",
+                "p_value": float(iv.p[i]) if shown else np.nan,
+                "n_runs": len(ts.runs),
+                "n_runs_baseline": len(bs.runs),
+                "n_rounds": n_rounds,
                 "n_pods": len(t_all),
                 "n_pods_baseline": len(b_all),
-                "note": "; ".join(note),
+                "note": note,
             }
         )
     return out
 
 
 def adjust(df: pd.DataFrame, alpha: float) -> pd.DataFrame:
-    """``p_adjusted`` (Holm over each experiment's rows, a missing p counted as 1), ``m``,
-    ``different`` (the interval excludes 1) and ``resolved`` (p_adjusted < ``alpha``)."""
+    """``role`` (primary: a :data:`FAMILY` row of a ranked metric), ``p_adjusted`` (Holm over each
+    experiment's primary rows, a missing p counted as 1), ``m`` and ``different`` (a primary row
+    whose p_adjusted < ``alpha``)."""
     p = df["p_value"].to_numpy(dtype=float)
+    prim = (df["estimand"].astype(str) == FAMILY).to_numpy() & df["metric"].astype(str).isin(
+        METRICS
+    ).to_numpy()
     padj = np.full(len(df), np.nan)
     m = np.zeros(len(df), dtype=int)
-    for idx in df.groupby(df["experiment"].astype("string").fillna(""), sort=False).indices.values():
+    exp = df["experiment"].astype("string").fillna("").to_numpy(dtype=object)
+    for e in pd.unique(exp[prim]):
+        idx = np.nonzero(prim & (exp == e))[0]
         padj[idx] = core.holm(np.where(np.isfinite(p[idx]), p[idx], 1.0))
         m[idx] = len(idx)
-    lo, hi = df["ci_low"].to_numpy(dtype=float), df["ci_high"].to_numpy(dtype=float)
+    padj = np.where(np.isfinite(p), padj, np.nan)
     with np.errstate(invalid="ignore"):
-        different = (lo > 1.0) | (hi < 1.0)
-    return df.assign(
-        p_adjusted=np.where(np.isfinite(p), padj, np.nan),
-        m=m,
-        different=different,
-        resolved=np.isfinite(p) & (padj < alpha),
-    )
+        different = prim & np.isfinite(padj) & (padj < alpha)
+    return df.assign(role=np.where(prim, "primary", "exploratory"), p_adjusted=padj, m=m, different=different)
 
 
 def net_ready_ratios(
     tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] | None = None
 ) -> pd.DataFrame:
-    """net_ready_ratios.csv: per group (scenario, test, sweep point) and ``by: variant`` comparison,
-    each treatment's net_ready_s P50 and P99 over the baseline's, with the cluster-bootstrap
-    interval, p and Holm (empty without netready runs of two compared variants)."""
+    """net_ready_ratios.csv: per group (scenario, test, sweep point), ranked metric and ``by:
+    variant`` comparison, each treatment's P50, P90 and P99 over the baseline's, with the
+    round-paired bootstrap's interval and p, and Holm over the declared family (empty without
+    netready runs of two compared variants)."""
     s = Settings.of(settings)
     empty = pd.DataFrame(columns=NET_READY_RATIO_COLUMNS)
     rows = pod_rows(tidy)
     if rows.empty:
         return empty
-    rows = rows[rows["metric"].astype(str) == METRIC]
+    rows = rows[rows["metric"].astype(str).isin(METRICS)]
     pairs = variant_pairs(s, sorted(set(rows["variant"].astype(str))))
     if rows.empty or not pairs:
         return empty
@@ -238,13 +305,15 @@ def net_ready_ratios(
     key = [c for c in _KEY if c != "variant"]
     rows = rows.assign(_k=key_text(rows[key]), _v=rows["variant"].astype(str))
     sides = _sides(rows)
-    firsts = rows.drop_duplicates("_k").sort_values("_k")
+    firsts = rows.drop_duplicates("_k")
+    rank = {m: i for i, m in enumerate(METRICS)}
+    firsts = firsts.assign(_m=firsts["metric"].astype(str).map(rank)).sort_values(["_m", "_k"])
     out: list[dict[str, Any]] = []
     for _, first in firsts.iterrows():
         for treat, base in pairs:
-            tr, br = sides.get((first["_k"], treat)), sides.get((first["_k"], base))
-            if tr and br:
-                out += _pair_rows(first, treat, base, tr, br, s)
+            ts, bs = sides.get((first["_k"], treat)), sides.get((first["_k"], base))
+            if ts and bs:
+                out += _pair_rows(first, treat, base, ts, bs, s)
     if not out:
         return empty
     return adjust(pd.DataFrame(out), s.alpha)[NET_READY_RATIO_COLUMNS]

@@ -1,8 +1,9 @@
-"""Time to network between variants (net_ready_ratios.csv): each variant's net_ready_s P50 and P99
-over the baseline variant's, the interval from a cluster bootstrap over each side's runs, its p and
-Holm over the experiment's rows. A clear difference resolves, equal variants do not, too few runs
-give no interval with the reason, disturbed runs are left out, and the interval covers a known
-ratio. Synthetic per-pod rows: tests/netready_data.py."""
+"""Time to network between variants (net_ready_ratios.csv): each variant's net_ready_s P50, P90 and
+P99 over the baseline variant's, the interval from a bootstrap over the shared rounds, its p and
+Holm over the declared family (each treatment's P90). A clear difference is "different", equal
+variants are not, too few runs give no ratio with the reason, disturbed runs are left out, and the
+interval covers a known ratio. Synthetic per-pod rows: tests/netready_data.py; the round pairing,
+zero spreads and the family: test_netready_rounds.py."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from podnet.parse.tidy import coerce
 from podnet.stats import core
 from podnet.stats.netready import MIN_RUNS
 from podnet.stats.netready_compare import (
-    FEW_RUNS,
     NET_READY_RATIO_COLUMNS,
     net_ready_ratios,
     percentile_ratio,
@@ -31,11 +31,11 @@ def both(*parts: pd.DataFrame) -> pd.DataFrame:
     return coerce(pd.concat(parts, ignore_index=True))
 
 
-def test_a_clear_difference_resolves_and_the_ratio_is_of_the_pooled_percentiles():
+def test_a_clear_difference_is_different_and_the_ratio_is_of_the_pooled_percentiles():
     t = pod_tidy({"macvlan": 1.0, "slow": 2.0}, runs=6)
     r = net_ready_ratios(t, BASE)
     assert list(r.columns) == NET_READY_RATIO_COLUMNS
-    assert list(r["estimand"]) == ["p50", "p99"] and set(r["variant"]) == {"slow"}
+    assert list(r["estimand"]) == ["p50", "p90", "p99"] and set(r["variant"]) == {"slow"}
     assert set(r["baseline_variant"]) == {"macvlan"} and set(r["metric"]) == {"net_ready_s"}
     ready = t[t["metric"] == "net_ready_s"]
     for _, row in r.iterrows():
@@ -44,42 +44,54 @@ def test_a_clear_difference_resolves_and_the_ratio_is_of_the_pooled_percentiles(
         bv = np.quantile(ready.loc[ready["variant"] == "macvlan", "value"], q)
         assert row["value"] == pytest.approx(tv) and row["baseline_value"] == pytest.approx(bv)
         assert row["ratio"] == pytest.approx(tv / bv)
-        assert row["ci_low"] < row["ci_high"] and row["ci_method"].startswith("cluster bootstrap over runs")
-        sizes = (row["n_runs"], row["n_runs_baseline"], row["n_pods"], row["n_pods_baseline"])
-        assert sizes == (6, 6, 120, 120)
-        assert row["m"] == 2 and (row["mode"], row["concurrency"]) == ("burst", 20)
-    p50 = r.set_index("estimand").loc["p50"]
-    assert p50["ci_low"] <= p50["ratio"] <= p50["ci_high"]
-    assert p50["ci_low"] > 1.2 and p50["different"] and p50["resolved"]
-    assert p50["p_adjusted"] < 0.01 and p50["p_adjusted"] >= p50["p_value"]
-    assert 6 < FEW_RUNS and "6 runs on the smaller side" in p50["note"]
-    assert "pods expected above the p99" in r.set_index("estimand").loc["p99", "note"]
+        sizes = (
+            row["n_runs"],
+            row["n_runs_baseline"],
+            row["n_rounds"],
+            row["n_pods"],
+            row["n_pods_baseline"],
+        )
+        assert sizes == (6, 6, 6, 120, 120)
+        assert (row["mode"], row["concurrency"]) == ("burst", 20)
+    e = r.set_index("estimand")
+    for name in ("p50", "p90"):
+        assert e.loc[name, "ci_low"] < e.loc[name, "ratio"] < e.loc[name, "ci_high"]
+        assert e.loc[name, "ci_method"].startswith("round-paired bootstrap over 6 rounds")
+    assert (
+        e.loc["p50", "ci_low"] > 1.2
+        and e.loc["p50", "role"] == "exploratory"
+        and not e.loc["p50", "different"]
+    )
+    p90 = e.loc["p90"]
+    assert p90["role"] == "primary" and p90["m"] == 1 and p90["different"]
+    assert p90["p_adjusted"] < 0.01 and p90["p_adjusted"] >= p90["p_value"]
+    assert np.isnan(e.loc["p99", "ci_low"]) and "a point, no interval" in e.loc["p99", "note"]
     # the same table again: the same numbers (one seeded stream per group and pair)
     pd.testing.assert_frame_equal(r, net_ready_ratios(t, BASE))
 
 
-def test_equal_variants_do_not_resolve():
-    # the same pods under two names: ratio 1, and an interval around it
+def test_equal_variants_are_not_different():
+    # two draws of one process under two names: an interval around 1
     a = pod_tidy({"macvlan": 1.0}, runs=6, seed=3)
-    b = pod_tidy({"twin": 1.0}, runs=6, seed=3)
+    b = pod_tidy({"twin": 1.0}, runs=6, seed=4)
     r = net_ready_ratios(both(a, b), BASE)
-    assert len(r) == 2 and set(r["variant"]) == {"twin"}
-    assert np.allclose(r["ratio"], 1.0)
-    assert (r["ci_low"] < 1).all() and (r["ci_high"] > 1).all()
-    assert not r["different"].any() and not r["resolved"].any()
-    assert (r["p_value"] > 0.5).all()
+    assert len(r) == 3 and set(r["variant"]) == {"twin"}
+    shown = r[r["estimand"] != "p99"]
+    assert (shown["ci_low"] < 1).all() and (shown["ci_high"] > 1).all()
+    assert not r["different"].any() and (shown["p_value"] > 0.05).all()
 
 
-def test_fewer_runs_than_min_runs_give_no_interval_and_say_why():
+def test_fewer_runs_than_min_runs_give_no_ratio_and_say_why():
     t = both(pod_tidy({"macvlan": 1.0}, runs=MIN_RUNS - 1), pod_tidy({"slow": 2.0}, runs=6, seed=2))
     r = net_ready_ratios(t, BASE)
-    assert len(r) == 2
+    assert len(r) == 3
     assert r["ci_low"].isna().all() and r["ci_high"].isna().all() and r["ci_method"].eq("").all()
-    assert r["p_value"].isna().all() and r["p_adjusted"].isna().all()
-    assert not r["resolved"].any() and not r["different"].any()
-    assert r["note"].str.contains(f"at least {MIN_RUNS} runs a side").all()
-    assert (r["n_runs_baseline"] == MIN_RUNS - 1).all() and (r["m"] == 2).all()
-    assert r.set_index("estimand").loc["p50", "ratio"] > 1.5  # the value itself is still given
+    assert r["p_value"].isna().all() and r["p_adjusted"].isna().all() and r["ratio"].isna().all()
+    assert not r["different"].any()
+    assert r["note"].str.contains(f"no ratio below {MIN_RUNS} runs a side").all()
+    assert (r["n_runs_baseline"] == MIN_RUNS - 1).all()
+    assert r.set_index("estimand").loc["p90", "m"] == 1  # in the family, as p = 1
+    assert r.set_index("estimand").loc["p50", "value"] > 1.5  # each side's value is still given
 
 
 def test_disturbed_runs_are_left_out():
@@ -91,14 +103,16 @@ def test_disturbed_runs_are_left_out():
     pd.testing.assert_frame_equal(r, net_ready_ratios(clean, BASE))
 
 
-def test_holm_runs_over_every_treatment_and_percentile():
+def test_holm_runs_over_every_treatments_p90():
     t = pod_tidy({"macvlan": 1.0, "slow": 2.0, "same": 1.0}, runs=6)
     r = net_ready_ratios(t, BASE)
-    assert len(r) == 4 and (r["m"] == 4).all()
-    assert list(r["variant"]) == ["same", "same", "slow", "slow"]
-    assert np.allclose(r["p_adjusted"], core.holm(r["p_value"].to_numpy(dtype=float)))
-    assert r["p_value"].between(0, 1).all()
-    assert list(r["resolved"]) == list(r["p_adjusted"] < 0.05)
+    assert len(r) == 6 and list(r["variant"]) == ["same"] * 3 + ["slow"] * 3
+    fam = r[r["role"] == "primary"]
+    assert list(fam["estimand"]) == ["p90", "p90"] and (fam["m"] == 2).all()
+    assert np.allclose(fam["p_adjusted"], core.holm(fam["p_value"].to_numpy(dtype=float)))
+    assert fam["p_value"].between(0, 1).all()
+    assert list(r["different"]) == list((r["role"] == "primary") & (r["p_adjusted"] < 0.05))
+    assert list(fam["different"]) == [False, True]
 
 
 def test_the_baseline_is_the_variants_tables_and_treatments_may_be_named():
@@ -136,8 +150,8 @@ def test_the_stats_stage_writes_net_ready_ratios_csv(tmp_path):
     settings = {**BASE, "bootstrap": {"resamples": 200}}
     paths = stats.run(path, tmp_path / "out", settings, cache=False)
     written = pd.read_csv(paths["net_ready_ratios"])
-    assert list(written.columns) == NET_READY_RATIO_COLUMNS and len(written) == 2
-    assert written["resolved"].dtype == bool and set(written["variant"]) == {"slow"}
+    assert list(written.columns) == NET_READY_RATIO_COLUMNS and len(written) == 3
+    assert written["different"].dtype == bool and set(written["variant"]) == {"slow"}
     assert len(pd.read_csv(paths["net_ready"])) == 2 * 3  # two variants, P50/P90/P99
 
 

@@ -87,9 +87,10 @@ CAPTIONS = {
     "(0 = idle) per variant and path, 95 % intervals; its ratio to the idle point of the same rounds "
     "(paired, order-statistic interval); the load's carried throughput.",
     "net_ready": "Time to network per variant (CNI), fastest P50 first: P50, P90 and P99 of the pooled "
-    "pods with 95 % intervals from a bootstrap over runs, each run's own percentile as a dot; each "
-    "variant's P50 and P99 over the baseline variant's (filled: Holm-adjusted p < α, the difference "
-    "resolves); the P50 of each step from the create call (scheduled, sandbox, IP, container start, "
+    "pods with 95 % intervals from a bootstrap over runs (P99 of a few hundred pods: a point), each "
+    "run's own percentile as a dot; each variant's P90 over the baseline variant's, of the API-visible "
+    "time and of the datapath's own, from a round-paired bootstrap (filled: different, the Holm-adjusted "
+    "test of the declared family rejects at α); the P50 of each step from the create call (scheduled, sandbox, IP, container start, "
     "first replies).",
 }
 # the cost of scale (issue 33)

@@ -1,0 +1,196 @@
+"""Time to network (net_ready.csv, net_ready_ratios.csv): coverage of every published interval, the
+A/A "different" rate and the power at a true ratio of 1.5, at 4, 6, 8 and 10 runs a side of 20
+pods (podnet/stats/METHODS.md, "Time to network"; printed, about 3 minutes a scenario at the defaults).
+
+    PYTHONPATH=. .venv/bin/python benchmarks/sim_netready.py [--experiments 400] [--resamples 1000]
+
+Each experiment is a side-by-side campaign of ``runs`` rounds: in round r each variant runs one
+burst of 20 pods; a pod's log time is log(level) + R_r + e_vr + eps, R_r ~ N(0, round_sd) shared by
+both variants of the round (the machine's moment), e_vr ~ N(0, run_sd) the variant's own run, eps
+~ N(0, pod_sd) the pod (log-normal pods). The marginal of one variant is log-normal with sd
+sqrt(round_sd^2 + run_sd^2 + pod_sd^2), so every true percentile is known and the treatment's is
+``ratio`` times the baseline's at every percentile. The scenarios' pod spreads are those of the
+embedded cluster's netready bursts (tests/fixtures/netready/bridge-burst-k5.json: log sd over pods
+0.09 for net_ready_s, 0.31 for first_reply_out_s).
+
+It runs the library's own code: :func:`podnet.stats.netready.bootstrap_quantiles` and
+:func:`~podnet.stats.netready.log_t` (net_ready.csv's interval; beside it the expanded percentile
+interval it replaced), :func:`~podnet.stats.netready.support` (which percentiles get an interval),
+:func:`podnet.stats.netready_compare.percentile_ratio` paired by round (and, for comparison, each
+side on its own). "different" is Holm over the under-load campaign's family (4 CNIs x 2 ranked
+times = 8 P90 rows): an A/A row is counted at Holm's first step (p < 0.05/8; all rows A/A) and at
+the bound p < 0.05 (every other row a sure difference); power is p < 0.05/8 (a lower bound).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import NamedTuple
+
+import numpy as np
+from scipy import stats
+
+from podnet.stats.bootstrap import expanded_tail
+from podnet.stats.netready import QUANTILES, bootstrap_quantiles, log_t, support
+from podnet.stats.netready_compare import percentile_ratio
+
+PODS = 20
+ALPHA = 0.05
+#: the under-load campaign's family: 4 CNIs over macvlan x 2 ranked times, each its P90
+FAMILY_M = 8
+
+
+class Scenario(NamedTuple):
+    """One noise model (log sds) and the median time of the baseline (s)."""
+
+    name: str
+    pod_sd: float
+    run_sd: float
+    round_sd: float
+    median_s: float
+
+
+SCENARIOS = (
+    Scenario("net_ready_s (API-visible)", 0.10, 0.05, 0.10, 2.7),
+    Scenario("first_reply_out_s (datapath)", 0.30, 0.10, 0.10, 1.5),
+)
+
+
+class Cell(NamedTuple):
+    """What one design (scenario, runs a side) gives over its experiments."""
+
+    scenario: str
+    runs: int
+    #: per percentile name: share of experiments with the interval published (a variant's own, a
+    #: ratio's), and the own interval's coverage
+    published: dict[str, float]
+    published_ratio: dict[str, float]
+    coverage: dict[str, float]
+    #: coverage of the same interval where it is not published, and of the old expanded percentile
+    unpublished_coverage: dict[str, float]
+    old_coverage: dict[str, float]
+    #: per percentile: ratio coverage at 1.0 and at ``ratio`` (round-paired, published only)
+    ratio_coverage_aa: dict[str, float]
+    ratio_coverage: dict[str, float]
+    aa_different: float  # P90 A/A row, p < alpha / m
+    aa_p05: float  # P90 A/A row, p < alpha (bound)
+    power: float  # P90 at ``ratio``, p < alpha / m (round-paired)
+    power_unpaired: float  # the same with each side resampled on its own
+    zero_width: int  # intervals of width zero among all the published ones
+
+
+def _side(rng: np.random.Generator, sc: Scenario, rounds: np.ndarray, ratio: float) -> list[np.ndarray]:
+    runs = len(rounds)
+    level = np.log(sc.median_s * ratio) + rounds + rng.normal(0.0, sc.run_sd, runs)
+    return list(np.exp(level[:, None] + rng.normal(0.0, sc.pod_sd, (runs, PODS))))
+
+
+def simulate(sc: Scenario, runs: int, experiments: int, resamples: int, ratio: float, seed: int) -> Cell:
+    """One design's coverage, A/A rate and power over ``experiments`` simulated campaigns."""
+    rng = np.random.default_rng(seed)
+    qs = np.array([q for q, _ in QUANTILES])
+    names = [n for _, n in QUANTILES]
+    total = np.sqrt(sc.round_sd**2 + sc.run_sd**2 + sc.pod_sd**2)
+    truth = sc.median_s * np.exp(stats.norm.ppf(qs) * total)
+    shown = np.array([not support(q, runs, runs * PODS) for q in qs])
+    between = np.array([not support(q, runs, runs * PODS, own=False) for q in qs])
+    cover, cover_all, cover_old = np.zeros(len(qs)), np.zeros(len(qs)), np.zeros(len(qs))
+    rc_aa, rc = np.zeros(len(qs)), np.zeros(len(qs))
+    aa_m = aa_05 = power = power_u = zero = 0
+    i90 = names.index("p90")
+    a_old = expanded_tail(runs, 1.0 - ALPHA)
+    for _ in range(experiments):
+        rounds = rng.normal(0.0, sc.round_sd, runs)
+        base = _side(rng, sc, rounds, 1.0)
+        twin = _side(rng, sc, rounds, 1.0)
+        slow = _side(rng, sc, rounds, ratio)
+        est = np.quantile(np.concatenate(base), qs)
+        dist = bootstrap_quantiles(base, qs, resamples, rng)
+        iv = log_t(est, dist, runs, 1.0 - ALPHA)
+        hit = (iv.low <= truth) & (truth <= iv.high)
+        cover_all += hit
+        cover += hit & shown
+        zero += int(np.sum(shown & (iv.high <= iv.low)))
+        old = np.quantile(dist, [a_old, 1.0 - a_old], axis=1)
+        cover_old += (old[0] <= truth) & (truth <= old[1])
+        aa = percentile_ratio(twin, base, qs, 1.0 - ALPHA, resamples, rng, paired=True)
+        rc_aa += between & (aa.low <= 1.0) & (1.0 <= aa.high)
+        aa_m += bool(aa.p[i90] < ALPHA / FAMILY_M)
+        aa_05 += bool(aa.p[i90] < ALPHA)
+        d = percentile_ratio(slow, base, qs, 1.0 - ALPHA, resamples, rng, paired=True)
+        rc += between & (d.low <= ratio) & (ratio <= d.high)
+        power += bool(d.p[i90] < ALPHA / FAMILY_M)
+        zero += int(np.sum(between & ((aa.high <= aa.low) | (d.high <= d.low))))
+        u = percentile_ratio(slow, base, qs[i90 : i90 + 1], 1.0 - ALPHA, resamples, rng)
+        power_u += bool(u.p[0] < ALPHA / FAMILY_M)
+    e = float(experiments)
+
+    def per(x: np.ndarray, mask: np.ndarray) -> dict[str, float]:
+        return {n: (float(x[i]) / e if mask[i] else float("nan")) for i, n in enumerate(names)}
+
+    every = np.ones(len(qs), dtype=bool)
+    return Cell(
+        sc.name,
+        runs,
+        published={n: float(shown[i]) for i, n in enumerate(names)},
+        published_ratio={n: float(between[i]) for i, n in enumerate(names)},
+        coverage=per(cover, shown),
+        unpublished_coverage=per(cover_all, ~shown),
+        old_coverage=per(cover_old, every),
+        ratio_coverage_aa=per(rc_aa, between),
+        ratio_coverage=per(rc, between),
+        aa_different=aa_m / e,
+        aa_p05=aa_05 / e,
+        power=power / e,
+        power_unpaired=power_u / e,
+        zero_width=zero,
+    )
+
+
+def _pct(x: float) -> str:
+    return "    –" if not np.isfinite(x) else f"{100 * x:5.1f}"
+
+
+def main(
+    runs: tuple[int, ...] = (4, 6, 8, 10), experiments: int = 400, resamples: int = 1000, ratio: float = 1.5
+) -> list[Cell]:
+    """Print (and return) every design's cell; the published intervals' coverage targets 93-97 %."""
+    cells = []
+    print(
+        f"{PODS} pods a run, runs = rounds a side; {experiments} experiments x {resamples} resamples a cell; "
+        f"coverage in % (– : not published); power and A/A at P90, family of {FAMILY_M} (Holm's first step)"
+    )
+    for k, sc in enumerate(SCENARIOS):
+        print(
+            f"\n{sc.name}: log sd pod {sc.pod_sd}, run {sc.run_sd}, round {sc.round_sd} (shared by the variants)"
+        )
+        print(
+            " runs | single P50  P90  P99 | not published P90  P99 | old expanded P50  P90  P99"
+            " | ratio A/A P50  P90 | ratio 1.5 P50  P90 | A/A diff  p<.05 | power paired  unpaired"
+        )
+        for n in runs:
+            c = simulate(sc, n, experiments, resamples, ratio, seed=1000 * k + n)
+            cells.append(c)
+            cv, un, old = c.coverage, c.unpublished_coverage, c.old_coverage
+            print(
+                f" {n:4d} | {_pct(cv['p50'])} {_pct(cv['p90'])} {_pct(cv['p99'])} |"
+                f" {_pct(un['p90']):>17} {_pct(un['p99'])} |"
+                f" {_pct(old['p50']):>16} {_pct(old['p90'])} {_pct(old['p99'])} |"
+                f" {_pct(c.ratio_coverage_aa['p50']):>13} {_pct(c.ratio_coverage_aa['p90'])} |"
+                f" {_pct(c.ratio_coverage['p50']):>13} {_pct(c.ratio_coverage['p90'])} |"
+                f" {_pct(c.aa_different):>8} {_pct(c.aa_p05)} | {_pct(c.power):>12} {_pct(c.power_unpaired):>9}",
+                flush=True,
+            )
+            if c.zero_width:
+                print(f"      {c.zero_width} published intervals of width zero")
+    return cells
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--experiments", type=int, default=400)
+    ap.add_argument("--resamples", type=int, default=1000)
+    ap.add_argument("--runs", type=int, nargs="+", default=[4, 6, 8, 10])
+    ap.add_argument("--ratio", type=float, default=1.5)
+    a = ap.parse_args()
+    main(tuple(a.runs), a.experiments, a.resamples, a.ratio)
