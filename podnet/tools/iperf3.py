@@ -157,6 +157,7 @@ class Iperf3Adapter(TextParser, Adapter):
         "bidir": False,
         "bandwidth": None,
         "length": None,
+        "window": None,  # -w: the socket buffer size (e.g. 256K), fixed instead of autotuned
         "port": 5201,
         "interval": 1,
         "affinity": None,  # client CPU, or [client, server]: -A n,m (the client sets the server's)
@@ -340,6 +341,8 @@ class Iperf3Adapter(TextParser, Adapter):
             argv += ["-b", str(p["bandwidth"])]
         if p.get("length"):
             argv += ["-l", str(p["length"])]
+        if p.get("window"):
+            argv += ["-w", str(p["window"])]
         argv += affinity_argv("-A", p.get("affinity"), needs_client=True)  # -A client[,server]
         direction = "bidir-forward" if p.get("bidir") else "reverse" if p.get("reverse") else "forward"
         argv += {"bidir-forward": ["--bidir"], "reverse": ["-R"], "forward": []}[direction]

@@ -124,6 +124,8 @@ def test_invocation_is_argv_with_json():
     assert (inv.direction, inv.streams) == ("reverse", 4)
     udp = iperf3.invocation({"protocol": "udp", "length": 16, "bandwidth": "100M"}, "10.0.0.2")
     assert udp.client[udp.client.index("-l") + 1] == "16" and "-u" in udp.client
+    fixed = iperf3.invocation({"window": "256K"}, "10.0.0.2")
+    assert fixed.client[fixed.client.index("-w") + 1] == "256K" and "-w" not in inv.client
 
 
 def test_timestamped_lines_and_udp_variants():

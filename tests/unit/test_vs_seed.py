@@ -196,7 +196,7 @@ def _ranking_pairs(
     [
         ("ordered", ("macvlan.iptables", "calico-vxlan.iptables", 1.3, 1.2, 1.4), "agrees"),
         ("ordered", ("calico-vxlan.iptables", "macvlan.iptables", 1.3, 1.2, 1.4), "contradicts"),
-        ("equivalent", ("macvlan.iptables", "calico-vxlan.iptables", 1.01, 0.98, 1.03), "contradicts"),
+        ("equivalent", ("macvlan.iptables", "calico-vxlan.iptables", 1.01, 0.98, 1.03), "gap not reproduced"),
         ("unresolved", ("macvlan.iptables", "calico-vxlan.iptables", 1.1, 0.9, 1.3), "unresolved here"),
         (
             "too few pairs",
@@ -380,3 +380,47 @@ def test_every_pair_of_seed_cnis_once(dirs):
         ("macvlan-standalone", "calico-vxlan"),
         ("macvlan-standalone", "cilium-vxlan"),
     ]
+
+
+@pytest.mark.parametrize(
+    "statuses, expected",
+    [
+        ([], "nothing to rank"),
+        (["tie", "tie"], "seed ties only"),
+        (["agrees", "agrees", "tie"], "agrees"),
+        (["agrees", "unresolved here"], "agrees where resolved"),
+        (["agrees", "gap not reproduced"], "agrees where resolved"),
+        # one contradicting pair among agreeing ones does not speak for the group
+        (["agrees", "agrees", "agrees", "contradicts"], "mixed"),
+        (["contradicts", "unresolved here"], "contradicts"),
+        (["gap not reproduced", "unresolved here"], "gap not reproduced"),
+        (["unresolved here", "tie"], "unresolved here"),
+    ],
+)
+def test_group_verdict_counts_its_orders(statuses, expected):
+    assert vs_seed.verdict(statuses) == expected
+
+
+def test_tie_margin_from_the_seeds_run_to_run_cv(dirs):
+    base = {**F.VS_SEED, "published": str(dirs[0])}
+    m = vs_seed.SeedMapping.from_config({**base, "seed_cv": {"value": 0.035, "source": "stated"}})
+    assert m.tie_margin == pytest.approx(np.expm1(1.96 * np.sqrt(2) * 0.035))
+    assert "3.5 %" in m.tie_margin_source and "stated" in m.tie_margin_source
+    wide = vs_seed.SeedMapping.from_config({**base, "seed_cv": {"value": 0.08, "source": "its repeats"}})
+    assert wide.tie_margin == pytest.approx(0.2486, abs=1e-3)
+    # seed_cv wins over seed_tie_margin; without it the stated margin is used
+    both = vs_seed.SeedMapping.from_config({**base, "seed_tie_margin": 0.5, "seed_cv": {"value": 0.035, "source": "x"}})
+    assert both.tie_margin == pytest.approx(m.tie_margin)
+    assert vs_seed.SeedMapping.from_config({**base, "seed_tie_margin": 0.5}).tie_margin == 0.5
+
+
+def test_seed_ranks_and_orders_read_one_key(dirs):
+    """rank_seed ranks by the seed's published values, as its orders do: a CNI with the better value
+    but a worse ratio to its own baseline keeps rank 1 (the old code ranked by the ratio)."""
+    t = _build(dirs)
+    pub, proc = dirs
+    o = vs_seed.build_orders({**F.VS_SEED, "published": str(pub)}, proc)
+    for key, g in t[(t["status"] == "both") & t["rank_seed"].notna()].groupby(["path", "scenario", "metric"]):
+        best = g.loc[g["rank_seed"].idxmin(), "seed_cni"]
+        q = o[(o["path"] == key[0]) & (o["scenario"] == key[1]) & (o["metric"] == key[2]) & (o["seed_order"] == ">")]
+        assert not (q["seed_b"] == best).any(), (key, best)  # never the worse side of a seed order

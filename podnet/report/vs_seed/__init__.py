@@ -9,8 +9,9 @@ names each choice in comments). The ``vs_seed`` rule then writes
   interval, the seed's rank, our tie group and letters from ``ranking.csv`` and the group's
   verdict (:mod:`.table`);
 - ``processed/<exp>/vs_seed_orders.csv``: every order the seed states between two CNIs, judged by
-  the paired ratio of their counterparts in ``ranking.csv``: agrees, contradicts, tie (the seed
-  cannot separate them: ``report.vs_seed.seed_tie_margin``) or unresolved here (:mod:`.orders`);
+  the paired ratio of their counterparts in ``ranking.csv``: agrees, contradicts, gap not
+  reproduced, tie (the seed cannot separate them: ``report.vs_seed.seed_cv`` or
+  ``seed_tie_margin``) or unresolved here (:mod:`.orders`);
 - ``processed/<exp>/figures/vs_seed.{png,svg,pdf}``: per measure and path, each CNI's ratio to the
   baseline in the seed and here (:mod:`.figure`);
 

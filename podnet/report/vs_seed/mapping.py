@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from podnet.config import schema
@@ -56,6 +57,8 @@ class SeedMapping:
     baseline: str = "host-host"
     #: two seed values closer than this (relative) are a tie: one 60-s run each cannot order them
     tie_margin: float = 0.10
+    #: where the tie margin comes from (the seed's run-to-run CV and its source, or the stated margin)
+    tie_margin_source: str = "stated margin"
     notes: tuple[Note, ...] = ()
 
     @classmethod
@@ -78,7 +81,7 @@ class SeedMapping:
             seed=str(d.get("seed", "seed")),
             seed_baseline=str(base["seed"]),
             baseline=str(base["ours"]),
-            tie_margin=float(d["seed_tie_margin"]),
+            **_tie_margin(d),
             notes=tuple(
                 Note(str(n["note"]), tuple(n.get("paths") or ()), tuple(n.get("measures") or ()))
                 for n in d.get("notes") or []
@@ -100,6 +103,23 @@ class SeedMapping:
     def seed_cni_of(self, variant: str) -> str | None:
         """The seed CNI our ``variant`` stands for (None: the seed has no such CNI)."""
         return next((k for k, v in self.variants.items() if v == variant), None)
+
+
+def tie_margin_of(cv: float, z: float = 1.96) -> float:
+    """The relative gap two single runs of one CNI exceed in 5 % of cases at run-to-run ``cv``:
+    exp(z x sqrt(2) x cv) - 1 (the log difference of two runs has sd sqrt(2) x cv)."""
+    return float(np.expm1(z * np.sqrt(2.0) * cv))
+
+
+def _tie_margin(d: Mapping[str, Any]) -> dict[str, Any]:
+    """``tie_margin`` and its source from ``seed_cv`` when the config gives it, else ``seed_tie_margin``."""
+    cv = d.get("seed_cv")
+    if cv:
+        return {
+            "tie_margin": tie_margin_of(float(cv["value"])),
+            "tie_margin_source": f"the seed's run-to-run CV {float(cv['value']) * 100:g} % ({cv['source']})",
+        }
+    return {"tie_margin": float(d["seed_tie_margin"]), "tie_margin_source": "stated margin (report.vs_seed.seed_tie_margin)"}
 
 
 def published(directory: str | Path) -> pd.DataFrame:

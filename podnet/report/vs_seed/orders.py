@@ -10,8 +10,10 @@ For every pair of seed CNIs on one seed path and measure whose counterparts rank
   ``holm_family`` pairs of ranking.csv's ``stats.ranking.family``), and its relation in the ranking
   (ordered, equivalent, unresolved, too few pairs);
 - ``status``: ``agrees`` (ordered here in the seed's order), ``contradicts`` (ordered here the other
-  way, or equivalent here within the ranking's margin while the seed's gap exceeds its tie
-  margin), ``tie`` (the seed cannot order them; ours is still shown), ``unresolved here``.
+  way: Holm-different the opposite way, nothing less), ``gap not reproduced`` (equivalent here within
+  the ranking's margin while the seed's gap exceeds its tie margin: the seed's difference is not
+  found, which is not the opposite order), ``tie`` (the seed cannot order them; ours is still
+  shown), ``unresolved here``.
 
 Comparing two CNIs' own intervals would throw away the pairing: the ratio of the same rounds is
 what the ranking judges, so this module only reads it.
@@ -55,7 +57,7 @@ ORDER_COLUMNS = [
 ]
 
 #: the statuses of one seed order
-STATUSES = ("agrees", "contradicts", "tie", "unresolved here")
+STATUSES = ("agrees", "contradicts", "gap not reproduced", "tie", "unresolved here")
 
 _GROUP = ["path", "scenario", "seed_tool", "seed_test", "seed_metric", "tool", "test", "metric"]
 
@@ -85,7 +87,7 @@ def _judge(seed_order: str, relation: str, ours: str) -> str:
     if relation == "ordered":
         return "agrees" if ours == ">" else "contradicts"
     if relation == "equivalent":
-        return "contradicts"
+        return "gap not reproduced"
     return "unresolved here"
 
 
@@ -149,22 +151,30 @@ def _ours(rp: pd.DataFrame, a: str, b: str) -> dict:
 
 
 def verdict(statuses: pd.Series | list[str]) -> str:
-    """One (path, measure) group's verdict from its orders' statuses: ``contradicts`` when any
-    does, ``agrees`` when every order the seed states (not a tie) agrees, ``agrees where resolved``
-    when some agree and the rest are unresolved here, ``unresolved here`` when none is resolved,
-    ``seed ties only`` when the seed orders none of them, ``nothing to rank`` without a pair."""
+    """One (path, measure) group's verdict from its orders' statuses, so that one pair cannot
+    speak for the group: ``agrees`` when every order the seed states (not a tie) agrees, ``agrees
+    where resolved`` when some agree and none contradicts, ``mixed`` when some agree and some
+    contradict, ``contradicts`` when some contradict and none agrees, ``gap not reproduced`` when
+    the only resolved orders are equivalences against a seed gap, ``unresolved here`` when none is
+    resolved, ``seed ties only`` when the seed orders none of them, ``nothing to rank`` without a
+    pair."""
     st = list(statuses)
     if not st:
         return "nothing to rank"
     stated = [s for s in st if s != "tie"]
     if not stated:
         return "seed ties only"
-    if "contradicts" in stated:
+    agree, contra = stated.count("agrees"), stated.count("contradicts")
+    if agree and contra:
+        return "mixed"
+    if contra:
         return "contradicts"
-    if all(s == "agrees" for s in stated):
+    if agree == len(stated):
         return "agrees"
-    if "agrees" in stated:
+    if agree:
         return "agrees where resolved"
+    if "gap not reproduced" in stated:
+        return "gap not reproduced"
     return "unresolved here"
 
 

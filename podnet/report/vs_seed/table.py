@@ -70,7 +70,9 @@ VERDICTS = (
     "agrees",
     "agrees where resolved",
     "unresolved here",
+    "mixed",
     "contradicts",
+    "gap not reproduced",
     "seed ties only",
     "nothing to rank",
 )
@@ -261,8 +263,8 @@ def _rank(out: pd.DataFrame, m: SeedMapping, ranking: pd.DataFrame) -> pd.DataFr
         if not r0["scenario"]:
             out.loc[g.index, "ranking"] = "nothing to rank"
             continue
-        on_value = r0["path"] == m.seed_baseline
-        seed_key = g["seed_value"] if on_value else g["seed_ratio"]
+        # the seed's published values, as its orders (.orders) read them: one key for ranks and orders
+        seed_key = g["seed_value"]
         sign = -1.0 if str(r0["better"]) == "lower" else 1.0
         common = (g["status"] == "both") & np.isfinite(seed_key.astype(float))
         out.loc[g[common].index, "rank_seed"] = (-sign * seed_key[common]).rank(method="min")

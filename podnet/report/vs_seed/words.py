@@ -124,6 +124,7 @@ def _pair_words(o: pd.DataFrame) -> str:
     for status, label in (
         ("agrees", "agrees on"),
         ("contradicts", "contradicts"),
+        ("gap not reproduced", "does not reproduce the gap of"),
         ("unresolved here", "unresolved here on"),
         ("tie", "the seed ties"),
     ):
@@ -140,8 +141,9 @@ def _pair_words(o: pd.DataFrame) -> str:
             if status == "agrees":
                 bits.append(f"{seed} (here {ours})")
             elif status == "contradicts":
-                here = f"{r.b} > {r.a}" if r.ours == "<" else "equivalent"
-                bits.append(f"{seed} (here {here}: {ours})")
+                bits.append(f"{seed} (here {r.b} > {r.a}: {ours})")
+            elif status == "gap not reproduced":
+                bits.append(f"{seed} (seed {fmt_ratio(_num(r.seed_ratio))}x; here equivalent: {ours})")
             elif status == "tie":
                 bits.append(f"{seed} (seed {fmt_ratio(_num(r.seed_ratio))}x; here {r.relation}: {ours})")
             else:
@@ -194,11 +196,11 @@ def summary_sentence(vs: pd.DataFrame, seed: str | None = None) -> str:
         return f"No path and measure has two CNIs in both {seed} and podnet: no ranking to compare."
     counts = g["ranking"].value_counts()
     parts = [f"{int(counts[v])} {v}" for v in counts.index]
-    dis = g[g["ranking"] == "contradicts"]
+    dis = g[g["ranking"].isin(["contradicts", "mixed"])]
     tail = ""
     if len(dis):
         tail = (
-            " Contradicting: "
+            " Contradicting (all or in part): "
             + "; ".join(f"{r.scenario} {r.tool} {r.test} {r.metric}" for r in dis.itertuples())
             + "."
         )
