@@ -197,7 +197,12 @@ def _cut_text(fig: plt.Figure) -> list[str]:
         found = []
         for kind, t in texts:
             bb = t.get_window_extent(r)
-            if bb.x0 < canvas.x0 - 1 or bb.y0 < canvas.y0 - 1 or bb.x1 > canvas.x1 + 1 or bb.y1 > canvas.y1 + 1:
+            if (
+                bb.x0 < canvas.x0 - 1
+                or bb.y0 < canvas.y0 - 1
+                or bb.x1 > canvas.x1 + 1
+                or bb.y1 > canvas.y1 + 1
+            ):
                 found.append(f"cut at the image edge: {kind} {t.get_text()!r}")
     finally:
         fig.set_dpi(dpi)
