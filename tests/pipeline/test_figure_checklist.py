@@ -119,7 +119,10 @@ MEASURES = [
     ("qperf", "udp_bw", "udp", "forward", 1, "throughput", "bit/s", 3, 3e9),
     ("wrk", "http", "http", "roundtrip", 10, "requests_per_second", "requests/s", 7, 25e3),
 ]
-COSTS = {"bit/s": ("machine_cpu_per_bit", "s/bit", 1e-10), "transactions/s": ("machine_cpu_per_transaction", "s", 3e-5)}
+COSTS = {
+    "bit/s": ("machine_cpu_per_bit", "s/bit", 1e-10),
+    "transactions/s": ("machine_cpu_per_transaction", "s", 3e-5),
+}
 
 
 def main_shape() -> data.Tables:
@@ -250,7 +253,9 @@ def test_a_measure_printed_coarser_than_its_spread_is_left_out_with_the_reason(t
             streams=10, source="measured", n=3, ci_note="",
         )  # fmt: skip
         q = i < 5  # five of seven paths: interval of the printed resolution alone
-        rows.append({**base, "tool": "ab", "test": "http", "metric": "latency_mean", "unit": "s", "mean": 0.001})
+        rows.append(
+            {**base, "tool": "ab", "test": "http", "metric": "latency_mean", "unit": "s", "mean": 0.001}
+        )
         rows[-1].update(centre=0.001, ci_low=0.0005, ci_high=0.002, quantised=q)
         v = 2e-5 * (1 + 0.1 * i)
         rows.append({**base, "tool": "wrk", "test": "http", "metric": "latency_mean", "unit": "s", "mean": v})
@@ -261,7 +266,7 @@ def test_a_measure_printed_coarser_than_its_spread_is_left_out_with_the_reason(t
         spec = figures.FIGURES["latency"](t)
     assert [p.title for p in spec.panels] == ["wrk http c10"]
     assert len(spec.left_out) == 1 and spec.left_out[0].startswith("ab http c10")
-    assert "printed resolution" in spec.left_out[0] and "5 of 7" in spec.left_out[0]
+    assert "printed resolution" in spec.left_out[0] and "5 of its 7" in spec.left_out[0]
     fig = figures.FIGURES["latency"](t)
     note = " ".join(lg.get_title().get_text() for lg in fig.legends)
     plt.close(fig)
