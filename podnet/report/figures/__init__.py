@@ -6,7 +6,8 @@ One figure per question, each a journal column (3.5 in) or page (7 in) wide, wri
 
 - ``throughput``: headline rate of each path per test, mean with its interval and every repeat;
 - ``latency``: the same for the headline time;
-- ``ratios``: each primary comparison against its baseline, log axis, significance after adjustment;
+- ``ratios``: each primary comparison against its baseline, log axis, significance after adjustment
+  (not drawn when every comparison is between variants: ``variants`` draws them);
 - ``variants``: each variant (e.g. CNI) against the reference variant;
 - ``sweeps``: swept tests as curves (streams, message size, offered load), load curves with loss;
 - ``costs``: each path's rate against the machine's CPU time per bit or per transaction;
@@ -18,8 +19,12 @@ One figure per question, each a journal column (3.5 in) or page (7 in) wide, wri
   (scale_effect.csv) against the number of Services or NetworkPolicies, per variant.
 
 Each is drawn by its own module (``podnet.config.lean.FIGURES``); ``grid``, ``curves``, ``plots``,
-``style`` and ``data`` are shared. A figure with nothing to show (one variant, no sweep, no CPU
-record, no test under load, no netready run) is not published: :func:`plan` says which and why.
+``style``, ``data`` and ``withheld`` are shared. A figure with nothing to show (one variant, no
+sweep, no CPU record, no test under load, no netready run) or that would repeat another is not
+published: :func:`plan` says which and why. What the headline figures leave out as no finding (a
+measure printed coarser than its spread, the ratio of a loss-dominated UDP rate: ``withheld``) is in
+their note and in the plan's ``left_out``. Every series of a figure has its own colour and marker
+(``style.series_styles``), and ``check.checklist`` is what a reviewer would send back.
 """
 
 from __future__ import annotations
@@ -102,6 +107,33 @@ CAPTIONS["scale"] = (
 )
 
 
+#: the captions of figures none of whose points has an interval (one run each): no interval offered
+CAPTIONS_NO_INTERVAL = {
+    "throughput": "Headline throughput of each path per test: one point per path and variant, too few runs "
+    "for an interval; one colour per variant.",
+    "latency": "Headline latency of each path per test: one point per path and variant, too few runs for an "
+    "interval.",
+    "ratios": "Each primary comparison as treatment / baseline on a logarithmic axis; too few runs for an "
+    "interval or a test.",
+    "variants": "Each variant against the reference variant, per path and test (ratio; too few runs for an "
+    "interval).",
+    "sweeps": "Each swept test's headline metric against the swept parameter (too few runs for an interval); "
+    "a UDP load curve's received rate against the offered rate (dashed: all arrived) beside its loss.",
+    "costs": "Each path's rate against the machine's CPU time per Gbit (or per transaction), too few runs for "
+    "an interval: further right costs more CPU for the same work.",
+}
+
+
+def caption(name: str, plan_path: str | Path | None = None) -> str:
+    """Figure ``name``'s caption; one that offers no interval when the plan says none of its points
+    has one (:func:`write_plan`'s ``"intervals": false``)."""
+    if plan_path is not None and Path(plan_path).is_file():
+        entry = json.loads(Path(plan_path).read_text()).get(name, {})
+        if entry.get("intervals") is False and name in CAPTIONS_NO_INTERVAL:
+            return CAPTIONS_NO_INTERVAL[name]
+    return CAPTIONS[name]
+
+
 def render(t: Tables) -> dict[str, plt.Figure]:
     """Every figure of an experiment, not yet saved."""
     return {name: make(t) for name, make in _figures().items()}
@@ -137,18 +169,30 @@ def _digest(name: str, spec: Any) -> str:
     return spec.digest(f"{name}\x1e{code_version(name)}")
 
 
-def plan(t: Tables) -> dict[str, dict[str, str]]:
+def plan(t: Tables) -> dict[str, dict[str, Any]]:
     """Which figures have something to show: name -> {"digest": what it would draw (its
-    :func:`spec_digest`)} or {"omitted": why not} (the message an empty figure would have shown);
-    nothing is drawn. The workflow publishes only the former and the report says why of the latter."""
-    out: dict[str, dict[str, str]] = {}
+    :func:`spec_digest`)}, with "left_out": what it does not draw as a finding and why (a measure
+    printed coarser than its spread, a loss-dominated UDP ratio: :mod:`.withheld`) when anything, or
+    {"omitted": why not} (the message an empty figure would have shown, e.g. that another figure
+    draws the same); nothing is drawn. The workflow publishes only the former and the report says
+    why of the latter."""
+    from . import grid
+
+    out: dict[str, dict[str, Any]] = {}
     for name in lean.FIGURES:
         spec = _spec(name, t)
-        out[name] = {"omitted": spec.note} if spec.kind == "empty" else {"digest": _digest(name, spec)}
+        if spec.kind == "empty":
+            out[name] = {"omitted": spec.note}
+            continue
+        out[name] = {"digest": _digest(name, spec)}
+        if spec.left_out:
+            out[name]["left_out"] = list(spec.left_out)
+        if not grid.has_interval(spec.panels):  # its caption offers none (:func:`caption`)
+            out[name]["intervals"] = False
     return out
 
 
-def write_plan(t: Tables, plan_path: str | Path, specs: dict[str, str | Path]) -> dict[str, dict[str, str]]:
+def write_plan(t: Tables, plan_path: str | Path, specs: dict[str, str | Path]) -> dict[str, dict[str, Any]]:
     """Write :func:`plan` to ``plan_path`` as JSON (each figure published, or why omitted) and each
     figure's line to ``specs[name]`` (its digest, or why it is omitted): a file that changes exactly
     when that figure would change. An omitted figure's files left in the plan's directory by an
@@ -162,7 +206,12 @@ def write_plan(t: Tables, plan_path: str | Path, specs: dict[str, str | Path]) -
                 (Path(plan_path).parent / f"{name}.{ext}").unlink(missing_ok=True)
     # the plan file says what is published and why the rest is not, no digest: a notebook that
     # reads it (report, compare) is not re-run by a figure's code or data, only its figure's job is
-    shown = {n: {"omitted": e["omitted"]} if "omitted" in e else {"published": True} for n, e in p.items()}
+    shown = {
+        n: {"omitted": e["omitted"]}
+        if "omitted" in e
+        else {"published": True, **{k: e[k] for k in ("left_out", "intervals") if k in e}}
+        for n, e in p.items()
+    }
     Path(plan_path).write_text(json.dumps(shown, indent=1, sort_keys=True) + "\n")
     for name, path in specs.items():
         entry = p[name]
@@ -185,8 +234,8 @@ def _missing(plan_path: str | Path, name: str) -> list[str]:
 
 
 def omitted_markdown(plan_path: str | Path, names: list[str] | None = None) -> str:
-    """Why the figures left out (of ``names``, default all) were not drawn, as a Markdown list ("" when
-    none was)."""
+    """Why the figures left out (of ``names``, default all) were not drawn, and what the drawn ones
+    leave out and why, as Markdown lists ("" when nothing was)."""
     p = json.loads(Path(plan_path).read_text())
     wanted = [n for n in lean.FIGURES if n in p and (names is None or n in names)]
     gone = [f"- **{n}**: {p[n]['omitted']}" for n in wanted if "omitted" in p[n]]
@@ -195,8 +244,10 @@ def omitted_markdown(plan_path: str | Path, names: list[str] | None = None) -> s
         for n in wanted
         if "published" in p[n] and (miss := _missing(plan_path, n))
     ]
-    parts = [("Not drawn, nothing to show:\n\n" + "\n".join(gone)) if gone else ""]
+    kept = [f"- **{n}**: {x}" for n in wanted if "published" in p[n] for x in p[n].get("left_out", [])]
+    parts = [("Not drawn:\n\n" + "\n".join(gone)) if gone else ""]
     parts.append(("**Not published**, although planned:\n\n" + "\n".join(failed)) if failed else "")
+    parts.append(("Drawn, but not as findings:\n\n" + "\n".join(kept)) if kept else "")
     return "\n\n".join(x for x in parts if x)
 
 
@@ -265,9 +316,11 @@ def publish(processed_dir: str | Path, figures_dir: str | Path | None = None) ->
 
 __all__ = [
     "CAPTIONS",
+    "CAPTIONS_NO_INTERVAL",
     "FIGURES",
     "Tables",
     "check",
+    "caption",
     "data",
     "display_unit",
     "fmt_value",

@@ -5,6 +5,10 @@ repeat or stand too close (side by side: closer than a quarter of their font siz
 boxes overlap), tick labels in scientific notation or
 with an offset, legend entries that repeat a name, and intervals of positive quantities drawn
 below zero.
+
+``checklist(fig)`` is what a reviewer checks in a published figure: no two legend entries (or
+series of one panel) share colour and marker, no text is cut at the image edge as saved, every log
+axis says so in its label.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from __future__ import annotations
 import re
 
 import matplotlib.pyplot as plt
+from matplotlib.container import ErrorbarContainer
+from matplotlib.lines import Line2D
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
@@ -115,3 +121,123 @@ def _legend_problems(fig: plt.Figure) -> list[str]:
         for dup in sorted({n for n in names if names.count(n) > 1}):
             found.append(f"legend names {dup!r} twice")
     return found
+
+
+# -- the reviewer's checklist (issue 45): what a reader sees wrong in a published figure -------------
+
+
+def checklist(fig: plt.Figure) -> list[str]:
+    """What a reviewer would send back in ``fig``, as the saved file shows it: two legend entries (or
+    two series of one panel) a reader cannot tell apart by colour and marker, text cut at the image
+    edge, a log axis that does not say so; empty when the figure passes."""
+    return _look_alike(fig) + _cut_text(fig) + _unnamed_log_axes(fig)
+
+
+def _colour(c: object, alpha: float | None = None) -> tuple[float, ...]:
+    """An artist's colour as rounded RGBA (its own alpha applied), comparable across artists."""
+    from matplotlib.colors import to_rgba
+
+    r, g, b, a = to_rgba(c)
+    a = a if alpha is None else alpha
+    return (round(r, 3), round(g, 3), round(b, 3), round(a, 3))
+
+
+def _look(line: Line2D) -> tuple:
+    """What tells a marked line apart at a glance: its colour, its marker and the marker's fill
+    (open and filled circles read as two markers)."""
+    fill = line.get_markerfacecolor()
+    fill_key = "none" if isinstance(fill, str) and fill == "none" else _colour(fill, line.get_alpha())
+    return (_colour(line.get_color(), line.get_alpha()), str(line.get_marker()), fill_key)
+
+
+def _look_alike(fig: plt.Figure) -> list[str]:
+    """Legend entries that share colour, marker and fill; series of one panel drawn alike under
+    different names (the errorbar's name for its data line, else the line's own)."""
+    found: list[str] = []
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    for leg in legends:
+        seen: dict[tuple, str] = {}
+        for h, t in zip(leg.legend_handles, leg.get_texts()):
+            if not isinstance(h, Line2D) or h.get_marker() in (None, "", "None", " "):
+                continue
+            key, name = _look(h), t.get_text()
+            if key in seen and seen[key] != name:
+                found.append(f"legend entries {seen[key]!r} and {name!r} share colour and marker")
+            seen.setdefault(key, name)
+    for ax in fig.axes:
+        names = {id(c[0]): c.get_label() for c in ax.containers if isinstance(c, ErrorbarContainer) and c[0]}
+        seen = {}
+        for line in ax.lines:
+            name = names.get(id(line), line.get_label())
+            if name.startswith("_") or line.get_marker() in (None, "", "None", " "):
+                continue
+            key = _look(line)
+            if key in seen and seen[key] != name:
+                found.append(f"series {seen[key]!r} and {name!r} drawn alike in {ax.get_title()!r}")
+            seen.setdefault(key, name)
+    return sorted(set(found))
+
+
+def _cut_text(fig: plt.Figure) -> list[str]:
+    """Text (titles, labels, tick labels, notes, legend titles) that reaches beyond the image the
+    saver writes: the figure's own size (``style.save`` writes no tight box), laid out as it is
+    when saved (at the saver's resolution)."""
+    from . import style
+
+    dpi = fig.dpi
+    fig.set_dpi(style.DPI)
+    try:
+        fig.canvas.draw()
+        r = fig.canvas.get_renderer()
+        canvas = fig.bbox
+        texts = _texts(fig)
+        for leg in list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend()]:
+            if leg.get_title().get_visible() and leg.get_title().get_text().strip():
+                texts.append(("legend title", leg.get_title()))
+        found = []
+        for kind, t in texts:
+            bb = t.get_window_extent(r)
+            if (
+                bb.x0 < canvas.x0 - 1
+                or bb.y0 < canvas.y0 - 1
+                or bb.x1 > canvas.x1 + 1
+                or bb.y1 > canvas.y1 + 1
+            ):
+                found.append(f"cut at the image edge: {kind} {t.get_text()!r}")
+    finally:
+        fig.set_dpi(dpi)
+    return found
+
+
+def _says_log(label: str) -> bool:
+    return "log" in label.lower()
+
+
+def _unnamed_log_axes(fig: plt.Figure) -> list[str]:
+    """Log (or symlog) axes whose label does not say so; a panel whose x label is shown once below
+    its column (shared labels) passes when that label says it."""
+    found = []
+    shown = [ax for ax in fig.axes if ax.get_visible() and ax.axison]
+    for ax in shown:
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            if axis.get_scale() not in ("log", "symlog") or _says_log(axis.label.get_text()):
+                continue
+            if not axis.label.get_text().strip() and name == "x" and _column_says_log(ax, shown):
+                continue
+            found.append(f"log {name} axis without saying so: {ax.get_title()!r} ({axis.label.get_text()!r})")
+    return found
+
+
+def _column_says_log(ax: plt.Axes, axes: list[plt.Axes]) -> bool:
+    """Whether another log-x panel of ``ax``'s column names its log scale in its x label."""
+    spec = ax.get_subplotspec()
+    if spec is None:
+        return False
+    return any(
+        o is not ax
+        and o.get_subplotspec() is not None
+        and o.get_subplotspec().colspan == spec.colspan
+        and o.get_xscale() == ax.get_xscale()
+        and _says_log(o.xaxis.label.get_text())
+        for o in axes
+    )

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from . import data, grid
-from .curves import draw_xy, series
+from .curves import draw_xy, hue_order, series
 from .plots import empty
 
 #: what a cost figure shows per quantity: the rate metric, its CPU cost metric, the x scale and unit
@@ -69,9 +69,14 @@ def make(t: data.Tables) -> plt.Figure:
             "no run recorded the machine's CPU beside a rate (launch.interference, on by default, "
             "records it for launched runs)",
         )
-    hues = list(dict.fromkeys(h for p in panels for h in p.rows["hue"].astype(str)))
+    hues = hue_order(t, panels)
+    ci = (
+        "mean with 95 % CI on both axes"
+        if grid.has_interval(panels)
+        else "mean (too few runs for an interval)"
+    )
     note = (
-        "mean with 95 % CI on both axes; CPU = busy share of the machines' CPUs during the run x their "
+        f"{ci}; CPU = busy share of the machines' CPUs during the run x their "
         "count (embedded cluster: the one machine, both ends and every daemon); 1 CPU·s per Gbit = one "
         "core busy at 1 Gbit/s; UDP load-curve steps: see the sweeps figure"
     )

@@ -14,8 +14,9 @@ from . import data, grid, style
 #: an xy panel's rows: series (legend label), hue (colour key), x and its interval, y and its;
 #: an optional "path" column gives each path its own line style when colours are variants
 XY_COLUMNS = ["series", "hue", "x", "xlo", "xhi", "centre", "lo", "hi", "label"]
-#: line style and marker of the n-th path
-PATH_STYLES = [("-", "o"), ("--", "s"), (":", "^"), ("-.", "D")]
+#: line style and marker of the n-th path (when colours are the variants): a marker of its own for
+#: each of the first twelve paths
+PATH_STYLES = [(("-", "--", ":", "-.")[i % 4], m) for i, m in enumerate(style.MARKERS)]
 #: a loss panel's y axis ends at this many times its largest centre (at least 1 %), so the points
 #: stay readable; an interval reaching beyond is drawn to the edge with an arrow head
 LOSS_VIEW = 3.0
@@ -27,7 +28,8 @@ def draw_xy(panels: list[grid.Panel], hue_order: list[str], title: str, note: st
     if grid.capturing():
         return grid.Spec("xy", title, note, list(panels), [], list(hue_order))
     style.apply()
-    colors = style.variant_colors(hue_order)
+    looks = style.series_styles(hue_order)
+    colors = {h: c for h, (c, _m) in looks.items()}
     n = len(panels)
     ncols = 1 if n == 1 else 2 if n <= 4 else 3
     nrows = int(np.ceil(n / ncols))
@@ -47,11 +49,17 @@ def draw_xy(panels: list[grid.Panel], hue_order: list[str], title: str, note: st
     )
     styles = {} if by_path else {path: PATH_STYLES[i % len(PATH_STYLES)] for i, path in enumerate(paths)}
     for ax, p in zip(axes.flat, panels):
-        _xy_panel(fig, ax, p, colors, styles)
+        _xy_panel(fig, ax, p, looks, styles)
     for ax in list(axes.flat)[n:]:
         ax.set_axis_off()
     drawn = [h for h in hue_order if any((p.rows["hue"] == h).any() for p in panels)]
-    handles = [plt.Line2D([], [], color=colors[h], marker="o", ls="-", ms=3.5, label=h) for h in drawn]
+    # colours are the paths: each its own colour and marker; colours are the variants: the marker is the path's
+    handles = [
+        plt.Line2D(
+            [], [], color=colors[h], marker=looks[h][1] if not styles else "o", ls="-", ms=3.5, label=h
+        )
+        for h in drawn
+    ]
     if len(styles) > 1:
         handles += [
             plt.Line2D([], [], color="0.35", marker=m, ls=ls, ms=3.5, label=path)
@@ -64,13 +72,13 @@ def draw_xy(panels: list[grid.Panel], hue_order: list[str], title: str, note: st
     return fig
 
 
-def _xy_panel(fig: plt.Figure, ax: plt.Axes, p: grid.Panel, colors: dict, styles: dict | None = None) -> None:
+def _xy_panel(fig: plt.Figure, ax: plt.Axes, p: grid.Panel, looks: dict, styles: dict | None = None) -> None:
     rows = p.rows
     top = _loss_view(rows) if p.title.split(" · ")[-1].startswith("Loss") else None
-    for _, g in rows.groupby("series", sort=False):
+    for name, g in rows.groupby("series", sort=False):
         g = g.sort_values("x")
-        c = colors[str(g["hue"].iloc[0])]
-        ls, marker = (styles or {}).get(str(g["path"].iloc[0]) if "path" in g else "", ("-", "o"))
+        c, own = looks[str(g["hue"].iloc[0])]
+        ls, marker = (styles or {}).get(str(g["path"].iloc[0]) if "path" in g else "", ("-", own))
         x, y = g["x"].to_numpy(float), g["centre"].to_numpy(float)
         hi = g["hi"].to_numpy(float)
         clipped = np.isfinite(hi) & (hi > top) if top is not None else np.zeros(len(hi), bool)
@@ -88,6 +96,7 @@ def _xy_panel(fig: plt.Figure, ax: plt.Axes, p: grid.Panel, colors: dict, styles
             lw=0.9,
             elinewidth=0.8,
             capsize=1.5,
+            label=str(name),  # the series (the checklist tells series apart by colour and marker)
         )
         if clipped.any():  # the interval goes on above the view: an arrow head at the edge
             ax.plot(
@@ -106,19 +115,21 @@ def _xy_panel(fig: plt.Figure, ax: plt.Axes, p: grid.Panel, colors: dict, styles
     if p.ratio and len(xs):  # ``ratio`` marks a load curve's received panel: the diagonal
         lim = [float(xs.min()), float(xs.max())]
         ax.plot(lim, lim, ls="--", lw=0.6, color="0.6", zorder=0)
+    xlabel = p.xlabel
     if len(xs) > 1 and xs.max() / xs.min() > 30:
         if (rows["x"].to_numpy(float) == 0).any():  # a point at 0 (e.g. no objects) stays on the axis
             ax.set_xscale("symlog", linthresh=float(xs.min()), linscale=0.5)
             ax.xaxis.set_major_formatter(style.PlainFormatter())
         else:
             ax.set_xscale("log")
+        xlabel = xlabel if "log" in xlabel.lower() else f"{xlabel} (log scale)"
     if p.positive:
         ax.set_ylim(bottom=0)
     if top is not None:
         ax.set_ylim(0, top)
     style.plain_axis(ax, "y")
     ax.set_title(textwrap.fill(p.title, 48 if len(fig.axes) <= 2 else 34))
-    ax.set_xlabel(p.xlabel)
+    ax.set_xlabel(xlabel)
     ax.grid(lw=0.4, alpha=0.4)
 
 
@@ -141,6 +152,15 @@ def _err(centre: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | Non
     below = np.where(np.isfinite(lo), np.clip(centre - lo, 0, None), 0.0)
     above = np.where(np.isfinite(hi), np.clip(hi - centre, 0, None), 0.0)
     return np.vstack([below, above])
+
+
+def hue_order(t: data.Tables, panels: list[grid.Panel]) -> list[str]:
+    """The colour keys of ``panels`` in the experiment's whole order (variants, else paths), so a
+    path or variant has the same colour and marker in every figure; keys outside it go last."""
+    hues = list(dict.fromkeys(h for p in panels for h in p.rows["hue"].astype(str)))
+    variants = data.variant_order(t)
+    whole = variants if set(hues) <= set(variants) else data.path_order(t)
+    return whole + [h for h in hues if h not in whole]
 
 
 def series(df: pd.DataFrame, t: data.Tables) -> tuple[pd.Series, pd.Series, list[str]]:

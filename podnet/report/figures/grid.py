@@ -25,7 +25,8 @@ from . import style
 
 @dataclass
 class Panel:
-    """One panel: ``rows`` has y, hue, centre, lo, hi (+ sig for ratios); ``dots`` has y, hue, value."""
+    """One panel: ``rows`` has y, hue, centre, lo, hi (+ sig for ratios, + label: a short note drawn
+    beside the point, e.g. a UDP rate's loss); ``dots`` has y, hue, value."""
 
     title: str
     xlabel: str
@@ -48,6 +49,9 @@ class Spec:
     panels: list[Panel] = field(default_factory=list)
     y_order: list[str] = field(default_factory=list)
     hue_order: list[str] = field(default_factory=list)
+    #: what the figure leaves out and why (a measure printed coarser than its spread, a loss-dominated
+    #: UDP rate as a ratio): the figure's note and the plan (``figures/plan.json``) say it
+    left_out: list[str] = field(default_factory=list)
 
     def digest(self, salt: str = "") -> str:
         h = hashlib.sha256(salt.encode())
@@ -66,6 +70,8 @@ class Spec:
                 h.update(pd.util.hash_pandas_object(c, index=False).to_numpy().tobytes())
 
         text(self.kind, self.title, self.note, list(self.y_order), list(self.hue_order), len(self.panels))
+        if self.left_out:  # nothing left out adds nothing: the other figures' digests stay
+            text(list(self.left_out))
         for p in self.panels:
             text(p.title, p.xlabel, p.positive, p.ratio)
             if p.centre != "mean":  # the default adds nothing: the other figures' digests stay
@@ -93,18 +99,33 @@ def capturing() -> bool:
     return _SPECS_ONLY.get()
 
 
-def _layout(n: int, n_rows: int, n_hue: int) -> tuple[int, float, float, float]:
+#: the narrowest a panel's plotting area may be (inches): two or three tick labels and a point-range
+MIN_AXES = 0.95
+
+
+def label_width(labels: list[str]) -> float:
+    """About how wide (inches) the longest row label is at the tick labels' 6.5 pt (DejaVu Sans: a
+    path name's character is 0.52-0.56 em on average), with the tick's pad."""
+    return max((len(x) for x in labels), default=0) * 6.5 * 0.56 / 72 + 0.08
+
+
+def _layout(
+    n: int, n_rows: int, n_hue: int, label_w: float = 0.55, shared: bool = False
+) -> tuple[int, float, float, float]:
     """Columns, figure width, per-panel height and the height around the panels (titles,
-    legend) that keep the grid within a page."""
+    legend) that keep the grid within a page; never more columns than leave each panel
+    :data:`MIN_AXES` beside its row labels (``label_w`` inches, once a row when ``shared``)."""
     extra = 0.8 + (0.15 if n_hue > 1 else 0.0)
     row_h = 0.16 * max(1.0, 0.55 * n_hue)
-    start = 2 if n >= 2 and n_rows * max(1, n_hue // 2) <= 10 else 1
-    for ncols in range(start, 5):
+    fit = (style.PAGE - label_w) / MIN_AXES if shared else style.PAGE / (label_w + MIN_AXES + 0.1)
+    most = max(1, min(4, int(fit)))
+    start = min(most, 2 if n >= 2 and n_rows * max(1, n_hue // 2) <= 10 else 1)
+    for ncols in range(start, most + 1):
         if n == 1 and n_rows <= 12:
             ncols = 1
         nrow = int(np.ceil(n / ncols))
         h = 0.55 + row_h * n_rows
-        if nrow * h + extra <= style.PAGE_HEIGHT or ncols >= min(n, 4):
+        if nrow * h + extra <= style.PAGE_HEIGHT or ncols >= min(n, most):
             break
     if nrow * h + extra > style.PAGE_HEIGHT:  # still too tall: tighter rows
         # no tighter than a row label is tall (6.5 pt text: 0.105 in), or the labels overlap
@@ -149,19 +170,26 @@ def _limits(
 
 
 def draw(
-    panels: list[Panel], y_order: list[str], hue_order: list[str], title: str, note: str = ""
+    panels: list[Panel],
+    y_order: list[str],
+    hue_order: list[str],
+    title: str,
+    note: str = "",
+    left_out: list[str] | None = None,
 ) -> plt.Figure:
-    """Draw ``panels`` in the row order ``y_order`` and the colours of ``hue_order`` (within
-    :func:`specs_only`: return their :class:`Spec`, draw nothing). A panel shows only the rows
-    (paths) it has data for, and in each row only the variants that have data there.
+    """Draw ``panels`` in the row order ``y_order`` and the colours and markers of ``hue_order``
+    (within :func:`specs_only`: return their :class:`Spec`, draw nothing). A panel shows only the
+    rows (paths) it has data for, and in each row only the variants that have data there;
+    ``left_out`` (what the figure does not draw and why) ends the note.
 
     A hue no panel draws (the reference variant of a variants figure) keeps its colour slot, so
     colours agree across figures, but gets no place in the rows and no legend entry.
     """
     if capturing():
-        return Spec("grid", title, note, list(panels), list(y_order), list(hue_order))
+        return Spec("grid", title, note, list(panels), list(y_order), list(hue_order), list(left_out or []))
     style.apply()
-    colors = style.variant_colors(hue_order)
+    looks = style.series_styles(hue_order)
+    colors = {h: c for h, (c, _m) in looks.items()}
     drawn = set().union(*(set(p.rows["hue"].astype(str)) for p in panels)) if panels else set()
     hue_order = [h for h in hue_order if h in drawn] or hue_order
     n_hue = len(hue_order)
@@ -170,16 +198,18 @@ def draw(
     own = [[y for y in y_order if y in set(p.rows["y"].astype(str))] for p in panels]
     shared = all(o == own[0] for o in own)
     n_rows = max((len(o) for o in own), default=len(y_order)) or 1
-    ncols, width, ph, extra = _layout(len(panels), n_rows, n_hue)
+    label_w = label_width([y for o in own for y in o])
+    ncols, width, ph, extra = _layout(len(panels), n_rows, n_hue, label_w, shared)
     nrows = int(np.ceil(len(panels) / ncols))
     row_h = (ph - 0.55) / n_rows
     # a row of panels is as tall as its panel with the most paths
     in_row = [max((len(o) for o in own[r * ncols : (r + 1) * ncols]), default=1) or 1 for r in range(nrows)]
     # axis labels wrap to the panel's width (a long baseline name in "Ratio to <variant> (log scale)"
     # overran its panel); each extra line gets its own height so the panels keep theirs
-    # (the axes' width: the panel's less its row labels, ~0.55 in, on which the text is centred)
-    axes_w = max(width / ncols - 0.55, 0.8)
-    xlabels = [textwrap.fill(p.xlabel, max(12, int(17.5 * axes_w))) for p in panels]
+    # (the axes' width: the panel's less its row labels, on which the text is centred); a log axis
+    # says so in its label
+    axes_w = max(width / ncols - label_w - 0.1, 0.6)
+    xlabels = [textwrap.fill(_xlabel(p), max(12, int(17.5 * axes_w))) for p in panels]
 
     def labelled(k: int, shared: bool) -> bool:
         """Panel k shows its x label: always, or (shared) when no panel lies below it."""
@@ -198,8 +228,8 @@ def draw(
             for r, t in enumerate(title_lines)
         ]
 
-    # titles wrap to the panel's width (about 15 characters per inch at 7.5 pt)
-    titles = [textwrap.fill(p.title, max(12, int(15 * axes_w))) for p in panels]
+    # titles wrap to the panel's width (about 16.5 characters per inch at 7.5 pt)
+    titles = [textwrap.fill(p.title, max(10, int(16.5 * axes_w))) for p in panels]
     extra_lines = max((x.count("\n") for x in xlabels), default=0)
     title_lines = [
         max((t.count("\n") for t in titles[r * ncols : (r + 1) * ncols]), default=0) for r in range(nrows)
@@ -237,7 +267,7 @@ def draw(
         for y in rows:
             hues = [h for h in hue_order if (y, h) in present]
             offsets.update({(y, h): (i - (len(hues) - 1) / 2) * step for i, h in enumerate(hues)})
-        _panel(fig, ax, p, ypos, offsets, colors, narrow=width / ncols < 2.0)
+        _panel(fig, ax, p, ypos, offsets, looks, narrow=width / ncols < 2.0)
         ax.set_title(ptitle)
         ax.set_xlabel(xlabel)
         ax.set_yticks(range(len(rows)), rows)
@@ -245,10 +275,14 @@ def draw(
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_axis_off()
     handles = [
-        Line2D([], [], color=colors[h], marker="o", ls="-", ms=4, label=h) for h in hue_order if n_hue > 1
+        Line2D([], [], color=colors[h], marker=looks[h][1], ls="-", ms=4, label=h)
+        for h in hue_order
+        if n_hue > 1
     ]
     handles += _key(panels)
-    style.legend(fig, handles, note)
+    if left_out:
+        note = "\n".join([*([note] if note else []), *(f"not drawn: {x}" for x in left_out)])
+    style.legend(fig, handles, note, wrap=62 if width < style.PAGE else 125)
     fig.suptitle(title)
     style.thin_ticks(fig)
     return fig
@@ -268,14 +302,49 @@ def _key(panels: list[Panel]) -> list[Line2D]:
         return key
     has_dots = any(len(p.dots) for p in plain)
     centre = " / ".join(dict.fromkeys(p.centre for p in plain)) or "mean"
-    key.append(Line2D([], [], color="0.2", marker="o", ls="-", ms=4, label=f"{centre}, 95 % CI"))
+    # an interval is offered only where a point has one (one run per point: none)
+    shown = f"{centre}, 95 % CI" if has_interval(plain) else f"{centre} (too few runs for an interval)"
+    key.append(
+        Line2D([], [], color="0.2", marker="o", ls="-" if has_interval(plain) else "", ms=4, label=shown)
+    )
     if has_dots:
         key.append(Line2D([], [], color="0.2", marker="o", ls="", ms=2, alpha=0.5, label="each repeat"))
     return key
 
 
-def _panel(fig, ax, p: Panel, ypos, offsets, colors, narrow: bool = False) -> None:
+def has_interval(panels: list[Panel]) -> bool:
+    """Whether any point of ``panels`` is drawn with an interval (an end finite on either axis, or
+    the statistics' open interval)."""
+    for p in panels:
+        r = p.rows
+        ends = [c for c in ("lo", "hi", "xlo", "xhi") if c in r.columns]
+        if len(r) and np.isfinite(r[ends].to_numpy(dtype=float)).any():
+            return True
+        if "unbounded" in r.columns and r["unbounded"].astype(bool).any():
+            return True
+    return False
+
+
+def _is_log(p: Panel) -> bool:
+    """Whether panel ``p``'s value axis is logarithmic: a ratio, or a positive quantity whose values
+    span more than 30x."""
+    if p.ratio:
+        return True
+    vals = p.rows[["centre", "lo", "hi"]].to_numpy(dtype=float).ravel()
+    if len(p.dots):
+        vals = np.concatenate([vals, p.dots["value"].to_numpy(dtype=float)])
+    pos = vals[np.isfinite(vals) & (vals > 0)]
+    return bool(p.positive and len(pos) > 1 and pos.max() / pos.min() > 30)
+
+
+def _xlabel(p: Panel) -> str:
+    """The panel's x label, saying "(log scale)" when its axis is."""
+    return p.xlabel if not _is_log(p) or "log" in p.xlabel.lower() else f"{p.xlabel} (log scale)"
+
+
+def _panel(fig, ax, p: Panel, ypos, offsets, looks, narrow: bool = False) -> None:
     rows = p.rows
+    colors = {h: c for h, (c, _m) in looks.items()}
     vals = np.concatenate(
         [
             rows[["centre", "lo", "hi"]].to_numpy(dtype=float).ravel(),
@@ -294,13 +363,18 @@ def _panel(fig, ax, p: Panel, ypos, offsets, colors, narrow: bool = False) -> No
         lo, hi = ax.get_xlim()
         log = True
     else:
-        pos = vals[np.isfinite(vals) & (vals > 0)]
-        log = p.positive and len(pos) > 1 and pos.max() / pos.min() > 30
+        log = _is_log(p)
         lo, hi = _limits(vals, log, p.positive, data)
         if log:
             ax.set_xscale("log")
         ax.set_xlim(lo, hi)
         style.plain_axis(ax, "x")
+    if "label" in rows.columns and rows["label"].astype(str).str.strip().replace("nan", "").any():
+        # room on the right for the notes beside the rows ("99.9 % lost"): the data keep the left 3/5
+        hi = lo * (hi / lo) ** (1 / 0.6) if log else lo + (hi - lo) / 0.6
+        ax.set_xlim(lo, hi)
+        if not p.ratio:
+            style.plain_axis(ax, "x")
     floor = lo if (log or p.positive) else -np.inf
     for _, r in rows.iterrows():
         if (r["y"], r["hue"]) not in offsets:
@@ -327,14 +401,16 @@ def _panel(fig, ax, p: Panel, ypos, offsets, colors, narrow: bool = False) -> No
         ax.plot(
             [r["centre"]],
             [y],
-            marker="o",
+            marker=looks[r["hue"]][1],
             ms=4,
             color=c,
             mfc=c if filled else "white",
             mec=c if p.ratio else "0.15",
             mew=0.6 if not p.ratio else 1.0,
             zorder=4,
+            label=str(r["hue"]),  # the series it belongs to (the checklist tells series apart)
         )
+        _at_edge(ax, y, str(r.get("label", "") or ""))
     if len(p.dots):
         for (yv, hv), d in p.dots.groupby(["y", "hue"], sort=False):
             if (yv, hv) not in offsets:
@@ -352,3 +428,20 @@ def _panel(fig, ax, p: Panel, ypos, offsets, colors, narrow: bool = False) -> No
             )
     ax.grid(axis="x", lw=0.4, alpha=0.4)
     ax.tick_params(axis="y", length=0)
+
+
+def _at_edge(ax: plt.Axes, y: float, text: str) -> None:
+    """A short note on a row (e.g. "99.9 % lost") at the panel's right edge, in the room
+    :func:`_panel` made for it beside the data."""
+    if not text.strip() or text == "nan":
+        return
+    ax.annotate(
+        text,
+        (0.98, y),
+        xycoords=("axes fraction", "data"),
+        ha="right",
+        va="center",
+        fontsize=5.5,
+        color="0.25",
+        zorder=5,
+    )

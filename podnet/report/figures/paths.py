@@ -9,7 +9,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from . import data, grid
+from . import data, grid, withheld
 from .plots import empty
 
 
@@ -46,9 +46,20 @@ def by_path(t: data.Tables, kind: str) -> plt.Figure:
         return empty(title, f"no {'throughput' if kind == 'rate' else 'latency'} measured in this experiment")
     panels = []
     bounds = data.stream_bounds(t)
+    coarse = withheld.coarse_measures(summary)
+    left_out: list[str] = []
+    lossy = False
     for _, sub in rows.groupby(data.MEASURE, sort=True, dropna=False):
         first = sub.iloc[0]
+        why = coarse.get(withheld.keys(sub.iloc[:1], data.MEASURE)[0])
+        if why:  # a measure printed coarser than its spread is no finding: left out, the note says why
+            label = data.in_sentence(data.metric_info(str(first["metric"]), str(first["tool"])).label)
+            left_out.append(f"{data.measure_label(first, bounds=bounds)} {label}: {why}")
+            continue
         factor, unit = data.display_unit(sub["mean"], str(first["unit"]))
+        # a UDP rate carries its loss beside it (what arrived of a stream that lost most is the loss)
+        losses = withheld.loss_labels(sub, summary) if kind == "rate" else [""] * len(sub)
+        lossy = lossy or any(losses)
         dots = _dots(t.tidy, sub, "scenario", "variant")
         dots["value"] = dots["value"] / factor
         panels.append(
@@ -62,13 +73,20 @@ def by_path(t: data.Tables, kind: str) -> plt.Figure:
                         "centre": sub["mean"] / factor,
                         "lo": sub["ci_low"].astype(float) / factor,
                         "hi": sub["ci_high"].astype(float) / factor,
+                        **({"label": losses} if any(losses) else {}),
                     }
                 ),
                 dots=dots,
                 positive=data.is_positive(str(first["metric"]), str(first["tool"])),
             )
         )
-    return grid.draw(panels, data.path_order(t), data.variant_order(t), title, note)
+    if lossy:
+        note = "\n".join(
+            x for x in (note, "% lost: the share of what was sent that did not arrive (UDP)") if x
+        )
+    if not panels:
+        return empty(title, "; ".join(left_out))
+    return grid.draw(panels, data.path_order(t), data.variant_order(t), title, note, left_out)
 
 
 def throughput(t: data.Tables) -> plt.Figure:

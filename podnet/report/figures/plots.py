@@ -28,6 +28,14 @@ def empty(title: str, message: str) -> plt.Figure:
     return fig
 
 
+def interval_note(panels: list[grid.Panel]) -> str:
+    """The note of a ratio figure on its intervals: what a point without a line means, and the open
+    ends, only when some point has an interval; else that none has one."""
+    if grid.has_interval(panels):
+        return "no line: too few runs for an interval; arrows: interval open at that end"
+    return "no interval: too few runs for one at every point"
+
+
 def primary_ratios(ratios: pd.DataFrame, settings: dict[str, Any] | None = None) -> pd.DataFrame:
     """The primary comparisons: rows with ``role == "primary"`` when the statistics mark roles,
     else each (tool, test)'s first headline metric."""

@@ -1,12 +1,18 @@
 """The ratios figure: each primary comparison as treatment / baseline on a log axis, significance
-after adjustment marked."""
+after adjustment marked. An experiment whose comparisons are all between variants has them drawn
+once, by the variants figure: this one is then not published and the plan says so."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from . import data, grid
-from .plots import alpha, empty, primary_ratios, ratio_panels
+from . import data, grid, withheld
+from .plots import alpha, empty, interval_note, primary_ratios, ratio_panels
+
+#: why the ratios figure is not drawn when the variants figure draws the same comparisons
+SAME_AS_VARIANTS = (
+    "every comparison is between variants: the variants figure draws them (one figure, not the same twice)"
+)
 
 
 def make(t: data.Tables) -> plt.Figure:
@@ -17,17 +23,22 @@ def make(t: data.Tables) -> plt.Figure:
         r = r[r["by"] != "variant"]
     if r.empty:
         return empty(title, "no comparison configured or computable")
+    if (r["by"] == "variant").all():
+        return empty(title, SAME_AS_VARIANTS)
     a = alpha(t.settings)
     paths = data.path_order(t)
-    if (r["by"] == "variant").all():
-        panels = ratio_panels(r, "scenario", "treatment", a, data.stream_bounds(t))
-        hues = data.variant_order(t)
-    else:
-        panels = ratio_panels(r, "treatment", "variant", a, data.stream_bounds(t))
-        hues = data.variant_order(t)
-    note = "no line: too few runs for an interval; arrows: interval open at that end"
+    r, left_out = withheld.ratios(r, t.summary)
+    if r.empty:
+        return empty(title, "; ".join(left_out))
+    panels = ratio_panels(r, "treatment", "variant", a, data.stream_bounds(t))
+    note = interval_note(panels)
     if "role" in r.columns and not (r["role"] == "primary").any():
         note = "exploratory (no stats.primary declared): no adjusted p, none marked resolved\n" + note
     return grid.draw(
-        panels, [p for p in paths if p in set(r["treatment"]) | set(r["scenario"])], hues, title, note
+        panels,
+        [p for p in paths if p in set(r["treatment"]) | set(r["scenario"])],
+        data.variant_order(t),
+        title,
+        note,
+        left_out,
     )

@@ -71,12 +71,31 @@ def legend(fig: plt.Figure, handles: list, note: str = "", wrap: int | None = No
     )
 
 
-def variant_colors(variants: list[str]) -> dict[str, tuple[float, float, float]]:
-    """One colour per variant, the same in every figure (colour-blind safe palette)."""
+#: the markers of a figure's series, one per round of the palette: the first ten series are
+#: circles in the palette's ten colours, the next ten squares in the same colours, and so on
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
+#: how many colours the palette has (seaborn's colour-blind palette)
+PALETTE_SIZE = 10
+
+
+def series_styles(names: list[str]) -> dict[str, tuple[tuple[float, float, float], str]]:
+    """One (colour, marker) per series name (variant or path), distinct for up to 120 names and the
+    same in every figure when ``names`` is the experiment's whole order (``data.path_order`` or
+    ``data.variant_order``): a name keeps its place when a figure draws only some of them. The
+    colour-blind palette's colours with circles, then the same colours with squares, and so on."""
     import seaborn as sns
 
-    pal = sns.color_palette("colorblind", max(len(variants), 1))
-    return {v: tuple(pal[i % len(pal)]) for i, v in enumerate(variants)}
+    pal = sns.color_palette("colorblind", PALETTE_SIZE)
+    return {
+        v: (tuple(pal[i % PALETTE_SIZE]), MARKERS[(i // PALETTE_SIZE) % len(MARKERS)])
+        for i, v in enumerate(names)
+    }
+
+
+def variant_colors(variants: list[str]) -> dict[str, tuple[float, float, float]]:
+    """One colour per variant, the same in every figure (colour-blind safe palette; past ten
+    names the colours repeat and :func:`series_styles` tells them apart by marker)."""
+    return {v: c for v, (c, _m) in series_styles(variants).items()}
 
 
 def plain(x: float, _pos: int | None = None) -> str:

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from . import data, grid
-from .curves import draw_xy, series
+from .curves import draw_xy, hue_order, series
 from .plots import empty
 
 
@@ -78,8 +78,10 @@ def make(t: data.Tables) -> plt.Figure:
                         ratio=bool(diagonal),
                     )
                 )
-    hues = list(dict.fromkeys(h for p in panels for h in p.rows["hue"].astype(str)))
-    note = "mean or geometric mean of each point's repeats, 95 % CI"
+    hues = hue_order(t, panels)
+    note = "mean or geometric mean of each point's repeats" + (
+        ", 95 % CI" if grid.has_interval(panels) else " (too few for an interval)"
+    )
     lc = t.load_curves
     if len(lc):
         # one display unit for every loss-free rate (a rate of 0 has no unit of its own)

@@ -7,8 +7,8 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from . import data, grid
-from .plots import alpha, empty, primary_ratios, ratio_panels
+from . import data, grid, withheld
+from .plots import alpha, empty, interval_note, primary_ratios, ratio_panels
 
 
 def variant_ratios(t: data.Tables) -> pd.DataFrame:
@@ -40,7 +40,10 @@ def make(t: data.Tables) -> plt.Figure:
             return empty(title, "no measured runs: nothing to compare with an interval")
         return empty(title, f"one variant ({', '.join(names) or 'none'}): nothing to compare")
     a = alpha(t.settings)
+    r, left_out = withheld.ratios(r, t.summary)
+    if r.empty:
+        return empty(title, "; ".join(left_out))
     panels = ratio_panels(r, "scenario", "treatment", a, data.stream_bounds(t))
-    note = "no line: too few runs for an interval; arrows: interval open at that end"
+    note = interval_note(panels)
     paths = [p for p in data.path_order(t) if p in set(r["scenario"].astype(str))]
-    return grid.draw(panels, paths, data.variant_order(t), title, note)
+    return grid.draw(panels, paths, data.variant_order(t), title, note, left_out)
