@@ -90,7 +90,12 @@ def test_seed_001_runs_at_its_link_speed_with_its_physical_path(in_repo):
         assert lc.affinity is not None
     primary = c.experiment["stats"]["primary"]
     assert primary == [
-        {"by": "scenario", "baseline": "host-host", "treatments": ["pod-pod-cross-node"], "tests": ["iperf2:tcp"]}
+        {
+            "by": "scenario",
+            "baseline": "host-host",
+            "treatments": ["pod-pod-cross-node"],
+            "tests": ["iperf2:tcp"],
+        }
     ]
 
 

@@ -409,7 +409,9 @@ def test_tie_margin_from_the_seeds_run_to_run_cv(dirs):
     wide = vs_seed.SeedMapping.from_config({**base, "seed_cv": {"value": 0.08, "source": "its repeats"}})
     assert wide.tie_margin == pytest.approx(0.2486, abs=1e-3)
     # seed_cv wins over seed_tie_margin; without it the stated margin is used
-    both = vs_seed.SeedMapping.from_config({**base, "seed_tie_margin": 0.5, "seed_cv": {"value": 0.035, "source": "x"}})
+    both = vs_seed.SeedMapping.from_config(
+        {**base, "seed_tie_margin": 0.5, "seed_cv": {"value": 0.035, "source": "x"}}
+    )
     assert both.tie_margin == pytest.approx(m.tie_margin)
     assert vs_seed.SeedMapping.from_config({**base, "seed_tie_margin": 0.5}).tie_margin == 0.5
 
@@ -422,5 +424,10 @@ def test_seed_ranks_and_orders_read_one_key(dirs):
     o = vs_seed.build_orders({**F.VS_SEED, "published": str(pub)}, proc)
     for key, g in t[(t["status"] == "both") & t["rank_seed"].notna()].groupby(["path", "scenario", "metric"]):
         best = g.loc[g["rank_seed"].idxmin(), "seed_cni"]
-        q = o[(o["path"] == key[0]) & (o["scenario"] == key[1]) & (o["metric"] == key[2]) & (o["seed_order"] == ">")]
+        q = o[
+            (o["path"] == key[0])
+            & (o["scenario"] == key[1])
+            & (o["metric"] == key[2])
+            & (o["seed_order"] == ">")
+        ]
         assert not (q["seed_b"] == best).any(), (key, best)  # never the worse side of a seed order

@@ -119,7 +119,10 @@ def _tie_margin(d: Mapping[str, Any]) -> dict[str, Any]:
             "tie_margin": tie_margin_of(float(cv["value"])),
             "tie_margin_source": f"the seed's run-to-run CV {float(cv['value']) * 100:g} % ({cv['source']})",
         }
-    return {"tie_margin": float(d["seed_tie_margin"]), "tie_margin_source": "stated margin (report.vs_seed.seed_tie_margin)"}
+    return {
+        "tie_margin": float(d["seed_tie_margin"]),
+        "tie_margin_source": "stated margin (report.vs_seed.seed_tie_margin)",
+    }
 
 
 def published(directory: str | Path) -> pd.DataFrame:
