@@ -47,7 +47,9 @@ def test_no_case_runs_all_its_repeats_in_a_row():
 
 
 def test_blocked_keeps_a_tests_scenarios_together_and_alternates_them():
-    keys = [(sc, tool, test) for sc in ("hh", "pp", "ps") for tool, test in (("iperf3", "tcp"), ("ping", "plain"))]
+    keys = [
+        (sc, tool, test) for sc in ("hh", "pp", "ps") for tool, test in (("iperf3", "tcp"), ("ping", "plain"))
+    ]
     r = schedule(keys, {k: [1, 2] for k in keys}, "blocked")
     first, second = ([s.case for s in rnd] for rnd in r)
     # round 1 (odd): each test's scenarios reversed; round 2 (even): in config order
