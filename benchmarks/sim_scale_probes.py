@@ -8,7 +8,8 @@ log time = a_s + e with a_s ~ N(0, icc) per set-up and e ~ N(0, 1 - icc) per cha
 N(0, 1) whatever the ICC), pooled as ``podnet.stats.scale.effect_table`` pools them; an interval
 covers when it holds the marginal's true quantile. Printed: the P50 interval's coverage; P90's as
 it was (every change counted as independent) and as published now (the changes counted as
-n / design effect where the set-ups differ, ``scale.effective_n``; no interval below 36), with the
+n / design effect where the set-ups differ, none from fewer than 12 set-ups, ``scale.effective_n``;
+no interval below 36), with the
 share of experiments that publish one; and the share whose note says the changes correlate.
 
 **End ratio** (:func:`end_ratio_coverage`): a curve's two ends (0 objects and the largest count) in
@@ -32,7 +33,7 @@ from podnet.stats.scale import DEFF_NOTE, effective_n, icc, quantile_interval
 from podnet.stats.sweeps import median_interval
 from podnet.stats.variants import sequential, side_by_side
 
-DESIGNS = ((6, 6), (12, 3), (12, 6), (24, 3))
+DESIGNS = ((6, 6), (12, 3), (12, 6), (24, 3))  # set-ups x changes
 ICCS = (0.0, 0.1, 0.3, 0.6)
 
 
@@ -60,8 +61,8 @@ def coverage(setups: int, changes: int, rho: float, experiments: int, rng: np.ra
         _, lo, hi, _ = quantile_interval(x, 0.9)
         hits_iid += lo <= q90 <= hi
         c = icc(x, groups)
-        ne = effective_n(n, c)
-        flagged += ne < n
+        ne = effective_n(n, setups, c)
+        flagged += bool(c.design_effect >= DEFF_NOTE and c.p < 0.05)
         _, lo, hi, _ = quantile_interval(x, 0.9, n_effective=ne)
         if np.isfinite(lo) and np.isfinite(hi):
             have90 += 1

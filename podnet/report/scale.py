@@ -127,6 +127,11 @@ def _span(lo: float, hi: float) -> str:
     return f"{_seconds(lo)} – {_seconds(hi)}" if np.isfinite(lo) and np.isfinite(hi) else "–"
 
 
+def _no_interval(note: str) -> str:
+    """A ratio note as "no interval: why" (scale.end_ratio's notes may begin so already)."""
+    return note if note.startswith("no interval") else f"no interval: {note}"
+
+
 def _num(x: pd.Series, key: str) -> float:
     """A column's value of one row, NaN where the table has no such column (an older stats run)."""
     v = x.get(key)
@@ -176,7 +181,7 @@ def markdown(t: data.Tables) -> str:
             f" (interval {_interval(lo, hi)}, n = {int(float(x['ratio_n']))}, "
             f"{'differs from 1' if str(x['ratio_differs']).lower() == 'true' else 'does not resolve'})"
             if np.isfinite(lo) and np.isfinite(hi)
-            else f" (no interval: {_text(x['ratio_note'])})"
+            else f" ({_no_interval(_text(x['ratio_note']))})"
         )
         noun = _NOUN.get(str(x["sweep_param"]), "objects")
         label = data.in_sentence(data.axis_label(metric, tool, "").strip())

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import core, robust
+from . import core
 from .kinds import tool_headline
 from .planning import met
 from .settings import Settings
@@ -208,10 +208,11 @@ def variant_family(df: pd.DataFrame, s: Settings, norm: str | None) -> None:
     """variants.csv's role, p_value / p_test of the family rows, p_adjusted (Holm over the preferred
     primary rows), target, resolved, significant and verdict (in place).
 
-    A side-by-side row of the family enters Holm with :func:`podnet.stats.robust.family_p` for the
-    family's size: its exact Wilcoxon p where its pairs can pass Holm's first step, else the paired
-    t p of its mean log ratio (METHODS.md, "The p of a declared family"); ``p_value`` and ``p_test``
-    say which.
+    A side-by-side row of the family enters Holm with the paired t p of its mean log ratio
+    (:attr:`podnet.stats.robust.Stated.p_t`) whatever its interval's method: the exact Wilcoxon p
+    of fewer pairs than :func:`podnet.stats.robust.exact_reach` cannot pass Holm's first step, and
+    switching to it from there made a row's power dip (METHODS.md, "The p of a declared family");
+    ``p_value`` is then that p and ``p_test`` says ``t``.
     """
     default = s.planning.target_rel_half_width
     primary = s.primary
@@ -227,12 +228,9 @@ def variant_family(df: pd.DataFrame, s: Settings, norm: str | None) -> None:
     # a sequential interval leaves out the launches' drift: it is shown, never judged
     fam = prim & df["preferred"].to_numpy(dtype=bool) & (df["design"].astype(str) != "sequential").to_numpy()
     side = df["design"].astype(str).to_numpy() == "side-by-side"
-    fp = robust.family_p(
-        df["p_value"], df["_p_t"], df["n_pairs"], df["interval_method"], int(fam.sum()), s.alpha
-    )
     pick = fam & side
-    df["p_value"] = np.where(pick, fp.p, df["p_value"].to_numpy(dtype=float))
-    df["p_test"] = np.where(pick, fp.method, df["p_test"].to_numpy(dtype=object))
+    df["p_value"] = np.where(pick, df["_p_t"].to_numpy(dtype=float), df["p_value"].to_numpy(dtype=float))
+    df["p_test"] = np.where(pick, "t", df["p_test"].to_numpy(dtype=object))
     # a p-value that cannot be computed stays in the family, as p = 1 (never silently dropped)
     p = df["p_value"].to_numpy(dtype=float)
     lost = fam & ~np.isfinite(p)

@@ -17,8 +17,9 @@ intervals").
 - :func:`huber`: Huber's M-estimate (k = 1.345, scale 1.4826 MAD) with its sandwich standard error
   and ``n - 1`` degrees of freedom.
 
-:func:`family_p` is the p a row of a declared Holm family enters Holm with: the exact Wilcoxon p
-only from the pairs (:func:`exact_reach`) that can pass the family's first step, the paired t below.
+:attr:`Stated.p_t` is the p a row of a declared Holm family enters Holm with (the paired t on the
+log ratios at every n: the exact Wilcoxon p cannot pass the family's first step below
+:func:`exact_reach` pairs; METHODS.md, "The p of a declared family").
 
 Vectorised inputs must be complete (no NaN); :func:`paired_ratio` on 1-D input drops the rounds
 where either value is missing or not positive, as ``side_by_side`` does.
@@ -330,7 +331,8 @@ class Stated(NamedTuple):
     """A paired log-ratio interval as the tables state it (log scale: ``estimate``, ``low``, ``high``),
     with its p of ratio 1, the method and level that made it, whether the printed resolution widened
     it materially (``quantised``), whether it may stop as different (``different``) and the paired
-    t p of the mean log ratio with the rounding terms (``p_t``, what :func:`family_p` reads)."""
+    t p of the mean log ratio with the rounding terms (``p_t``: the p a declared family's row enters
+    Holm with, METHODS.md "The p of a declared family")."""
 
     estimate: np.ndarray
     low: np.ndarray
@@ -427,36 +429,12 @@ def stated(
     return Stated(est, low, high, p, method, level, quant, np.asarray(diff), np.asarray(p_t))
 
 
-# -- the p a declared Holm family reads (METHODS.md, "The p of a declared family") ---------------------
-
-
 def exact_reach(m: int, alpha: float = 0.05) -> int:
     """The fewest pairs whose exact two-sided Wilcoxon signed-rank p can pass Holm's first step over
-    ``m`` rows: its smallest value 2 / 2^n below alpha / m (6 for m = 1, 8 for 4, 10 for 24)."""
+    ``m`` rows: its smallest value 2 / 2^n below alpha / m (6 for m = 1, 8 for 4, 10 for 24). Below
+    it no row of such a family can be different by that p whatever the data, which is why a
+    declared family reads :attr:`Stated.p_t` (METHODS.md, "The p of a declared family")."""
     n = 2
     while 2.0 / 2.0**n >= alpha / max(int(m), 1):
         n += 1
     return n
-
-
-class FamilyP(NamedTuple):
-    """The p each row of a declared Holm family enters Holm with, and the test that made it
-    (``wilcoxon`` | ``t``)."""
-
-    p: np.ndarray
-    method: np.ndarray
-
-
-def family_p(
-    p_rank: ArrayLike, p_t: ArrayLike, n: ArrayLike, method: ArrayLike, m: int, alpha: float = 0.05
-) -> FamilyP:
-    """The p of each side-by-side row of a declared family of ``m`` rows (METHODS.md, "The p of a
-    declared family"): the row's exact Wilcoxon p (``p_rank``; its interval is Hodges-Lehmann,
-    ``method``) where its ``n`` pairs reach :func:`exact_reach` for the family, else the paired t p
-    of the mean log ratio (``p_t``). Below that n the exact p cannot pass Holm's first step whatever
-    the data, and a p taken from it made the share of rows called different fall as pairs were added
-    (24 rows, true 1.3x: 96 % at 6 pairs by the t, 0 % at 7 by the exact p)."""
-    pr, pt = np.asarray(p_rank, dtype=float), np.asarray(p_t, dtype=float)
-    nn = np.asarray(n, dtype=float)
-    rank = (np.asarray(method, dtype=object) == "hodges-lehmann") & (nn >= exact_reach(m, alpha))
-    return FamilyP(np.where(rank, pr, pt), np.where(rank, "wilcoxon", "t").astype(object))

@@ -16,8 +16,8 @@ to no objects, and the time a change takes.
   P50 and P90 with their distribution-free order-statistic intervals (:func:`quantile_interval`;
   the median's as :func:`podnet.stats.sweeps.median_interval`) and P99 as a point with its n; the
   P90 interval exists only from :func:`needed` (36 at 95 %) changes counted as independent, a
-  point's n divided by its design effect where its set-ups differ (:func:`effective_n`); ``note``
-  says so for each row it concerns. The first change that takes effect in a set-up of more than one comes right after
+  point's n divided by its design effect where its set-ups differ, and from at least 12 set-ups
+  (:func:`effective_n`); ``note`` says so for each row it concerns. The first change that takes effect in a set-up of more than one comes right after
   the point's objects were created and may wait for their programming too: it is left out
   (``first_left_out``, their median ``first_p50``). The intervals treat a point's changes as
   independent; changes of one set-up share its moment, so ``icc`` (the share of the log times'
@@ -111,6 +111,10 @@ EFFECT_COLUMNS = [
 #: a design effect from which ``note`` says the intervals are too narrow (when the F test finds the
 #: set-ups differ at the row's level)
 DEFF_NOTE = 1.25
+#: the fewest set-ups a point's P90 interval is taken from (when they hold more than one change each):
+#: from 6 set-ups of 6 changes the interval covered 88.8 % at ICC 0.3, from 12 x 3 94.4 %
+#: (benchmarks/sim_scale_probes.py; METHODS.md "Scale points")
+MIN_SETUPS = 12
 
 
 def slope(x: np.ndarray, y: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float, float]:
@@ -281,16 +285,26 @@ def icc(values: Any, groups: Any) -> Clustered:
     return Clustered(r, 1 + (n / k - 1) * r, p)
 
 
-def effective_n(n: int, c: Clustered, confidence: float = 0.95) -> float:
-    """The changes a point's tail interval counts as independent: ``n`` / design effect where the
-    set-ups differ (the one-way F test at 1 - ``confidence``, the design effect at least
-    :data:`DEFF_NOTE`), else ``n``."""
+def effective_n(n: int, setups: int, c: Clustered, confidence: float = 0.95) -> float:
+    """The changes a point's tail interval counts as independent: none (0) from fewer than
+    :data:`MIN_SETUPS` set-ups of more than one change each (too few to judge whether they differ),
+    else ``n`` / design effect where the set-ups differ (the one-way F test at 1 - ``confidence``,
+    the design effect at least :data:`DEFF_NOTE`), else ``n``."""
+    if setups < min(n, MIN_SETUPS):
+        return 0.0
     clustered = np.isfinite(c.design_effect) and c.design_effect >= DEFF_NOTE and c.p < 1 - confidence
     return n / c.design_effect if clustered else float(n)
 
 
 def _effect_note(
-    late: float, n: int, p50_cover: float, p90: tuple, n_eff: float, c: Clustered, confidence: float
+    late: float,
+    n: int,
+    p50_cover: float,
+    p90: tuple,
+    n_eff: float,
+    setups: int,
+    c: Clustered,
+    confidence: float,
 ) -> str:
     """What a row's times and intervals lack: times late by up to ``late`` s (a reach seen by
     attempts that waited for each other: :data:`podnet.parse.scale.COARSE`),
@@ -311,17 +325,21 @@ def _effect_note(
             f"{confidence:.0%} needs {needed(0.5, confidence)})"
         )
     if n >= 1 and not np.isfinite(p90[1]):
-        counted = f"{n}" if n_eff >= n else f"{n} counting as {n_eff:.3g} independent"
-        words.append(
-            f"P90 has no interval: {counted} changes ({confidence:.0%} needs {needed(0.9, confidence)})"
-        )
+        need = f"{confidence:.0%} needs {needed(0.9, confidence)} changes"
+        if n_eff == 0:
+            why = f"{n} changes in {setups} set-ups ({need} in at least {MIN_SETUPS} set-ups)"
+        elif n_eff < n:
+            why = f"{n} changes counting as {n_eff:.3g} independent ({need})"
+        else:
+            why = f"{n} changes ({need})"
+        words.append(f"P90 has no interval: {why}")
     if n >= 1:
         words.append(f"P99 is a point of {n} changes, no interval ({needed(0.99, confidence)} needed)")
-    if n_eff < n:
+    if np.isfinite(c.design_effect) and c.design_effect >= DEFF_NOTE and c.p < 1 - confidence:
+        p90_counts = f"P90 counts them as {n_eff:.3g}; " if 0 < n_eff < n else ""
         words.append(
             f"changes of one set-up correlate (design effect {c.design_effect:.2g}, F test p = "
-            f"{c.p:.2g}): P90 counts them as {n_eff:.3g}; the P50 interval, which treats them as "
-            "independent, is too narrow"
+            f"{c.p:.2g}): {p90_counts}the P50 interval, which treats them as independent, is too narrow"
         )
     return "; ".join(words)
 
@@ -363,7 +381,8 @@ def effect_table(effects: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
         med = median_interval(v, confidence)
         ok = v > 0
         c = icc(np.log(v[ok]), g["setup"].astype(str).to_numpy()[ok])
-        n_eff = effective_n(len(v), c, confidence)
+        setups = int(g["setup"].nunique())
+        n_eff = effective_n(len(v), setups, c, confidence)
         p90 = quantile_interval(v, TAILS["p90"], confidence, n_eff)
         count = k["network_policies"] if kind == "NetworkPolicy" else k["services"]
         row = {
@@ -387,7 +406,9 @@ def effect_table(effects: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
             design_effect=c.design_effect,
             first_left_out=len(first),
             first_p50=float(first_v.median()) if len(first) else float("nan"),
-            note=_effect_note(_late(g, str(k["metric"])), len(v), med.coverage, p90, n_eff, c, confidence),
+            note=_effect_note(
+                _late(g, str(k["metric"])), len(v), med.coverage, p90, n_eff, setups, c, confidence
+            ),
         )
         rows.append(row)
     return pd.DataFrame(rows, columns=EFFECT_COLUMNS)

@@ -54,7 +54,7 @@ class RatioInterval(NamedTuple):
     )
     level: float = np.nan  # the level the interval was computed at (NaN: the confidence asked for)
     different: Any = False  # side-by-side: the 99.3 % interval excludes 1 (stop_when_different)
-    p_t: Any = np.nan  # side-by-side: the paired t p of the mean log ratio (robust.family_p reads it)
+    p_t: Any = np.nan  # side-by-side: the paired t p of the mean log ratio (a declared family's p)
 
 
 def _moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -267,7 +267,7 @@ VARIANT_COLUMNS = [
     "n_treatment",
     "n_baseline",
     "p_value",  # family rows: the p Holm reads (p_test); else the interval's: Wilcoxon (hodges-lehmann), t, Welch t
-    "p_test",  # wilcoxon | t (side-by-side: robust.family_p on family rows, else the interval's) | welch
+    "p_test",  # wilcoxon | t (side-by-side: t on family rows, else the interval's test) | welch
     "interval_method",  # hodges-lehmann | mean (side-by-side, robust.stated) | welch (normalised, sequential)
     "interval_level",  # the interval's level: 1 - alpha/2 after an adaptive stop (side-by-side), else confidence
     "quantised",  # the tools' printed resolution widens the interval by more than 10 % (rounding.py)
