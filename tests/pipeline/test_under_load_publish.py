@@ -63,7 +63,7 @@ def test_each_cni_is_compared_with_macvlan_at_each_load_point(published):
     assert (primary["n_pairs"] == 4).all()
     assert set(primary["p_test"]) == {"t"}  # 4 pairs cannot pass Holm's first step by the exact p
     allv = pd.read_csv(out / "variants.csv")
-    assert (allv["role"] == "primary").sum() == 4
+    assert allv["p_adjusted"].notna().sum() == 4  # Holm over these 4 rows only
 
 
 def test_the_figure_is_published_and_the_notebooks_show_it_with_the_table(published):
