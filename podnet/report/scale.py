@@ -39,8 +39,7 @@ EFFECT_COLUMNS = [
     "P50 CI",
     "P90",
     "P90 CI",
-    "P99",
-    "P99 CI",
+    "P99",  # a point with its n: no interval (METHODS.md "Scale points")
     "note",
 ]
 #: what each probe times, in words
@@ -128,6 +127,11 @@ def _span(lo: float, hi: float) -> str:
     return f"{_seconds(lo)} – {_seconds(hi)}" if np.isfinite(lo) and np.isfinite(hi) else "–"
 
 
+def _no_interval(note: str) -> str:
+    """A ratio note as "no interval: why" (scale.end_ratio's notes may begin so already)."""
+    return note if note.startswith("no interval") else f"no interval: {note}"
+
+
 def _num(x: pd.Series, key: str) -> float:
     """A column's value of one row, NaN where the table has no such column (an older stats run)."""
     v = x.get(key)
@@ -135,9 +139,9 @@ def _num(x: pd.Series, key: str) -> float:
 
 
 def effect_table(t: data.Tables) -> pd.DataFrame:
-    """Per variant, probe and point: the changes and set-ups, P50, P90 and P99 of the time to effect
-    with their order-statistic intervals (P50's only where it covers 95 %; the note says what is
-    missing)."""
+    """Per variant, probe and point: the changes and set-ups, P50 and P90 of the time to effect with
+    their order-statistic intervals (P50's only where it covers 95 %), P99 as a point (the note says
+    what is missing)."""
     e = t.scale_effect
     if e.empty or "metric" not in e.columns:
         return pd.DataFrame(columns=EFFECT_COLUMNS)
@@ -159,7 +163,6 @@ def effect_table(t: data.Tables) -> pd.DataFrame:
                 "P90": _seconds(_num(x, "p90")),
                 "P90 CI": _span(_num(x, "p90_low"), _num(x, "p90_high")),
                 "P99": _seconds(float(x["p99"])),
-                "P99 CI": _span(float(x["p99_low"]), float(x["p99_high"])),
                 "note": _text(x["note"]),
             }
         )
@@ -178,7 +181,7 @@ def markdown(t: data.Tables) -> str:
             f" (interval {_interval(lo, hi)}, n = {int(float(x['ratio_n']))}, "
             f"{'differs from 1' if str(x['ratio_differs']).lower() == 'true' else 'does not resolve'})"
             if np.isfinite(lo) and np.isfinite(hi)
-            else f" (no interval: {_text(x['ratio_note'])})"
+            else f" ({_no_interval(_text(x['ratio_note']))})"
         )
         noun = _NOUN.get(str(x["sweep_param"]), "objects")
         label = data.in_sentence(data.axis_label(metric, tool, "").strip())
@@ -215,7 +218,7 @@ def _effect_sentence(variant: str, metric: str, g: pd.DataFrame) -> str:
         if np.isfinite(lo) and np.isfinite(hi):
             tails.append(f"{name.upper()} {_seconds(est)} (interval {_span(lo, hi)})")
         else:
-            tails.append(f"{name.upper()} about {_seconds(est)} (no interval from {n})")
+            tails.append(f"{name.upper()} {_seconds(est)} (a point of n = {n}, no interval)")
     setups = _num(top, "setups")
     count = f"{n} changes in {int(setups)} set-ups" if np.isfinite(setups) else f"{n} set-ups"
     return (

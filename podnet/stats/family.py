@@ -202,3 +202,65 @@ def adjust(out: pd.DataFrame, settings: Settings) -> None:
 def _as_one(p: np.ndarray) -> np.ndarray:
     """A p-value that could not be computed counts as 1 (it stays in the family)."""
     return np.where(np.isfinite(p), p, 1.0)
+
+
+def variant_family(df: pd.DataFrame, s: Settings, norm: str | None) -> None:
+    """variants.csv's role, p_value / p_test of the family rows, p_adjusted (Holm over the preferred
+    primary rows), target, resolved, significant and verdict (in place).
+
+    A side-by-side row of the family enters Holm with the paired t p of its mean log ratio
+    (:attr:`podnet.stats.robust.Stated.p_t`) whatever its interval's method: the exact Wilcoxon p
+    of fewer pairs than :func:`podnet.stats.robust.exact_reach` cannot pass Holm's first step, and
+    switching to it from there made a row's power dip (METHODS.md, "The p of a declared family");
+    ``p_value`` is then that p and ``p_test`` says ``t``.
+    """
+    default = s.planning.target_rel_half_width
+    primary = s.primary
+    by_scenario = df.assign(by="scenario", baseline=norm or "", treatment=df["scenario"])
+    by_variant = df.assign(by="variant", baseline=df["baseline_variant"], treatment=df["variant"])
+    target = np.fmin(
+        primary_targets(by_scenario, [p for p in primary if p.get("by") == "scenario"], default),
+        primary_targets(by_variant, [p for p in primary if p.get("by") == "variant"], default),
+    )
+    prim = np.isfinite(target)
+    df["role"] = np.where(prim, "primary", "exploratory")
+    df["target_rel_half_width"] = target
+    # a sequential interval leaves out the launches' drift: it is shown, never judged
+    fam = prim & df["preferred"].to_numpy(dtype=bool) & (df["design"].astype(str) != "sequential").to_numpy()
+    side = df["design"].astype(str).to_numpy() == "side-by-side"
+    pick = fam & side
+    df["p_value"] = np.where(pick, df["_p_t"].to_numpy(dtype=float), df["p_value"].to_numpy(dtype=float))
+    df["p_test"] = np.where(pick, "t", df["p_test"].to_numpy(dtype=object))
+    # a p-value that cannot be computed stays in the family, as p = 1 (never silently dropped)
+    p = df["p_value"].to_numpy(dtype=float)
+    lost = fam & ~np.isfinite(p)
+    df["p_note"] = np.where(
+        lost,
+        np.where(
+            np.isfinite(df["ci_low"].to_numpy(dtype=float)),
+            "zero-width interval: p-value undefined; counted in Holm as p = 1",
+            "no interval: p-value undefined; counted in Holm as p = 1",
+        ),
+        "",
+    )
+    padj = np.full(len(df), np.nan)
+    if fam.any():
+        padj[fam] = core.holm(np.where(lost, 1.0, p)[fam])
+    df["p_adjusted"] = padj
+    alpha = s.alpha
+    lo, hi = df["ci_low"].to_numpy(dtype=float), df["ci_high"].to_numpy(dtype=float)
+    n = df["n_pairs"].to_numpy(dtype=float)
+    diff = df["_different"].to_numpy(dtype=object)
+    with np.errstate(invalid="ignore"):
+        excl = np.where(side, diff == True, (lo > 1.0) | (hi < 1.0))  # noqa: E712 (object array)
+    rhw = df["rel_half_width"].to_numpy(dtype=float)
+    df["resolved"] = fam & met(rhw, target, n, s, lo, hi, different=excl.astype(bool))
+    sig = pd.array(padj < alpha, dtype="boolean")
+    sig[np.isnan(padj)] = pd.NA
+    df["significant"] = sig
+    margin = s.planning.equivalence_margin
+    with np.errstate(invalid="ignore"):
+        within = (lo >= 1.0 - margin) & (hi <= 1.0 + margin)
+    df["verdict"] = np.where(
+        fam, np.where(padj < alpha, "different", np.where(within, "equivalent", "unresolved")), ""
+    )

@@ -17,6 +17,10 @@ intervals").
 - :func:`huber`: Huber's M-estimate (k = 1.345, scale 1.4826 MAD) with its sandwich standard error
   and ``n - 1`` degrees of freedom.
 
+:attr:`Stated.p_t` is the p a row of a declared Holm family enters Holm with (the paired t on the
+log ratios at every n: the exact Wilcoxon p cannot pass the family's first step below
+:func:`exact_reach` pairs; METHODS.md, "The p of a declared family").
+
 Vectorised inputs must be complete (no NaN); :func:`paired_ratio` on 1-D input drops the rounds
 where either value is missing or not positive, as ``side_by_side`` does.
 """
@@ -326,7 +330,9 @@ def side_by_side(
 class Stated(NamedTuple):
     """A paired log-ratio interval as the tables state it (log scale: ``estimate``, ``low``, ``high``),
     with its p of ratio 1, the method and level that made it, whether the printed resolution widened
-    it materially (``quantised``) and whether it may stop as different (``different``)."""
+    it materially (``quantised``), whether it may stop as different (``different``) and the paired
+    t p of the mean log ratio with the rounding terms (``p_t``: the p a declared family's row enters
+    Holm with, METHODS.md "The p of a declared family")."""
 
     estimate: np.ndarray
     low: np.ndarray
@@ -336,6 +342,7 @@ class Stated(NamedTuple):
     level: float
     quantised: np.ndarray
     different: np.ndarray
+    p_t: np.ndarray
 
 
 def interval_level(confidence: float, adaptive: bool) -> float:
@@ -417,4 +424,17 @@ def stated(
             diff = (dl > 0.0) | (dh < 0.0)
     else:
         diff = np.zeros(est.shape, dtype=bool)
-    return Stated(est, low, high, p, method, level, quant, np.asarray(diff))
+    s2 = np.where(fl, 0.0, x.var(axis=-1, ddof=1)) / x.shape[-1]
+    p_t = _mean_t_at(x, level, s2, kv, fv)[3]  # the level moves the interval, not the p
+    return Stated(est, low, high, p, method, level, quant, np.asarray(diff), np.asarray(p_t))
+
+
+def exact_reach(m: int, alpha: float = 0.05) -> int:
+    """The fewest pairs whose exact two-sided Wilcoxon signed-rank p can pass Holm's first step over
+    ``m`` rows: its smallest value 2 / 2^n below alpha / m (6 for m = 1, 8 for 4, 10 for 24). Below
+    it no row of such a family can be different by that p whatever the data, which is why a
+    declared family reads :attr:`Stated.p_t` (METHODS.md, "The p of a declared family")."""
+    n = 2
+    while 2.0 / 2.0**n >= alpha / max(int(m), 1):
+        n += 1
+    return n

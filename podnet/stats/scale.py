@@ -9,15 +9,15 @@ to no objects, and the time a change takes.
   interval, it does not bias the slope: the points' order alternates from round to round). Beside
   the line, the curve's two ends (:func:`end_ratio`): the median at 0 objects and at the largest
   point, and largest / 0 with its interval, paired by round (``podnet.stats.variants.side_by_side``)
-  where at least 2 rounds ran both, else unpaired (``sequential``: Welch on the log values).
+  where at least 2 rounds ran both, else no interval (never Welch on runs of one round).
   Runs judged disturbed and kept are in neither (:func:`podnet.stats._data.split_sources`).
 - :func:`effect_table`: per variant, probe and point (``service_effect_s``, ...; one value per
   change, ``scale.changes`` per set-up of the point: ``scale_probes.csv``, :mod:`podnet.parse.scale`),
-  P50, P90 and P99 with their distribution-free order-statistic intervals (:func:`quantile_interval`;
-  the median's as :func:`podnet.stats.sweeps.median_interval`); the upper bound of the ``q``
-  quantile exists only from n = :func:`needed` changes on (36 for P90, 368 for P99 at 95 %: NaN
-  bounds below, and the estimate is then about the largest value seen); ``note`` says so for each
-  row it concerns. The first change that takes effect in a set-up of more than one comes right after
+  P50 and P90 with their distribution-free order-statistic intervals (:func:`quantile_interval`;
+  the median's as :func:`podnet.stats.sweeps.median_interval`) and P99 as a point with its n; the
+  P90 interval exists only from :func:`needed` (36 at 95 %) changes counted as independent, a
+  point's n divided by its design effect where its set-ups differ, and from at least 12 set-ups
+  (:func:`effective_n`); ``note`` says so for each row it concerns. The first change that takes effect in a set-up of more than one comes right after
   the point's objects were created and may wait for their programming too: it is left out
   (``first_left_out``, their median ``first_p50``). The intervals treat a point's changes as
   independent; changes of one set-up share its moment, so ``icc`` (the share of the log times'
@@ -42,7 +42,7 @@ from podnet.parse.scale import COARSE, OLD_CONNECT_LIMIT, probe_table
 from ._data import split_sources
 from .sweeps import median_interval
 from .underload import pair_key
-from .variants import sequential, side_by_side
+from .variants import side_by_side
 
 #: the sweep parameters that count objects (:data:`podnet.launch.spec.scale.SWEPT`)
 SCALE_PARAMS = ("services", "network_policies")
@@ -81,7 +81,8 @@ PROBES = {
     "policy_effect_s": ("NetworkPolicy", "created"),
     "policy_removed_s": ("NetworkPolicy", "removed"),
 }
-#: the quantiles of scale_effect.csv besides the median (column prefix -> q)
+#: the quantiles of scale_effect.csv besides the median (column prefix -> q): P90 with its interval,
+#: P99 as a point with its n (an interval would need 368 independent changes; METHODS.md "Scale points")
 TAILS = {"p90": 0.90, "p99": 0.99}
 EFFECT_COLUMNS = [
     "variant",
@@ -95,7 +96,12 @@ EFFECT_COLUMNS = [
     "p50_low",
     "p50_high",
     "p50_coverage",
-    *[f"{p}{s}" for p in TAILS for s in ("", "_low", "_high", "_coverage")],
+    "p90",
+    "p90_low",
+    "p90_high",
+    "p90_coverage",
+    "p90_n_effective",  # the changes P90's interval counts: n / design effect where set-ups differ
+    "p99",
     "icc",
     "design_effect",
     "first_left_out",
@@ -105,6 +111,10 @@ EFFECT_COLUMNS = [
 #: a design effect from which ``note`` says the intervals are too narrow (when the F test finds the
 #: set-ups differ at the row's level)
 DEFF_NOTE = 1.25
+#: the fewest set-ups a point's P90 interval is taken from (when they hold more than one change each):
+#: from 6 set-ups of 6 changes the interval covered 88.8 % at ICC 0.3, from 12 x 3 94.4 %
+#: (benchmarks/sim_scale_probes.py; METHODS.md "Scale points")
+MIN_SETUPS = 12
 
 
 def slope(x: np.ndarray, y: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float, float]:
@@ -135,9 +145,9 @@ def end_ratio(g: pd.DataFrame, confidence: float = 0.95, adaptive: bool = False)
     ``round_seq``, ``repeat``): the median at 0 objects and at the largest count, and largest / 0 with
     its interval (columns :data:`END_COLUMNS`). Paired by round (:func:`podnet.stats.underload.pair_key`;
     a pair's value is the median of its runs at that point) with ``variants.side_by_side`` when at
-    least 2 rounds ran both ends, else unpaired with ``variants.sequential`` (Welch on the log values,
-    the ratio of geometric means) when each end has at least 2 runs; else no interval, and
-    ``ratio_note`` says why. ``ratio_differs``: the interval excludes 1 (no multiplicity adjustment)."""
+    least 2 rounds ran both ends; else no interval and ``ratio_note`` says how many rounds did (runs
+    repeated within one round share its moment: Welch on them covered a round effect of sd 0.05 in
+    75 % of cases), ``ratio`` then the ratio of the ends' medians. ``ratio_differs``: the interval excludes 1 (no multiplicity adjustment)."""
     nan = float("nan")
     x = g["sweep_value"].astype(float)
     v = g["value"].astype(float)
@@ -163,15 +173,11 @@ def end_ratio(g: pd.DataFrame, confidence: float = 0.95, adaptive: bool = False)
         iv = side_by_side(top_v, zero_v, confidence, adaptive=adaptive)
         out["ratio_method"] = f"paired by round ({_scalar(iv.method)})"
         out["ratio_level"] = float(iv.level)
-    elif (zero > 0).sum() >= 2 and (top > 0).sum() >= 2:
-        iv = sequential(top[top > 0].to_numpy(float), zero[zero > 0].to_numpy(float), confidence)
-        out["ratio_method"] = "unpaired (Welch on log values)"
-        out["ratio_level"] = confidence
-        out["ratio_note"] = f"{len(both)} round(s) ran both ends: unpaired"
     else:
-        n0, nl = int((zero > 0).sum()), int((top > 0).sum())
-        out["ratio_note"] = f"{n0} run(s) at 0 and {nl} at {largest:g}: no interval"
+        k = len(both)
+        out["ratio_note"] = f"no interval: {k} round{'' if k == 1 else 's'} ran both ends (2 needed)"
         out["ratio"] = out["at_largest"] / out["at_0"] if out["at_0"] > 0 else nan
+        out["ratio_n"] = k
         return out
     ratio, lo, hi = (float(_scalar(a)) for a in (iv.ratio, iv.low, iv.high))
     out.update(ratio=ratio, ratio_low=lo, ratio_high=hi, ratio_n=int(float(_scalar(iv.n))))
@@ -213,24 +219,34 @@ def scale_curves(tidy: pd.DataFrame, confidence: float = 0.95, adaptive: bool = 
     return pd.DataFrame(rows, columns=CURVE_COLUMNS)
 
 
-def quantile_interval(x: Any, q: float, confidence: float = 0.95) -> tuple[float, float, float, float]:
+def quantile_interval(
+    x: Any, q: float, confidence: float = 0.95, n_effective: float | None = None
+) -> tuple[float, float, float, float]:
     """(estimate, low, high, coverage) of the ``q`` quantile: the order-statistic interval
-    [x(l), x(u)] with P(l <= Bin(n, q) < u) >= ``confidence``, each tail at most (1 - confidence)/2;
-    NaN bounds when ``x`` has too few values for that."""
+    [x(l), x(u)] with P(l <= Bin(m, q) < u) >= ``confidence``, each tail at most (1 - confidence)/2,
+    for m = n values; NaN bounds when there are too few for that. ``n_effective`` (at most n): the
+    values count as that many independent ones (:func:`effective_n`): the ranks are those of
+    m = floor(n_effective), scaled to n outwards (Kish's effective size for a proportion)."""
     x = np.sort(np.asarray(x, dtype=float))
     n = len(x)
     nan = float("nan")
     if n == 0:
         return nan, nan, nan, nan
     est = float(np.quantile(x, q))
+    m = n if n_effective is None else min(n, int(math.floor(n_effective + 1e-9)))
+    if m < 1:
+        return est, nan, nan, nan
     tail = (1 - confidence) / 2
-    cdf = sps.binom.cdf(np.arange(n + 1), n, q)  # cdf[j] = P(B <= j)
-    lows = [j for j in range(1, n + 1) if cdf[j - 1] <= tail]  # P(B < l) <= tail
-    highs = [j for j in range(1, n + 1) if 1 - cdf[j - 1] <= tail]  # P(B >= u) <= tail
+    cdf = sps.binom.cdf(np.arange(m + 1), m, q)  # cdf[j] = P(B <= j)
+    lows = [j for j in range(1, m + 1) if cdf[j - 1] <= tail]  # P(B < l) <= tail
+    highs = [j for j in range(1, m + 1) if 1 - cdf[j - 1] <= tail]  # P(B >= u) <= tail
     if not lows or not highs:
         return est, nan, nan, nan
     lo, hi = max(lows), min(highs)
-    return est, float(x[lo - 1]), float(x[hi - 1]), float(cdf[hi - 1] - cdf[lo - 1])
+    cover = float(cdf[hi - 1] - cdf[lo - 1])
+    if m < n:
+        lo, hi = max(1, math.floor(lo * n / m)), min(n, math.ceil(hi * n / m))
+    return est, float(x[lo - 1]), float(x[hi - 1]), cover
 
 
 def needed(q: float, confidence: float = 0.95) -> int:
@@ -269,13 +285,31 @@ def icc(values: Any, groups: Any) -> Clustered:
     return Clustered(r, 1 + (n / k - 1) * r, p)
 
 
+def effective_n(n: int, setups: int, c: Clustered, confidence: float = 0.95) -> float:
+    """The changes a point's tail interval counts as independent: none (0) from fewer than
+    :data:`MIN_SETUPS` set-ups of more than one change each (too few to judge whether they differ),
+    else ``n`` / design effect where the set-ups differ (the one-way F test at 1 - ``confidence``,
+    the design effect at least :data:`DEFF_NOTE`), else ``n``."""
+    if setups < min(n, MIN_SETUPS):
+        return 0.0
+    clustered = np.isfinite(c.design_effect) and c.design_effect >= DEFF_NOTE and c.p < 1 - confidence
+    return n / c.design_effect if clustered else float(n)
+
+
 def _effect_note(
-    late: float, n: int, p50_cover: float, tails: dict[str, tuple], c: Clustered, confidence: float
+    late: float,
+    n: int,
+    p50_cover: float,
+    p90: tuple,
+    n_eff: float,
+    setups: int,
+    c: Clustered,
+    confidence: float,
 ) -> str:
     """What a row's times and intervals lack: times late by up to ``late`` s (a reach seen by
     attempts that waited for each other: :data:`podnet.parse.scale.COARSE`),
-    a median interval below ``confidence``, no P90 / P99 interval,
-    changes too correlated within set-ups for intervals that treat them as independent."""
+    a median interval below ``confidence``, no P90 interval (and of how many changes), P99 a point,
+    changes too correlated within set-ups for the median's interval, which treats them as independent."""
     words = []
     if late > 0:
         words.append(
@@ -290,16 +324,22 @@ def _effect_note(
             f"P50 interval is the range, coverage {p50_cover:.1%} (n = {n}; "
             f"{confidence:.0%} needs {needed(0.5, confidence)})"
         )
-    for name, q in TAILS.items():
-        if n >= 1 and not np.isfinite(tails[name][1]):
-            words.append(
-                f"{name.upper()} is about the largest of {n} and has no interval ({confidence:.0%} needs "
-                f"{needed(q, confidence)} changes)"
-            )
+    if n >= 1 and not np.isfinite(p90[1]):
+        need = f"{confidence:.0%} needs {needed(0.9, confidence)} changes"
+        if n_eff == 0:
+            why = f"{n} changes in {setups} set-ups ({need} in at least {MIN_SETUPS} set-ups)"
+        elif n_eff < n:
+            why = f"{n} changes counting as {n_eff:.3g} independent ({need})"
+        else:
+            why = f"{n} changes ({need})"
+        words.append(f"P90 has no interval: {why}")
+    if n >= 1:
+        words.append(f"P99 is a point of {n} changes, no interval ({needed(0.99, confidence)} needed)")
     if np.isfinite(c.design_effect) and c.design_effect >= DEFF_NOTE and c.p < 1 - confidence:
+        p90_counts = f"P90 counts them as {n_eff:.3g}; " if 0 < n_eff < n else ""
         words.append(
             f"changes of one set-up correlate (design effect {c.design_effect:.2g}, F test p = "
-            f"{c.p:.2g}): the intervals, which treat them as independent, are too narrow"
+            f"{c.p:.2g}): {p90_counts}the P50 interval, which treats them as independent, is too narrow"
         )
     return "; ".join(words)
 
@@ -339,9 +379,11 @@ def effect_table(effects: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
         g = g[np.isfinite(g["value"].astype(float))]
         v = g["value"].to_numpy(dtype=float)
         med = median_interval(v, confidence)
-        tails = {name: quantile_interval(v, q, confidence) for name, q in TAILS.items()}
         ok = v > 0
         c = icc(np.log(v[ok]), g["setup"].astype(str).to_numpy()[ok])
+        setups = int(g["setup"].nunique())
+        n_eff = effective_n(len(v), setups, c, confidence)
+        p90 = quantile_interval(v, TAILS["p90"], confidence, n_eff)
         count = k["network_policies"] if kind == "NetworkPolicy" else k["services"]
         row = {
             **k,
@@ -355,15 +397,18 @@ def effect_table(effects: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
             "p50_high": med.high,
             "p50_coverage": med.coverage,
         }
-        for name, (est, lo, hi, cover) in tails.items():
-            row.update({name: est, f"{name}_low": lo, f"{name}_high": hi, f"{name}_coverage": cover})
+        est, lo, hi, cover = p90
+        row.update(p90=est, p90_low=lo, p90_high=hi, p90_coverage=cover, p90_n_effective=n_eff)
+        row["p99"] = float(np.quantile(v, TAILS["p99"])) if len(v) else float("nan")
         first_v = first["value"].astype(float)
         row.update(
             icc=c.icc,
             design_effect=c.design_effect,
             first_left_out=len(first),
             first_p50=float(first_v.median()) if len(first) else float("nan"),
-            note=_effect_note(_late(g, str(k["metric"])), len(v), med.coverage, tails, c, confidence),
+            note=_effect_note(
+                _late(g, str(k["metric"])), len(v), med.coverage, p90, n_eff, setups, c, confidence
+            ),
         )
         rows.append(row)
     return pd.DataFrame(rows, columns=EFFECT_COLUMNS)

@@ -32,9 +32,8 @@ from scipy import stats
 
 from . import core, robust, rounding
 from ._data import LAUNCH_COLUMN, ROUND_COLUMN, as_tidy, split_sources
-from .family import primary_targets
+from .family import variant_family
 from .kinds import metric_facts, metric_resolution
-from .planning import met
 from .settings import Settings
 
 DESIGNS = ("side-by-side", "normalised", "sequential")
@@ -55,6 +54,7 @@ class RatioInterval(NamedTuple):
     )
     level: float = np.nan  # the level the interval was computed at (NaN: the confidence asked for)
     different: Any = False  # side-by-side: the 99.3 % interval excludes 1 (stop_when_different)
+    p_t: Any = np.nan  # side-by-side: the paired t p of the mean log ratio (a declared family's p)
 
 
 def _moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -160,6 +160,7 @@ def side_by_side(
         np.reshape(np.array([str(o.method) for o in out], dtype=object), shape),
         robust.interval_level(confidence, adaptive),
         np.reshape(np.array([o.different for o in out], dtype=bool), shape),
+        np.reshape(np.array([o.p_t for o in out], dtype=float), shape),
     )
 
 
@@ -168,7 +169,7 @@ def _stated(d, n, confidence, adaptive, known, floor, flat) -> RatioInterval:
     level = robust.interval_level(confidence, adaptive)
     if d.shape[-1] < 2:
         nan = np.full(d.shape[:-1], np.nan)
-        return RatioInterval(nan, nan, nan, np.asarray(n), nan, False, "", level, False)
+        return RatioInterval(nan, nan, nan, np.asarray(n), nan, False, "", level, False, nan)
     r = robust.stated(d, confidence, adaptive, known, floor, flat)
     ok = np.isfinite(r.estimate) & np.isfinite(r.low) & np.isfinite(r.high)
     e = np.where(ok, r.estimate, np.nan)
@@ -182,6 +183,7 @@ def _stated(d, n, confidence, adaptive, known, floor, flat) -> RatioInterval:
         r.method,
         r.level,
         ok & r.different,
+        np.where(ok, r.p_t, np.nan),
     )
 
 
@@ -264,7 +266,8 @@ VARIANT_COLUMNS = [
     "n_pairs",  # side-by-side: pairs; normalised: the smaller launch's pairs; sequential: the smaller n
     "n_treatment",
     "n_baseline",
-    "p_value",  # side-by-side: Wilcoxon signed-rank (hodges-lehmann) or t (mean); else Welch t
+    "p_value",  # family rows: the p Holm reads (p_test); else the interval's: Wilcoxon (hodges-lehmann), t, Welch t
+    "p_test",  # wilcoxon | t (side-by-side: t on family rows, else the interval's test) | welch
     "interval_method",  # hodges-lehmann | mean (side-by-side, robust.stated) | welch (normalised, sequential)
     "interval_level",  # the interval's level: 1 - alpha/2 after an adaptive stop (side-by-side), else confidence
     "quantised",  # the tools' printed resolution widens the interval by more than 10 % (rounding.py)
@@ -406,7 +409,7 @@ def variant_table(tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] | N
     )
     df["preferred"] = rank == best
     df["interval_level"] = df["interval_level"].fillna(conf)
-    _family(df, s, norm)
+    variant_family(df, s, norm)
     return df[VARIANT_COLUMNS]
 
 
@@ -415,6 +418,13 @@ def printed_quantum(rows: pd.DataFrame) -> float:
     step, digits = metric_resolution(rows[["tool", "metric"]].iloc[:1])
     gm = float(np.exp(np.mean(np.log(rows["value"].to_numpy(dtype=float)))))
     return float(rounding.relative_quantum(step, digits, np.array([gm]))[0] * gm)
+
+
+def _p_test(design: str, method: str) -> str:
+    """The test of a row's interval p: wilcoxon (hodges-lehmann), t (mean), welch (other designs)."""
+    if design != "side-by-side":
+        return "welch"
+    return "wilcoxon" if method == "hodges-lehmann" else "t"
 
 
 def _row(row0: dict[str, Any], design: str, iv: RatioInterval, norm: str) -> dict[str, Any]:
@@ -431,59 +441,10 @@ def _row(row0: dict[str, Any], design: str, iv: RatioInterval, norm: str) -> dic
         "rel_half_width": rhw,
         "n_pairs": int(iv.n),
         "p_value": float(iv.p),
+        "p_test": _p_test(design, str(iv.method)),
+        "_p_t": float(iv.p_t) if design == "side-by-side" else np.nan,
         "interval_method": str(iv.method) if design == "side-by-side" else "welch",
         "interval_level": float(iv.level) if design == "side-by-side" else np.nan,
         "quantised": bool(np.all(iv.quantised)),
         "_different": bool(np.all(iv.different)) if design == "side-by-side" else None,
     }
-
-
-def _family(df: pd.DataFrame, s: Settings, norm: str | None) -> None:
-    """role, p_adjusted (Holm over preferred primary rows), target, resolved, significant (in place)."""
-    default = s.planning.target_rel_half_width
-    primary = s.primary
-    by_scenario = df.assign(by="scenario", baseline=norm or "", treatment=df["scenario"])
-    by_variant = df.assign(by="variant", baseline=df["baseline_variant"], treatment=df["variant"])
-    target = np.fmin(
-        primary_targets(by_scenario, [p for p in primary if p.get("by") == "scenario"], default),
-        primary_targets(by_variant, [p for p in primary if p.get("by") == "variant"], default),
-    )
-    prim = np.isfinite(target)
-    df["role"] = np.where(prim, "primary", "exploratory")
-    df["target_rel_half_width"] = target
-    # a sequential interval leaves out the launches' drift: it is shown, never judged
-    fam = prim & df["preferred"].to_numpy(dtype=bool) & (df["design"].astype(str) != "sequential").to_numpy()
-    # a p-value that cannot be computed stays in the family, as p = 1 (never silently dropped)
-    p = df["p_value"].to_numpy(dtype=float)
-    lost = fam & ~np.isfinite(p)
-    df["p_note"] = np.where(
-        lost,
-        np.where(
-            np.isfinite(df["ci_low"].to_numpy(dtype=float)),
-            "zero-width interval: p-value undefined; counted in Holm as p = 1",
-            "no interval: p-value undefined; counted in Holm as p = 1",
-        ),
-        "",
-    )
-    padj = np.full(len(df), np.nan)
-    if fam.any():
-        padj[fam] = core.holm(np.where(lost, 1.0, p)[fam])
-    df["p_adjusted"] = padj
-    alpha = s.alpha
-    lo, hi = df["ci_low"].to_numpy(dtype=float), df["ci_high"].to_numpy(dtype=float)
-    n = df["n_pairs"].to_numpy(dtype=float)
-    diff = df["_different"].to_numpy(dtype=object)
-    side = df["design"].astype(str).to_numpy() == "side-by-side"
-    with np.errstate(invalid="ignore"):
-        excl = np.where(side, diff == True, (lo > 1.0) | (hi < 1.0))  # noqa: E712 (object array)
-    rhw = df["rel_half_width"].to_numpy(dtype=float)
-    df["resolved"] = fam & met(rhw, target, n, s, lo, hi, different=excl.astype(bool))
-    sig = pd.array(padj < alpha, dtype="boolean")
-    sig[np.isnan(padj)] = pd.NA
-    df["significant"] = sig
-    margin = s.planning.equivalence_margin
-    with np.errstate(invalid="ignore"):
-        within = (lo >= 1.0 - margin) & (hi <= 1.0 + margin)
-    df["verdict"] = np.where(
-        fam, np.where(padj < alpha, "different", np.where(within, "equivalent", "unresolved")), ""
-    )

@@ -167,4 +167,7 @@ def test_the_under_load_campaign_is_five_cnis_side_by_side_on_four_load_points(m
     pub = campaign.publish_config(c)
     assert "compare" in pub["report"]["notebooks"]
     (entry,) = pub["stats"]["primary"]
-    assert entry["baseline"] == c.baseline == "macvlan.iptables" and len(entry["tests"]) == 3
+    assert entry["baseline"] == c.baseline == "macvlan.iptables"
+    # the declared family (issue 44): one row per CNI, TCP_RR P99 under 8 streams over macvlan's
+    assert entry["tests"] == ["netperf:tcp_rr-load_streams-8"] and entry["metrics"] == ["latency_p99"]
+    assert len(entry["treatments"]) == 4

@@ -108,7 +108,7 @@ QUANTILES = {"p50": 0.5, **TAILS}
 
 def _effect_panels(e: pd.DataFrame, param: str, confidence: float) -> list[grid.Panel]:
     """The time to effect of this count's probes: P50 (its interval where it covers ``confidence``),
-    P90 and P99 (their intervals where the changes suffice for one)."""
+    P90 (its interval where the changes suffice for one) and P99 (a point)."""
     names = PROBES[param]
     e = e[e["metric"].astype(str).isin(list(names))]
     if e.empty:
@@ -119,7 +119,10 @@ def _effect_panels(e: pd.DataFrame, param: str, confidence: float) -> list[grid.
     f, unit = data.display_unit(pd.concat([e[q] for q in drawn]).astype(float), "s")
     out = []
     for q in drawn:
-        low, high = e[f"{q}_low"].astype(float), e[f"{q}_high"].astype(float)
+        none = pd.Series(float("nan"), index=e.index)  # P99 is a point: no bounds (scale.EFFECT_COLUMNS)
+        low, high = (
+            e[f"{q}{b}"].astype(float) if f"{q}{b}" in e.columns else none for b in ("_low", "_high")
+        )
         if q == "p50":  # the median's interval is the range where the changes are too few
             covered = e["p50_coverage"].astype(float) >= confidence - 1e-9
             low, high = low.where(covered), high.where(covered)
