@@ -153,7 +153,8 @@ def shared_corpus() -> list[Sample]:
 
 
 def corpus(shared: bool = False) -> list[Sample]:
-    """Fixtures (tool detected) and the seeds' raw files (tool and excerpt from their sidecars);
+    """Fixtures (tool detected) and the seeds' imported raw files (tool and excerpt from their
+    sidecars; a seed campaign's launched runs under raw/seed-NNN are left out, as a clean clone has none);
     with ``shared``, the shared corpus's outputs too (:func:`shared_corpus`)."""
     commands = fixture_commands()
     out = [
@@ -172,6 +173,8 @@ def corpus(shared: bool = False) -> list[Sample]:
                 meta = read_sidecar(f)
             except SidecarError:
                 continue
+            if str(meta.get("source", "")).startswith("podnet launch"):
+                continue  # a campaign's own runs (raw/seed-001, ...): not the seeds' committed text
             out.append(
                 Sample(
                     f.relative_to(REPO).as_posix(),
