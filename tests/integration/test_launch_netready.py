@@ -77,4 +77,7 @@ def test_time_to_network_end_to_end_on_the_embedded_cluster(core, tmp_path):
     }
     row = table[(table["metric"] == "net_ready_s") & (table["estimand"] == "p50")]
     assert (row["n_runs"] == 3).all() and (row["n_pods"] == 3 * K).all()
-    assert (row["ci_low"] <= row["value"]).all() and (row["value"] <= row["ci_high"]).all()
+    # 3 runs a side: a point with the reason, no interval (an interval needs 4 runs: METHODS.md
+    # "net_ready.csv"; a 4-run P50 interval holds 94 %, a 3-run one is the range of three values)
+    assert row["ci_low"].isna().all() and row["ci_high"].isna().all()
+    assert row["note"].fillna("").str.contains("run").all(), row["note"].tolist()
