@@ -158,14 +158,21 @@ def vs_seed_tables():
     """The seed's published reference tables (and sidecars) that report.vs_seed names."""
     if not VS_SEED:
         return []
+    # the files the claims read the seed's numbers from (report.vs_seed.seed_sources), with sidecars
+    sources = [str(p) for p in VS_SEED.get("seed_sources") or []]
+    sources += [f"{p}.meta.yaml" for p in sources if Path(f"{p}.meta.yaml").exists()]
+    if not VS_SEED.get("published"):  # claims only, no CNI ranking
+        return sorted(sources)
     d = Path(VS_SEED["published"])
-    return sorted(str(p) for p in d.glob("*.csv")) + sorted(
-        str(p) for p in d.glob("*.csv.meta.yaml")
+    return (
+        sorted(str(p) for p in d.glob("*.csv"))
+        + sorted(str(p) for p in d.glob("*.csv.meta.yaml"))
+        + sorted(sources)
     )
 
 
 VS_SEED_OUTPUTS = (
-    [f"{OUT}/vs_seed.csv", f"{OUT}/vs_seed_orders.csv"]
+    [f"{OUT}/vs_seed.csv", f"{OUT}/vs_seed_orders.csv", f"{OUT}/vs_seed_claims.csv"]
     + [f"{OUT}/figures/vs_seed.{ext}" for ext in ("png", "svg", "pdf")]
     if VS_SEED
     else []

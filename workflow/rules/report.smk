@@ -4,6 +4,7 @@
 #   seed_discrepancies.csv           a seed report's claims vs its raw outputs (podnet.report.seed_reports)
 #   vs_seed.csv, figures/vs_seed.*   a seed's published table beside ours (report.vs_seed; podnet.report.vs_seed)
 #   vs_seed_orders.csv               each order the seed states, judged by ranking.csv's paired ratios
+#   vs_seed_claims.csv               each claim of the seed (report.vs_seed.claims) and its verdict
 #   figures/ranking.*                the variants' ranking per path and measure (podnet.report.ranking)
 #   notebooks/<name>.ipynb + .html   papermill-executed notebooks, rendered to HTML beside them (one job)
 
@@ -89,10 +90,12 @@ rule vs_seed:
         summary=f"{OUT}/summary.csv",
         ratios=f"{OUT}/ratios.csv",
         ranking=f"{OUT}/ranking.csv",
+        variants=f"{OUT}/variants.csv",
         published=vs_seed_tables(),
     output:
         csv=f"{OUT}/vs_seed.csv",
         orders=f"{OUT}/vs_seed_orders.csv",
+        claims=f"{OUT}/vs_seed_claims.csv",
         png=report(
             f"{OUT}/figures/vs_seed.png",
             caption="../report/vs_seed.rst",

@@ -15,6 +15,10 @@ names each choice in comments). The ``vs_seed`` rule then writes
 - ``processed/<exp>/figures/vs_seed.{png,svg,pdf}``: per measure and path, each CNI's ratio to the
   baseline in the seed and here (:mod:`.figure`);
 
+- ``processed/<exp>/vs_seed_claims.csv``: each of the seed's claims (``report.vs_seed.claims``: a
+  published cell or a stated conclusion as a ratio over its baseline, a scenario such as host-host
+  from ``ratios.csv`` or a variant from ``variants.csv``) with its verdict (:mod:`.claims`);
+
 and the ``vs_seed`` notebook puts the table and :func:`markdown` (where the ranking agrees and where
 not, :mod:`.words`) in the report. The seed's numbers are read from its reference tables
 (``raw/seed-cni-report``), never typed into code.
@@ -30,12 +34,15 @@ import pandas as pd
 
 from podnet.stats import write_csv
 
+from .claims import CLAIM_COLUMNS, CLAIM_VERDICTS, claims_table, judge, seed_values, uncovered
 from .mapping import Measure, Note, SeedMapping, published
 from .orders import ORDER_COLUMNS, orders_table, shown, verdict
 from .table import COLUMNS, STATUSES, VERDICTS, vs_seed_table
 from .words import headline_table, markdown, sentences, summary_sentence
 
 __all__ = [
+    "CLAIM_COLUMNS",
+    "CLAIM_VERDICTS",
     "COLUMNS",
     "ORDER_COLUMNS",
     "STATUSES",
@@ -44,16 +51,21 @@ __all__ = [
     "Note",
     "SeedMapping",
     "build",
+    "build_claims",
     "build_orders",
+    "claims_table",
     "headline_table",
+    "judge",
     "markdown",
     "orders_table",
     "published",
     "read",
     "read_orders",
+    "seed_values",
     "sentences",
     "shown",
     "summary_sentence",
+    "uncovered",
     "verdict",
     "vs_seed_table",
     "write",
@@ -87,6 +99,22 @@ def build_orders(
     m = _mapping(vs_seed)
     vs = build(m, processed_dir) if table is None else table
     return orders_table(vs, _csv(Path(processed_dir) / "ranking.csv"), m)
+
+
+def build_claims(vs_seed: Mapping[str, Any], processed_dir: str | Path) -> pd.DataFrame:
+    """Each claim of ``vs_seed`` (a config's ``report.vs_seed``) judged by ``processed_dir``'s
+    ``ratios.csv`` and ``variants.csv`` (:func:`.claims.claims_table`)."""
+    d = Path(processed_dir)
+    cfg = dict(vs_seed)
+    tie = SeedMapping.tie_margin_of_config(cfg)
+    return claims_table(
+        cfg.get("claims") or [],
+        seed_values(cfg.get("seed_sources") or []),
+        _csv(d / "ratios.csv"),
+        _csv(d / "variants.csv"),
+        tie,
+        str(cfg.get("seed", "seed")),
+    )
 
 
 def write(vs: pd.DataFrame, path: str | Path) -> Path:

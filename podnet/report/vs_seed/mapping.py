@@ -88,6 +88,11 @@ class SeedMapping:
             ),
         )
 
+    @staticmethod
+    def tie_margin_of_config(vs_seed: Mapping[str, Any]) -> float:
+        """The tie margin a ``report.vs_seed`` section states (seed_cv, else seed_tie_margin)."""
+        return float(_tie_margin({**schema.defaults("report", "vs_seed"), **dict(vs_seed)})["tie_margin"])
+
     def note_for(self, path: str, seed_measure: str) -> str:
         """The notes that apply to a seed path and measure (``tool:test:metric``), joined."""
         return "; ".join(

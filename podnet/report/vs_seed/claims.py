@@ -1,0 +1,282 @@
+"""A seed's claims judged one by one (``report.vs_seed.claims``; issue 46).
+
+Where :mod:`.table` sets a seed's CNI *ranking* beside ours, a claim is one statement of the seed:
+a cell of a published table set against its baseline (seed 001: flannel vxlan 910 against the
+physical network's 942 Mbit/s), a stated conclusion (seed 002: "the ENI pod's outflow is close to
+but below the host's"), or a cell of a pasted raw output (seed 004: qperf tcp_bw pod to pod across
+hosts against host to host). Each claim is a ratio, treatment over baseline:
+
+- the seed's side: from its numbers (``seed: {measure, treatment, baseline}``, each a selector of
+  :func:`seed_values`' rows; the numbers are read from the seed's files, never typed into config),
+  or, where the seed printed none (seed 002's figures are images), the direction it states
+  (``seed: {relation: ">" | "<" | "~"}``: treatment's value above, below or like the baseline's);
+- ours: the ratio the stats stage wrote, with the interval the findings state
+  (:func:`podnet.stats.precision.as_judged`): ``by: scenario`` reads ``ratios.csv`` (treatment
+  scenario over a baseline *scenario*, e.g. host-host, within one variant: a seed's "physical"
+  network is our host-host path, not a CNI), ``by: variant`` reads ``variants.csv`` (treatment
+  variant over a baseline *variant* on one scenario, the design's preferred row).
+
+The verdict (:func:`judge`), with the claim's margin ``m`` (``margin``, else the seed's tie margin
+of ``report.vs_seed``: the gap its single runs cannot separate) and the band [1/(1+m), 1+m]:
+
+- the seed's direction: ``~`` when its ratio lies within the band, else ``>`` or ``<``;
+- ``agrees``: the seed states ``>`` (``<``) and our interval lies wholly above (below) 1;
+- ``tie within margin``: the seed states ``~`` and our interval lies within the band;
+- ``contradicts``: our interval lies wholly on the other side of 1 than the seed's direction, or
+  wholly outside the band when the seed states ``~``;
+- ``gap not reproduced``: the seed states a direction, our interval lies within the band;
+- ``unresolved here``: anything else (an interval straddling 1 or a band edge, or none);
+- ``not run here`` / ``not comparable here``: the claim says why (``not_run``, ``not_comparable``).
+
+``seed_in_ci`` says whether the seed's own ratio lies in our interval (its size reproduced, beyond
+its direction). Every published table or figure of the seed is listed in ``report.vs_seed.tables``
+and each claim names those it ``covers`` (a test fails on a table no claim covers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from podnet.parse.raw import read_sidecar
+from podnet.parse.stage import parse_path
+from podnet.report.seed_reports.claims import load_claims
+from podnet.stats.precision import as_judged
+
+#: a claim's verdicts (see the module's docstring)
+CLAIM_VERDICTS = (
+    "agrees",
+    "tie within margin",
+    "contradicts",
+    "gap not reproduced",
+    "unresolved here",
+    "not run here",
+    "not comparable here",
+)
+
+#: the columns of :func:`claims_table`
+CLAIM_COLUMNS = [
+    "seed",
+    "claim",
+    "covers",
+    "says",
+    "seed_measure",
+    "seed_value",
+    "seed_baseline",
+    "seed_ratio",
+    "seed_relation",  # > | < | ~ (from the seed's ratio and the margin, or as stated)
+    "margin",
+    "by",  # scenario (ratios.csv) | variant (variants.csv)
+    "variant",
+    "scenario",
+    "treatment",
+    "baseline",
+    "measure",
+    "ratio",
+    "ci_low",
+    "ci_high",
+    "interval",
+    "n",
+    "seed_in_ci",
+    "verdict",
+    "reason",
+]
+
+#: the columns of :func:`seed_values`
+SEED_VALUE_COLUMNS = ["variant", "scenario", "tool", "test", "metric", "value", "unit", "file"]
+
+
+def seed_values(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """The seed's numbers in SI units, one row per figure (:data:`SEED_VALUE_COLUMNS`), from its
+    published tables (``*.csv`` as ``raw/<exp>/published/`` holds them: variant, tool, test, metric,
+    value, unit [, scenario]) and its pasted raw outputs (any other file, parsed by the adapter its
+    sidecar names; variant and scenario from the sidecar, test from each measurement)."""
+    rows: list[dict[str, Any]] = []
+    for p in map(Path, paths):
+        if p.suffix == ".csv":
+            c = load_claims([p])
+            for _, r in c.iterrows():
+                rows.append(
+                    {
+                        "variant": r["variant"],
+                        "scenario": r.get("scenario", "") or "",
+                        "tool": r["tool"],
+                        "test": r["test"],
+                        "metric": r["metric"],
+                        "value": float(r["si"]),
+                        "unit": r["si_unit"],
+                        "file": p.name,
+                    }
+                )
+            continue
+        meta = read_sidecar(p)
+        adapter, res = parse_path(p, meta.get("tool"))
+        for m in res.measurements:
+            rows.append(
+                {
+                    "variant": str(meta.get("variant", "")),
+                    "scenario": str(meta.get("scenario", "")),
+                    "tool": adapter.name,
+                    "test": str(m.test or res.test or meta.get("test") or ""),
+                    "metric": m.metric,
+                    "value": float(m.value),
+                    "unit": m.unit,
+                    "file": str(p),
+                }
+            )
+    return pd.DataFrame(rows, columns=SEED_VALUE_COLUMNS)
+
+
+def direction(ratio: float, margin: float) -> str:
+    """``>``, ``<`` or ``~`` (within [1/(1+margin), 1+margin]) of a ratio; ``""`` when not finite."""
+    if not np.isfinite(ratio) or ratio <= 0:
+        return ""
+    if abs(np.log(ratio)) < np.log1p(margin):
+        return "~"
+    return ">" if ratio > 1 else "<"
+
+
+def judge(relation: str, lo: float, hi: float, margin: float) -> str:
+    """The verdict of a claim whose seed side is ``relation`` (``>``, ``<``, ``~``) against our
+    interval [lo, hi] of the same ratio (module docstring)."""
+    if relation not in (">", "<", "~") or not (np.isfinite(lo) and np.isfinite(hi)):
+        return "unresolved here"
+    band_lo, band_hi = 1 / (1 + margin), 1 + margin
+    inside = band_lo <= lo and hi <= band_hi
+    if relation == "~":
+        if inside:
+            return "tie within margin"
+        return "contradicts" if (lo > band_hi or hi < band_lo) else "unresolved here"
+    above, below = lo > 1, hi < 1
+    if (relation == ">" and above) or (relation == "<" and below):
+        return "agrees"
+    if above or below:
+        return "contradicts"
+    return "gap not reproduced" if inside else "unresolved here"
+
+
+def _pick(df: pd.DataFrame, what: str, **match: Any) -> pd.Series | None:
+    """The one row of ``df`` matching ``match`` (None: none); ValueError when several match."""
+    if df.empty:
+        return None
+    sel = np.ones(len(df), dtype=bool)
+    for k, v in match.items():
+        if k not in df.columns:
+            return None
+        sel &= df[k].fillna("").astype(str).to_numpy() == str(v)
+    hit = df[sel]
+    if len(hit) > 1:
+        raise ValueError(f"{what}: {len(hit)} rows match {match}; name a test that has one")
+    return None if hit.empty else hit.iloc[0]
+
+
+def _measure(text: str) -> dict[str, str]:
+    tool, test, metric = str(text).split(":")
+    return {"tool": tool, "test": test, "metric": metric}
+
+
+def _seed_side(claim: Mapping[str, Any], values: pd.DataFrame, margin: float) -> dict[str, Any]:
+    s = claim.get("seed") or {}
+    if s.get("relation"):
+        return {"seed_relation": str(s["relation"]), "seed_measure": s.get("measure", "")}
+    m = _measure(s["measure"])
+    what = f"claim {claim['id']}: the seed's"
+    t = _pick(values, what, **m, **dict(s.get("treatment") or {}))
+    b = _pick(values, what, **m, **dict(s.get("baseline") or {}))
+    if t is None or b is None:
+        side = "treatment" if t is None else "baseline"
+        raise ValueError(f"claim {claim['id']}: no seed figure for the {side} of {s}")
+    ratio = float(t["value"]) / float(b["value"])
+    return {
+        "seed_measure": s["measure"],
+        "seed_value": float(t["value"]),
+        "seed_baseline": float(b["value"]),
+        "seed_ratio": ratio,
+        "seed_relation": direction(ratio, margin),
+    }
+
+
+def _our_ratio(o: Mapping[str, Any], ratios: pd.DataFrame, variants: pd.DataFrame) -> dict[str, Any]:
+    m = _measure(o["measure"])
+    if o["by"] == "scenario":
+        r = ratios
+        if not r.empty and "by" in r.columns:
+            r = r[(r["by"].astype(str) == "scenario") & (r["baseline"].astype(str) == str(o["baseline"]))]
+            r = as_judged(r.reset_index(drop=True))
+        hit = _pick(r, "ratios.csv", variant=o["variant"], treatment=o["treatment"], **m)
+        n = "n_pairs"
+    else:
+        v = variants
+        if not v.empty and "preferred" in v.columns:
+            v = v[v["preferred"].astype(str).str.lower() == "true"]
+        hit = _pick(
+            v, "variants.csv", variant=o["treatment"], baseline_variant=o["baseline"], scenario=o["scenario"], **m
+        )
+        n = "n_pairs"
+    if hit is None:
+        return {}
+    return {
+        "ratio": float(hit["ratio"]),
+        "ci_low": float(hit["ci_low"]),
+        "ci_high": float(hit["ci_high"]),
+        "interval": str(hit.get("interval", "") or hit.get("interval_method", "") or ""),
+        "n": float(hit.get(n, np.nan)),
+    }
+
+
+def claims_table(
+    claims: Iterable[Mapping[str, Any]],
+    values: pd.DataFrame,
+    ratios: pd.DataFrame,
+    variants: pd.DataFrame,
+    tie_margin: float,
+    seed: str = "seed",
+) -> pd.DataFrame:
+    """One row per claim (:data:`CLAIM_COLUMNS`): the seed's ratio or stated direction beside ours,
+    and the verdict (:func:`judge`). ``values``: :func:`seed_values`; ``ratios``, ``variants``: the
+    stats stage's ``ratios.csv`` and ``variants.csv`` (either may be empty)."""
+    rows = []
+    for c in claims:
+        margin = float(c.get("margin", tie_margin))
+        o = dict(c.get("ours") or {})
+        row: dict[str, Any] = {
+            "seed": seed,
+            "claim": c["id"],
+            "covers": " ".join(c.get("covers") or []),
+            "says": c.get("says", ""),
+            "margin": margin,
+            "by": o.get("by", ""),
+            "variant": o.get("variant", ""),
+            "scenario": o.get("scenario", o.get("treatment", "") if o.get("by") == "scenario" else ""),
+            "treatment": o.get("treatment", ""),
+            "baseline": o.get("baseline", ""),
+            "measure": o.get("measure", ""),
+        }
+        if c.get("seed"):
+            row.update(_seed_side(c, values, margin))
+        for key, verdict in (("not_comparable", "not comparable here"), ("not_run", "not run here")):
+            if c.get(key):
+                row.update(verdict=verdict, reason=str(c[key]))
+        if "verdict" not in row:
+            row.update(_our_ratio(o, ratios, variants))
+            lo, hi = row.get("ci_low", np.nan), row.get("ci_high", np.nan)
+            row["verdict"] = judge(row.get("seed_relation", ""), lo, hi, margin)
+            if "ratio" not in row:
+                row["reason"] = "no such ratio in this run's tables (not measured or no interval)"
+            sr = row.get("seed_ratio", np.nan)
+            if np.isfinite(sr) and np.isfinite(lo) and np.isfinite(hi):
+                row["seed_in_ci"] = bool(lo <= sr <= hi)
+        rows.append(row)
+    return pd.DataFrame(rows).reindex(columns=CLAIM_COLUMNS)
+
+
+def uncovered(tables: Iterable[Mapping[str, Any]], claims: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The ids of the seed's published tables and figures (``report.vs_seed.tables``) that no claim
+    covers, and any id a claim covers that is not listed (as ``?id``)."""
+    listed = [str(t["id"]) for t in tables]
+    covered = {str(x) for c in claims for x in (c.get("covers") or [])}
+    return [t for t in listed if t not in covered] + sorted(f"?{x}" for x in covered - set(listed))
