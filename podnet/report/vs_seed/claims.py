@@ -9,7 +9,8 @@ hosts against host to host). Each claim is a ratio, treatment over baseline:
 - the seed's side: from its numbers (``seed: {measure, treatment, baseline}``, each a selector of
   :func:`seed_values`' rows; the numbers are read from the seed's files, never typed into config),
   or, where the seed printed none (seed 002's figures are images), the direction it states
-  (``seed: {relation: ">" | "<" | "~"}``: treatment's value above, below or like the baseline's);
+  (``seed: {relation: ">" | "<" | "~" | ">=" | "<="}``: treatment's value above, below, like the
+  baseline's, close to or above it, close to or below it);
 - ours: the ratio the stats stage wrote, with the interval the findings state
   (:func:`podnet.stats.precision.as_judged`): ``by: scenario`` reads ``ratios.csv`` (treatment
   scenario over a baseline *scenario*, e.g. host-host, within one variant: a seed's "physical"
@@ -25,6 +26,8 @@ of ``report.vs_seed``: the gap its single runs cannot separate) and the band [1/
 - ``contradicts``: our interval lies wholly on the other side of 1 than the seed's direction, or
   wholly outside the band when the seed states ``~``;
 - ``gap not reproduced``: the seed states a direction, our interval lies within the band;
+- a stated ``>=`` (``<=``): ``agrees`` when our interval lies wholly above (below) the band's lower
+  (upper) edge, ``contradicts`` when wholly beyond it on the other side;
 - ``unresolved here``: anything else (an interval straddling 1 or a band edge, or none);
 - ``not run here`` / ``not comparable here``: the claim says why (``not_run``, ``not_comparable``).
 
@@ -141,12 +144,16 @@ def direction(ratio: float, margin: float) -> str:
 
 
 def judge(relation: str, lo: float, hi: float, margin: float) -> str:
-    """The verdict of a claim whose seed side is ``relation`` (``>``, ``<``, ``~``) against our
+    """The verdict of a claim whose seed side is ``relation`` (``>``, ``<``, ``~``, ``>=``, ``<=``) against our
     interval [lo, hi] of the same ratio (module docstring)."""
-    if relation not in (">", "<", "~") or not (np.isfinite(lo) and np.isfinite(hi)):
+    if relation not in (">", "<", "~", ">=", "<=") or not (np.isfinite(lo) and np.isfinite(hi)):
         return "unresolved here"
     band_lo, band_hi = 1 / (1 + margin), 1 + margin
     inside = band_lo <= lo and hi <= band_hi
+    if relation == ">=":  # close to or above: not below the band
+        return "agrees" if lo >= band_lo else "contradicts" if hi < band_lo else "unresolved here"
+    if relation == "<=":  # close to or below: not above the band
+        return "agrees" if hi <= band_hi else "contradicts" if lo > band_hi else "unresolved here"
     if relation == "~":
         if inside:
             return "tie within margin"
