@@ -221,7 +221,12 @@ def _our_ratio(o: Mapping[str, Any], ratios: pd.DataFrame, variants: pd.DataFram
         if not v.empty and "preferred" in v.columns:
             v = v[v["preferred"].astype(str).str.lower() == "true"]
         hit = _pick(
-            v, "variants.csv", variant=o["treatment"], baseline_variant=o["baseline"], scenario=o["scenario"], **m
+            v,
+            "variants.csv",
+            variant=o["treatment"],
+            baseline_variant=o["baseline"],
+            scenario=o["scenario"],
+            **m,
         )
         n = "n_pairs"
     if hit is None:

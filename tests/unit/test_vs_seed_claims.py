@@ -1,0 +1,262 @@
+"""A seed's claims judged one by one (podnet.report.vs_seed.claims): the verdict rules on made-up
+intervals and tables, and every seed campaign's claims against its seed's published tables
+(coverage), its own scenarios, variants and tests, and the seed's files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from podnet.launch.campaign import run as campaign
+from podnet.report import vs_seed
+from podnet.report.vs_seed.claims import direction, judge, uncovered
+
+REPO = Path(__file__).resolve().parents[2]
+CAMPAIGNS = sorted((REPO / "config" / "campaigns").glob("seed-*.yaml"))
+#: the seeds whose every published table and stated conclusion must be a claim (issue 46)
+CLAIMED = ("seed-001", "seed-002", "seed-004")
+
+
+@pytest.fixture
+def in_repo(monkeypatch):
+    monkeypatch.chdir(REPO)
+
+
+@pytest.mark.parametrize(
+    "relation, lo, hi, margin, verdict",
+    [
+        (">", 1.05, 1.20, 0.05, "agrees"),  # wholly above 1
+        ("<", 0.95, 0.98, 0.01, "agrees"),  # wholly below 1
+        ("~", 0.99, 1.01, 0.05, "tie within margin"),  # within [1/1.05, 1.05]
+        (">", 0.80, 0.95, 0.05, "contradicts"),  # the other way
+        ("~", 1.10, 1.30, 0.05, "contradicts"),  # wholly beyond the band
+        ("~", 0.70, 0.90, 0.05, "contradicts"),
+        (">", 0.99, 1.01, 0.05, "gap not reproduced"),  # a stated gap, ours within the band
+        (">", 0.90, 1.10, 0.05, "unresolved here"),  # straddles 1 and the band
+        ("~", 1.00, 1.10, 0.05, "unresolved here"),  # straddles the band's edge
+        (">", np.nan, np.nan, 0.05, "unresolved here"),  # no interval
+        ("", 1.10, 1.20, 0.05, "unresolved here"),  # no seed direction
+        (">=", 0.97, 1.20, 0.05, "agrees"),  # close to or above: not below the band
+        (">=", 0.80, 0.90, 0.05, "contradicts"),
+        (">=", 0.90, 1.00, 0.05, "unresolved here"),
+        ("<=", 0.80, 1.03, 0.05, "agrees"),
+        ("<=", 1.10, 1.20, 0.05, "contradicts"),
+    ],
+)
+def test_verdict_rules(relation, lo, hi, margin, verdict):
+    assert judge(relation, lo, hi, margin) == verdict
+
+
+def test_seed_direction_from_its_ratio_and_margin():
+    assert direction(910 / 942, 0.01) == "<"
+    assert direction(941 / 942, 0.01) == "~"
+    assert direction(0.727 / 0.245, 0.21) == ">"
+    assert direction(np.nan, 0.1) == ""
+
+
+def _ratios() -> pd.DataFrame:
+    """ratios.csv rows: pod-pod over host-host within two variants (made up)."""
+    base = {
+        "by": "scenario",
+        "baseline": "host-host",
+        "treatment": "pod-pod",
+        "tool": "iperf2",
+        "test": "tcp",
+    }
+    base |= {"metric": "throughput", "role": "exploratory", "n_pairs": 8}
+    return pd.DataFrame(
+        [
+            {**base, "variant": "vx", "ratio": 0.967, "ci_low": 0.957, "ci_high": 0.978},
+            {**base, "variant": "routed", "ratio": 1.003, "ci_low": 0.996, "ci_high": 1.009},
+            # another baseline: never read for a claim over host-host
+            {**base, "baseline": "other", "variant": "vx", "ratio": 2.0, "ci_low": 1.9, "ci_high": 2.1},
+        ]
+    )
+
+
+def _variants() -> pd.DataFrame:
+    """variants.csv rows: vx over routed on pod-pod, side by side preferred (made up)."""
+    row = {"baseline_variant": "routed", "scenario": "pod-pod", "tool": "iperf2", "test": "tcp"}
+    row |= {"metric": "throughput", "n_pairs": 8, "interval_method": "hodges-lehmann"}
+    return pd.DataFrame(
+        [
+            {**row, "variant": "vx", "design": "side-by-side", "preferred": True, "ratio": 0.965}
+            | {"ci_low": 0.96, "ci_high": 0.97},
+            {**row, "variant": "vx", "design": "sequential", "preferred": False, "ratio": 1.2}
+            | {"ci_low": 1.1, "ci_high": 1.3},
+        ]
+    )
+
+
+def _values() -> pd.DataFrame:
+    rows = [("physical", 942.0), ("flannel", 910.0), ("calico", 941.0)]
+    return pd.DataFrame(
+        [
+            {
+                "variant": v,
+                "scenario": "",
+                "tool": "iperf2",
+                "test": "tcp",
+                "metric": "throughput",
+                "value": x * 1e6,
+            }
+            for v, x in rows
+        ]
+    )
+
+
+def _claim(cid, seed, ours, **kw):
+    return {"id": cid, "covers": ["t"], "says": cid, "seed": seed, "ours": ours, **kw}
+
+
+def test_claims_table_reads_a_scenario_baseline_and_a_variant_baseline():
+    m = "iperf2:tcp:throughput"
+    claims = [
+        # a seed CNI over its "physical" = our pod-pod over host-host within the variant
+        _claim(
+            "vx-over-physical",
+            {"measure": m, "treatment": {"variant": "flannel"}, "baseline": {"variant": "physical"}},
+            {
+                "by": "scenario",
+                "variant": "vx",
+                "treatment": "pod-pod",
+                "baseline": "host-host",
+                "measure": m,
+            },
+            margin=0.01,
+        ),
+        _claim(
+            "routed-over-physical",
+            {"measure": m, "treatment": {"variant": "calico"}, "baseline": {"variant": "physical"}},
+            {
+                "by": "scenario",
+                "variant": "routed",
+                "treatment": "pod-pod",
+                "baseline": "host-host",
+                "measure": m,
+            },
+            margin=0.01,
+        ),
+        # an order between two seed CNIs = our variant ratio (the preferred design's row)
+        _claim(
+            "vx-under-routed",
+            {"measure": m, "treatment": {"variant": "flannel"}, "baseline": {"variant": "calico"}},
+            {"by": "variant", "scenario": "pod-pod", "treatment": "vx", "baseline": "routed", "measure": m},
+            margin=0.01,
+        ),
+        # a stated direction, no number; ours not measured
+        _claim(
+            "stated",
+            {"relation": ">"},
+            {
+                "by": "scenario",
+                "variant": "vx",
+                "treatment": "pod-svc",
+                "baseline": "host-host",
+                "measure": m,
+            },
+        ),
+        {"id": "ovs", "covers": ["t"], "says": "ovs 917", "not_comparable": "no OVS module"},
+        {"id": "mixed", "covers": ["t"], "says": "eni -> terway", "not_run": "two CNIs in one cluster"},
+    ]
+    t = vs_seed.claims_table(claims, _values(), _ratios(), _variants(), 0.1, "seed 001").set_index("claim")
+    assert list(t.columns) == [c for c in vs_seed.CLAIM_COLUMNS if c != "claim"]
+    r = t.loc["vx-over-physical"]
+    assert r["seed_ratio"] == pytest.approx(910 / 942) and r["seed_relation"] == "<"
+    assert (r["ratio"], r["ci_low"], r["ci_high"]) == (0.967, 0.957, 0.978)
+    assert r["verdict"] == "agrees" and bool(r["seed_in_ci"]) is True
+    assert t.loc["routed-over-physical", "verdict"] == "tie within margin"
+    v = t.loc["vx-under-routed"]
+    assert v["ratio"] == 0.965 and v["verdict"] == "agrees"  # the side-by-side row, not the sequential
+    s = t.loc["stated"]
+    assert s["verdict"] == "unresolved here" and "no such ratio" in s["reason"]
+    assert t.loc["ovs", "verdict"] == "not comparable here" and t.loc["ovs", "reason"] == "no OVS module"
+    assert t.loc["mixed", "verdict"] == "not run here"
+    assert set(t["verdict"]) <= set(vs_seed.CLAIM_VERDICTS)
+
+
+def test_a_claim_naming_no_seed_figure_is_refused():
+    m = "iperf2:tcp:throughput"
+    c = _claim(
+        "x",
+        {"measure": m, "treatment": {"variant": "neutron"}, "baseline": {"variant": "physical"}},
+        {"by": "scenario", "variant": "vx", "treatment": "pod-pod", "baseline": "host-host", "measure": m},
+    )
+    with pytest.raises(ValueError, match="no seed figure for the treatment"):
+        vs_seed.claims_table([c], _values(), _ratios(), _variants(), 0.1)
+
+
+def test_uncovered_names_tables_without_a_claim_and_claims_of_unlisted_tables():
+    tables = [{"id": "a", "what": "x"}, {"id": "b", "what": "y"}]
+    assert uncovered(tables, [{"covers": ["a", "b"]}]) == []
+    assert uncovered(tables, [{"covers": ["a"]}, {"covers": ["c"]}]) == ["b", "?c"]
+
+
+def _vs_seed(path: Path) -> dict:
+    return ((yaml.safe_load(path.read_text(encoding="utf-8")).get("report") or {}).get("vs_seed")) or {}
+
+
+@pytest.mark.parametrize("path", CAMPAIGNS, ids=lambda p: p.stem)
+def test_every_published_table_of_a_seed_has_a_claim(path):
+    """A seed's every published table, figure and stated conclusion is listed (report.vs_seed.tables)
+    and covered by at least one claim, judged or said why not."""
+    vs = _vs_seed(path)
+    if path.stem in CLAIMED:
+        assert vs.get("tables") and vs.get("claims"), f"{path.name}: report.vs_seed lists no tables/claims"
+    assert uncovered(vs.get("tables") or [], vs.get("claims") or []) == []
+    ids = [c["id"] for c in vs.get("claims") or []]
+    assert len(ids) == len(set(ids)), "claim ids repeat"
+
+
+@pytest.mark.parametrize("path", [p for p in CAMPAIGNS if p.stem in CLAIMED], ids=lambda p: p.stem)
+def test_claims_name_what_the_campaign_runs_and_what_the_seed_printed(in_repo, path):
+    """Every judged claim names a variant, scenarios and a tool:test the campaign runs, and its seed
+    side resolves to one figure of the seed's files each (the seed's ratio is finite)."""
+    c = campaign.load(path)
+    vs = c.experiment["report"]["vs_seed"]
+    variants = {v.name for v in c.variants}
+    launched = {s["name"]: set(s.get("tests") or []) for s in c.experiment["launch"]["scenarios"]}
+    comparisons = {x["baseline"] for x in c.experiment["stats"]["comparisons"] if x["by"] == "scenario"}
+    judged = [x for x in vs["claims"] if "ours" in x]
+    for x in judged:
+        o = x["ours"]
+        tool, test, _ = o["measure"].split(":")
+        runs = f"{tool}:{test}"
+        if o["by"] == "scenario":
+            assert o["variant"] in variants, x["id"]
+            assert o["baseline"] in comparisons, f"{x['id']}: no ratios.csv comparison over {o['baseline']}"
+            paths = (o["treatment"], o["baseline"])
+        else:
+            assert {o["treatment"], o["baseline"]} <= variants, x["id"]
+            assert o["baseline"] == c.baseline, f"{x['id']}: variants.csv has ratios over {c.baseline} only"
+            paths = (o["scenario"],)
+        for p in paths:
+            assert p in launched, f"{x['id']}: scenario {p} not launched"
+            assert any(t == runs or runs.startswith(f"{t}-") for t in launched[p]), (
+                f"{x['id']}: {p} runs no {runs}"
+            )
+    t = vs_seed.claims_table(
+        vs["claims"], vs_seed.seed_values(vs.get("seed_sources") or []), pd.DataFrame(), pd.DataFrame(), 0.1
+    )
+    numbered = t[t["claim"].isin([x["id"] for x in judged if "measure" in (x.get("seed") or {})])]
+    assert np.isfinite(numbered["seed_ratio"].astype(float)).all()
+    assert set(t["verdict"]) <= {"unresolved here", "not run here", "not comparable here"}  # no run yet
+
+
+def test_seed_001_claims_read_the_published_table_and_its_physical_is_host_host(in_repo):
+    vs = campaign.load(REPO / "config" / "campaigns" / "seed-001.yaml").experiment["report"]["vs_seed"]
+    t = vs_seed.claims_table(
+        vs["claims"], vs_seed.seed_values(vs["seed_sources"]), pd.DataFrame(), pd.DataFrame(), 0.1
+    ).set_index("claim")
+    assert t.loc["bw-flannel-vxlan", "seed_ratio"] == pytest.approx(910 / 942)
+    assert t.loc["bw-flannel-vxlan", "seed_relation"] == "<"
+    assert t.loc["bw-calico", "seed_relation"] == "~"
+    assert t.loc["udp-calico", "seed_ratio"] == pytest.approx(811 / 810, rel=2e-3)
+    assert (t.loc[t["by"] == "scenario", "baseline"] == "host-host").all()
+    for cni in ("neutron", "ovs"):
+        rows = t[t.index.str.contains(cni)]
+        assert len(rows) and (rows["verdict"] == "not comparable here").all()
