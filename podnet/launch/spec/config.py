@@ -202,9 +202,8 @@ class LaunchConfig:
     cpu_latency_us: int | None = None
     #: Guaranteed QoS: {"cpu": whole CPUs, "memory": "256Mi"} per container, or None
     resources: dict[str, Any] | None = None
-    #: {"client": cpu, "server": cpu, "policy": "batch"}: every tool's client and server started on
-    #: these CPUs (taskset) under that scheduling policy (chrt; absent: the default), and the tools with
-    #: an option of their own given the CPUs too; None: where the scheduler puts them
+    #: {"client": cpu, "server": cpu, "policy": "batch"}: every tool's ends started there (chrt, taskset;
+    #: tools with a CPU option given it too; spec.plan.pinned_argv); None: where the scheduler puts them
     affinity: dict[str, Any] | None = None
     #: the raw ``launch`` mapping (recorded as provenance; its hash names the config)
     source: dict[str, Any] = field(default_factory=dict)
@@ -230,9 +229,8 @@ class LaunchConfig:
         if pinned is not None:
             c, s = cpu_pair(pinned)
             by = f"{tool}'s own option" + (" (started under the launcher's taskset)" if self.affinity else "")
-            affinity = {"client": c, "server": s, "applied": True, "by": by}
-            if self.affinity and self.affinity.get("policy"):
-                affinity["policy"] = self.affinity["policy"]
+            policy = {"policy": self.affinity["policy"]} if "policy" in (self.affinity or {}) else {}
+            affinity = {"client": c, "server": s, "applied": True, "by": by, **policy}
         elif self.affinity:  # every tool's processes started on their CPUs (spec.plan.pinned_argv)
             why = f"{tool} has no CPU option" if not supported else "the test's params unset the option"
             affinity = {**self.affinity, "applied": True, "by": f"the launcher's taskset ({why})"}
@@ -259,13 +257,6 @@ class LaunchConfig:
         if not ref or not ref[0].strip():
             raise LaunchConfigError(f"launch: image_file {self.image_file} is empty")
         return ref[0].strip()
-
-
-def _affinity(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """``launch.affinity``: the CPUs as ints, the policy as given (None when absent)."""
-    if not value:
-        return None
-    return {k: (str(v) if k == "policy" else int(v)) for k, v in value.items()}
 
 
 def validate(config: Mapping[str, Any]) -> None:
@@ -366,7 +357,8 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
         disturbance=DisturbanceRule.from_config(launch.get("disturbance")),
         cpu_latency_us=None if opt("cpu_latency_us") is None else int(opt("cpu_latency_us")),
         resources=dict(launch["resources"]) if launch.get("resources") else None,
-        affinity=_affinity(launch.get("affinity")),
+        affinity={k: v if k == "policy" else int(v) for k, v in (launch.get("affinity") or {}).items()}
+        or None,
         source=launch,
     )
     if not cfg.cases:
