@@ -63,6 +63,36 @@ def test_the_launcher_places_a_side_with_taskset_only_when_the_design_names_its_
     assert pinned_argv({"client": 0}, "server") == [] and pinned_argv(None, "client") == []
 
 
+def test_a_batch_policy_starts_each_side_under_chrt_before_taskset():
+    batch = {"client": 0, "server": 0, "policy": "batch"}
+    assert pinned_argv(batch, "client") == ["chrt", "--batch", "0", "taskset", "-c", "0"]
+    assert pinned_argv({**batch, "policy": "other"}, "server") == ["taskset", "-c", "0"]
+    assert pinned_argv({"policy": "batch"}, "server") == []  # no CPU named: nothing placed
+    with pytest.raises(ValueError, match="policy 'fifo'"):
+        pinned_argv({"client": 0, "policy": "fifo"}, "client")
+
+
+def test_the_policy_reaches_the_server_container_and_the_sidecar(tmp_path):
+    from podnet.launch.spec.config import from_mapping
+
+    cfg = from_mapping(
+        {
+            "experiment": "t",
+            "launch": {
+                "affinity": {"client": 0, "server": 0, "policy": "batch"},
+                "tools": {"iperf3": {"tests": [{"name": "tcp"}]}, "ping": {"tests": [{"name": "plain"}]}},
+                "scenarios": [{"name": "pp", "client": {"kind": "pod"}, "server": {"kind": "pod"}}],
+            },
+        }
+    )
+    assert cfg.affinity == {"client": 0, "server": 0, "policy": "batch"}
+    from podnet import tools as adapters
+
+    iperf3 = cfg.harness_settings(adapters.get("iperf3"), {"affinity": [0, 0]})["affinity"]
+    ping = cfg.harness_settings(adapters.get("ping"), {})["affinity"]
+    assert iperf3["policy"] == "batch" and ping["policy"] == "batch"
+
+
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="needs /proc")
 def test_the_sampler_sees_a_pinned_process_on_its_cpu():
     ncpu = os.cpu_count() or 1
@@ -144,3 +174,13 @@ def test_a_pair_whose_two_runs_ran_in_different_placements_is_left_out():
     assert r.n_pairs[0] == 5 and "1 pair(s) whose runs ran in different placements left out" in r.note[0]
     # the mixed pair (15.2 / 10.5 = 1.45) is not in the ratio: all kept pairs are near 0.79-0.87
     assert 0.75 < r.ratio[0] < 0.9
+
+
+def test_a_server_container_starts_under_the_policy_and_on_its_cpu():
+    from podnet.launch.spec.plan import ServerProc
+
+    s = ServerProc(
+        tool="iperf3", container="iperf3-1", argv=["iperf3", "-s"], port=5201, cpu=0, policy="batch"
+    )
+    assert s.pin == ["chrt", "--batch", "0", "taskset", "-c", "0"]
+    assert ServerProc(tool="iperf3", container="iperf3-1", argv=[], port=5201).pin == []

@@ -118,7 +118,7 @@ class FloorTest:
     name: str
     params: dict[str, Any]
     #: ``launch.affinity``: the client and server started on these CPUs (taskset), or None
-    affinity: dict[str, int] | None = None
+    affinity: dict[str, Any] | None = None
 
     @property
     def key(self) -> str:

@@ -202,9 +202,9 @@ class LaunchConfig:
     cpu_latency_us: int | None = None
     #: Guaranteed QoS: {"cpu": whole CPUs, "memory": "256Mi"} per container, or None
     resources: dict[str, Any] | None = None
-    #: {"client": cpu, "server": cpu}: every tool's client and server started on these CPUs (taskset),
-    #: and the tools with an option of their own given it too; None: where the scheduler puts them
-    affinity: dict[str, int] | None = None
+    #: {"client": cpu, "server": cpu, "policy": "batch"}: every tool's ends started there (chrt, taskset;
+    #: tools with a CPU option given it too; spec.plan.pinned_argv); None: where the scheduler puts them
+    affinity: dict[str, Any] | None = None
     #: the raw ``launch`` mapping (recorded as provenance; its hash names the config)
     source: dict[str, Any] = field(default_factory=dict)
 
@@ -229,7 +229,8 @@ class LaunchConfig:
         if pinned is not None:
             c, s = cpu_pair(pinned)
             by = f"{tool}'s own option" + (" (started under the launcher's taskset)" if self.affinity else "")
-            affinity = {"client": c, "server": s, "applied": True, "by": by}
+            policy = {"policy": self.affinity["policy"]} if "policy" in (self.affinity or {}) else {}
+            affinity = {"client": c, "server": s, "applied": True, "by": by, **policy}
         elif self.affinity:  # every tool's processes started on their CPUs (spec.plan.pinned_argv)
             why = f"{tool} has no CPU option" if not supported else "the test's params unset the option"
             affinity = {**self.affinity, "applied": True, "by": f"the launcher's taskset ({why})"}
@@ -356,7 +357,8 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
         disturbance=DisturbanceRule.from_config(launch.get("disturbance")),
         cpu_latency_us=None if opt("cpu_latency_us") is None else int(opt("cpu_latency_us")),
         resources=dict(launch["resources"]) if launch.get("resources") else None,
-        affinity={k: int(v) for k, v in launch["affinity"].items()} if launch.get("affinity") else None,
+        affinity={k: v if k == "policy" else int(v) for k, v in (launch.get("affinity") or {}).items()}
+        or None,
         source=launch,
     )
     if not cfg.cases:

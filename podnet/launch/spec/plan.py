@@ -46,11 +46,16 @@ class ServerProc:
     tcp_control: bool = False
     #: the CPU the server process is started on (``launch.affinity.server``: ``taskset -c``), or None
     cpu: int | None = None
+    #: the scheduling policy it is started under (``launch.affinity.policy``: ``chrt``), or None
+    policy: str | None = None
 
     @property
     def pin(self) -> list[str]:
-        """What the container's command starts with to place the server (``taskset -c cpu``), or []."""
-        return pinned_argv({"server": self.cpu} if self.cpu is not None else None, "server")
+        """What the container's command starts with to place the server (``taskset -c cpu``, after
+        ``chrt`` when a policy is set), or []."""
+        return pinned_argv(
+            {"server": self.cpu, "policy": self.policy} if self.cpu is not None else None, "server"
+        )
 
     @property
     def tcp(self) -> bool:
@@ -159,12 +164,23 @@ def _pod_name(role: str, kind: str, placement: Placement) -> str:
     return f"{role}-{kind}-unplaced-{h}"
 
 
-def pinned_argv(affinity: dict[str, int] | None, side: str) -> list[str]:
-    """``taskset -c CPU`` for one side (``client`` / ``server``) of ``launch.affinity``, or [] when it
-    names no CPU for it: the launcher places every tool's processes, also those without an option of
-    their own (ping, iperf2, ab, wrk, sockperf, nginx), and the pinnable ones get their option too."""
+#: ``launch.affinity.policy`` -> the ``chrt`` option that starts a process under it ("other": the
+#: default policy, nothing added)
+POLICIES: dict[str, list[str]] = {"other": [], "batch": ["chrt", "--batch", "0"]}
+
+
+def pinned_argv(affinity: Mapping[str, Any] | None, side: str) -> list[str]:
+    """``taskset -c CPU`` for one side (``client`` / ``server``) of ``launch.affinity``, after ``chrt
+    --batch 0`` when its ``policy`` is ``batch``, or [] when it names no CPU for the side: the launcher
+    places every tool's processes, also those without an option of their own (ping, iperf2, ab, wrk,
+    sockperf, nginx), and the pinnable ones get their option too."""
     cpu = (affinity or {}).get(side)
-    return [] if cpu is None else ["taskset", "-c", str(int(cpu))]
+    if cpu is None:
+        return []
+    policy = str((affinity or {}).get("policy") or "other")
+    if policy not in POLICIES:
+        raise ValueError(f"launch.affinity.policy {policy!r}: one of {', '.join(POLICIES)}")
+    return [*POLICIES[policy], "taskset", "-c", str(int(cpu))]
 
 
 def case_params(cfg: LaunchConfig, test: TestSpec) -> dict[str, Any]:
@@ -310,6 +326,7 @@ def _server_proc(
             port=port,
             http=True,
             cpu=(cfg.affinity or {}).get("server"),
+            policy=(cfg.affinity or {}).get("policy"),
         )
         proc.protocols.add("http")
         pod.servers.append(proc)
