@@ -19,8 +19,10 @@ names each choice in comments). The ``vs_seed`` rule then writes
   published cell or a stated conclusion as a ratio over its baseline, a scenario such as host-host
   from ``ratios.csv`` or a variant from ``variants.csv``) with its verdict (:mod:`.claims`);
 
-and the ``vs_seed`` notebook puts the table and :func:`markdown` (where the ranking agrees and where
-not, :mod:`.words`) in the report. The seed's numbers are read from its reference tables
+and the ``vs_seed`` notebook puts the claims (:mod:`.verdicts`: the count of verdicts, then each
+claim), the table and :func:`markdown` (where the ranking agrees and where not, :mod:`.words`) in
+the report. ``make seeds`` gathers every seed campaign's claims and verdict counts into
+``processed/seeds/`` (:mod:`.seeds`). The seed's numbers are read from its reference tables
 (``raw/seed-cni-report``), never typed into code.
 """
 
@@ -38,6 +40,7 @@ from .claims import CLAIM_COLUMNS, CLAIM_VERDICTS, claims_table, judge, seed_val
 from .mapping import Measure, Note, SeedMapping, published
 from .orders import ORDER_COLUMNS, orders_table, shown, verdict
 from .table import COLUMNS, STATUSES, VERDICTS, vs_seed_table
+from .verdicts import claims_shown, count_sentence, headline, read_claims, verdict_counts
 from .words import headline_table, markdown, sentences, summary_sentence
 
 __all__ = [
@@ -53,13 +56,17 @@ __all__ = [
     "build",
     "build_claims",
     "build_orders",
+    "claims_shown",
     "claims_table",
+    "count_sentence",
+    "headline",
     "headline_table",
     "judge",
     "markdown",
     "orders_table",
     "published",
     "read",
+    "read_claims",
     "read_orders",
     "seed_values",
     "sentences",
@@ -67,6 +74,7 @@ __all__ = [
     "summary_sentence",
     "uncovered",
     "verdict",
+    "verdict_counts",
     "vs_seed_table",
     "write",
 ]
