@@ -32,7 +32,7 @@ import pandas as pd
 from podnet.stats import write_csv
 
 from .claims import CLAIM_COLUMNS
-from .verdicts import read_claims, verdict_counts
+from .verdicts import as_text, read_claims, verdict_counts
 
 #: the columns of ``processed/seeds/claims.csv``
 SEEDS_COLUMNS = ["campaign", *CLAIM_COLUMNS, "source"]
@@ -52,7 +52,7 @@ def ranking_as_claims(vs: pd.DataFrame, baseline: str = "") -> pd.DataFrame:
         return pd.DataFrame(columns=CLAIM_COLUMNS)
 
     def text(c: str) -> pd.Series:
-        return vs[c].fillna("").astype(str) if c in vs.columns else pd.Series("", index=vs.index)
+        return as_text(vs[c]) if c in vs.columns else pd.Series("", index=vs.index)
 
     def num(c: str) -> pd.Series:
         return pd.to_numeric(vs[c], errors="coerce") if c in vs.columns else pd.Series(np.nan, index=vs.index)
@@ -115,7 +115,7 @@ def collect(
             if df is None or df.empty:
                 continue
             d = df.reindex(columns=CLAIM_COLUMNS).copy()
-            d["seed"] = d["seed"].fillna("").astype(str).replace("", camp)
+            d["seed"] = as_text(d["seed"]).replace("", camp)
             d.insert(0, "campaign", camp)
             d["source"] = source
             parts.append(d)

@@ -65,8 +65,13 @@ def read_claims(path: str | Path) -> pd.DataFrame:
     df = pd.read_csv(p)
     for c in TEXT_COLUMNS:
         if c in df.columns:
-            df[c] = df[c].fillna("").astype(str)
+            df[c] = as_text(df[c])
     return df
+
+
+def as_text(s: pd.Series) -> pd.Series:
+    """A column as text, empty (NaN) cells as empty strings (whatever dtype it was read as)."""
+    return s.astype(object).where(s.notna(), "").astype(str)
 
 
 def verdict_counts(claims: pd.DataFrame) -> pd.Series:
@@ -75,7 +80,7 @@ def verdict_counts(claims: pd.DataFrame) -> pd.Series:
     left out."""
     if claims.empty or "verdict" not in claims.columns:
         return pd.Series(dtype="int64", name="n")
-    counts = claims["verdict"].fillna("").astype(str).value_counts()
+    counts = as_text(claims["verdict"]).value_counts()
     known = [v for v in CLAIM_VERDICTS if v in counts.index]
     rest = [v for v in counts.index if v not in CLAIM_VERDICTS]
     return counts.reindex(known + rest).astype("int64").rename("n")
@@ -114,5 +119,5 @@ def claims_shown(claims: pd.DataFrame) -> pd.DataFrame:
     for c in ("seed_ratio", "ratio", "ci_low", "ci_high"):
         df[c] = pd.to_numeric(df[c], errors="coerce").round(3)
     for c in ("says", "seed_relation", "treatment", "baseline", "measure", "verdict", "reason"):
-        df[c] = df[c].fillna("").astype(str)
+        df[c] = as_text(df[c])
     return df.set_index("claim")

@@ -1,0 +1,193 @@
+"""Every seed campaign's claims in one table (podnet.report.vs_seed.seeds, ``make seeds``) and the
+claims as the vs_seed notebook shows them (podnet.report.vs_seed.verdicts), on made-up per-seed
+tables: claims of two seeds, seed 003's ranking table, a seed without either."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from podnet.report import vs_seed
+from podnet.report.vs_seed import seeds
+
+
+def _claims(seed: str, verdicts: list[str]) -> pd.DataFrame:
+    rows = [
+        {
+            "seed": seed,
+            "claim": f"c{i}",
+            "says": f"claim {i}",
+            "seed_value": 910e6,
+            "seed_baseline": 942e6,
+            "seed_ratio": 910 / 942,
+            "seed_relation": "<",
+            "by": "scenario",
+            "treatment": "pod-pod",
+            "baseline": "host-host",
+            "measure": "iperf2:tcp:throughput",
+            "ratio": 0.967,
+            "ci_low": 0.957,
+            "ci_high": 0.978,
+            "verdict": v,
+        }
+        for i, v in enumerate(verdicts)
+    ]
+    return pd.DataFrame(rows).reindex(columns=vs_seed.CLAIM_COLUMNS)
+
+
+def _ranking() -> pd.DataFrame:
+    """Two rows of a seed-003-like vs_seed.csv: a CNI both have, one not run here."""
+    rows = [
+        {
+            "seed": "seed 003",
+            "path": "pod-pod-cross-node",
+            "scenario": "pod-pod-cross-node",
+            "seed_cni": "calico-vxlan",
+            "variant": "calico-vxlan.iptables",
+            "status": "both",
+            "seed_tool": "iperf3",
+            "seed_test": "tcp",
+            "seed_metric": "throughput",
+            "tool": "iperf3",
+            "test": "tcp",
+            "metric": "throughput",
+            "seed_value": 1.37e9,
+            "seed_baseline": 9.16e9,
+            "seed_ratio": 1.37 / 9.16,
+            "ratio": 0.44,
+            "ratio_ci_low": 0.40,
+            "ratio_ci_high": 0.48,
+            "interval": "paired t",
+            "n": 3,
+            "rank_seed": 4.0,
+            "ranking": "agrees",
+            "note": "",
+        },
+        {
+            "seed": "seed 003",
+            "path": "pod-pod-cross-node",
+            "scenario": "pod-pod-cross-node",
+            "seed_cni": "cilium-vxlan",
+            "variant": "",
+            "status": "not run here",
+            "seed_tool": "iperf3",
+            "seed_test": "tcp",
+            "seed_metric": "throughput",
+            "tool": "iperf3",
+            "test": "tcp",
+            "metric": "throughput",
+            "seed_value": 8.30e9,
+            "seed_baseline": 9.16e9,
+            "seed_ratio": 8.30 / 9.16,
+            "rank_seed": 2.0,
+            "ranking": "agrees",
+            "note": "no cilium here",
+        },
+    ]
+    return pd.DataFrame(rows).reindex(columns=vs_seed.COLUMNS)
+
+
+def test_verdict_counts_in_the_claim_verdicts_order():
+    c = _claims("seed 001", ["contradicts", "agrees", "agrees", "not run here"])
+    n = vs_seed.verdict_counts(c)
+    assert list(n.index) == ["agrees", "contradicts", "not run here"] and list(n) == [2, 1, 1]
+    assert vs_seed.count_sentence(c) == "Of 4 claims of seed 001: 2 agrees, 1 contradicts, 1 not run here."
+    empty = pd.DataFrame(columns=vs_seed.CLAIM_COLUMNS)
+    assert vs_seed.verdict_counts(empty).empty
+    assert "No claims of seed 003" in vs_seed.count_sentence(empty, "seed 003")
+
+
+def test_headline_leads_with_the_claims_then_the_ranking():
+    c = _claims("seed 002", ["agrees"])
+    empty = pd.DataFrame(columns=vs_seed.COLUMNS)
+    assert vs_seed.headline(c, empty) == "Of 1 claim of seed 002: 1 agrees."
+    h = vs_seed.headline(pd.DataFrame(columns=vs_seed.CLAIM_COLUMNS), _ranking(), "seed 003")
+    assert h.startswith("No claims of seed 003") and vs_seed.summary_sentence(_ranking()) in h
+
+
+def test_claims_read_back_and_shown(tmp_path):
+    c = _claims("seed 004", ["agrees", "unresolved here"])
+    c["reason"] = ["", ""]
+    vs_seed.write(c, tmp_path / "vs_seed_claims.csv")
+    back = vs_seed.read_claims(tmp_path / "vs_seed_claims.csv")
+    assert list(back.columns) == vs_seed.CLAIM_COLUMNS and back.loc[1, "reason"] == ""
+    shown = vs_seed.claims_shown(back)
+    assert list(shown.index) == ["c0", "c1"] and shown.loc["c0", "verdict"] == "agrees"
+    assert shown.loc["c0", "seed_value"] == 910e6 and shown.loc["c0", "seed_ratio"] == 0.966
+    assert (shown.loc["c0", "ci_low"], shown.loc["c0", "ci_high"]) == (0.957, 0.978)
+    # a seed without claims: no file, an empty table with the columns, nothing to show
+    none = vs_seed.read_claims(tmp_path / "missing.csv")
+    assert none.empty and list(none.columns) == vs_seed.CLAIM_COLUMNS
+    assert vs_seed.claims_shown(none).empty
+
+
+def test_ranking_rows_as_claims():
+    r = seeds.ranking_as_claims(_ranking(), "host-host")
+    assert list(r.columns) == vs_seed.CLAIM_COLUMNS
+    both, cil = r.iloc[0], r.iloc[1]
+    assert both["claim"] == "pod-pod-cross-node calico-vxlan iperf3:tcp:throughput"
+    assert both["says"] == "rank 4 in the seed" and both["baseline"] == "host-host"
+    assert (both["ratio"], both["ci_low"], both["ci_high"]) == (0.44, 0.40, 0.48)
+    assert both["verdict"] == "agrees" and both["seed_in_ci"] is not None and not bool(both["seed_in_ci"])
+    # not run here: the status, not the group's ranking verdict; no interval, no seed_in_ci
+    assert cil["verdict"] == "not run here" and cil["reason"] == "no cilium here"
+    assert np.isnan(cil["ratio"]) and pd.isna(cil["seed_in_ci"])
+    assert seeds.ranking_as_claims(pd.DataFrame()).empty
+
+
+def test_collect_and_count_per_seed():
+    claims = {
+        "seed-000": pd.DataFrame(columns=vs_seed.CLAIM_COLUMNS),
+        "seed-001": _claims("seed 001", ["agrees", "agrees", "gap not reproduced"]),
+        "seed-003": pd.DataFrame(columns=vs_seed.CLAIM_COLUMNS),
+        "seed-004": _claims("", ["contradicts"]),
+    }
+    t = seeds.collect(claims, {"seed-003": _ranking()}, {"seed-003": "host-host"})
+    assert list(t.columns) == seeds.SEEDS_COLUMNS
+    assert list(t["campaign"]) == ["seed-001"] * 3 + ["seed-003"] * 2 + ["seed-004"]
+    assert list(t["source"]) == ["claims"] * 3 + ["ranking"] * 2 + ["claims"]
+    # an empty seed cell takes the campaign's name
+    assert list(t["seed"].unique()) == ["seed 001", "seed 003", "seed-004"]
+    n = seeds.verdict_table(t, list(claims))
+    assert list(n.columns) == seeds.VERDICT_COLUMNS
+    got = {(r.campaign, r.verdict): r.n for r in n.itertuples()}
+    assert got == {
+        ("seed-000", seeds.NO_TABLE): 0,
+        ("seed-001", "agrees"): 2,
+        ("seed-001", "gap not reproduced"): 1,
+        ("seed-003", "agrees"): 1,
+        ("seed-003", "not run here"): 1,
+        ("seed-004", "contradicts"): 1,
+    }
+    assert list(dict.fromkeys(n["campaign"])) == ["seed-000", "seed-001", "seed-003", "seed-004"]
+    assert seeds.collect({}).empty
+
+
+def test_publish_from_processed_folders(tmp_path, capsys):
+    proc = tmp_path / "processed"
+    for name in ("seed-000", "seed-001", "seed-002", "seed-003"):
+        (proc / name).mkdir(parents=True)
+    # seed-000: no report.vs_seed, no table; seed-002: not published (an empty claims file)
+    vs_seed.write(_claims("seed 001", ["agrees", "contradicts"]), proc / "seed-001" / "vs_seed_claims.csv")
+    (proc / "seed-002" / "vs_seed_claims.csv").write_text("")
+    vs_seed.write(pd.DataFrame(columns=vs_seed.CLAIM_COLUMNS), proc / "seed-003" / "vs_seed_claims.csv")
+    vs_seed.write(_ranking(), proc / "seed-003" / "vs_seed.csv")
+    dirs = [str(proc / n) for n in ("seed-000", "seed-001", "seed-002", "seed-003")]
+    assert seeds.main(["--out", str(tmp_path / "seeds"), *dirs]) == 0
+    t = pd.read_csv(tmp_path / "seeds" / "claims.csv")
+    assert list(t.columns) == seeds.SEEDS_COLUMNS and len(t) == 4
+    assert set(t.loc[t["campaign"] == "seed-003", "baseline"]) == {"host-host"}
+    n = pd.read_csv(tmp_path / "seeds" / "verdicts.csv")
+    assert n[n["verdict"] == seeds.NO_TABLE]["campaign"].tolist() == ["seed-000", "seed-002"]
+    assert n["n"].sum() == 4
+    out = capsys.readouterr().out
+    assert "seed-001: 1 agrees, 1 contradicts" in out and "4 rows in" in out
+
+
+def test_publish_twice_gives_the_same_table(tmp_path):
+    d = tmp_path / "seed-001"
+    vs_seed.write(_claims("seed 001", ["agrees"]), d / "vs_seed_claims.csv")
+    first = seeds.publish([d], tmp_path / "out")
+    second = seeds.publish([d], tmp_path / "out")
+    pd.testing.assert_frame_equal(first[0], second[0])
+    pd.testing.assert_frame_equal(first[1], second[1])
