@@ -11,7 +11,7 @@ VENV_STAMP := .venv/.podnet-installed
 EXAMPLES := seed-raven seed-cni-1gbe seed-qperf seed-cni-report
 CORES ?= 2
 
-.PHONY: browser setup run main examples lab test unit pipeline-test nbval integration lint fmt clean-processed cleanup floor floor-tools settle
+.PHONY: browser setup run main examples seeds seeds-publish lab test unit pipeline-test nbval integration lint fmt clean-processed cleanup floor floor-tools settle
 RUN_NODES ?= 3
 
 include envs/cluster/cluster.mk
@@ -47,6 +47,27 @@ examples: setup
 	  echo "== example experiment $$ex"; \
 	  .venv/bin/snakemake --cores $(CORES) --configfile config/examples/$$ex.yaml -q rules || exit 1; \
 	done
+
+# ---- the seed studies: one command, one report (issue 46) ----------------------------------
+# each seed's campaign (config/campaigns/seed-00N.yaml) in turn, as `make compare CAMPAIGN=...` runs
+# it: a campaign resumes (only missing runs launch; a published one re-publishes nothing), and a
+# failed one does not stop the next (the target fails at the end, naming it; run it again to resume).
+# Then every campaign's vs_seed_claims.csv and vs_seed.csv in one table with a verdict count per seed:
+# processed/seeds/claims.csv, verdicts.csv (podnet.report.vs_seed.seeds)
+SEEDS := seed-000 seed-001 seed-002 seed-003 seed-004
+SEEDS_PUBLISH = $(PY) -m podnet.report.vs_seed.seeds --out processed/seeds $(addprefix processed/,$(SEEDS))
+seeds: setup floor-tools
+	@failed=; for s in $(SEEDS); do \
+	  echo "== seed campaign $$s"; \
+	  $(CLUSTER_PYTHON) -m podnet.launch.campaign run config/campaigns/$$s.yaml --cores $(CORES) \
+	    $(if $(BUDGET),--budget $(BUDGET)) || failed="$$failed $$s"; \
+	done; \
+	$(SEEDS_PUBLISH) || exit 1; \
+	[ -z "$$failed" ] || { echo "seed campaigns that failed:$$failed (make seeds again resumes them)"; exit 1; }
+
+# the publishing step alone: processed/seeds/ from the campaigns' processed/seed-00N/ as they are
+seeds-publish: setup
+	$(SEEDS_PUBLISH)
 
 # ---- the noise floor: the config's tool commands between two bare network namespaces ----------
 FLOOR_TOOLS := iperf3 iperf qperf iputils-ping
