@@ -10,7 +10,7 @@ One figure per question, each a journal column (3.5 in) or page (7 in) wide, wri
   (not drawn when every comparison is between variants: ``variants`` draws them);
 - ``variants``: each variant (e.g. CNI) against the reference variant;
 - ``sweeps``: swept tests as curves (streams, message size, offered load), load curves with loss;
-- ``costs``: each path's rate against the machine's CPU time per bit or per transaction;
+- ``costs``: each path's machine CPU time per bit or per transaction, cheapest first, beside its rate;
 - ``under_load``: latency under load (flent's RRUL manner): the probe's P50 and P99 against the load's
   TCP streams per variant and path, their ratio to idle, the load carried.
 - ``net_ready``: time to a working pod network per variant (CNI), ranked by P50: P50, P90 and P99
@@ -86,8 +86,9 @@ CAPTIONS = {
     "variants": "Each variant against the reference variant, per path and test (ratio, 95 % interval).",
     "sweeps": "Each swept test's headline metric against the swept parameter, 95 % interval at each point; "
     "a UDP load curve's received rate against the offered rate (dashed: all arrived) beside its loss.",
-    "costs": "Each path's rate against the machine's CPU time per Gbit (or per transaction), 95 % intervals "
-    "on both axes: further right costs more CPU for the same work.",
+    "costs": "The machine's CPU time each path spends per Gbit (or per transaction), one row per path, "
+    "cheapest first, mean with its 95 % interval; beside each row the rate it reached: further right "
+    "costs more CPU for the same work.",
     "under_load": "Latency under load: the probe's latency (P50, P99) against the TCP load streams beside it "
     "(0 = idle) per variant and path, 95 % intervals; its ratio to the idle point of the same rounds "
     "(paired, order-statistic interval); the load's carried throughput.",
