@@ -260,7 +260,7 @@ def _draw(spec: Any) -> plt.Figure:
         return plots.empty(spec.title, spec.note)
     if spec.kind == "xy":
         return curves.draw_xy(spec.panels, spec.hue_order, spec.title, spec.note)
-    return grid.draw(spec.panels, spec.y_order, spec.hue_order, spec.title, spec.note)
+    return grid.draw(spec.panels, spec.y_order, spec.hue_order, spec.title, spec.note, spec.left_out)
 
 
 def publish_one(name: str, t: Tables, figures_dir: str | Path, cache_dir: str | Path | None = None) -> bool:

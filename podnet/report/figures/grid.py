@@ -237,12 +237,15 @@ def _masonry(panels, own, width, ncols, n_hue, extra, label_w):
 
     most = _most(len(panels), label_w, False)
     ncols, row_h, fixed = masonry.layout(n_of, fixed_of, min(ncols, most), most, _row_h(n_hue), extra)
-    xlabels, titles = _wrap(panels, width, ncols, label_w)
     inner = [row_h * k for k in n_of]
     cols = masonry.columns([f + i for f, i in zip(fixed, inner)], ncols)
-    fig = plt.figure(figsize=(width, masonry.tallest([f + i for f, i in zip(fixed, inner)], ncols) + extra))
-    fig.set_layout_engine("constrained")
-    return fig, masonry.axes(fig, cols, inner, fixed, ncols), n_of, ncols, xlabels, titles
+    if len(cols) < ncols:  # fewer columns make it no shorter: the panels take the whole width
+        ncols, fixed = len(cols), fixed_of(len(cols))
+        cols = masonry.columns([f + i for f, i in zip(fixed, inner)], ncols)
+    xlabels, titles = _wrap(panels, width, ncols, label_w)
+    tall = masonry.tallest([f + i for f, i in zip(fixed, inner)], ncols)
+    fig = plt.figure(figsize=(width, tall + extra), layout="constrained")
+    return fig, masonry.axes(fig, cols, inner, fixed), n_of, len(cols), xlabels, titles
 
 
 def _grid(panels, own, width, ncols, ph, extra, label_w):

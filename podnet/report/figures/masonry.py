@@ -48,14 +48,12 @@ def tallest(heights: list[float], ncols: int) -> float:
     return max(sum(heights[k] for k in col) for col in columns(heights, ncols))
 
 
-def axes(
-    fig: plt.Figure, cols: list[list[int]], inner: list[float], fixed: list[float], ncols: int
-) -> list[plt.Axes]:
-    """One axes per panel, in panel order: column ``c`` of ``ncols`` holds the panels ``cols[c]``,
+def axes(fig: plt.Figure, cols: list[list[int]], inner: list[float], fixed: list[float]) -> list[plt.Axes]:
+    """One axes per panel, in panel order: column ``c`` holds the panels ``cols[c]``,
     each axes ``inner[k]`` tall (inches; ``fixed[k]``: its titles and labels around it, which the
     layout places), the rest of a column below its last panel left blank."""
     whole = max(sum(inner[k] + fixed[k] for k in col) for col in cols)
-    outer = fig.add_gridspec(1, ncols)
+    outer = fig.add_gridspec(1, len(cols))
     out: dict[int, plt.Axes] = {}
     for c, col in enumerate(cols):
         spare = whole - sum(inner[k] + fixed[k] for k in col)
