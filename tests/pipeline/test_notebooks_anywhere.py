@@ -7,12 +7,14 @@ files relative to the project root (papermill's "Working directory: ..." once na
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 
 import pytest
+import yaml
 
 from tests.conftest import REPO
 from tests.workflow_runs import scratch_example, snakemake
@@ -58,9 +60,13 @@ def test_no_published_file_names_the_machines_paths(published):
 
 
 def test_an_example_published_elsewhere_names_neither_the_clone_nor_its_folder(tmp_path):
-    """Published into a scratch folder outside the clone (absolute raw_dir and processed_dir): no
-    file names the clone's path or the scratch folder's absolute path."""
-    cfg, _, out = scratch_example(tmp_path, "elsewhere", "seed-qperf")
+    """Published into a scratch folder outside the clone, its raw and processed folders given
+    relative to the project root (``../../tmp/...``): no file names the clone's absolute path or the
+    scratch folder's. (A config that gives absolute folders has them named as given.)"""
+    cfg, raw, out = scratch_example(tmp_path, "elsewhere", "seed-qperf")
+    doc = yaml.safe_load(cfg.read_text())
+    doc.update(raw_dir=os.path.relpath(raw, REPO), processed_dir=os.path.relpath(out, REPO))
+    cfg.write_text(yaml.safe_dump(doc))
     snakemake(cfg)
     assert (out / "logs" / "notebook-explore.log").exists()
     leaked = _naming(out, REPO, tmp_path)

@@ -18,7 +18,7 @@ One figure per question, each a journal column (3.5 in) or page (7 in) wide, wri
 - ``scale``: the cost of scale: TCP_CRR rate, P99 latency (sweeps.csv) and the time to effect
   (scale_effect.csv) against the number of Services or NetworkPolicies, per variant.
 
-Each is drawn by its own module (``podnet.config.lean.FIGURES``); ``grid``, ``curves``, ``plots``,
+Each is drawn by its own module (``podnet.config.lean.FIGURES``); ``grid`` (with ``masonry``, ``axis``), ``curves``, ``plots``,
 ``style``, ``data`` and ``withheld`` are shared. A figure with nothing to show (one variant, no
 sweep, no CPU record, no test under load, no netready run) or that would repeat another is not
 published: :func:`plan` says which and why. What the headline figures leave out as no finding (a
