@@ -37,9 +37,9 @@ def _naming(out, *paths):
     pattern = re.compile(rb"(?<![.\w])(" + b"|".join(re.escape(str(p).encode()) for p in paths) + rb")")
     for p in sorted(out.rglob("*")):
         if p.is_file() and ".cache" not in p.relative_to(out).parts:
-            m = pattern.search(p.read_bytes())
+            data = p.read_bytes()
+            m = pattern.search(data)
             if m:
-                data = p.read_bytes()
                 start = data.rfind(b"\n", 0, m.start()) + 1
                 found[str(p.relative_to(out))] = data[start : data.find(b"\n", m.end())][:200]
     return found
