@@ -196,6 +196,6 @@ def test_tables_show_display_units_not_si_floats():
     )
     out = explore.in_display_units(df, ("value", "fence_high"))
     assert out["unit"].tolist() == ["µs", "µs", "Gbit/s", "s/Gbit"]
-    assert out["value"].tolist() == [51.0, 88.0, 12.35, 0.1447]
+    assert out["value"].tolist() == [51.0, 88.0, 12.35, 0.1445]
     assert out["fence_high"].tolist() == [80.0, 80.0, 13.0, 0.1325]
     assert df["unit"].iloc[0] == "s"  # the table given is left as it was
