@@ -182,13 +182,19 @@ def _blank_panels(fig: plt.Figure) -> list[str]:
 
 def _stretched_axes(fig: plt.Figure) -> list[str]:
     """x axes that reach more than :data:`MOST_BEYOND` of their width beyond every line and point
-    drawn in them (room made for notes, not for data)."""
+    drawn in them (room made for notes, not for data); a ratio axis's least span is its own."""
     import numpy as np
+    from matplotlib.ticker import FuncFormatter
+
+    from .style import ratio_label
 
     found = []
     for ax in fig.axes:
         if not ax.get_visible() or not ax.axison:
             continue
+        fmt = ax.xaxis.get_major_formatter()
+        if isinstance(fmt, FuncFormatter) and fmt.func is ratio_label:
+            continue  # a ratio axis spans 0.8x-1.25x at least, by design (style.ratio_axis)
         in_data = (ax.transData, ax.get_xaxis_transform())  # x in data (a vertical line too), not axhline's
         xs = [np.asarray(ln.get_xdata(), dtype=float) for ln in ax.lines if ln.get_transform() in in_data]
         xs += [np.asarray(c.get_offsets(), dtype=float)[:, 0] for c in ax.collections if len(c.get_offsets())]
