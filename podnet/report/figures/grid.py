@@ -243,7 +243,15 @@ def _masonry(panels, own, width, ncols, n_hue, extra, label_w):
         ncols, fixed = len(cols), fixed_of(len(cols))
         cols = masonry.columns([f + i for f, i in zip(fixed, inner)], ncols)
     xlabels, titles = _wrap(panels, width, ncols, label_w)
-    tall = masonry.tallest([f + i for f, i in zip(fixed, inner)], ncols)
+    if masonry.tallest([f + i for f, i in zip(fixed, inner)], ncols) + extra > style.PAGE_HEIGHT and (
+        len({p.xlabel for p in panels}) == 1
+    ):  # too tall for a page: one x label shared by all, shown under each column's last panel only
+        last = {col[-1] for col in cols}
+        xlabels = [x if k in last else "" for k, x in enumerate(xlabels)]
+        fixed = [f if k in last else 0.42 + 0.14 * titles[k].count("\n") for k, f in enumerate(fixed)]
+        row_h = masonry.tighter(cols, n_of, fixed, row_h, extra)
+        inner = [row_h * k for k in n_of]
+    tall = max(sum(fixed[k] + inner[k] for k in col) for col in cols)
     fig = plt.figure(figsize=(width, tall + extra), layout="constrained")
     return fig, masonry.axes(fig, cols, inner, fixed), n_of, len(cols), xlabels, titles
 

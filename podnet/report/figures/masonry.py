@@ -17,8 +17,24 @@ from . import style
 
 
 def columns(heights: list[float], ncols: int) -> list[list[int]]:
-    """The panels (indices into ``heights``, in order) of each of at most ``ncols`` columns: a split
-    of the sequence into consecutive runs whose tallest run is as low as can be."""
+    """The panels (indices into ``heights``, in order) of each of at most ``ncols`` columns: the
+    sequence split into consecutive runs whose tallest is as low as can be (read column after
+    column), or, when that is lower, each panel in turn put into the column that is shortest then
+    (read across, as a grid of rows)."""
+    split = _runs(heights, ncols)
+    across: list[list[int]] = [[] for _ in range(max(1, min(ncols, len(heights))))]
+    for k in range(len(heights)):
+        min(across, key=lambda col: sum(heights[i] for i in col)).append(k)
+    across = [col for col in across if col]
+
+    def top(cols: list[list[int]]) -> float:
+        return max(sum(heights[k] for k in col) for col in cols)
+
+    return across if top(across) < top(split) - 1e-9 else split
+
+
+def _runs(heights: list[float], ncols: int) -> list[list[int]]:
+    """The split of ``heights`` into at most ``ncols`` consecutive runs whose tallest is lowest."""
     n = len(heights)
     ncols = max(1, min(ncols, n))
     at = [0.0, *accumulate(heights)]
@@ -90,9 +106,23 @@ def layout(
         if tallest([f + row_h * k for f, k in zip(fixed, n_rows)], ncols) + extra <= page:
             return ncols, row_h, fixed
     for _ in range(3):  # the split moves as the rows tighten: settle it
-        heights = [f + row_h * k for f, k in zip(fixed, n_rows)]
-        worst = max(columns(heights, ncols), key=lambda col: sum(heights[k] for k in col))
-        rows = sum(n_rows[k] for k in worst)
-        room = page - extra - sum(fixed[k] for k in worst)
-        row_h = max(TIGHTEST_ROW, min(row_h, room / rows))
+        row_h = tighter(
+            columns([f + row_h * k for f, k in zip(fixed, n_rows)], ncols), n_rows, fixed, row_h, extra, page
+        )
     return ncols, row_h, fixed
+
+
+def tighter(
+    cols: list[list[int]],
+    n_rows: list[int],
+    fixed: list[float],
+    row_h: float,
+    extra: float,
+    page: float | None = None,
+) -> float:
+    """The row height (at most ``row_h``, at least :data:`TIGHTEST_ROW`) at which the tallest of
+    ``cols`` and ``extra`` fit ``page``."""
+    page = style.PAGE_HEIGHT if page is None else page
+    worst = max(cols, key=lambda col: sum(fixed[k] + row_h * n_rows[k] for k in col))
+    room = page - extra - sum(fixed[k] for k in worst)
+    return max(TIGHTEST_ROW, min(row_h, room / max(1, sum(n_rows[k] for k in worst))))
