@@ -178,10 +178,7 @@ def test_the_checklist_finds_a_title_cut_at_the_image_edge():
     plt.close(fig)
     assert not found, found[:5]
     assert w <= 7.0 and h <= 9.0, (w, h)
-    small, large = (
-        heights["iperf2 tcp"],
-        next(v for k, v in heights.items() if k.startswith("iperf3 tcp (128")),
-    )
+    small, large = heights["iperf2 tcp"], max(heights.values())  # 3 paths; iperf3 tcp's 15
     assert small < 0.4 * large, heights  # 3 paths against 15
 
 

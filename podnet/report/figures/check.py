@@ -161,23 +161,28 @@ def _off_page(fig: plt.Figure) -> list[str]:
 
 def _blank_panels(fig: plt.Figure) -> list[str]:
     """Point-range panels (named rows on the y axis) more than half of whose height is blank rows."""
-    from matplotlib.ticker import FixedFormatter
-
     found = []
     for ax in fig.axes:
-        if (
-            not ax.get_visible()
-            or not ax.axison
-            or not isinstance(ax.yaxis.get_major_formatter(), FixedFormatter)
-        ):
+        if not ax.get_visible() or not ax.axison:
             continue
+        names = [t.get_text() for t in ax.get_yticklabels()]
+        if not names or not all(names) or all(_number(x) for x in names):
+            continue  # not rows named by path (a numeric y axis)
         n = len(ax.get_yticks())
         blank = abs(ax.get_ylim()[1] - ax.get_ylim()[0]) - n
-        if n and blank >= 2 and blank > n:
+        if blank >= 2 and blank > n:
             found.append(
                 f"panel mostly blank: {ax.get_title()!r} draws {n} rows in the height of {n + blank:.0f}"
             )
     return found
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text.replace("−", "-").replace(",", ""))
+    except ValueError:
+        return False
+    return True
 
 
 def _stretched_axes(fig: plt.Figure) -> list[str]:
