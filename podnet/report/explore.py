@@ -78,6 +78,66 @@ def runs(t: data.Tables, **where: Any) -> pd.DataFrame:
     return pd.concat(out, axis=1).reset_index().sort_values(keys).reset_index(drop=True)
 
 
+def slice_counts(t: data.Tables, **where: Any) -> str:
+    """What the slice holds, in words (Markdown): its runs (distinct ``run_id``: one launch of a tool)
+    and the rows of :func:`runs`, which are more when a run reports one output per direction, stream
+    count, role or pod (each key named with how many runs it splits), fewer when runs have no
+    headline metric."""
+    tidy = rows_where(t.tidy, **where) if where else t.tidy
+    n = tidy["run_id"].nunique() if len(tidy) else 0
+    text = f"**{n} runs** in the slice (distinct `run_id`: one launch of a tool)"
+    table = runs(t, **where)
+    if not len(table):
+        return text + "; none has a headline metric for the per-run table below."
+    if len(table) == n and table["run_id"].nunique() == n:
+        return text + f"; the per-run table below has one row per run ({n} rows)."
+    keys = [c for c in RUN_KEYS[1:] if c in table.columns]
+    distinct = table.groupby("run_id")[keys].nunique(dropna=False)
+    split = []
+    for c in keys:
+        many = distinct.index[distinct[c] > 1]
+        if len(many):
+            seen = sorted(table.loc[table["run_id"].isin(many), c].astype(str).unique())
+            more = ", ..." if len(seen) > 4 else ""
+            split.append(f"`{c}` for {len(many)} runs ({', '.join(seen[:4])}{more})")
+    text += f"; the per-run table below has **{len(table)} rows**: one per run"
+    if split:
+        text += " and output, a run giving one row per " + "; per ".join(split)
+    bare = n - table["run_id"].nunique()
+    if bare:
+        text += f"; {bare} runs have no headline metric and no row there"
+    return text + "."
+
+
+def in_display_units(
+    df: pd.DataFrame, columns: Iterable[str] = ("value",), unit: str = "unit"
+) -> pd.DataFrame:
+    """``df`` with ``columns`` (SI values, their unit in column ``unit``) in each metric's display unit
+    (µs, Gbit/s, %; CPU seconds per Gbit), 4 significant digits, and ``unit`` naming it."""
+    cols = [c for c in columns if c in df.columns]
+    if df.empty or unit not in df.columns or not cols:
+        return df
+    out = df.copy()
+    out[cols] = out[cols].astype(float)
+    out[unit] = out[unit].astype(object)
+    by = [c for c in ("metric", unit) if c in out.columns]
+    for _, idx in out.groupby(by, dropna=False, sort=False).groups.items():
+        name = str(out.loc[idx[0], unit])
+        factor, shown = (
+            (1e-9, "s/Gbit") if name == "s/bit" else data.display_unit(out.loc[idx, cols[0]], name)
+        )
+        out.loc[idx, cols] = (out.loc[idx, cols] / factor).apply(lambda c: c.map(_significant))
+        out.loc[idx, unit] = shown
+    return out
+
+
+def _significant(x: float, digits: int = 4) -> float:
+    """``x`` rounded to ``digits`` significant digits (0 and NaN as they are)."""
+    if not np.isfinite(x) or x == 0:
+        return x
+    return round(x, digits - 1 - int(np.floor(np.log10(abs(x)))))
+
+
 def resolve(raw_path: str, raw_dir: str | Path | None = None) -> Path:
     """Where a tidy ``raw_path`` (relative to the directory the pipeline ran in) is from here:
     as it is, or under the directory in which ``raw_dir`` (absolute) ends with its first parts."""
@@ -226,10 +286,12 @@ def interference_correlation(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def outliers(t: data.Tables, raw_dir: str | Path | None = None) -> pd.DataFrame:
-    """outliers.csv with each run's node, time and attempt from its sidecar."""
+    """outliers.csv with each run's node, time and attempt from its sidecar, the value and its
+    fences in display units (:func:`in_display_units`)."""
     if t.outliers.empty:
         return t.outliers
-    return with_sidecars(t.outliers, raw_dir=raw_dir, cache=_cache(t))
+    shown = in_display_units(t.outliers, ("value", "fence_low", "fence_high"))
+    return with_sidecars(shown, raw_dir=raw_dir, cache=_cache(t))
 
 
 def drift(t: data.Tables) -> pd.DataFrame:

@@ -4,7 +4,8 @@ The report stage's notebooks are executed by papermill in their own output folde
 (``processed/<experiment>/notebooks/``) with parameters relative to it (:func:`notebook_params`):
 ``processed_dir = ".."``, ``raw_dir = "../../../raw/<experiment>"``. So a published notebook names no
 machine's path, re-runs where nbval and JupyterLab start it (the notebook's folder), and re-runs in a
-copy of ``processed/<experiment>/`` moved anywhere. Run by hand from a notebook of ``notebooks/``, a
+copy of ``processed/<experiment>/`` moved anywhere. A published log names its files relative to the
+project root (:func:`from_root`). Run by hand from a notebook of ``notebooks/``, a
 default such as ``processed/seed-cni-1gbe`` is looked up from the working directory and its parents
 (:func:`locate`); a path that is nowhere is an error naming it, never an empty table.
 """
@@ -53,6 +54,12 @@ def notebook_params(
     for k, items in (lists or {}).items():
         out[k] = [os.path.relpath(os.path.abspath(v), here) for v in items]
     return out
+
+
+def from_root(path: str | os.PathLike[str]) -> str:
+    """``path`` relative to the working directory, the project root where Snakemake runs a job: how
+    a published log names a file (a path outside the root starts with ``..``, never with ``/``)."""
+    return os.path.relpath(os.path.abspath(path))
 
 
 def locate_raw(raw_dir: str | os.PathLike[str] | None) -> Path | None:

@@ -5,7 +5,7 @@ examples publish and over the main experiment's figures drawn from its tables.
 two legend entries (or series of one panel) alike in colour and marker, no text cut at the image
 edge, every log axis named as one. The examples' tables are built as the pipeline builds them
 (``build_tables``: parse shards, combine, stats); the published set is the figure plan's. The main
-experiment's shape (19 paths in one costs legend, 15 panels of long path names) is rebuilt in memory
+experiment's shape (19 paths in the costs figure, 15 panels of long path names) is rebuilt in memory
 so the checks run without a cluster; a finished main experiment at ``PODNET_MAIN_PROCESSED`` (default
 ``/tmp/old/processed-cluster-paths``) is checked too when it is there.
 
@@ -151,22 +151,35 @@ def main_shape() -> data.Tables:
     return data.Tables(tidy=empty, summary=summary, ratios=empty, failed=empty)
 
 
-def test_the_checklist_finds_colours_shared_by_19_paths_in_one_legend():
-    """The costs figure of the main experiment: one colour per path from a 10-colour palette."""
+def test_the_costs_figure_gives_each_of_19_paths_a_row_cheapest_first():
+    """The costs figure of the main experiment: once 19 paths' rate-cost crosses in one panel (a
+    knot of bars, one colour per path from a 10-colour palette); now a row per path, sorted."""
     fig = figures.FIGURES["costs"](main_shape())
-    names = [t.get_text() for lg in fig.legends for t in lg.get_texts()]
     found = check.checklist(fig)
+    panel = next(ax for ax in fig.axes if ax.get_title().startswith("iperf3 tcp"))
+    rows = [t.get_text() for t in panel.get_yticklabels()]
+    series = {ln.get_label() for ln in panel.lines if ln.get_marker() == "o"}
+    notes = [t.get_text() for t in panel.texts]
     plt.close(fig)
-    assert len(set(names) & set(PATHS)) == len(PATHS)
     assert not found, found[:5]
+    assert sorted(rows) == sorted(PATHS[:15])
+    assert len(notes) == 15 and all(n.endswith("Gbit/s") for n in notes), notes  # each beside its rate
+    assert series == {"bridge"}  # one variant: one colour, the paths are rows
 
 
 def test_the_checklist_finds_a_title_cut_at_the_image_edge():
-    """The throughput figure of the main experiment: 15 panels, path names of 20 characters."""
+    """The throughput figure of the main experiment: 15 panels, path names of 20 characters, 3 to
+    15 paths a panel: each panel as tall as its paths (no row of panels as tall as its tallest), the
+    whole on one page."""
     fig = figures.FIGURES["throughput"](main_shape())
     found = check.checklist(fig)
+    heights = {ax.get_title().replace("\n", " "): ax.get_position().height for ax in fig.axes if ax.axison}
+    w, h = fig.get_size_inches()
     plt.close(fig)
     assert not found, found[:5]
+    assert w <= 7.0 and h <= 9.0, (w, h)
+    small, large = heights["iperf2 tcp"], max(heights.values())  # 3 paths; iperf3 tcp's 15
+    assert small < 0.4 * large, heights  # 3 paths against 15
 
 
 def test_the_checklist_fails_a_figure_a_reviewer_would_send_back():
@@ -185,6 +198,24 @@ def test_the_checklist_fails_a_figure_a_reviewer_would_send_back():
     assert "drawn alike" in found
     assert "cut at the image edge: title 'netperf TCP_STREAM" in found
     assert "log x axis without saying so" in found
+
+
+def test_the_checklist_fails_a_tall_figure_a_blank_panel_and_an_axis_widened_for_notes():
+    fig, (a, b) = plt.subplots(2, 1, figsize=(7, 10), layout="constrained")
+    a.plot([1, 2, 3], [0, 1, 2], marker="o", ls="")
+    a.set_yticks(range(3), ["host-host", "pod-pod", "pod-svc"])
+    a.set_ylim(14.5, -0.5)  # 3 paths in the height of 15
+    a.set_title("iperf2 tcp")
+    b.set_xscale("log")
+    b.plot([0.001, 20], [0, 1], marker="o", ls="")
+    b.set_xlim(0.0008, 10000)  # widened for "99.9 % lost" at the right edge
+    b.set_xlabel("Throughput (Gbit/s) (log scale)")
+    b.set_title("qperf udp_bw")
+    found = " | ".join(check.checklist(fig))
+    plt.close(fig)
+    assert "larger than a page at print size: 7.0 x 10.0 in" in found
+    assert "panel mostly blank: 'iperf2 tcp' draws 3 rows in the height of 15" in found
+    assert "beyond its data: 'qperf udp_bw'" in found
 
 
 # ---- the other rules ------------------------------------------------------------------------------
@@ -233,8 +264,12 @@ def test_a_loss_dominated_udp_rate_is_shown_with_its_loss_and_is_no_ratio(exampl
     fig = figures.FIGURES["throughput"](t)
     panel = next(ax for ax in fig.axes if ax.get_title().startswith("qperf udp_bw"))
     notes = [x.get_text() for x in panel.texts]
+    lo, hi = panel.get_xlim()
+    found = check.checklist(fig)
     plt.close(fig)
     assert any(n.startswith("99.9 % lost") for n in notes), notes
+    assert hi < 1000, (lo, hi)  # the loss notes beside the panel, not in a widened value axis
+    assert not found, found
     with figures.grid.specs_only():
         spec = figures.FIGURES["ratios"](t)
     assert not [p for p in spec.panels if p.title.startswith("qperf udp_bw")]

@@ -170,3 +170,32 @@ def test_distributions_draw_the_same_dots_whatever_numpy_global_random_state(tmp
     before = np.random.get_state()[1].copy()
     plt.close(explore.distributions(t))
     assert (np.random.get_state()[1] == before).all()  # the caller's random state is left as it was
+
+
+def test_the_counts_say_what_they_count_runs_and_the_per_run_tables_rows(tmp_path):
+    """4 runs, 2 of them iperf3 --bidir with a row per direction: "4 runs" and "6 rows", and why."""
+    t = data.load(_experiment(tmp_path))
+    text = explore.slice_counts(t)
+    assert len(explore.runs(t)) == 6
+    assert "**4 runs** in the slice" in text and "**6 rows**" in text, text
+    assert "`direction` for 2 runs (bidir-forward, bidir-reverse)" in text, text
+    one = explore.slice_counts(t, scenario="host-host")
+    assert "**2 runs**" in one and "one row per run (2 rows)" in one, one
+
+
+def test_tables_show_display_units_not_si_floats():
+    import pandas as pd
+
+    df = pd.DataFrame(
+        {
+            "metric": ["rtt_avg", "rtt_avg", "throughput", "machine_cpu_per_bit"],
+            "value": [5.1e-05, 8.8e-05, 1.2345678e10, 1.444706e-10],
+            "fence_high": [8.0e-05, 8.0e-05, 1.3e10, 1.324584e-10],
+            "unit": ["s", "s", "bit/s", "s/bit"],
+        }
+    )
+    out = explore.in_display_units(df, ("value", "fence_high"))
+    assert out["unit"].tolist() == ["µs", "µs", "Gbit/s", "s/Gbit"]
+    assert out["value"].tolist() == [51.0, 88.0, 12.35, 0.1445]
+    assert out["fence_high"].tolist() == [80.0, 80.0, 13.0, 0.1325]
+    assert df["unit"].iloc[0] == "s"  # the table given is left as it was

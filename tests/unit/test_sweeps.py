@@ -280,10 +280,12 @@ def test_the_costs_figure_pairs_each_rate_with_its_cpu_cost_and_says_when_there_
     t = _tables(frame(rows))
     with grid.specs_only():
         spec = costs.make(t)
-    assert spec.kind == "xy" and len(spec.panels) == 1
-    r = spec.panels[0].rows.set_index("series")
-    assert r.loc["pod-pod", "x"] > r.loc["host-host", "x"]  # CPU·s per Gbit: 0.3 vs 0.1 (x scale)
-    assert r.loc["host-host", "x"] == pytest.approx(1e-10 * 1e9 * np.mean([1.02, 1.04, 1.06]), rel=0.01)
+    assert spec.kind == "grid" and len(spec.panels) == 1
+    r = spec.panels[0].rows.set_index("y")
+    assert r.loc["pod-pod", "centre"] > r.loc["host-host", "centre"]  # CPU·s per Gbit: 0.3 vs 0.1
+    assert r.loc["host-host", "centre"] == pytest.approx(1e-10 * 1e9 * np.mean([1.02, 1.04, 1.06]), rel=0.01)
+    assert spec.panels[0].order == ["host-host", "pod-pod"]  # one row per path, cheapest first
+    assert r.loc["host-host", "label"] == "10.6 Gbit/s"  # beside it, the rate it reached
     no_cost = frame([x for x in rows if x["metric"] == "throughput"])
     with grid.specs_only():
         assert costs.make(_tables(no_cost)).kind == "empty"

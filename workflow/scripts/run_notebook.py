@@ -22,15 +22,17 @@ import papermill
 
 from podnet.config.warm import kernel_manager_class
 from podnet.report.notebook_html import render_node
-from podnet.report.paths import notebook_params
+from podnet.report.paths import from_root, notebook_params
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)
 extra = dict(sm.params.extra)
 lists = {k: extra.pop(k) for k in ("compare_with",) if k in extra}
+# papermill logs the three paths it is given: relative to the project root, as every published file
+# names one (tests/pipeline/test_notebooks_anywhere.py)
 nb = papermill.execute_notebook(
-    sm.input.notebook,
-    sm.output.notebook,
+    from_root(sm.input.notebook),
+    from_root(sm.output.notebook),
     parameters={
         "experiment": sm.params.experiment,
         # relative to the executed notebook's folder, where it runs here and where nbval and
@@ -43,7 +45,7 @@ nb = papermill.execute_notebook(
         **extra,
     },
     kernel_name="python3",
-    cwd=os.path.dirname(os.path.abspath(sm.output.notebook)),
+    cwd=os.path.dirname(from_root(sm.output.notebook)),
     progress_bar=False,
     log_output=False,
     request_save_on_cell_execute=False,  # one write at the end (see the docstring)
@@ -52,6 +54,6 @@ nb = papermill.execute_notebook(
     # zygote (podnet/config/warm.py)
     kernel_manager_class=kernel_manager_class(),
 )
-logging.info("executed %s -> %s", sm.input.notebook, sm.output.notebook)
+logging.info("executed %s -> %s", from_root(sm.input.notebook), from_root(sm.output.notebook))
 render_node(nb, sm.output.html)  # the executed notebook as papermill returns it, not read back
-logging.info("rendered %s", sm.output.html)
+logging.info("rendered %s", from_root(sm.output.html))

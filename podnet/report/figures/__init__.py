@@ -10,7 +10,7 @@ One figure per question, each a journal column (3.5 in) or page (7 in) wide, wri
   (not drawn when every comparison is between variants: ``variants`` draws them);
 - ``variants``: each variant (e.g. CNI) against the reference variant;
 - ``sweeps``: swept tests as curves (streams, message size, offered load), load curves with loss;
-- ``costs``: each path's rate against the machine's CPU time per bit or per transaction;
+- ``costs``: each path's machine CPU time per bit or per transaction, cheapest first, beside its rate;
 - ``under_load``: latency under load (flent's RRUL manner): the probe's P50 and P99 against the load's
   TCP streams per variant and path, their ratio to idle, the load carried.
 - ``net_ready``: time to a working pod network per variant (CNI), ranked by P50: P50, P90 and P99
@@ -18,7 +18,7 @@ One figure per question, each a journal column (3.5 in) or page (7 in) wide, wri
 - ``scale``: the cost of scale: TCP_CRR rate, P99 latency (sweeps.csv) and the time to effect
   (scale_effect.csv) against the number of Services or NetworkPolicies, per variant.
 
-Each is drawn by its own module (``podnet.config.lean.FIGURES``); ``grid``, ``curves``, ``plots``,
+Each is drawn by its own module (``podnet.config.lean.FIGURES``); ``grid`` (with ``masonry``, ``axis``), ``curves``, ``plots``,
 ``style``, ``data`` and ``withheld`` are shared. A figure with nothing to show (one variant, no
 sweep, no CPU record, no test under load, no netready run) or that would repeat another is not
 published: :func:`plan` says which and why. What the headline figures leave out as no finding (a
@@ -86,8 +86,9 @@ CAPTIONS = {
     "variants": "Each variant against the reference variant, per path and test (ratio, 95 % interval).",
     "sweeps": "Each swept test's headline metric against the swept parameter, 95 % interval at each point; "
     "a UDP load curve's received rate against the offered rate (dashed: all arrived) beside its loss.",
-    "costs": "Each path's rate against the machine's CPU time per Gbit (or per transaction), 95 % intervals "
-    "on both axes: further right costs more CPU for the same work.",
+    "costs": "The machine's CPU time each path spends per Gbit (or per transaction), one row per path, "
+    "cheapest first, mean with its 95 % interval; beside each row the rate it reached: further right "
+    "costs more CPU for the same work.",
     "under_load": "Latency under load: the probe's latency (P50, P99) against the TCP load streams beside it "
     "(0 = idle) per variant and path, 95 % intervals; its ratio to the idle point of the same rounds "
     "(paired, order-statistic interval); the load's carried throughput.",
@@ -259,7 +260,7 @@ def _draw(spec: Any) -> plt.Figure:
         return plots.empty(spec.title, spec.note)
     if spec.kind == "xy":
         return curves.draw_xy(spec.panels, spec.hue_order, spec.title, spec.note)
-    return grid.draw(spec.panels, spec.y_order, spec.hue_order, spec.title, spec.note)
+    return grid.draw(spec.panels, spec.y_order, spec.hue_order, spec.title, spec.note, spec.left_out)
 
 
 def publish_one(name: str, t: Tables, figures_dir: str | Path, cache_dir: str | Path | None = None) -> bool:

@@ -8,7 +8,9 @@ below zero.
 
 ``checklist(fig)`` is what a reviewer checks in a published figure: no two legend entries (or
 series of one panel) share colour and marker, no text is cut at the image edge as saved, every log
-axis says so in its label.
+axis says so in its label, the figure prints on a page at its size (:data:`style.PAGE` wide,
+:data:`style.PAGE_HEIGHT` tall), no panel is mostly blank rows, and no value axis reaches far
+beyond what is drawn on it (a note beside the points must not widen the data's range).
 """
 
 from __future__ import annotations
@@ -130,7 +132,89 @@ def checklist(fig: plt.Figure) -> list[str]:
     """What a reviewer would send back in ``fig``, as the saved file shows it: two legend entries (or
     two series of one panel) a reader cannot tell apart by colour and marker, text cut at the image
     edge, a log axis that does not say so; empty when the figure passes."""
-    return _look_alike(fig) + _cut_text(fig) + _unnamed_log_axes(fig)
+    return (
+        _look_alike(fig)
+        + _cut_text(fig)
+        + _unnamed_log_axes(fig)
+        + _off_page(fig)
+        + _blank_panels(fig)
+        + _stretched_axes(fig)
+    )
+
+
+#: the most of a value axis that may lie beyond what is drawn on it (points, repeats, intervals,
+#: reference lines), at its high end (at either end of a log axis: a linear one starts at 0 on purpose)
+MOST_BEYOND = 0.3
+
+
+def _off_page(fig: plt.Figure) -> list[str]:
+    """A figure wider or taller than a printed page's text (its size is its print size)."""
+    from . import style
+
+    w, h = fig.get_size_inches()
+    if w > style.PAGE + 0.01 or h > style.PAGE_HEIGHT + 0.01:
+        return [
+            f"larger than a page at print size: {w:.1f} x {h:.1f} in (at most {style.PAGE} x {style.PAGE_HEIGHT})"
+        ]
+    return []
+
+
+def _blank_panels(fig: plt.Figure) -> list[str]:
+    """Point-range panels (named rows on the y axis) more than half of whose height is blank rows."""
+    found = []
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.axison:
+            continue
+        names = [t.get_text() for t in ax.get_yticklabels()]
+        if not names or not all(names) or all(_number(x) for x in names):
+            continue  # not rows named by path (a numeric y axis)
+        n = len(ax.get_yticks())
+        blank = abs(ax.get_ylim()[1] - ax.get_ylim()[0]) - n
+        if blank >= 2 and blank > n:
+            found.append(
+                f"panel mostly blank: {ax.get_title()!r} draws {n} rows in the height of {n + blank:.0f}"
+            )
+    return found
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text.replace("−", "-").replace(",", ""))
+    except ValueError:
+        return False
+    return True
+
+
+def _stretched_axes(fig: plt.Figure) -> list[str]:
+    """x axes that reach more than :data:`MOST_BEYOND` of their width beyond every line and point
+    drawn in them (room made for notes, not for data); a ratio axis's least span is its own."""
+    import numpy as np
+    from matplotlib.ticker import FuncFormatter
+
+    from .style import ratio_label
+
+    found = []
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.axison:
+            continue
+        fmt = ax.xaxis.get_major_formatter()
+        if isinstance(fmt, FuncFormatter) and fmt.func is ratio_label:
+            continue  # a ratio axis spans 0.8x-1.25x at least, by design (style.ratio_axis)
+        in_data = (ax.transData, ax.get_xaxis_transform())  # x in data (a vertical line too), not axhline's
+        xs = [np.asarray(ln.get_xdata(), dtype=float) for ln in ax.lines if ln.get_transform() in in_data]
+        xs += [np.asarray(c.get_offsets(), dtype=float)[:, 0] for c in ax.collections if len(c.get_offsets())]
+        x = np.concatenate(xs) if xs else np.array([])
+        log = ax.get_xscale() == "log"
+        x = x[np.isfinite(x) & ((x > 0) if log else True)]
+        if not len(x):
+            continue
+        to_axes = ax.transAxes.inverted()
+        pts = ax.transData.transform(np.column_stack([[x.min(), x.max()], [0, 0]]))
+        lo, hi = sorted(to_axes.transform(pts)[:, 0])
+        beyond = max(1 - hi, lo if log else 0.0)
+        if beyond > MOST_BEYOND:
+            found.append(f"x axis {beyond:.0%} beyond its data: {ax.get_title()!r}")
+    return found
 
 
 def _colour(c: object, alpha: float | None = None) -> tuple[float, ...]:

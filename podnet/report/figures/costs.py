@@ -1,14 +1,18 @@
-"""The costs figure: each path's rate against the machine's CPU time per bit (or per transaction),
-both with their intervals, so a path that reaches the same rate by burning more CPU sits to the right.
+"""The costs figure: what each path's work costs the machine's CPU (per Gbit, or per transaction),
+one panel per test, one row per path sorted cheapest first, the mean with its interval; beside each
+row, the rate the path reached (with its interval in the throughput figure). One colour per variant.
+
+(Rate against cost as x-y points with intervals on both axes made a knot of crossing bars at the
+main experiment's fifteen paths of near-equal rate.)
 """
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
 from . import data, grid
-from .curves import draw_xy, hue_order, series
 from .plots import empty
 
 #: what a cost figure shows per quantity: the rate metric, its CPU cost metric, the x scale and unit
@@ -19,7 +23,7 @@ COSTS = {
 
 
 def make(t: data.Tables) -> plt.Figure:
-    """Each path's rate against the machine's CPU time per bit or per transaction."""
+    """Each path's CPU time per bit or per transaction, sorted cheapest first, beside its rate."""
     title = "What each path costs"
     s = t.summary
     if s.empty or "metric" not in s.columns:
@@ -27,6 +31,7 @@ def make(t: data.Tables) -> plt.Figure:
     s = s[s["source"].fillna("measured") == "measured"] if "source" in s.columns else s
     keys = ["variant", "scenario", "tool", "test", "protocol", "direction", "streams"]
     panels = []
+    rated = True  # every row names its rate (one variant a row)
     for rate_metric, (cost_metric, scale, xlabel) in COSTS.items():
         rate = s[s["metric"] == rate_metric]
         cost = s[s["metric"] == cost_metric]
@@ -37,30 +42,29 @@ def make(t: data.Tables) -> plt.Figure:
         both = both[~both["test"].astype(str).isin(_load_curve_tests(t))]
         for _, g in both.groupby(["tool", "test", "direction", "streams"], sort=True):
             first = g.iloc[0]
-            tool = str(first["tool"])
             f, unit = data.display_unit(g["centre"], str(first["unit"]))
-            label, hue, _ = series(g, t)
+            x = g["centre_cost"].astype(float).to_numpy() * scale
+            one = not g["scenario"].duplicated().any()
+            rated = rated and one
             rows = pd.DataFrame(
                 {
-                    "series": label.to_numpy(),
-                    "hue": hue.to_numpy(),
-                    "x": g["centre_cost"].astype(float).to_numpy() * scale,
-                    "xlo": g["ci_low_cost"].astype(float).to_numpy() * scale,
-                    "xhi": g["ci_high_cost"].astype(float).to_numpy() * scale,
-                    "centre": g["centre"].astype(float).to_numpy() / f,
-                    "lo": g["ci_low"].astype(float).to_numpy() / f,
-                    "hi": g["ci_high"].astype(float).to_numpy() / f,
-                    "label": "",
-                    "path": g["scenario"].astype(str).to_numpy(),
+                    "y": g["scenario"].astype(str).to_numpy(),
+                    "hue": g["variant"].astype(str).to_numpy(),
+                    "centre": x,
+                    "lo": g["ci_low_cost"].astype(float).to_numpy() * scale,
+                    "hi": g["ci_high_cost"].astype(float).to_numpy() * scale,
+                    **({"label": [_rate(v / f, unit) for v in g["centre"].astype(float)]} if one else {}),
                 }
             )
+            # cheapest first: each path by its mean cost over the variants
+            order = list(rows.groupby("y")["centre"].mean().sort_values(kind="stable").index)
             panels.append(
                 grid.Panel(
-                    title=f"{data.measure_label(first, bounds=data.stream_bounds(t))} · "
-                    f"{data.axis_label(rate_metric, str(tool), unit)}",
+                    title=data.measure_label(first, bounds=data.stream_bounds(t)),
                     xlabel=xlabel,
                     rows=rows,
                     positive=True,
+                    order=order,
                 )
             )
     if not panels:
@@ -69,18 +73,23 @@ def make(t: data.Tables) -> plt.Figure:
             "no run recorded the machine's CPU beside a rate (launch.interference, on by default, "
             "records it for launched runs)",
         )
-    hues = hue_order(t, panels)
-    ci = (
-        "mean with 95 % CI on both axes"
-        if grid.has_interval(panels)
-        else "mean (too few runs for an interval)"
-    )
     note = (
-        f"{ci}; CPU = busy share of the machines' CPUs during the run x their "
+        "rows: cheapest first; "
+        + ("beside each: the rate it reached (throughput figure: its interval); " if rated else "")
+        + "CPU = busy share of the machines' CPUs during the run x their "
         "count (embedded cluster: the one machine, both ends and every daemon); 1 CPU·s per Gbit = one "
         "core busy at 1 Gbit/s; UDP load-curve steps: see the sweeps figure"
     )
-    return draw_xy(panels, hues, title, note)
+    return grid.draw(panels, data.path_order(t), data.variant_order(t), title, note)
+
+
+def _rate(value: float, unit: str) -> str:
+    """A rate as a row's note: "11.2 Gbit/s", "35.2 k/s" (of "k transactions/s")."""
+    if not np.isfinite(value):
+        return ""
+    text = f"{value:.3g}" if value < 1000 else f"{value:,.0f}"
+    prefix, _, noun = unit.rpartition(" ")  # "k transactions/s" -> "k/s", as the throughput axis
+    return f"{text} {prefix}/s" if noun.endswith("/s") and prefix else f"{text} {unit}".strip()
 
 
 def _load_curve_tests(t: data.Tables) -> set[str]:

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from . import style
+from . import axis, masonry, style
 
 
 @dataclass
@@ -36,6 +36,8 @@ class Panel:
     ratio: bool = False
     #: what a point is, for the key ("mean, 95 % CI"; e.g. "percentile" for net_ready)
     centre: str = "mean"
+    #: the panel's own row order (e.g. cheapest first), instead of the figure's
+    order: list[str] | None = None
 
 
 @dataclass
@@ -76,6 +78,8 @@ class Spec:
             text(p.title, p.xlabel, p.positive, p.ratio)
             if p.centre != "mean":  # the default adds nothing: the other figures' digests stay
                 text(p.centre)
+            if p.order is not None:
+                text(list(p.order))
             frame(p.rows)
             frame(p.dots)
         return h.hexdigest()
@@ -109,6 +113,18 @@ def label_width(labels: list[str]) -> float:
     return max((len(x) for x in labels), default=0) * 6.5 * 0.56 / 72 + 0.08
 
 
+def _row_h(n_hue: int) -> float:
+    """A path's row height (inches) when the page leaves room: more when variants share a row."""
+    return 0.16 * max(1.0, 0.55 * n_hue)
+
+
+def _most(n: int, label_w: float, shared: bool) -> int:
+    """The most columns that leave each panel :data:`MIN_AXES` beside its row labels (``label_w``
+    inches, once a row when ``shared``), at most four and no more than ``n`` panels."""
+    fit = (style.PAGE - label_w) / MIN_AXES if shared else style.PAGE / (label_w + MIN_AXES + 0.1)
+    return max(1, min(4, n, int(fit)))
+
+
 def _layout(
     n: int, n_rows: int, n_hue: int, label_w: float = 0.55, shared: bool = False
 ) -> tuple[int, float, float, float]:
@@ -116,9 +132,8 @@ def _layout(
     legend) that keep the grid within a page; never more columns than leave each panel
     :data:`MIN_AXES` beside its row labels (``label_w`` inches, once a row when ``shared``)."""
     extra = 0.8 + (0.15 if n_hue > 1 else 0.0)
-    row_h = 0.16 * max(1.0, 0.55 * n_hue)
-    fit = (style.PAGE - label_w) / MIN_AXES if shared else style.PAGE / (label_w + MIN_AXES + 0.1)
-    most = max(1, min(4, int(fit)))
+    row_h = _row_h(n_hue)
+    most = _most(n, label_w, shared)
     start = min(most, 2 if n >= 2 and n_rows * max(1, n_hue // 2) <= 10 else 1)
     for ncols in range(start, most + 1):
         if n == 1 and n_rows <= 12:
@@ -133,40 +148,6 @@ def _layout(
         h = 0.55 + row_h * n_rows
     width = style.COLUMN if ncols == 1 and n == 1 and n_hue <= 3 else style.PAGE
     return ncols, width, h, extra
-
-
-#: how far beyond its data (centres and repeats) an axis stretches to show an interval:
-#: a factor on a log axis, a multiple of the data's largest value on a linear one; interval
-#: ends beyond are drawn to the edge with an arrow (an open end), not allowed to squash the data
-STRETCH_LOG, STRETCH_RATIO, STRETCH_LINEAR = 10.0, 4.0, 2.0
-
-
-def _limits(
-    values: np.ndarray,
-    log: bool,
-    positive: bool,
-    data: np.ndarray | None = None,
-    stretch: float = STRETCH_LOG,
-) -> tuple[float, float]:
-    v = values[np.isfinite(values)]
-    d = v if data is None else data[np.isfinite(data)]
-    if log:
-        v, d = v[v > 0], d[d > 0]
-        if not len(v):
-            return 0.5, 2.0
-        lo, hi = float(v.min()) / 1.35, float(v.max()) * 1.35
-        if len(d):
-            lo = max(lo, float(d.min()) / stretch)
-            hi = min(hi, float(d.max()) * stretch)
-        return lo, hi
-    if not len(v):
-        return 0.0, 1.0
-    top = float(v.max())
-    if len(d) and d.max() > 0:
-        top = min(top, float(d.max()) * STRETCH_LINEAR)
-    hi = top * 1.08 if top > 0 else 1.0
-    lo = 0.0 if positive else float(min(v.min() * 1.08, 0))
-    return lo, hi
 
 
 def draw(
@@ -195,21 +176,95 @@ def draw(
     n_hue = len(hue_order)
     # each panel's rows are the paths it has data for (in the shared order): no empty row; panels
     # share their row labels (left column only) when every panel has the same paths
-    own = [[y for y in y_order if y in set(p.rows["y"].astype(str))] for p in panels]
+    own = [[y for y in (p.order or y_order) if y in set(p.rows["y"].astype(str))] for p in panels]
     shared = all(o == own[0] for o in own)
     n_rows = max((len(o) for o in own), default=len(y_order)) or 1
     label_w = label_width([y for o in own for y in o])
     ncols, width, ph, extra = _layout(len(panels), n_rows, n_hue, label_w, shared)
-    nrows = int(np.ceil(len(panels) / ncols))
-    row_h = (ph - 0.55) / n_rows
-    # a row of panels is as tall as its panel with the most paths
-    in_row = [max((len(o) for o in own[r * ncols : (r + 1) * ncols]), default=1) or 1 for r in range(nrows)]
-    # axis labels wrap to the panel's width (a long baseline name in "Ratio to <variant> (log scale)"
-    # overran its panel); each extra line gets its own height so the panels keep theirs
-    # (the axes' width: the panel's less its row labels, on which the text is centred); a log axis
-    # says so in its label
+    if shared:
+        fig, axes, n_of, ncols, xlabels, titles = _grid(panels, own, width, ncols, ph, extra, label_w)
+    else:  # panels of different paths: each as tall as its own rows, in columns (masonry.py)
+        fig, axes, n_of, ncols, xlabels, titles = _masonry(panels, own, width, ncols, n_hue, extra, label_w)
+    fig.podnet_intervals = []  # (positive, lo drawn, hi drawn): the test reads these
+    step = min(0.7 / max(n_hue, 1), 0.3)
+    for k, (ax, p, xlabel, ptitle) in enumerate(zip(axes, panels, xlabels, titles)):
+        rows = own[k]
+        ypos = {y: i for i, y in enumerate(rows)}
+        # within a row, the variants it has, centred on it (no gap for a variant without data there)
+        present = set(zip(p.rows["y"].astype(str), p.rows["hue"].astype(str)))
+        offsets = {}
+        for y in rows:
+            hues = [h for h in hue_order if (y, h) in present]
+            offsets.update({(y, h): (i - (len(hues) - 1) / 2) * step for i, h in enumerate(hues)})
+        _panel(fig, ax, p, ypos, offsets, looks, narrow=width / ncols < 2.0)
+        ax.set_title(ptitle)
+        ax.set_xlabel(xlabel)
+        ax.set_yticks(range(len(rows)), rows)
+        ax.set_ylim(n_of[k] - 0.5, -0.5)
+    handles = [
+        Line2D([], [], color=colors[h], marker=looks[h][1], ls="-", ms=4, label=h)
+        for h in hue_order
+        if n_hue > 1
+    ]
+    handles += _key(panels)
+    if left_out:
+        note = "\n".join([*([note] if note else []), *(f"not drawn: {x}" for x in left_out)])
+    style.legend(fig, handles, note, wrap=62 if width < style.PAGE else 125)
+    fig.suptitle(title)
+    style.thin_ticks(fig)
+    return fig
+
+
+def _wrap(panels: list[Panel], width: float, ncols: int, label_w: float) -> tuple[list[str], list[str]]:
+    """Each panel's x label and title wrapped to its width (the axes' width: the panel's less its
+    row labels, on which the text is centred: about 17.5 characters per inch at 7 pt, 16.5 at 7.5
+    pt); a long baseline name in "Ratio to <variant> (log scale)" once overran its panel."""
     axes_w = max(width / ncols - label_w - 0.1, 0.6)
     xlabels = [textwrap.fill(_xlabel(p), max(12, int(17.5 * axes_w))) for p in panels]
+    titles = [textwrap.fill(p.title, max(10, int(16.5 * axes_w))) for p in panels]
+    return xlabels, titles
+
+
+def _masonry(panels, own, width, ncols, n_hue, extra, label_w):
+    """The figure, its axes in panel order and each panel's row count, its columns, x labels and
+    titles: each panel as tall as its own paths (each extra line of its title or x label its own
+    height), in columns of :mod:`masonry`, rows tighter when the page is too short."""
+    n_of = [len(o) or 1 for o in own]
+
+    def fixed_of(c: int) -> list[float]:
+        xlabels, titles = _wrap(panels, width, c, label_w)
+        return [0.55 + 0.14 * (x.count("\n") + t.count("\n")) for x, t in zip(xlabels, titles)]
+
+    most = _most(len(panels), label_w, False)
+    ncols, row_h, fixed = masonry.layout(n_of, fixed_of, min(ncols, most), most, _row_h(n_hue), extra)
+    inner = [row_h * k for k in n_of]
+    cols = masonry.columns([f + i for f, i in zip(fixed, inner)], ncols)
+    if len(cols) < ncols:  # fewer columns make it no shorter: the panels take the whole width
+        ncols, fixed = len(cols), fixed_of(len(cols))
+        cols = masonry.columns([f + i for f, i in zip(fixed, inner)], ncols)
+    xlabels, titles = _wrap(panels, width, ncols, label_w)
+    if masonry.tallest([f + i for f, i in zip(fixed, inner)], ncols) + extra > style.PAGE_HEIGHT and (
+        len({p.xlabel for p in panels}) == 1
+    ):  # too tall for a page: one x label shared by all, shown under each column's last panel only
+        last = {col[-1] for col in cols}
+        xlabels = [x if k in last else "" for k, x in enumerate(xlabels)]
+        fixed = [f if k in last else 0.42 + 0.14 * titles[k].count("\n") for k, f in enumerate(fixed)]
+        row_h = masonry.tighter(cols, n_of, fixed, row_h, extra)
+        inner = [row_h * k for k in n_of]
+    tall = max(sum(fixed[k] + inner[k] for k in col) for col in cols)
+    fig = plt.figure(figsize=(width, tall + extra), layout="constrained")
+    return fig, masonry.axes(fig, cols, inner, fixed), n_of, len(cols), xlabels, titles
+
+
+def _grid(panels, own, width, ncols, ph, extra, label_w):
+    """The figure of panels that share their paths (row labels on the left column only), as
+    :func:`_masonry` returns it: a grid, a row of panels as tall as its panel with the most paths,
+    an x label shared by every panel shown on the last row only when the page is too short."""
+    n_rows = max(len(o) for o in own) or 1
+    nrows = int(np.ceil(len(panels) / ncols))
+    row_h = (ph - 0.55) / n_rows
+    in_row = [max((len(o) for o in own[r * ncols : (r + 1) * ncols]), default=1) or 1 for r in range(nrows)]
+    xlabels, titles = _wrap(panels, width, ncols, label_w)
 
     def labelled(k: int, shared: bool) -> bool:
         """Panel k shows its x label: always, or (shared) when no panel lies below it."""
@@ -228,8 +283,6 @@ def draw(
             for r, t in enumerate(title_lines)
         ]
 
-    # titles wrap to the panel's width (about 16.5 characters per inch at 7.5 pt)
-    titles = [textwrap.fill(p.title, max(10, int(16.5 * axes_w))) for p in panels]
     extra_lines = max((x.count("\n") for x in xlabels), default=0)
     title_lines = [
         max((t.count("\n") for t in titles[r * ncols : (r + 1) * ncols]), default=0) for r in range(nrows)
@@ -252,40 +305,20 @@ def draw(
         ncols,
         figsize=(width, sum(heights) + extra),
         squeeze=False,
-        sharey=shared,
+        sharey=True,
         gridspec_kw={"height_ratios": heights},
         layout="constrained",
     )
-    fig.podnet_intervals = []  # (positive, lo drawn, hi drawn): the test reads these
-    step = min(0.7 / max(n_hue, 1), 0.3)
-    for k, (ax, p, xlabel, ptitle) in enumerate(zip(axes.flat, panels, xlabels, titles)):
-        rows = own[k]
-        ypos = {y: i for i, y in enumerate(rows)}
-        # within a row, the variants it has, centred on it (no gap for a variant without data there)
-        present = set(zip(p.rows["y"].astype(str), p.rows["hue"].astype(str)))
-        offsets = {}
-        for y in rows:
-            hues = [h for h in hue_order if (y, h) in present]
-            offsets.update({(y, h): (i - (len(hues) - 1) / 2) * step for i, h in enumerate(hues)})
-        _panel(fig, ax, p, ypos, offsets, looks, narrow=width / ncols < 2.0)
-        ax.set_title(ptitle)
-        ax.set_xlabel(xlabel)
-        ax.set_yticks(range(len(rows)), rows)
-        ax.set_ylim(in_row[k // ncols] - 0.5, -0.5)
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_axis_off()
-    handles = [
-        Line2D([], [], color=colors[h], marker=looks[h][1], ls="-", ms=4, label=h)
-        for h in hue_order
-        if n_hue > 1
-    ]
-    handles += _key(panels)
-    if left_out:
-        note = "\n".join([*([note] if note else []), *(f"not drawn: {x}" for x in left_out)])
-    style.legend(fig, handles, note, wrap=62 if width < style.PAGE else 125)
-    fig.suptitle(title)
-    style.thin_ticks(fig)
-    return fig
+    return (
+        fig,
+        list(axes.flat[: len(panels)]),
+        [in_row[k // ncols] for k in range(len(panels))],
+        ncols,
+        xlabels,
+        titles,
+    )
 
 
 def _key(panels: list[Panel]) -> list[Line2D]:
@@ -358,23 +391,17 @@ def _panel(fig, ax, p: Panel, ypos, offsets, looks, narrow: bool = False) -> Non
         ]
     )
     if p.ratio:
-        lo, hi = _limits(vals, True, True, data, STRETCH_RATIO)
+        lo, hi = axis.limits(vals, True, True, data, axis.STRETCH_RATIO)
         style.ratio_axis(ax, lo, hi, narrow=narrow)
         lo, hi = ax.get_xlim()
         log = True
     else:
         log = _is_log(p)
-        lo, hi = _limits(vals, log, p.positive, data)
+        lo, hi = axis.limits(vals, log, p.positive, data)
         if log:
             ax.set_xscale("log")
         ax.set_xlim(lo, hi)
         style.plain_axis(ax, "x")
-    if "label" in rows.columns and rows["label"].astype(str).str.strip().replace("nan", "").any():
-        # room on the right for the notes beside the rows ("99.9 % lost"): the data keep the left 3/5
-        hi = lo * (hi / lo) ** (1 / 0.6) if log else lo + (hi - lo) / 0.6
-        ax.set_xlim(lo, hi)
-        if not p.ratio:
-            style.plain_axis(ax, "x")
     floor = lo if (log or p.positive) else -np.inf
     for _, r in rows.iterrows():
         if (r["y"], r["hue"]) not in offsets:
@@ -431,17 +458,20 @@ def _panel(fig, ax, p: Panel, ypos, offsets, looks, narrow: bool = False) -> Non
 
 
 def _at_edge(ax: plt.Axes, y: float, text: str) -> None:
-    """A short note on a row (e.g. "99.9 % lost") at the panel's right edge, in the room
-    :func:`_panel` made for it beside the data."""
+    """A short note on a row (e.g. "99.9 % lost") beside the panel, right of its axes, as a column
+    of a table: never inside the value axis, whose range stays the data's (the layout makes room)."""
     if not text.strip() or text == "nan":
         return
     ax.annotate(
         text,
-        (0.98, y),
+        (1.0, y),
         xycoords=("axes fraction", "data"),
-        ha="right",
+        xytext=(3, 0),
+        textcoords="offset points",
+        ha="left",
         va="center",
         fontsize=5.5,
         color="0.25",
+        annotation_clip=False,
         zorder=5,
     )
