@@ -67,7 +67,10 @@ def _verdict(lo: float, hi: float, vmin: float | None, vmax: float | None) -> tu
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return "inconclusive", "no interval (too few runs, or unbounded)"
     if hi - lo <= 0:
-        return "inconclusive", "interval of width zero (values equal within rounding): no spread measured, not precise"
+        return (
+            "inconclusive",
+            "interval of width zero (values equal within rounding): no spread measured, not precise",
+        )
     fails, passes = [], []
     if vmin is not None:
         (fails if hi < vmin else passes if lo >= vmin else []).append(f">= {vmin:g}")

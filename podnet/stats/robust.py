@@ -41,7 +41,7 @@ DEFAULT_METHOD = "hodges-lehmann"
 METHODS = ("mean", "trimmed", "hodges-lehmann", "huber")
 #: after an adaptive (data-dependent) stop the interval is computed with alpha * STOP_ALPHA_FACTOR
 #: (95 % -> 97.5 %): the stop picks samples whose spread happened to be low; this keeps the
-#: coverage among the comparisons that stop as resolved at 93 % or more wherever at least a fifth of
+#: coverage among the comparisons that stop as met at 93 % or more wherever at least a fifth of
 #: them resolve (benchmarks/sim_intervals.py --contaminated; METHODS.md)
 STOP_ALPHA_FACTOR = 0.5
 #: ``stop_when_different``: the level of the interval that must exclude 1 to stop a comparison as

@@ -154,7 +154,9 @@ def _group_panels(t: data.Tables, key: tuple[str, ...], g: pd.DataFrame, prefix:
                 grid.Panel(
                     title=f"{prefix}{name.upper()}{what}, ratio to {base}",
                     xlabel=f"Ratio to {base} (log scale)",
-                    rows=_rows(e, "ratio").assign(different=[flag(x) for x in e["different"]], unbounded=False),
+                    rows=_rows(e, "ratio").assign(
+                        different=[flag(x) for x in e["different"]], unbounded=False
+                    ),
                     positive=True,
                     ratio=True,
                 )

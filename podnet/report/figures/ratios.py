@@ -33,7 +33,10 @@ def make(t: data.Tables) -> plt.Figure:
     panels = ratio_panels(r, "treatment", "variant", a, data.stream_bounds(t))
     note = interval_note(panels)
     if "role" in r.columns and not (r["role"] == "primary").any():
-        note = "exploratory (no stats.primary declared): no adjusted p, none marked different or precise\n" + note
+        note = (
+            "exploratory (no stats.primary declared): no adjusted p, none marked different or precise\n"
+            + note
+        )
     return grid.draw(
         panels,
         [p for p in paths if p in set(r["treatment"]) | set(r["scenario"])],
