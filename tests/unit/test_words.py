@@ -108,7 +108,7 @@ ASKS = {
     "SUMMARY_COLUMNS": {"precise"},
     "PRECISION_COLUMNS": {"precise"},
     "CHECK_COLUMNS": {"different", "precise"},
-    "NET_READY_RATIO_COLUMNS": {"different"},
+    "NET_READY_RATIO_COLUMNS": {"different", "precise"},
 }
 
 
