@@ -296,16 +296,11 @@ def _key(panels: list[Panel]) -> list[Line2D]:
     ratio = [p for p in panels if p.ratio]
     if ratio:
         key = [
-            Line2D(
-                [], [], color="0.2", marker="o", ls="-", ms=4, label="filled: different (Holm-adjusted p < α)"
-            ),
-            Line2D(
-                [], [], color="0.2", marker="o", mfc="white", ls="-", ms=4, label="open: not shown different"
-            ),
+            Line2D([], [], color="0.2", marker="o", ls="-", ms=4, label="different (Holm p < α)"),
+            Line2D([], [], color="0.2", marker="o", mfc="white", ls="-", ms=4, label="not shown different"),
         ]
         if any("precise" in p.rows.columns for p in ratio):
-            key.append(Line2D([], [], color="0.2", ls="-", label="solid: precise (within its width target)"))
-            key.append(Line2D([], [], color="0.2", ls=(0, (2, 1.2)), label="dashed: not precise"))
+            key.append(Line2D([], [], color="0.2", ls=(0, (2, 1.2)), label="not precise"))
     plain = [p for p in panels if not p.ratio]
     if key and not plain:
         return key
