@@ -116,7 +116,11 @@ def test_empty_and_sentences():
     (s,) = noise_text.sentences(t)
     med = t[t["level"] == "median"].iloc[0]
     assert f"{med['cv']:.3f}" in s and f"{med['floor_cv']:.3f}" in s and "4-s tests" in s
-    phrase = {"within": "within the target", "above": "above the target", "inconclusive": "inconclusive against the target"}
+    phrase = {
+        "within": "within the target",
+        "above": "above the target",
+        "inconclusive": "inconclusive against the target",
+    }
     assert "median over 2 paths" in s and phrase[med["verdict"]] in s
     shown = noise_text.display_table(t)
     assert len(shown) == 3 and shown["<= 1.25x"].isin(["yes", "no"]).all()

@@ -180,7 +180,9 @@ def test_the_findings_say_each_variant_ratio_with_its_design():
     text = variant_markdown(Tables(tidy=empty, summary=empty, ratios=empty, failed=empty, variants=v))
     assert text.startswith("- vxlan pod-pod iperf3 tcp throughput (receiver) is 0.6")
     assert "x host-gw [" in text and "each launch normalised by its own host-host" in text
-    assert "(target ±5 %), different, precise" in text and "sequential" not in text  # the preferred design only
+    assert (
+        "(target ±5 %), different, precise" in text and "sequential" not in text
+    )  # the preferred design only
     assert "No variant ratio" in variant_markdown(
         Tables(tidy=empty, summary=empty, ratios=empty, failed=empty)
     )
