@@ -8,7 +8,7 @@ runs (scenario ``floor-netns-veth``). Per tool, test and headline metric this pr
 mean and per-run CV, the CV ratio (clusters up / none) with its 95 % interval (the F interval of
 ``podnet.stats.noise``, as ``noise_floor.csv`` uses) and a verdict: ``matters`` when the interval
 lies wholly above 1 and the ratio is at least 1.25 (the noise target of issue 9), ``no sign`` when
-the interval contains 1, else ``lower`` / ``unresolved``.
+the interval contains 1, else ``lower`` / ``inconclusive``.
 
     python benchmarks/idle_floor.py processed/seed-003/tidy.parquet
 """
@@ -47,14 +47,14 @@ def side(values: np.ndarray) -> Side:
 
 
 def verdict(ratio: float, lo: float, hi: float) -> str:
-    """``matters`` / ``no sign`` / ``lower`` / ``unresolved`` (see the module docstring)."""
+    """``matters`` / ``no sign`` / ``lower`` / ``inconclusive`` (see the module docstring)."""
     if not np.isfinite(lo):
-        return "unresolved"
+        return "inconclusive"
     if lo > 1 and ratio >= MATTERS:
         return "matters"
     if lo <= 1 <= hi:
         return "no sign"
-    return "lower" if hi < 1 else "unresolved"
+    return "lower" if hi < 1 else "inconclusive"
 
 
 def table(tidy: pd.DataFrame) -> pd.DataFrame:

@@ -123,7 +123,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         )
     code = gate.exit_code(verdicts)
     counts = verdicts["verdict"].value_counts().to_dict()
-    print(", ".join(f"{counts.get(k, 0)} {k}" for k in ("pass", "fail", "unresolved")) + f" (exit {code})")
+    print(", ".join(f"{counts.get(k, 0)} {k}" for k in gate.VERDICTS) + f" (exit {code})")
     return code
 
 
@@ -167,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     ck = sub.add_parser(
         "check",
         help="judge the config's stats.thresholds on processed/<exp>/ratios.csv "
-        "(exit 0 pass, 1 fail, 3 unresolved, 2 error)",
+        "(exit 0 pass, 1 fail, 3 inconclusive, 2 error)",
     )
     ck.add_argument(
         "processed", metavar="DIR", help="the experiment's processed directory (holds ratios.csv)"

@@ -1,6 +1,6 @@
 """Experiments for the figure and findings tests, built from real tool outputs (tests/fixtures/):
 the seed examples as they are, one with repeats and two variants (intervals, dots, a
-significant and an unresolved comparison), and one at the main experiment's scale."""
+different and a not-different comparison), and one at the main experiment's scale."""
 
 from __future__ import annotations
 

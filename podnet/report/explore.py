@@ -1,7 +1,7 @@
 """Helpers of the explore, compare and planning notebooks: slices of the tidy table, per-run
 values with their sidecars, distributions, iperf3 per-interval series, drift, provenance, slow
 runs beside what competed with them (interference), experiments side by side, and what a time
-budget can resolve.
+budget can reach.
 """
 
 from __future__ import annotations
@@ -434,7 +434,7 @@ def side_by_side(
 
 
 def budget(planning: pd.DataFrame, seconds_per_run: float, budget_seconds: float) -> pd.DataFrame:
-    """What ``budget_seconds`` of measuring can resolve: repeats per headline group it affords
+    """What ``budget_seconds`` of measuring can reach: repeats per headline group it affords
     (spread evenly) and the relative half-width of the 95 % interval that many repeats give."""
     from scipy import stats
 

@@ -1,8 +1,9 @@
 """Findings in words and tables in human units, generated from the statistics.
 
 One sentence per primary comparison, e.g. "pod-pod-cross-node reaches 0.84x host-host
-iperf3 tcp throughput (95 % CI 0.79-0.90, n = 10 each, Holm-adjusted p = 0.003)"; a difference
-the data do not resolve is said to be not resolved. Every number comes from ratios.csv /
+iperf3 tcp throughput (95 % CI 0.79-0.90, n = 10 each, Holm-adjusted p = 0.003): different,
+precise", in the two words of METHODS.md ("Two words: different and precise"), read from
+ratios.csv's ``different`` and ``precise`` columns. Every number comes from ratios.csv /
 summary.csv and is only rounded here. A comparison is stated with the interval
 :func:`podnet.stats.precision.judged` picks (paired within a launch's interleaved rounds when
 there is one): the interval adaptive sampling and the gate judge too.
@@ -19,7 +20,7 @@ from podnet.report.figures import data
 from podnet.report.figures.plots import alpha, primary_ratios
 from podnet.report.numbers import fmt_p, fmt_ratio
 from podnet.report.placement import placement_sentence
-from podnet.stats.precision import as_judged, half_width_text, resolved
+from podnet.stats.precision import as_judged, different, half_width_text, is_precise
 from podnet.tools import metric_info
 
 
@@ -60,7 +61,7 @@ def sentence(
     conf = f"{confidence * 100:g} % CI"
     if not (np.isfinite(lo) and np.isfinite(hi)):
         why = str(r.get("ci_note") or "too few runs for an interval")
-        return f"{head} ({n}; {why}): not resolved."
+        return f"{head} ({n}; {why}): {words(False, False)}."
     if lo > 0:
         ci = f"{conf} {fmt_ratio(lo)}-{fmt_ratio(hi)}"
     else:  # a ratio of positive quantities: an interval reaching 0 bounds nothing below
@@ -70,18 +71,24 @@ def sentence(
         pv = f"unadjusted {fmt_p(raw_p)}; " if np.isfinite(raw_p) else ""
         return f"{head} ({ci}, {n}; {pv}exploratory: not a declared primary comparison)."
     if not np.isfinite(p):
-        return f"{head} ({ci}, {n}; no test): not resolved."
+        return f"{head} ({ci}, {n}; no test): {words(False, is_precise(r))}."
     adj = f"Holm-adjusted {fmt_p(p)}"
-    if resolved(r, a):
-        return f"{head} ({ci}, {n}, {adj})."
-    return f"{head} ({ci}, {n}, {adj}): the difference is not resolved."
+    return f"{head} ({ci}, {n}, {adj}): {words(different(r, a), is_precise(r))}."
+
+
+def words(diff: bool, precise: bool) -> str:
+    """The two words of a primary comparison (METHODS.md, "Two words: different and precise"):
+    "different, precise", "not shown different, not precise", ..."""
+    return f"{'different' if diff else 'not shown different'}, {'precise' if precise else 'not precise'}"
 
 
 def findings(t: data.Tables) -> pd.DataFrame:
     """One row per primary comparison: the sentence and the numbers it states."""
     r = primary_ratios(t.ratios, t.settings)
     if r.empty:
-        return pd.DataFrame(columns=["sentence", "ratio", "ci_low", "ci_high", "p_adjusted", "resolved"])
+        return pd.DataFrame(
+            columns=["sentence", "ratio", "ci_low", "ci_high", "p_adjusted", "different", "precise"]
+        )
     a = alpha(t.settings)
     conf = 1 - a
     r = as_judged(r)
@@ -89,7 +96,8 @@ def findings(t: data.Tables) -> pd.DataFrame:
     several = r["by"].eq("scenario").any() and r["variant"].nunique() > 1
     bounds = data.stream_bounds(t)
     out["sentence"] = [sentence(row, a, conf, several, bounds) for _, row in r.iterrows()]
-    out["resolved"] = [resolved(row, a) for _, row in r.iterrows()]
+    out["different"] = [different(row, a) for _, row in r.iterrows()]
+    out["precise"] = [is_precise(row) for _, row in r.iterrows()]
     return out
 
 
@@ -110,14 +118,17 @@ def markdown(t: data.Tables) -> str:
     if f.empty:
         text = "No comparison is configured or computable, so there are no findings to state."
         return text + ("\n\n" + account if account else "")
-    n_res = int(f["resolved"].sum())
+    n_diff, n_prec = int(f["different"].sum()), int(f["precise"].sum())
     if "role" in f.columns and (f["role"] == "exploratory").all():
         lead = (
             f"No primary comparison is declared (`stats.primary`): {len(f)} exploratory comparisons of the "
             "headline metrics, without adjustment for multiple testing.\n\n"
         )
     else:
-        lead = f"{len(f)} primary comparisons; {n_res} resolved at the {(1 - alpha(t.settings)) * 100:g} % level.\n\n"
+        lead = (
+            f"{len(f)} primary comparisons; {n_diff} different (Holm-adjusted p below "
+            f"{alpha(t.settings):g}), {n_prec} precise (interval within its width target).\n\n"
+        )
     text = lead + "\n".join(f"- {s}" for s in f["sentence"])
     return text + ("\n\n" + account if account else "")
 
@@ -135,7 +146,7 @@ def _what(r: pd.Series) -> str:
 
 
 def adaptive_markdown(acc: pd.DataFrame) -> str:
-    """What adaptive sampling resolved, per variant's latest launch (``adaptive.csv``), in words; "" without one.
+    """What adaptive sampling met, per variant's latest launch (``adaptive.csv``), in words; "" without one.
 
     E.g. "21 of 24 primary comparisons reached their precision target (±5 %); 3 did not: budget
     spent (3). 412 runs in 28m10s of a 30m budget; a fixed 10-repeat protocol: 970 runs (42 %)",
@@ -241,7 +252,8 @@ def ratio_table(t: data.Tables) -> pd.DataFrame:
                 fmt_p(p).removeprefix("p = ") if np.isfinite(p) else "–"
                 for p in f["p_adjusted"].astype(float)
             ],
-            "resolved": f["resolved"].map({True: "yes", False: "no"}),
+            "different": f["different"].map({True: "yes", False: "no"}),
+            "precise": f["precise"].map({True: "yes", False: "no"}),
         }
     )
 
@@ -268,7 +280,8 @@ def variant_sentence(r: pd.Series) -> str:
 
 
 def variant_markdown(t: data.Tables, primary_only: bool = True) -> str:
-    """The variant ratios (variants.csv) in words, the design each was read by first, resolved or not."""
+    """The variant ratios (variants.csv) in words, the design each was read by first, and for a
+    family row its two words (different, precise)."""
     v = t.variants
     if v is None or v.empty:
         return "No variant ratio with an interval: one variant only, or fewer than 2 runs a side."
@@ -280,8 +293,9 @@ def variant_markdown(t: data.Tables, primary_only: bool = True) -> str:
         state = ""
         if r["role"] == "primary":
             hw = float(r["rel_half_width"])
-            ok = str(r["resolved"]).lower() == "true"
-            state = f": ±{hw * 100:.1f} %, {'resolved' if ok else 'not resolved'} (target ±{float(r['target_rel_half_width']) * 100:.0f} %)"
+            diff = str(r.get("different", "")).lower() == "true"
+            target = f"target ±{float(r['target_rel_half_width']) * 100:.0f} %"
+            state = f": ±{hw * 100:.1f} % ({target}), {words(diff, is_precise(r))}"
         lines.append(f"- {variant_sentence(r)}{state}.")
     return "\n".join(lines)
 

@@ -13,7 +13,7 @@ from podnet.stats.noise import KEYS, TARGET
 _VERDICT = {
     "within": "within the target",
     "above": "above the target",
-    "unresolved": "not resolved against the target",
+    "inconclusive": "inconclusive against the target (its interval straddles it, or there is none)",
 }
 
 

@@ -3,9 +3,9 @@
 The figure is in the manner of seed 003's bar charts: one panel per measure, per path a group of
 bars, one per variant in the colour it has in every figure; a bar is the variant's ratio to the
 reference variant (paired, same rounds) with its interval (ranking.csv's interval_level), and letters above the bars mark
-the resolved order (two variants sharing a letter are not ordered; ``a`` is the best group). Only
+the order (two variants sharing a letter are not ordered; ``a`` is the best group). Only
 paths with data are drawn. The sentences state the order, the first and last with their ratios,
-equivalent pairs and what is not resolved. Nothing is estimated here: numbers are read from the
+equivalent pairs and the inconclusive ones. Nothing is estimated here: numbers are read from the
 table and rounded.
 """
 
@@ -21,11 +21,12 @@ from matplotlib.patches import Patch
 
 from podnet.report.figures import data, style
 from podnet.report.numbers import fmt_p, fmt_ratio
-from podnet.stats.ranking import KEY, holm_words
+from podnet.stats.ranking import KEY, RELATIONS, holm_words
 from podnet.tools import metric_info
 
 _TEXT = ["row", "scenario", "tool", "test", "protocol", "direction", "metric", "unit", "better"]
 _TEXT += ["variant", "other", "letters", "relation", "order", "reason"]
+_WORDS = ["within_margin", "different", "precise"]  # bool as written; empty (variant rows): False
 
 
 def read(path: str | Path) -> pd.DataFrame:
@@ -37,8 +38,9 @@ def read(path: str | Path) -> pd.DataFrame:
     for c in _TEXT:
         if c in df.columns:
             df[c] = df[c].fillna("").astype(str)
-    if "within_margin" in df.columns:
-        df["within_margin"] = df["within_margin"].map({True: True, "True": True}).fillna(False).astype(bool)
+    for c in _WORDS:
+        if c in df.columns:
+            df[c] = df[c].map({True: True, "True": True}).fillna(False).astype(bool)
     return df
 
 
@@ -72,7 +74,7 @@ def rankings(table: pd.DataFrame) -> list[pd.DataFrame]:
 
 
 def ranking_sentences(g: pd.DataFrame) -> list[str]:
-    """The findings of one ranking: its order, the first and last, equivalences, what is unresolved."""
+    """The findings of one ranking: its order, the first and last, equivalences, what is inconclusive."""
     v = g[g["row"] == "variant"].sort_values("position")
     p = g[g["row"] == "pair"]
     r0 = v.iloc[0]
@@ -106,25 +108,25 @@ def ranking_sentences(g: pd.DataFrame) -> list[str]:
     inside = [q for q in ordered.itertuples() if same[q.variant] == same[q.other]]
     if inside:
         out.append(
-            "Within a tie group, resolved: "
+            "Within a tie group, ordered: "
             + ", ".join(
                 f"{q.variant} > {q.other} ({_r(q.ratio)}x {_ci(q.ci_low, q.ci_high)})" for q in inside
             )
             + "."
         )
-    unres = p[p["relation"].isin(["unresolved", "too few pairs"])]
+    unres = p[p["relation"].isin(["inconclusive", "too few pairs"])]
     if len(unres):
         pos = v.set_index("variant")["position"]
         near = unres[[abs(int(pos[a]) - int(pos[b])) == 1 for a, b in zip(unres["variant"], unres["other"])]]
         bits = [
             f"{q.variant} vs {q.other} ({_r(q.ratio)}x {_ci(q.ci_low, q.ci_high)}, Holm {_p(q.p_holm)})"
-            if q.relation == "unresolved"
+            if q.relation == "inconclusive"
             else f"{q.variant} vs {q.other} ({q.reason or q.relation})"
             for q in near.itertuples()
         ]
         more = len(unres) - len(near)
         tail = f" and {more} non-adjacent pair{'s' if more != 1 else ''}" if more and bits else ""
-        lead = f"{len(unres)} of {len(p)} pairs not resolved"
+        lead = f"{len(unres)} of {len(p)} pairs neither ordered nor equivalent"
         out.append(f"{lead}: {'; '.join(bits)}{tail}." if bits else f"{lead}.")
     return out
 
@@ -148,11 +150,7 @@ def markdown(table: pd.DataFrame | None) -> str:
         return f"**Ranking** (ranking.csv): nothing ranked ({reason})." if reason else ""
     p = table[table["row"] == "pair"]
     counts = p["relation"].value_counts()
-    what = ", ".join(
-        f"{int(counts[k])} {k}"
-        for k in ("ordered", "equivalent", "unresolved", "too few pairs")
-        if k in counts
-    )
+    what = ", ".join(f"{int(counts[k])} {k}" for k in RELATIONS if k in counts)
     head = (
         f"**Ranking** (ranking.csv): {len(gs)} path x measure rankings, {len(p)} pairs of variants, each by "
         f"its paired ratio of the same rounds, {holm_words(table)}: {what}. An order "
@@ -236,7 +234,7 @@ def figure(table: pd.DataFrame, variants: list[str] | None = None) -> plt.Figure
     note = (
         f"Bars: each variant's ratio to {', '.join(sorted(refs))} (paired, same rounds), {level}. "
         "Letters: variants of one path sharing a letter are not ordered "
-        f"({holm_words(table)}; equivalent within ±{margin * 100:g} % or not resolved); a is the best group."
+        f"({holm_words(table)}; equivalent within ±{margin * 100:g} % or inconclusive); a is the best group."
     )
     fig.legend(
         handles=handles,
@@ -246,7 +244,7 @@ def figure(table: pd.DataFrame, variants: list[str] | None = None) -> plt.Figure
         title=textwrap.fill(note, 150),
         title_fontsize=6,
     )
-    fig.suptitle("Variants ranked per path: ratio to the reference variant, resolved order as letters")
+    fig.suptitle("Variants ranked per path: ratio to the reference variant, Holm order as letters")
     return fig
 
 

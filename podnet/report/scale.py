@@ -179,7 +179,7 @@ def markdown(t: data.Tables) -> str:
         lo, hi = float(x["ratio_low"]), float(x["ratio_high"])
         ci = (
             f" (interval {_interval(lo, hi)}, n = {int(float(x['ratio_n']))}, "
-            f"{'differs from 1' if str(x['ratio_differs']).lower() == 'true' else 'does not resolve'})"
+            f"{'differs from 1' if str(x['ratio_differs']).lower() == 'true' else 'includes 1'})"
             if np.isfinite(lo) and np.isfinite(hi)
             else f" ({_no_interval(_text(x['ratio_note']))})"
         )

@@ -6,7 +6,7 @@ tool's headline metrics from :func:`podnet.tools.headline_metrics`). Holm
 and Benjamini-Hochberg run over the primary rows of one family
 (``stats.multiple_comparisons.family`` columns, default the experiment) only.
 Every other row is *exploratory*: its p-values stay unadjusted and it is never
-called significant.
+called *different* nor *precise* (METHODS.md, "Two words: different and precise").
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pandas as pd
 
 from . import core
 from .kinds import tool_headline
-from .planning import met
+from .planning import met, precise
 from .settings import Settings
 
 _NA = "\x00<NA>"
@@ -86,9 +86,9 @@ def judged(r: pd.DataFrame) -> pd.DataFrame:
     ``ratio``, ``low``, ``high``, ``n`` and ``p_adjusted`` are ``paired_ratio``,
     ``paired_ci_*``, ``n_pairs`` and ``paired_p_adjusted``), "unpaired" when it has only its
     primary interval (``ratio``, ``ci_*``, the smaller side's n, ``p_adjusted``), else "".
-    ``different``: what ``stats.planning.stop_when_different`` reads: a paired row's
-    ``paired_different`` (its 99.3 % Hodges-Lehmann interval excludes 1), an unpaired interval that
-    excludes 1.
+    ``stop_excludes_1``: what ``stats.planning.stop_when_different`` reads: a paired row's
+    ``paired_stop_excludes_1`` (its 99.3 % Hodges-Lehmann interval excludes 1), an unpaired interval
+    that excludes 1 (the stop's test, not the word *different*: METHODS.md, "Two words").
     """
 
     def col(c: str) -> np.ndarray:
@@ -101,8 +101,8 @@ def judged(r: pd.DataFrame) -> pd.DataFrame:
     lo, hi = col("ci_low"), col("ci_high")
     unpaired = ~paired & np.isfinite(lo) & np.isfinite(hi)
     pdiff = (
-        r["paired_different"].astype("string").str.lower().eq("true").fillna(False).to_numpy(dtype=bool)
-        if "paired_different" in r.columns
+        r["paired_stop_excludes_1"].astype("string").str.lower().eq("true").fillna(False).to_numpy(dtype=bool)
+        if "paired_stop_excludes_1" in r.columns
         else (pl > 1.0) | (ph < 1.0)
     )
     with np.errstate(invalid="ignore"):
@@ -114,7 +114,7 @@ def judged(r: pd.DataFrame) -> pd.DataFrame:
                 "high": np.where(paired, ph, hi),
                 "n": np.where(paired, npairs, np.fmin(col("n_treatment"), col("n_baseline"))),
                 "p_adjusted": np.where(paired, col("paired_p_adjusted"), col("p_adjusted")),
-                "different": np.where(paired, pdiff, (lo > 1.0) | (hi < 1.0)),
+                "stop_excludes_1": np.where(paired, pdiff, (lo > 1.0) | (hi < 1.0)),
             },
             index=r.index,
         )
@@ -137,11 +137,14 @@ def _lost_reason(out: pd.DataFrame, idx: np.ndarray) -> np.ndarray:
 
 
 def adjust(out: pd.DataFrame, settings: Settings) -> None:
-    """Add role, family, m, p_note, the adjusted p-value columns and resolved to ``out`` (in place).
+    """Add role, family, m, p_note, the adjusted p-value columns, different and precise to ``out``
+    (in place).
 
     A primary row whose p-value cannot be computed (n < 2, a zero-width interval) stays in its
-    family as p = 1 (conservative: never silently leaving it), and ``p_note`` says why. ``resolved``:
-    a primary row whose judged interval (:func:`judged`) meets :func:`podnet.stats.planning.met`.
+    family as p = 1 (conservative: never silently leaving it), and ``p_note`` says why. The two
+    words (METHODS.md, "Two words: different and precise"), of the interval each row is judged by
+    (:func:`judged`): ``different``, a primary row whose Holm-adjusted p is below alpha;
+    ``precise``, a primary row whose interval meets :func:`podnet.stats.planning.precise`.
     """
     alpha = settings.alpha
     cols = list(settings.family)
@@ -187,16 +190,14 @@ def adjust(out: pd.DataFrame, settings: Settings) -> None:
     for dest, res in results.items():
         out[dest] = res
     j = judged(out)
-    # significant by the interval the row is judged by (paired when it has one), as the findings,
-    # the figures and ``resolved`` read it: an unpaired Welch p under a drifting machine is not it
+    # different by the interval the row is judged by (paired when it has one), as the findings and
+    # the figures read it: an unpaired Welch p under a drifting machine is not it; no p: not different
     pj = np.where(prim, j["p_adjusted"].to_numpy(dtype=float), np.nan)
-    sig = pd.array(pj < alpha, dtype="boolean")
-    sig[np.isnan(pj)] = pd.NA
-    out["significant"] = sig
+    out["different"] = prim & np.isfinite(pj) & (np.nan_to_num(pj, nan=1.0) < alpha)
     with np.errstate(invalid="ignore", divide="ignore"):
         rhw = (j["high"] - j["low"]).to_numpy(dtype=float) / (2.0 * np.abs(j["ratio"].to_numpy(dtype=float)))
     target = primary_targets(out, settings.primary, settings.planning.target_rel_half_width)
-    out["resolved"] = prim & met(rhw, target, j["n"], settings, j["low"], j["high"], j["different"])
+    out["precise"] = prim & precise(rhw, target, j["n"], settings, j["low"], j["high"])
 
 
 def _as_one(p: np.ndarray) -> np.ndarray:
@@ -206,7 +207,8 @@ def _as_one(p: np.ndarray) -> np.ndarray:
 
 def variant_family(df: pd.DataFrame, s: Settings, norm: str | None) -> None:
     """variants.csv's role, p_value / p_test of the family rows, p_adjusted (Holm over the preferred
-    primary rows), target, resolved, significant and verdict (in place).
+    primary rows), target, different, precise and verdict (in place); ``_met``, the adaptive stop's
+    rule (:func:`podnet.stats.planning.met`), for the side-by-side sampler.
 
     A side-by-side row of the family enters Holm with the paired t p of its mean log ratio
     (:attr:`podnet.stats.robust.Stated.p_t`) whatever its interval's method: the exact Wilcoxon p
@@ -250,17 +252,17 @@ def variant_family(df: pd.DataFrame, s: Settings, norm: str | None) -> None:
     alpha = s.alpha
     lo, hi = df["ci_low"].to_numpy(dtype=float), df["ci_high"].to_numpy(dtype=float)
     n = df["n_pairs"].to_numpy(dtype=float)
-    diff = df["_different"].to_numpy(dtype=object)
+    stop_excl = df["_different"].to_numpy(dtype=object)
     with np.errstate(invalid="ignore"):
-        excl = np.where(side, diff == True, (lo > 1.0) | (hi < 1.0))  # noqa: E712 (object array)
+        excl = np.where(side, stop_excl == True, (lo > 1.0) | (hi < 1.0))  # noqa: E712 (object array)
     rhw = df["rel_half_width"].to_numpy(dtype=float)
-    df["resolved"] = fam & met(rhw, target, n, s, lo, hi, different=excl.astype(bool))
-    sig = pd.array(padj < alpha, dtype="boolean")
-    sig[np.isnan(padj)] = pd.NA
-    df["significant"] = sig
+    df["precise"] = fam & precise(rhw, target, n, s, lo, hi)
+    df["_met"] = fam & met(rhw, target, n, s, lo, hi, different=excl.astype(bool))
+    diff = fam & np.isfinite(padj) & (np.nan_to_num(padj, nan=1.0) < alpha)
+    df["different"] = diff
     margin = s.planning.equivalence_margin
     with np.errstate(invalid="ignore"):
-        within = (lo >= 1.0 - margin) & (hi <= 1.0 + margin)
+        within = (lo >= 1.0 - margin) & (hi <= 1.0 + margin) & (hi > lo)
     df["verdict"] = np.where(
-        fam, np.where(padj < alpha, "different", np.where(within, "equivalent", "unresolved")), ""
+        fam, np.where(diff, "different", np.where(within, "equivalent", "inconclusive")), ""
     )

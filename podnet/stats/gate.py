@@ -9,11 +9,15 @@ check.csv names which in ``interval``), the interval the findings state and adap
 
 - ``pass``: the interval lies wholly on the right side (ci_low >= min, ci_high <= max);
 - ``fail``: the interval lies wholly on the wrong side (ci_high < min or ci_low > max);
-- ``unresolved``: the interval straddles the bound, there is no interval (n < 2,
-  unbounded), or no ratio row matches the entry.
+- ``inconclusive``: the interval straddles the bound, there is no interval (n < 2,
+  unbounded) or one of width zero (no spread measured: neither precise nor passing), or no ratio
+  row matches the entry.
+
+Each verdict row also carries the ratio row's two words (METHODS.md, "Two words: different and
+precise"): ``different`` and ``precise`` as ratios.csv has them (False for exploratory rows).
 
 Exit codes of ``podnet check`` (:data:`EXIT`): 0 every verdict pass, 1 some
-fail, 3 none fail but some unresolved, 2 the inputs could not be read.
+fail, 3 none fail but some inconclusive, 2 the inputs could not be read.
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ from .family import tests_match
 
 #: defaults of a stats.thresholds entry (``by``), from the schema
 THRESHOLD_DEFAULTS = schema.defaults_of(schema.section("stats", "thresholds")["items"])
-EXIT = {"pass": 0, "fail": 1, "error": 2, "unresolved": 3}
+EXIT = {"pass": 0, "fail": 1, "error": 2, "inconclusive": 3}
+#: the verdicts, in the order a summary line counts them
+VERDICTS = ("pass", "fail", "inconclusive")
 
 CHECK_COLUMNS = [
     "threshold",  # the entry's position in stats.thresholds
@@ -50,16 +56,21 @@ CHECK_COLUMNS = [
     "ci_low",
     "ci_high",
     "interval",  # paired | unpaired | "" (none): which interval ci_low / ci_high are
-    "verdict",  # pass | fail | unresolved
+    "different",  # the ratio row's: Holm-adjusted p below alpha (primary rows only)
+    "precise",  # the ratio row's: its interval meets its width target on min_to_stop pairs
+    "verdict",  # pass | fail | inconclusive
     "reason",
 ]
 
 
 def _verdict(lo: float, hi: float, vmin: float | None, vmax: float | None) -> tuple[str, str]:
     if not (np.isfinite(lo) and np.isfinite(hi)):
-        return "unresolved", "no interval (too few runs, or unbounded)"
+        return "inconclusive", "no interval (too few runs, or unbounded)"
     if hi - lo <= 0:
-        return "unresolved", "interval of width zero (values equal within rounding): no spread measured"
+        return (
+            "inconclusive",
+            "interval of width zero (values equal within rounding): no spread measured, not precise",
+        )
     fails, passes = [], []
     if vmin is not None:
         (fails if hi < vmin else passes if lo >= vmin else []).append(f">= {vmin:g}")
@@ -70,7 +81,7 @@ def _verdict(lo: float, hi: float, vmin: float | None, vmax: float | None) -> tu
         return "fail", "interval wholly outside " + " and ".join(fails)
     if len(passes) == bounds:
         return "pass", "interval wholly inside the bound"
-    return "unresolved", "interval straddles the bound: more runs or less noise needed"
+    return "inconclusive", "interval straddles the bound: more runs or less noise needed"
 
 
 def check(ratios: pd.DataFrame, thresholds: list[Mapping[str, Any]]) -> pd.DataFrame:
@@ -108,7 +119,10 @@ def check(ratios: pd.DataFrame, thresholds: list[Mapping[str, Any]]) -> pd.DataF
             "bound": bound,
         }
         if not m.any():
-            out.append({**base, "verdict": "unresolved", "reason": "no ratio row matches this threshold"})
+            out.append(
+                {**base, "different": False, "precise": False, "verdict": "inconclusive"}
+                | {"reason": "no ratio row matches this threshold"}
+            )
             continue
         for i_row, row in r.loc[m].iterrows():
             jr = j.loc[i_row]
@@ -126,6 +140,8 @@ def check(ratios: pd.DataFrame, thresholds: list[Mapping[str, Any]]) -> pd.DataF
                     "ci_low": lo,
                     "ci_high": hi,
                     "interval": jr["interval"],
+                    "different": _word(row, "different"),
+                    "precise": _word(row, "precise"),
                     "verdict": verdict,
                     "reason": reason,
                 }
@@ -133,13 +149,18 @@ def check(ratios: pd.DataFrame, thresholds: list[Mapping[str, Any]]) -> pd.DataF
     return pd.DataFrame(out, columns=CHECK_COLUMNS)
 
 
+def _word(row: pd.Series, col: str) -> bool:
+    """A ratios row's ``different`` / ``precise`` (bool as written, text as read back; absent: False)."""
+    return str(row.get(col, "")).lower() == "true"
+
+
 def exit_code(verdicts: pd.DataFrame) -> int:
-    """0 all pass, 1 some fail, 3 otherwise some unresolved (see :data:`EXIT`)."""
+    """0 all pass, 1 some fail, 3 otherwise some inconclusive (see :data:`EXIT`)."""
     v = set(verdicts["verdict"])
     if "fail" in v:
         return EXIT["fail"]
-    if "unresolved" in v:
-        return EXIT["unresolved"]
+    if "inconclusive" in v:
+        return EXIT["inconclusive"]
     return EXIT["pass"]
 
 

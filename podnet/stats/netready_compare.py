@@ -46,6 +46,7 @@ from .netready import (
     pooled_quantiles,
     support,
 )
+from .planning import precise
 from .settings import Settings
 
 #: the metrics ranked between variants: the API-visible time, then the datapath's own
@@ -81,6 +82,7 @@ NET_READY_RATIO_COLUMNS = [
     "p_adjusted",  # Holm over the family's rows of the experiment
     "m",  # rows in that family
     "different",  # a family row whose p_adjusted < alpha
+    "precise",  # a family row whose interval meets stats.planning's width target on min_to_stop rounds (runs)
     "n_runs",
     "n_runs_baseline",
     "n_rounds",  # rounds both sides ran (0: not paired by round)
@@ -316,4 +318,21 @@ def net_ready_ratios(
                 out += _pair_rows(first, treat, base, ts, bs, s)
     if not out:
         return empty
-    return adjust(pd.DataFrame(out), s.alpha)[NET_READY_RATIO_COLUMNS]
+    return with_precise(adjust(pd.DataFrame(out), s.alpha), s)[NET_READY_RATIO_COLUMNS]
+
+
+def with_precise(df: pd.DataFrame, s: Settings) -> pd.DataFrame:
+    """``precise`` (METHODS.md, "Two words: different and precise"): a family row whose interval's
+    relative half-width is within ``stats.planning.target_rel_half_width`` on at least
+    ``min_to_stop`` rounds (the smaller side's runs when not paired by round)."""
+    lo, hi = (pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float) for c in ("ci_low", "ci_high"))
+    ratio = pd.to_numeric(df["ratio"], errors="coerce").to_numpy(dtype=float)
+    rounds = pd.to_numeric(df["n_rounds"], errors="coerce").fillna(0).to_numpy(dtype=float)
+    runs = np.fmin(
+        *(pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float) for c in ("n_runs", "n_runs_baseline"))
+    )
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rhw = (hi - lo) / (2.0 * np.abs(ratio))
+    n = np.where(rounds > 0, rounds, runs)
+    prim = (df["role"].astype(str) == "primary").to_numpy()
+    return df.assign(precise=prim & precise(rhw, s.planning.target_rel_half_width, n, s, lo, hi))

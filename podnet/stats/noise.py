@@ -15,7 +15,7 @@ The interval of a CV ratio treats each CV as ``sd / mean`` with the mean known a
 normal: ``(c1/c2)^2 / F(df1, df2)``, so ratio / sqrt(F quantiles). It is wide with few repeats
 (n = 3 each: a factor of about 6 either way), which is the honest answer. ``meets`` compares
 the point ratio with the target (1.25); ``verdict`` says whether the interval lies below it
-(``within``), above it (``above``) or straddles it (``unresolved``).
+(``within``), above it (``above``) or straddles it (``inconclusive``).
 
 Only the floor's runs from the launches the cluster's rows come from are used (same session);
 without interleaved floor runs, ``podnet floor``'s (variant ``floor``) are used and
@@ -57,7 +57,7 @@ NOISE_COLUMNS = [
     "ci_high",
     "target",
     "meets",  # cv_ratio <= target
-    "verdict",  # within | above | unresolved (the interval against the target)
+    "verdict",  # within | above | inconclusive (the interval against the target)
     "test_length_s",
     "floor_source",  # same launch | separate session (podnet floor)
     "launches",
@@ -75,8 +75,8 @@ def ratio_interval(ratio: float, df1: int, df2: int, confidence: float = 0.95) -
 
 def _verdict(lo: float, hi: float, target: float) -> str:
     if not (np.isfinite(lo) and np.isfinite(hi)):
-        return "unresolved"
-    return "within" if hi <= target else "above" if lo > target else "unresolved"
+        return "inconclusive"
+    return "within" if hi <= target else "above" if lo > target else "inconclusive"
 
 
 def _headline(tidy: pd.DataFrame) -> pd.DataFrame:

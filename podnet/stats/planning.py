@@ -24,9 +24,9 @@ PLAN_COLUMNS = GROUP_COLUMNS + [
     "rel_half_width",
     "target_rel_half_width",
     "n_needed",
-    "met_target",
+    "precise",  # METHODS.md, "Two words": 0 < rel_half_width <= target on at least min_to_stop values
     "headline",  # a headline metric of its tool (or in planning.headline_metrics when set)
-    "needs_more",  # headline and n < max_repeats and (n < min_repeats or not met_target)
+    "needs_more",  # headline and n < max_repeats and (n < min_repeats or rel_half_width > target)
     "plan_note",
 ]
 
@@ -41,6 +41,28 @@ def min_to_stop(settings: Settings | Mapping[str, Any]) -> int:
     return Settings.of(settings).planning.fewest_to_stop
 
 
+def precise(
+    rel_half_width: ArrayLike,
+    target: ArrayLike,
+    n: ArrayLike,
+    settings: Settings | Mapping[str, Any],
+    low: ArrayLike | None = None,
+    high: ArrayLike | None = None,
+) -> np.ndarray:
+    """*Precise* (METHODS.md, "Two words: different and precise"): the interval's relative half-width
+    is above 0 and at most its ``target`` and it rests on at least :func:`min_to_stop` pairs
+    (values). NaN half-widths and n are never precise, and neither is an interval of width zero
+    (``low`` == ``high``, values equal within rounding: no spread was measured, so no precision)."""
+    p = Settings.of(settings).planning
+    rhw = np.nan_to_num(np.asarray(rel_half_width, dtype=float), nan=np.inf)
+    ok_n = np.nan_to_num(np.asarray(n, dtype=float)) >= p.fewest_to_stop
+    narrow = (rhw <= np.asarray(target, dtype=float)) & (rhw > 0)
+    if low is not None and high is not None:
+        with np.errstate(invalid="ignore"):
+            ok_n = ok_n & ~(np.asarray(high, dtype=float) - np.asarray(low, dtype=float) <= 0)
+    return np.asarray(ok_n & narrow, dtype=bool)
+
+
 def met(
     rel_half_width: ArrayLike,
     target: ArrayLike,
@@ -50,30 +72,30 @@ def met(
     high: ArrayLike | None = None,
     different: ArrayLike | None = None,
 ) -> np.ndarray:
-    """The one rule by which a comparison is met: the adaptive launchers' stop, ``resolved`` in
-    variants.csv and ratios.csv (resolved ``settings``).
-
-    Its relative half-width is at most its target and it rests on at least :func:`min_to_stop`
-    pairs (values); with ``stats.planning.stop_when_different`` an interval (``low``, ``high``)
-    that excludes 1 on that many pairs is met too; ``different`` (a paired interval's
-    :attr:`podnet.stats.robust.Stated.different`: its 99.3 % interval excludes 1) replaces that test
-    where given. NaN half-widths and n are never met, and neither is an interval of width zero
-    (values equal within rounding: no spread was measured, so no precision either).
+    """The adaptive launchers' stop for one comparison (resolved ``settings``): :func:`precise`, or
+    with ``stats.planning.stop_when_different`` its stop interval excludes 1 on at least
+    :func:`min_to_stop` pairs (``different``: a paired interval's
+    :attr:`podnet.stats.robust.Stated.different`, its 99.3 % interval excludes 1; else ``low`` /
+    ``high``). That second test is the stop's, not the tables' word *different* (Holm over the
+    family, which a round-by-round stop cannot run); never an interval of width zero.
     """
     p = Settings.of(settings).planning
-    rhw = np.nan_to_num(np.asarray(rel_half_width, dtype=float), nan=np.inf)
+    ok = precise(rel_half_width, target, n, settings, low, high)
+    if not p.stop_when_different:
+        return ok
     ok_n = np.nan_to_num(np.asarray(n, dtype=float)) >= p.fewest_to_stop
-    narrow = (rhw <= np.asarray(target, dtype=float)) & (rhw > 0)
     if low is not None and high is not None:
-        with np.errstate(invalid="ignore"):
-            ok_n = ok_n & ~(np.asarray(high, dtype=float) - np.asarray(low, dtype=float) <= 0)
-    if p.stop_when_different and different is not None:
-        narrow = narrow | np.asarray(different, dtype=bool)
-    elif p.stop_when_different and low is not None and high is not None:
         lo, hi = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
         with np.errstate(invalid="ignore"):
-            narrow = narrow | (lo > 1.0) | (hi < 1.0)
-    return np.asarray(ok_n & narrow, dtype=bool)
+            ok_n = ok_n & (hi - lo > 0)
+    if different is not None:
+        excl = np.asarray(different, dtype=bool)
+    elif low is not None and high is not None:
+        with np.errstate(invalid="ignore"):
+            excl = (lo > 1.0) | (hi < 1.0)
+    else:
+        return ok
+    return np.asarray(ok | (ok_n & excl), dtype=bool)
 
 
 def plan(
@@ -101,11 +123,11 @@ def plan(
         cv = np.where(n >= 2, sd / np.abs(mean), np.nan)
         rhw = core.t_quantile(conf, n - 1) * cv / np.sqrt(n)
     nn = core.n_needed(cv, conf, target)
-    met = np.nan_to_num(rhw, nan=np.inf) <= target
+    narrow = np.nan_to_num(rhw, nan=np.inf) <= target
     headline = is_headline(g.keys, p.headline_metrics)
     undefined = ~np.isfinite(rhw)
     runs = n + g.n_nan
-    needs = (runs < cap) & ((n < nmin) | (~met & ~undefined))
+    needs = (runs < cap) & ((n < nmin) | (~narrow & ~undefined))
     note = np.full(len(n), "", dtype=object)
     note[runs >= cap] = "max_repeats reached"
     note[(n < nmin) & (runs < cap)] = f"fewer than {nmin} values"
@@ -118,7 +140,7 @@ def plan(
     out["rel_half_width"] = rhw
     out["target_rel_half_width"] = target
     out["n_needed"] = pd.array(np.where(np.isfinite(nn), nn, np.nan), dtype="Float64").astype("Int64")
-    out["met_target"] = met
+    out["precise"] = precise(rhw, target, n, s)
     out["headline"] = headline
     out["needs_more"] = needs & headline
     out["plan_note"] = note

@@ -8,7 +8,9 @@ interval, so what adaptive sampling called met is what the report says. Its rela
 ratio of the same interval (for a log-scale interval ``sinh`` of its log half-width, within
 0.05 % of the half-width on the log scale up to ±5 %). It is *met* when that is at most its target
 (the ``target_rel_half_width`` of the ``stats.primary`` entry that declares it, else
-``stats.planning.target_rel_half_width``) and it rests on at least :func:`min_to_stop` pairs.
+``stats.planning.target_rel_half_width``) and it rests on at least :func:`min_to_stop` pairs: it is
+*precise* (METHODS.md, "Two words: different and precise"); *met*, the adaptive stop, is precise
+or, with ``stats.planning.stop_when_different``, its stop interval excludes 1.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from podnet.parse.tidy import GROUP_COLUMNS
 
 from . import core
 from .family import judged, primary_targets
-from .planning import met, min_to_stop  # noqa: F401 - min_to_stop: its home was here
+from .planning import met, min_to_stop, precise  # noqa: F401 - min_to_stop: its home was here
 from .ratios import compare
 from .settings import Settings
 
@@ -42,7 +44,8 @@ PRECISION_COLUMNS = (
         "target_rel_half_width",
         "n",  # pairs (paired) or the smaller side (unpaired)
         "n_needed",  # repeats that would meet the target at the observed noise (~, from the t interval)
-        "met",
+        "precise",  # METHODS.md, "Two words": width target met on at least min_to_stop pairs
+        "met",  # the adaptive stop (stats.planning.met): precise, or with stop_when_different its stop interval excludes 1
     ]
 )
 
@@ -80,15 +83,20 @@ def as_judged(r: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def resolved(r: pd.Series | Mapping[str, Any], alpha: float) -> bool:
-    """Whether a judged ratios row (:func:`as_judged`) resolves its comparison: a finite interval
-    that excludes 1, a primary row (exploratory rows resolve nothing), and its adjusted p below
-    ``alpha``. What the findings and the report call "resolved"."""
-    lo, hi = float(r["ci_low"]), float(r["ci_high"])
+def different(r: pd.Series | Mapping[str, Any], alpha: float) -> bool:
+    """Whether a judged ratios row (:func:`as_judged`) is *different* (METHODS.md, "Two words:
+    different and precise"): a primary row (exploratory rows are never different) whose
+    Holm-adjusted p is below ``alpha``; a row without a p (no interval, zero spread) is not. The
+    ``different`` column of ratios.csv, as the findings and the figures read it."""
     p = float(r.get("p_adjusted", np.nan))
-    if not (np.isfinite(lo) and np.isfinite(hi)) or str(r.get("role", "")) == "exploratory":
+    if str(r.get("role", "")) == "exploratory":
         return False
-    return bool(np.isfinite(p) and p < alpha and not (lo <= 1 <= hi))
+    return bool(np.isfinite(p) and p < alpha)
+
+
+def is_precise(r: pd.Series | Mapping[str, Any]) -> bool:
+    """The ``precise`` column of a ratios / variants row (written as bool, read back as text)."""
+    return str(r.get("precise", "")).lower() == "true"
 
 
 def primary_precision(
@@ -125,7 +133,8 @@ def primary_precision(
     out["target_rel_half_width"] = target
     out["n"] = n
     out["n_needed"] = needed
-    # met only from min_to_stop pairs (values) on: stopping at the first narrow interval otherwise
-    # under-covers (benchmarks/sim_intervals.py --stopping)
-    out["met"] = met(rhw, target, n, s, low, high, j["different"].to_numpy(dtype=bool))
+    # precise and met only from min_to_stop pairs (values) on: stopping at the first narrow interval
+    # otherwise under-covers (benchmarks/sim_intervals.py --stopping)
+    out["precise"] = precise(rhw, target, n, s, low, high)
+    out["met"] = met(rhw, target, n, s, low, high, j["stop_excludes_1"].to_numpy(dtype=bool))
     return out[PRECISION_COLUMNS]

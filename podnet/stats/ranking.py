@@ -13,14 +13,18 @@ relation is
   higher for throughput and rates) is ranked above the other;
 - ``equivalent``: not ordered, and its interval lies within ±margin (both ends within
   ``[1 / (1 + m), 1 + m]``, so the words hold whichever way the ratio is read);
-- ``unresolved``: neither; ``too few pairs``: fewer than 2 common rounds.
+- ``inconclusive``: neither; ``too few pairs``: fewer than 2 common rounds, or a variant set apart.
+
+A pair row also says the two words of METHODS.md ("Two words: different and precise"):
+``different`` (in a Holm family and Holm rejects: exactly ``ordered``) and ``precise`` (its
+interval within ``stats.planning.target_rel_half_width`` on at least ``min_to_stop`` pairs).
 
 The order is by a least-squares score of the pairs' mean log ratios (each variant's geometric mean
-on the rounds it shares with the others). Tie groups are the finest split of that order into
-consecutive blocks such that every pair across two blocks is ``ordered`` in the blocks' order;
-letters (a compact letter display: the maximal sets of variants no two of which are ordered) show
-what the blocks cannot when the relations are not transitive (A ~ B, B ~ C, A > C: one block
-{A, B, C}; letters a, ab, b). METHODS.md says why.
+on the rounds it shares with the others). The letters (a compact letter display: the maximal sets
+of variants no two of which are ordered, :mod:`podnet.stats.letters`) give the tie groups and the
+order string: a boundary only where no letter spans it (A ~ B, B ~ C, A > C: one block {A, B, C},
+letters a, ab, b, written ``{A (a), B (ab), C (b)}``). A variant with fewer than
+``stats.ranking.min_pairs`` rounds is set apart ("not ranked: N rounds"). METHODS.md says why.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ import pandas as pd
 from . import core
 from ._data import disturbed_mask, split_sources, write_csv
 from .kinds import metric_facts
+from .letters import groups_from_letters, letters, order_text, tie_groups  # noqa: F401 - tie_groups: its home was here
+from .planning import precise
 from .robust import interval_level
 from .settings import Settings
 from .variants import printed_quantum, side_by_side
@@ -62,14 +68,16 @@ COLUMNS = [
     "p_value",
     "p_holm",  # Holm over the pair's family (a pair without p counts as p = 1)
     "holm_family",  # pair: the pairs p_holm was adjusted over (its ranking's, or the table's)
-    "relation",  # pair: ordered | equivalent | unresolved | too few pairs; variant row: reference or ""
+    "relation",  # pair: ordered | equivalent | inconclusive | too few pairs; variant row: reference or ""
+    "different",  # pair: in a Holm family and p_holm < 1 - confidence (METHODS.md, "Two words"); else empty
+    "precise",  # pair: its interval meets stats.planning's width target on min_to_stop pairs; else empty
     "within_margin",  # the interval lies within ±margin
     "margin",
-    "order",  # the ranking in words: groups joined by ">", a group's members in braces
+    "order",  # the ranking in words, read off the letters: groups joined by ">", a group's members in braces
     "reason",  # why a row has no ratio, or why nothing is ranked
 ]
 
-RELATIONS = ("ordered", "equivalent", "unresolved", "too few pairs")
+RELATIONS = ("ordered", "equivalent", "inconclusive", "too few pairs")
 
 
 class Measure(NamedTuple):
@@ -102,6 +110,8 @@ class RankingSettings:
     adaptive: bool = False  # rounds from the launcher's adaptive stop (stats.paired.adaptive)
     family: str = "ranking"  # Holm's family: "ranking" (each path x measure) or "campaign" (every pair)
     min_pairs: int = 4  # a variant with fewer rounds in common with any other is set apart
+    target: float = 0.05  # stats.planning.target_rel_half_width: a pair's precise
+    settings: Any = None  # the stats Settings (precise reads min_to_stop from them)
 
 
 def settings_of(
@@ -127,6 +137,8 @@ def settings_of(
         adaptive=s.paired.adaptive,
         family=r.family,
         min_pairs=r.min_pairs,
+        target=s.planning.target_rel_half_width,
+        settings=s,
     )
 
 
@@ -191,14 +203,14 @@ def within_margin(low: float, high: float, margin: float) -> bool:
 
 
 def relation(p_holm: float, low: float, high: float, n: int, margin: float, alpha: float) -> str:
-    """ordered | equivalent | unresolved | too few pairs (see the module docstring)."""
+    """ordered | equivalent | inconclusive | too few pairs (see the module docstring)."""
     if n < 2:
         return "too few pairs"
     if np.isfinite(p_holm) and p_holm < alpha:
         return "ordered"
     if within_margin(low, high, margin):
         return "equivalent"
-    return "unresolved"
+    return "inconclusive"
 
 
 def scores(names: Sequence[str], pairs: Sequence[Pair]) -> np.ndarray:
@@ -222,54 +234,6 @@ def scores(names: Sequence[str], pairs: Sequence[Pair]) -> np.ndarray:
     y = np.r_[np.array(rhs) * np.array(w), 0.0]
     s = np.linalg.lstsq(A, y, rcond=None)[0]
     return np.where(linked, s, np.nan)
-
-
-def tie_groups(order: Sequence[str], ordered: set[tuple[str, str]]) -> list[int]:
-    """Group numbers (1 = best) of ``order`` (best first): a boundary between two places only when
-    every variant above it is ordered above every variant below it (``(better, worse)`` in ``ordered``)."""
-    groups, g = [], 1
-    for k in range(len(order)):
-        if k and all((u, w) in ordered for u in order[:k] for w in order[k:]):
-            g += 1
-        groups.append(g)
-    return groups
-
-
-def letters(order: Sequence[str], ordered: set[tuple[str, str]]) -> list[str]:
-    """Compact letter display of ``order`` (best first): one letter per maximal set of variants no
-    two of which are ordered (Bron-Kerbosch), lettered by their best member; two variants share a
-    letter exactly when their pair is not ordered."""
-    n = len(order)
-    apart = {(i, j) for i in range(n) for j in range(n) if (order[i], order[j]) in ordered}
-    nbr = [{j for j in range(n) if j != i and (i, j) not in apart and (j, i) not in apart} for i in range(n)]
-    cliques: list[frozenset[int]] = []
-
-    def grow(r: set[int], p: set[int], x: set[int]) -> None:
-        if not p and not x:
-            cliques.append(frozenset(r))
-            return
-        for v in sorted(p):
-            grow(r | {v}, p & nbr[v], x & nbr[v])
-            p = p - {v}
-            x = x | {v}
-
-    grow(set(), set(range(n)), set())
-    cliques.sort(key=lambda c: sorted(c))
-    out = [""] * n
-    for k, c in enumerate(cliques):
-        ch = chr(ord("a") + k) if k < 26 else f"[{k}]"
-        for i in c:
-            out[i] += ch
-    return out
-
-
-def order_text(order: Sequence[str], groups: Sequence[int]) -> str:
-    """``"macvlan > calico-bgp > {cilium, calico-vxlan}"``: groups by ``>``, members in braces."""
-    parts = []
-    for g in dict.fromkeys(groups):
-        members = [v for v, x in zip(order, groups) if x == g]
-        parts.append(members[0] if len(members) == 1 else "{" + ", ".join(members) + "}")
-    return " > ".join(parts)
 
 
 def _select(tidy: pd.DataFrame, rs: RankingSettings) -> pd.DataFrame:
@@ -316,7 +280,7 @@ def ranking_table(
     if not any(r["row"] == "pair" for r in rows):
         return _none("fewer than two variants on every configured path and measure: nothing to rank")
     df = pd.DataFrame(rows, columns=[*COLUMNS, "apart", "apart_rounds"])  # the last two: internal
-    for c in ("letters", "order", "relation", "reason", "other"):
+    for c in ("letters", "order", "relation", "reason", "other", "different", "precise"):
         df[c] = df[c].astype(object)
     _holm(df, rs)
     for c in ("position", "group", "rank_best", "rank_worst", "n_pairs", "holm_family"):
@@ -449,6 +413,14 @@ def _holm(df: pd.DataFrame, rs: RankingSettings) -> None:
     apart = df["apart"].fillna(False).astype(bool).to_numpy()
     rel = ["too few pairs" if x else r for r, x in zip(rel, apart)]
     df["relation"] = np.where(is_pair, rel, df["relation"].fillna("").astype(object))
+    tested = fam >= 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rhw = (hi - lo) / (2.0 * pd.to_numeric(df["ratio"], errors="coerce").to_numpy(dtype=float))
+    diff = tested & np.isfinite(padj) & (np.nan_to_num(padj, nan=1.0) < alpha)
+    prec = tested & precise(rhw, rs.target, n, rs.settings, lo, hi)
+    df["different"] = pd.array(np.where(is_pair, diff, False), dtype="boolean")
+    df["precise"] = pd.array(np.where(is_pair, prec, False), dtype="boolean")
+    df.loc[~is_pair, ["different", "precise"]] = pd.NA
     for _, g in df.groupby(KEY, sort=False, dropna=False):
         allv = g[g["row"] == "variant"].sort_values("position")
         out_v = allv[allv["apart"].fillna(False).astype(bool)]
@@ -461,12 +433,13 @@ def _holm(df: pd.DataFrame, rs: RankingSettings) -> None:
         pr = g[(g["row"] == "pair") & (g["relation"] == "ordered")]
         ordered = set(zip(pr["variant"].astype(str), pr["other"].astype(str)))
         order = list(v["variant"].astype(str))
-        groups, lets = tie_groups(order, ordered), letters(order, ordered)
+        lets = letters(order, ordered)
+        groups = groups_from_letters(order, lets, ordered)
         df.loc[v.index, "group"] = groups
         df.loc[v.index, "letters"] = lets
         df.loc[v.index, "rank_best"] = [1 + sum((u, x) in ordered for u in order) for x in order]
         df.loc[v.index, "rank_worst"] = [len(order) - sum((x, u) in ordered for u in order) for x in order]
-        df.loc[g.index, "order"] = order_text(order, groups) + note
+        df.loc[g.index, "order"] = order_text(order, groups, lets) + note
 
 
 def holm_words(table: pd.DataFrame) -> str:
@@ -485,7 +458,7 @@ def holm_words(table: pd.DataFrame) -> str:
 
 
 def summary(table: pd.DataFrame) -> str:
-    """One line: how many rankings, pairs and of them ordered / equivalent / unresolved."""
+    """One line: how many rankings, pairs and of them ordered / equivalent / inconclusive."""
     p = table[table["row"] == "pair"]
     if p.empty:
         return f"no ranking: {table['reason'].iloc[0] if len(table) else 'empty table'}"

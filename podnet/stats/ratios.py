@@ -71,7 +71,7 @@ RATIO_COLUMNS = (
         "paired_note",
         "paired_interval_method",  # hodges-lehmann | mean (podnet.stats.robust.stated)
         "paired_interval_level",  # 1 - alpha/2 after an adaptive stop (stats.paired.adaptive), else confidence
-        "paired_different",  # the paired 99.3 % interval excludes 1 (stats.planning.stop_when_different)
+        "paired_stop_excludes_1",  # the paired 99.3 % interval excludes 1 (stats.planning.stop_when_different)
         "quantised",  # the tools' printed resolution widens an interval of the row by more than 10 %
         "p_value",  # Welch (or Hsu) t-test on the estimand's scale, two-sided
         "p_mannwhitney",  # Mann-Whitney U, two-sided
@@ -80,8 +80,8 @@ RATIO_COLUMNS = (
         "p_mannwhitney_adjusted",  # Holm, Mann-Whitney p, primary family
         "paired_p_adjusted",  # Holm, paired p, primary family
         "p_note",  # why a primary row's p-value could not be computed (it counts in Holm as p = 1)
-        "significant",  # primary rows: the judged p_adjusted (paired_p_adjusted with >= 2 pairs) < 1 - confidence; exploratory: empty
-        "resolved",  # primary rows met by stats.planning.met: judged interval's width, min_to_stop pairs
+        "different",  # primary rows: the judged p_adjusted (paired_p_adjusted with >= 2 pairs) < 1 - confidence (METHODS.md, "Two words")
+        "precise",  # primary rows: the judged interval meets its width target on min_to_stop pairs (stats.planning.precise)
     ]
 )
 
@@ -273,7 +273,7 @@ def compare(
     has = np.isfinite(pr_.low)
     out["paired_interval_method"] = np.where(has, pr_.method, "")
     out["paired_interval_level"] = np.where(has, pr_.level, np.nan)
-    out["paired_different"] = has & pr_.different
+    out["paired_stop_excludes_1"] = has & pr_.different
     pquant = pr_.quantised
 
     with np.errstate(invalid="ignore", divide="ignore"):

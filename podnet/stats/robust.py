@@ -5,7 +5,7 @@ location function takes the per-round log ratios ``d = ln treatment - ln baselin
 a :class:`Location` on the log scale; :func:`paired_ratio` turns the chosen one into a ratio with
 its interval, in the field order of :class:`podnet.stats.variants.RatioInterval` (ratio, low,
 high, n, p). ``benchmarks/sim_intervals.py --contaminated`` compares them (coverage overall and
-conditional on stopping as resolved, heavy tails, disturbed rounds; METHODS.md, "Robust paired
+conditional on stopping as met, heavy tails, disturbed rounds; METHODS.md, "Robust paired
 intervals").
 
 - :func:`mean_t`: the mean with Student's t interval (what ``variants.side_by_side`` states).
@@ -41,8 +41,8 @@ DEFAULT_METHOD = "hodges-lehmann"
 METHODS = ("mean", "trimmed", "hodges-lehmann", "huber")
 #: after an adaptive (data-dependent) stop the interval is computed with alpha * STOP_ALPHA_FACTOR
 #: (95 % -> 97.5 %): the stop picks samples whose spread happened to be low; this keeps the
-#: coverage among the comparisons that stop as resolved at 93 % or more wherever at least a fifth of
-#: them resolve (benchmarks/sim_intervals.py --contaminated; METHODS.md)
+#: coverage among the comparisons that stop as met at 93 % or more wherever at least a fifth of
+#: them are met (benchmarks/sim_intervals.py --contaminated; METHODS.md)
 STOP_ALPHA_FACTOR = 0.5
 #: ``stop_when_different``: the level of the interval that must exclude 1 to stop a comparison as
 #: different. The launcher looks after every round from min_to_stop on (up to 51 looks to a cap of

@@ -15,6 +15,7 @@ from . import bootstrap, core, rounding
 from ._data import Groups, as_tidy, group_moments, key_text, log_moments, make_groups, split_sources
 from .cache import cached_rows
 from .kinds import metric_facts
+from .planning import precise
 from .settings import Settings
 
 SUMMARY_COLUMNS = (
@@ -45,7 +46,7 @@ SUMMARY_COLUMNS = (
         "boot_method",  # BCa | percentile | "" (none)
         "boot_note",  # why there is no bootstrap interval
         "n_needed",  # repeats needed for rel_half_width <= target at the observed CV
-        "met_target",
+        "precise",  # METHODS.md, "Two words": 0 < rel_half_width <= target on at least min_to_stop values
         "n_outliers",  # values outside the outlier fences (flagged, never dropped)
         "outlier_rule",
         "outlier_low",  # the fences
@@ -213,12 +214,12 @@ def _bootstrap_columns(
 
 
 def _planning_columns(out: pd.DataFrame, g: Groups, s: Settings, cv: np.ndarray, rhw: np.ndarray) -> None:
-    """n_needed and met_target: the repeats the observed CV needs for the precision target."""
+    """n_needed (the repeats the observed CV needs for the precision target) and precise."""
     conf = s.confidence
     target = s.planning.target_rel_half_width
     nn = core.n_needed(np.where(g.n >= 2, cv, np.nan), conf, target)
     out["n_needed"] = pd.array(np.where(np.isfinite(nn), nn, np.nan), dtype="Float64").astype("Int64")
-    out["met_target"] = pd.array((g.n >= 2) & (np.nan_to_num(rhw, nan=np.inf) <= target), dtype="boolean")
+    out["precise"] = pd.array(precise(rhw, target, g.n, s), dtype="boolean")
 
 
 def _outlier_columns(

@@ -275,9 +275,9 @@ VARIANT_COLUMNS = [
     "p_adjusted",  # Holm over the preferred rows of the primary family (never a sequential row)
     "p_note",  # why a family row's p-value could not be computed (it counts in Holm as p = 1)
     "target_rel_half_width",
-    "resolved",  # preferred primary row, not sequential, met by stats.planning.met (width, min_to_stop)
-    "significant",  # p_adjusted below 1 - confidence (empty for sequential rows: drift not removed)
-    "verdict",  # family rows: different (significant) | equivalent (interval within 1 -/+ margin) | unresolved
+    "different",  # family rows (preferred, primary, not sequential): p_adjusted < 1 - confidence (METHODS.md, "Two words")
+    "precise",  # family rows: the interval meets its width target on min_to_stop pairs (stats.planning.precise)
+    "verdict",  # family rows: different | equivalent (interval within 1 -/+ margin) | inconclusive
 ]
 
 
@@ -317,7 +317,9 @@ def _paired(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return a.loc[common].to_numpy(dtype=float), b.loc[common].to_numpy(dtype=float)
 
 
-def variant_table(tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] | None = None) -> pd.DataFrame:
+def variant_table(
+    tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] | None = None, stop: bool = False
+) -> pd.DataFrame:
     """variants.csv: each variant over the baseline variant of ``stats.comparisons`` (``by: variant``).
 
     For every path (scenario, tool, test, protocol, direction, streams, metric, unit) of a
@@ -327,11 +329,13 @@ def variant_table(tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] | N
     baseline of ``stats.comparisons`` (e.g. host-host) in the same rounds, *sequential* always
     (two independent samples, drift included). ``preferred`` marks the design the comparison is
     read by; Holm runs over the preferred rows that ``stats.primary`` declares (by scenario: the
-    path; by variant: the variant pair), ``resolved`` says such a row met its target on at least
-    ``min_to_stop`` pairs (:func:`podnet.stats.planning.met`, the launcher's rule) and ``verdict``
-    reads it as different, equivalent or unresolved. A
+    path; by variant: the variant pair). Such a row is *different* when Holm rejects and *precise*
+    when its interval meets its width target on at least ``min_to_stop`` pairs (METHODS.md, "Two
+    words: different and precise"); ``verdict`` reads it as different, equivalent or inconclusive.
+    ``stop``: add ``met``, the adaptive stop's rule (:func:`podnet.stats.planning.met`), for the
+    side-by-side sampler. A
     sequential row (e.g. the in-launch baseline path itself, which has nothing to be normalised by)
-    is never resolved nor significant: its interval leaves out the launch-to-launch drift (simulated
+    is never different nor precise: its interval leaves out the launch-to-launch drift (simulated
     coverage 13-31 %; an A/A campaign gave 0.95x and 0.93x host-host, intervals excluding 1).
     """
     s = Settings.of(settings)
@@ -410,7 +414,7 @@ def variant_table(tidy: pd.DataFrame, settings: Settings | Mapping[str, Any] | N
     df["preferred"] = rank == best
     df["interval_level"] = df["interval_level"].fillna(conf)
     variant_family(df, s, norm)
-    return df[VARIANT_COLUMNS]
+    return df[VARIANT_COLUMNS + ["_met"]].rename(columns={"_met": "met"}) if stop else df[VARIANT_COLUMNS]
 
 
 def printed_quantum(rows: pd.DataFrame) -> float:

@@ -1,4 +1,4 @@
-"""The gate as the pipeline's last step: with stats.thresholds, check.csv is written; "unresolved" does not fail."""
+"""The gate as the pipeline's last step: with stats.thresholds, check.csv is written; "inconclusive" does not fail."""
 
 import pandas as pd
 import pytest
@@ -8,8 +8,8 @@ from tests.workflow_runs import example_config, scratch_example, snakemake
 pytestmark = pytest.mark.pipeline
 
 
-def test_check_rule_writes_verdicts_and_unresolved_does_not_fail(tmp_path):
-    # one run per case: no interval, so every verdict is unresolved
+def test_check_rule_writes_verdicts_and_inconclusive_does_not_fail(tmp_path):
+    # one run per case: no interval, so every verdict is inconclusive
     bound = {
         "baseline": "same-edge",
         "treatment": "cloud-edge",
@@ -21,4 +21,4 @@ def test_check_rule_writes_verdicts_and_unresolved_does_not_fail(tmp_path):
     path, _, _ = scratch_example(tmp_path, "gate", report={"notebooks": []}, stats=stats)
     snakemake(path)
     v = pd.read_csv(tmp_path / "out" / "check.csv")
-    assert len(v) >= 1 and set(v["verdict"]) == {"unresolved"}
+    assert len(v) >= 1 and set(v["verdict"]) == {"inconclusive"}

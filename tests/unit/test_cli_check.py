@@ -1,4 +1,4 @@
-"""`podnet check DIR --config X.yaml`: the gate's verdicts and exit codes (0 pass, 1 fail, 3 unresolved, 2 error)."""
+"""`podnet check DIR --config X.yaml`: the gate's verdicts and exit codes (0 pass, 1 fail, 3 inconclusive, 2 error)."""
 
 import subprocess
 import sys
@@ -49,7 +49,7 @@ def processed(tmp_path, treatment_values, minimum=0.8):
     [
         ([9.0e9, 9.1e9, 8.9e9, 9.05e9, 8.95e9], 0, "pass"),  # ~0.90, interval wholly above 0.8
         ([5.0e9, 5.1e9, 4.9e9, 5.05e9, 4.95e9], 1, "fail"),  # ~0.50, wholly below
-        ([8.0e9, 6.0e9, 10.0e9, 7.0e9, 9.0e9], 3, "unresolved"),  # ~0.79, straddles 0.8
+        ([8.0e9, 6.0e9, 10.0e9, 7.0e9, 9.0e9], 3, "inconclusive"),  # ~0.79, straddles 0.8
     ],
 )
 def test_exit_codes(tmp_path, values, code, verdict):
@@ -60,13 +60,13 @@ def test_exit_codes(tmp_path, values, code, verdict):
     v = pd.read_csv(tmp_path / "v.csv")
     assert list(v["verdict"]) == [verdict]
     lo, hi = v.loc[0, "ci_low"], v.loc[0, "ci_high"]
-    assert {"pass": lo >= 0.8, "fail": hi < 0.8, "unresolved": lo < 0.8 <= hi}[verdict]
+    assert {"pass": lo >= 0.8, "fail": hi < 0.8, "inconclusive": lo < 0.8 <= hi}[verdict]
 
 
-def test_no_matching_ratio_is_unresolved():
+def test_no_matching_ratio_is_inconclusive():
     r = pd.DataFrame({c: [] for c in ("by", "baseline", "treatment", "tool", "test", "metric")})
     v = gate.check(r, [{"baseline": "a", "treatment": "b", "metric": "throughput", "min": 1}])
-    assert list(v["verdict"]) == ["unresolved"] and "no ratio row" in v.loc[0, "reason"]
+    assert list(v["verdict"]) == ["inconclusive"] and "no ratio row" in v.loc[0, "reason"]
     assert gate.exit_code(v) == 3
 
 
@@ -85,7 +85,7 @@ def test_max_bound_and_no_interval():
         }
     )
     v = gate.check(r, [{"baseline": "h", "treatment": "p", "metric": "rtt_avg", "max": 1.2}])
-    assert list(v["verdict"]) == ["fail", "unresolved"]
+    assert list(v["verdict"]) == ["fail", "inconclusive"]
 
 
 def test_errors_exit_2(tmp_path):

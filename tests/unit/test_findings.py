@@ -1,5 +1,5 @@
-"""The findings sentences state the numbers of ratios.csv (rounded as printed), say "not
-resolved" exactly when the statistics do not resolve a difference, and tables are in display units."""
+"""The findings sentences state the numbers of ratios.csv (rounded as printed), say "different" and
+"precise" exactly when ratios.csv does (METHODS.md, "Two words"), and tables are in display units."""
 
 import re
 
@@ -43,7 +43,7 @@ def test_sentence_numbers_equal_ratios_csv(dirs, name):
         elif np.isfinite(r["ci_low"]):
             assert ci and _close(ci.group(1), r["ci_low"]) and _close(ci.group(2), r["ci_high"]), s
         else:
-            assert ci is None and s.endswith("not resolved."), s
+            assert ci is None and s.endswith("not shown different, not precise."), s
         n = re.search(r"n = (\d+)(?: each| and (\d+))", s)
         assert int(n.group(1)) == r["n_treatment"] and int(n.group(2) or n.group(1)) == r["n_baseline"], s
         p = re.search(r"Holm-adjusted p (=|<) ([\d.]+)", s)
@@ -52,18 +52,16 @@ def test_sentence_numbers_equal_ratios_csv(dirs, name):
         if r.get("role") == "exploratory" and np.isfinite(r["ci_low"]):
             assert s.endswith("exploratory: not a declared primary comparison)."), s
             continue
-        resolved = bool(
-            r.get("role") != "exploratory"
-            and r["p_adjusted"] < 0.05
-            and not (r["ci_low"] <= 1 <= r["ci_high"])
-        )
-        assert s.endswith("not resolved.") != resolved, s
+        different = bool(r.get("role") != "exploratory" and r["p_adjusted"] < 0.05)
+        assert ("not shown different" not in s) == different, s
+        assert bool(r["different"]) == different, s
+        assert ("not precise" in s) != bool(r["precise"]), s
 
 
-def test_repeats_resolve_the_clear_difference_and_not_the_unclear(dirs):
+def test_repeats_find_the_clear_difference_and_not_the_unclear(dirs):
     f = findings.findings(figures.load(dirs["repeats"]))
-    assert f["resolved"].any(), f["sentence"].tolist()
-    assert (~f["resolved"]).any(), f["sentence"].tolist()
+    assert f["different"].any(), f["sentence"].tolist()
+    assert (~f["different"]).any(), f["sentence"].tolist()
 
 
 def test_tables_are_in_display_units(dirs):

@@ -45,6 +45,6 @@ def test_equal_spread_shows_no_sign_and_the_interval_is_not_zero_width():
     assert r.ci_low < 1 < r.ci_high and r.verdict == "no sign"
 
 
-@pytest.mark.parametrize("ratio, lo, hi, want", [(1.1, 1.02, 1.3, "unresolved"), (0.5, 0.3, 0.8, "lower")])
+@pytest.mark.parametrize("ratio, lo, hi, want", [(1.1, 1.02, 1.3, "inconclusive"), (0.5, 0.3, 0.8, "lower")])
 def test_verdicts(ratio, lo, hi, want):
     assert idle_floor.verdict(ratio, lo, hi) == want

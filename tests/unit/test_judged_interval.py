@@ -2,7 +2,7 @@
 read a ratio by :func:`podnet.stats.precision.judged` (paired within a launch's interleaved rounds
 when it can be, else the unpaired interval). Before, adaptive sampling judged the paired interval
 while the findings and the gate stated the unpaired one, so a comparison could be "met" in the
-adaptive account and "not resolved" in the sentence beside it."""
+adaptive account and "not precise" in the sentence beside it."""
 
 import numpy as np
 import pandas as pd
@@ -61,7 +61,7 @@ def test_sides_from_different_launches_state_the_unpaired_interval():
     row = one(r, treatment="pod-pod", metric="throughput")
     j = judged(r).loc[row.name]
     assert j["interval"] == "unpaired" and (j["low"], j["high"]) == (row["ci_low"], row["ci_high"])
-    assert list(gate.check(r, THRESHOLD)["verdict"]) == ["unresolved"]
+    assert list(gate.check(r, THRESHOLD)["verdict"]) == ["inconclusive"]
     assert "n = 8 each" in findings.sentence(as_judged(r).loc[row.name])
 
 

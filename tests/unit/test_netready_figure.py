@@ -67,9 +67,11 @@ def test_the_figure_ranks_the_variants_by_p50_and_marks_what_is_different(proces
     assert {p.centre for p in spec.panels if not p.ratio} == {"percentile of the pooled pods"}
     ratio = spec.panels[3].rows.set_index("y")
     assert set(ratio.index) == set(RANKED[1:]) and spec.panels[3].ratio
-    assert bool(ratio.loc["calico-vxlan.iptables", "sig"])
-    # drawn filled: the grid reads a row's sig as `is True`
-    assert [r["sig"] is True for _, r in spec.panels[3].rows.iterrows() if r["y"] == RANKED[2]] == [True]
+    assert bool(ratio.loc["calico-vxlan.iptables", "different"])
+    # drawn filled: the grid reads a row's different as `is True`
+    assert [r["different"] is True for _, r in spec.panels[3].rows.iterrows() if r["y"] == RANKED[2]] == [
+        True
+    ]
     assert ratio.loc["calico-vxlan.iptables", "lo"] > 1
     steps = spec.panels[5].rows
     assert set(steps["y"]) == {step_label(m) for m in [*STEP_SHARES, "net_ready_s"]}

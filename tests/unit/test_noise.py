@@ -82,9 +82,9 @@ def test_per_path_and_median_rows_against_the_same_launchs_floor():
 def test_verdict_follows_the_interval_not_the_point():
     t = noise.noise_table(tidy())
     for _, r in t.iterrows():
-        want = "within" if r["ci_high"] <= 1.25 else "above" if r["ci_low"] > 1.25 else "unresolved"
+        want = "within" if r["ci_high"] <= 1.25 else "above" if r["ci_low"] > 1.25 else "inconclusive"
         assert r["verdict"] == want
-    assert (t["verdict"] == "above").any()  # cv(A) is ~10x the floor's: resolved even at n = 4 vs 5
+    assert (t["verdict"] == "above").any()  # cv(A) is ~10x the floor's: above even at n = 4 vs 5
 
 
 def test_a_floor_from_another_launch_is_not_used_but_podnet_floors_is_named_as_separate():
@@ -116,7 +116,11 @@ def test_empty_and_sentences():
     (s,) = noise_text.sentences(t)
     med = t[t["level"] == "median"].iloc[0]
     assert f"{med['cv']:.3f}" in s and f"{med['floor_cv']:.3f}" in s and "4-s tests" in s
-    phrase = {"within": "within the target", "above": "above the target", "unresolved": "not resolved"}
+    phrase = {
+        "within": "within the target",
+        "above": "above the target",
+        "inconclusive": "inconclusive against the target",
+    }
     assert "median over 2 paths" in s and phrase[med["verdict"]] in s
     shown = noise_text.display_table(t)
     assert len(shown) == 3 and shown["<= 1.25x"].isin(["yes", "no"]).all()

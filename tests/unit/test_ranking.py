@@ -82,7 +82,7 @@ def test_cpu_cost_is_lower_is_better():
     assert list(variants(t)["variant"]) == ["b", "a"]
 
 
-def test_equivalent_within_margin_and_unresolved_outside():
+def test_equivalent_within_margin_and_inconclusive_outside():
     t = R.ranking_table(campaign({"a": 10e9, "b": 10e9}, n=20, sd=0.01), STATS)
     p = pairs(t).iloc[0]
     assert p["relation"] == "equivalent" and bool(p["within_margin"])
@@ -90,11 +90,11 @@ def test_equivalent_within_margin_and_unresolved_outside():
     assert variants(t)["order"].iloc[0].startswith("{")
     # noisy and few rounds: neither ordered nor inside ±5 %
     t = R.ranking_table(campaign({"a": 10e9, "b": 10.5e9}, n=3, sd=0.1), STATS)
-    assert pairs(t).iloc[0]["relation"] == "unresolved"
-    # a tiny margin: the same runs are unresolved, not equivalent
+    assert pairs(t).iloc[0]["relation"] == "inconclusive"
+    # a tiny margin: the same runs are inconclusive, not equivalent
     tight = {**STATS, "ranking": {**STATS["ranking"], "equivalence_margin": 0.001}}
     t = R.ranking_table(campaign({"a": 10e9, "b": 10e9}, n=20, sd=0.01), tight)
-    assert pairs(t).iloc[0]["relation"] == "unresolved"
+    assert pairs(t).iloc[0]["relation"] == "inconclusive"
     # a real difference smaller than the margin is an order (and says it is within the margin)
     t = R.ranking_table(campaign({"a": 10e9, "b": 10.1e9}, n=20, sd=0.002), STATS)
     p = pairs(t).iloc[0]
@@ -109,7 +109,7 @@ def test_within_margin_read_either_way_and_never_zero_width():
 
 
 def test_non_transitive_relations_letters_and_one_block():
-    # a > c resolved, a ~ b and b ~ c not: b sits between them with a spread of its own
+    # a > c ordered, a ~ b and b ~ c not: b sits between them with a spread of its own
     n = 12
     common = _round_effect(n, 5)
     wobble = np.exp(0.3 * np.array([1, -1] * (n // 2)))
@@ -121,8 +121,8 @@ def test_non_transitive_relations_letters_and_one_block():
     out = R.ranking_table(t, STATS)
     rel = {(r.variant, r.other): r.relation for r in pairs(out).itertuples()}
     assert rel[("a", "c")] == "ordered"
-    assert rel.get(("a", "b"), rel.get(("b", "a"))) == "unresolved"
-    assert rel.get(("b", "c"), rel.get(("c", "b"))) == "unresolved"
+    assert rel.get(("a", "b"), rel.get(("b", "a"))) == "inconclusive"
+    assert rel.get(("b", "c"), rel.get(("c", "b"))) == "inconclusive"
     v = variants(out).set_index("variant")
     assert set(v["group"]) == {1}  # no boundary: not every pair across one is ordered
     assert v.loc["a", "letters"] == "a" and v.loc["c", "letters"] == "b" and v.loc["b", "letters"] == "ab"
@@ -215,7 +215,7 @@ def test_unknown_family():
 
 def test_a_and_a_never_ordered():
     t = R.ranking_table(campaign({"a": 1e9, "a2": 1e9}, n=30, sd=0.03, seed=9), STATS)
-    assert pairs(t).iloc[0]["relation"] in ("equivalent", "unresolved")
+    assert pairs(t).iloc[0]["relation"] in ("equivalent", "inconclusive")
 
 
 def test_missing_pairs():
@@ -255,7 +255,7 @@ def test_a_variant_with_few_rounds_is_set_apart_and_cannot_merge_the_others_grou
     dp = p[(p["variant"] == "d") | (p["other"] == "d")]
     assert set(dp["relation"]) == {"too few pairs"} and dp["p_holm"].isna().all()
     assert set(p[(p["variant"] != "d") & (p["other"] != "d")]["holm_family"]) == {3}  # d's pairs left out
-    # every variant with as few rounds: ranked as usual (the relations say unresolved)
+    # every variant with as few rounds: ranked as usual (the relations say inconclusive)
     few = R.ranking_table(campaign({"a": 10e9, "b": 8e9}, n=3), STATS)
     assert variants(few)["group"].notna().all()
 

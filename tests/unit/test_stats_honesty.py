@@ -1,5 +1,5 @@
 """No interval claims more than the data (issue 30): printed resolution, p-values that stay in the
-family, `resolved` only from min_to_stop pairs, comparisons without pairs, pairing by round."""
+family, `precise` only from min_to_stop pairs, comparisons without pairs, pairing by round."""
 
 from types import SimpleNamespace
 
@@ -40,7 +40,7 @@ def test_equal_printed_values_never_give_a_zero_width_interval():
     # 28 against 20 us is a real difference (the rounding allows 1.34-1.46), but the p-value is the
     # rounding's (about 19 sds), not 1e-125 from the last digits of equal floats
     assert bool(r["quantised"]) and 1e-30 < r["p_value"] < 1e-6
-    assert not bool(r["resolved"]) and r["verdict"] in ("different", "unresolved")
+    assert not bool(r["precise"]) and r["verdict"] in ("different", "inconclusive")
     # the same through ratios.csv (by variant: pairs within the launch) and summary.csv
     rr = compare(t, {"comparisons": VCMP, "primary": VPRIM}).iloc[0]
     assert rr["paired_ci_low"] < 1.4 < rr["paired_ci_high"] and rr["ci_low"] < 1.4 < rr["ci_high"]
@@ -91,20 +91,20 @@ def test_a_variant_rows_p_that_cannot_be_computed_counts_as_one():
     prim = [{"by": "variant", "baseline": "a", "metrics": ["jitter"]}]
     r = one(variant_table(t, {"comparisons": VCMP, "primary": prim}), design="side-by-side")
     assert np.isnan(r["p_value"]) and r["p_adjusted"] == 1.0 and "p = 1" in r["p_note"]
-    assert r["verdict"] == "unresolved"
+    assert r["verdict"] == "inconclusive" and not r["different"] and not r["precise"]
 
 
 _sbs = side_by_side_rows
 
 
-def test_resolved_needs_min_to_stop_pairs_in_both_tables():
+def test_precise_needs_min_to_stop_pairs_in_both_tables():
     prim = [{"by": "variant", "baseline": "a"}]
     for n, want in ((6, False), (12, True)):
         t = _sbs(n, 0.8, 0.005)
         v = one(variant_table(t, {"comparisons": VCMP, "primary": prim}), design="side-by-side")
         r = compare(t, {"comparisons": VCMP, "primary": prim}).iloc[0]
         assert v["rel_half_width"] < 0.05 and r["n_pairs"] == n
-        assert bool(v["resolved"]) is want and bool(r["resolved"]) is want
+        assert bool(v["precise"]) is want and bool(r["precise"]) is want
 
 
 def test_the_met_rule_is_one_function():
@@ -129,7 +129,7 @@ def test_verdicts_of_primary_variant_rows():
     wide = one(
         variant_table(_sbs(4, 1.0, 0.2), {"comparisons": VCMP, "primary": prim}), design="side-by-side"
     )
-    assert (same["verdict"], diff["verdict"], wide["verdict"]) == ("equivalent", "different", "unresolved")
+    assert (same["verdict"], diff["verdict"], wide["verdict"]) == ("equivalent", "different", "inconclusive")
     assert same["ci_low"] >= 0.95 and same["ci_high"] <= 1.05
     v = variant_table(_sbs(12, 1.0, 0.005), {"comparisons": VCMP, "primary": prim})
     assert set(v.loc[v["design"] == "sequential", "verdict"]) == {""}

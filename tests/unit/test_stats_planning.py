@@ -43,12 +43,14 @@ def test_plan_against_hand():
     ci = stats.ttest_1samp(LOOSE, 0).confidence_interval(0.95)
     assert math.isclose(r["rel_half_width"], (ci.high - ci.low) / 2 / np.mean(LOOSE), rel_tol=1e-9)
     assert r["n_needed"] == hand_n_needed(LOOSE)
-    assert not r["met_target"] and r["headline"] and r["needs_more"]
+    assert not r["precise"] and r["headline"] and r["needs_more"]
 
 
 def test_target_setting_changes_verdict():
     p = plan(tidy(rows(LOOSE)), {"planning": {"target_rel_half_width": 0.5}}).iloc[0]
-    assert p["met_target"] and not p["needs_more"]
+    assert not p["precise"] and not p["needs_more"]  # within the width, but 4 values < min_to_stop
+    p = plan(tidy(rows(LOOSE * 3)), {"planning": {"target_rel_half_width": 0.5}}).iloc[0]
+    assert p["precise"] and not p["needs_more"]
     assert p["n_needed"] == hand_n_needed(LOOSE, 0.5)
 
 

@@ -219,7 +219,7 @@ def test_adjustment_across_one_experiment_per_family():
     out = compare(tidy(*lists), {**CMP, **prim})
     expl = out[out["metric"] == "rtt_avg"]
     assert (expl["role"] == "exploratory").all() and expl["p_adjusted"].isna().all()
-    assert expl["p_value"].notna().all() and (expl["family"] == "").all() and expl["significant"].isna().all()
+    assert expl["p_value"].notna().all() and (expl["family"] == "").all() and not expl["different"].any()
     out = out[out["metric"] == "throughput"]
     assert (out["role"] == "primary").all()
     exp = out[out["experiment"] == "exp"]
@@ -233,7 +233,7 @@ def test_adjustment_across_one_experiment_per_family():
     )
     other = one(out, experiment="other")
     assert close(other["p_adjusted"], other["p_value"]) and other["m"] == 1  # a family of one
-    assert (exp["significant"].astype(bool) == (exp["p_adjusted"] < 0.05)).all()
+    assert (exp["different"].astype(bool) == (exp["p_adjusted"] < 0.05)).all()
 
 
 def test_paired_interval_against_ttest_rel():
@@ -308,7 +308,7 @@ def test_n1_on_one_side_ratio_but_no_interval_or_p():
     assert close(out["ratio"], 9.0e9 / np.mean(B))
     for c in ("ci_low", "ci_high", "boot_ci_low", "paired_ci_low", "p_value", "p_mannwhitney", "p_adjusted"):
         assert np.isnan(out[c]), c
-    assert "n < 2" in out["ci_note"] and pd.isna(out["significant"])
+    assert "n < 2" in out["ci_note"] and not out["different"] and not out["precise"]
 
 
 def test_n2_each_side():
@@ -504,7 +504,7 @@ def test_primary_metrics_default_to_the_tools_headline(monkeypatch):
         compare(t, {"comparisons": cmp, "primary": [{"by": "variant", "baseline": "host"}]})
 
 
-def test_significant_follows_the_paired_interval_on_a_two_speed_machine():
+def test_different_follows_the_paired_interval_on_a_two_speed_machine():
     # the machine runs each round at 10 or 18 (a host's two speeds); the treatment is 0.9x in its round
     speeds = np.array([10.0, 18.0] * 5) * 1e9
     rng = np.random.default_rng(3)
@@ -518,4 +518,4 @@ def test_significant_follows_the_paired_interval_on_a_two_speed_machine():
     assert r["role"] == "primary" and r["n_pairs"] == 10
     assert r["p_adjusted"] > 0.05  # the unpaired Welch p drowns in the two speeds
     assert r["paired_p_adjusted"] < 0.05 and r["paired_ci_high"] < 1
-    assert bool(r["significant"]) and bool(r["resolved"])  # read by the interval it is judged by
+    assert bool(r["different"]) and bool(r["precise"])  # read by the interval it is judged by

@@ -127,4 +127,4 @@ def test_stop_when_different_reads_the_99_3_interval():
     )
     cfg = {"comparisons": VCMP, "primary": PRIM, "planning": {"stop_when_different": True}}
     r = compare(t, {**cfg, "paired": {"adaptive": True}}).iloc[0]
-    assert r["paired_ci_high"] < 1 and not bool(r["paired_different"])
+    assert r["paired_ci_high"] < 1 and not bool(r["paired_stop_excludes_1"])

@@ -191,13 +191,13 @@ def test_n_needed_against_hand_iteration():
         assert core.n_needed(np.array([cv]), conf, target)[0] == hand(cv), cv
     r = summarize(tidy(rows(X))).iloc[0]
     assert r["n_needed"] == hand(np.std(X, ddof=1) / np.mean(X))
-    assert bool(r["met_target"]) is True
+    assert bool(r["precise"]) is True  # 10 values: min_to_stop reached
 
 
-def test_met_target_false_when_noisy():
+def test_not_precise_when_noisy():
     noisy = [1.0, 2.0, 1.5, 0.7]
     r = summarize(tidy(rows(noisy))).iloc[0]
-    assert bool(r["met_target"]) is False
+    assert bool(r["precise"]) is False
     assert r["n_needed"] > 4
 
 
@@ -276,7 +276,7 @@ def test_n1_has_no_interval():
     assert np.isnan(r["sd"]) and np.isnan(r["ci_low"]) and np.isnan(r["ci_high"])
     assert r["ci_method"] == "" and "n < 2" in r["ci_note"]
     assert np.isnan(r["boot_ci_low"]) and r["boot_note"].startswith("n < 40")
-    assert pd.isna(r["n_needed"]) and bool(r["met_target"]) is False
+    assert pd.isna(r["n_needed"]) and bool(r["precise"]) is False
 
 
 def test_n2_t_interval_uses_one_degree_of_freedom():
@@ -304,7 +304,7 @@ def test_zero_variance():
     )
     assert r["quantised"] and "printed resolution alone" in r["ci_note"]
     assert np.isnan(r["boot_ci_low"]) and "degenerate" in r["boot_note"]
-    assert r["n_needed"] == 2 and bool(r["met_target"]) is True
+    assert r["n_needed"] == 2 and bool(r["precise"]) is False  # narrow, but 6 values < min_to_stop
     assert r["n_outliers"] == 0
 
 
@@ -342,7 +342,7 @@ def test_reference_rows_kept_apart():
     only = one(s, scenario="ref-only")
     assert only["source"] == "reference" and only["mean"] == 1.5
     assert np.isnan(only["ci_low"]) and only["ci_method"] == "" and "reference" in only["ci_note"]
-    assert pd.isna(only["met_target"]) and pd.isna(only["n_needed"])
+    assert pd.isna(only["precise"]) and pd.isna(only["n_needed"])
 
 
 def test_groups_split_on_every_group_column():

@@ -106,11 +106,12 @@ def test_variant_table_separate_launches_normalised_beside_sequential():
     assert nrm["ci_low"] < 0.6 / 0.9 < nrm["ci_high"] and nrm["rel_half_width"] < 0.05
     assert seq["ci_low"] > 0.6 / 0.9 * 1.2  # the launch factor, not the CNI
     assert bool(nrm["preferred"]) and not bool(seq["preferred"]) and nrm["normalised_by"] == "host-host"
-    # narrow enough, but on 8 pairs: below min_to_stop (10) it is not resolved, as the launcher's stop
-    assert nrm["role"] == "primary" and not bool(nrm["resolved"]) and bool(nrm["significant"])
+    # narrow enough, but on 8 pairs: below min_to_stop (10) it is not precise, as the launcher's stop;
+    # different all the same (the two questions are independent)
+    assert nrm["role"] == "primary" and not bool(nrm["precise"]) and bool(nrm["different"])
     assert nrm["verdict"] == "different"
     v5 = variant_table(t, {"comparisons": CMP, "primary": PRIMARY, "planning": {"min_to_stop": 5}})
-    assert bool(one(v5[v5["scenario"] == "pod-pod"], design="normalised")["resolved"])
+    assert bool(one(v5[v5["scenario"] == "pod-pod"], design="normalised")["precise"])
     assert np.isnan(seq["p_adjusted"])  # only the preferred row enters the family
     host = v[v["scenario"] == "host-host"]
     assert list(host["design"]) == ["sequential"] and list(host["role"]) == ["exploratory"]
@@ -126,7 +127,7 @@ def test_variant_table_side_by_side_when_rounds_hold_both_variants():
     v = variant_table(tidy(a, b), {"comparisons": CMP, "primary": PRIMARY, "planning": {"min_to_stop": 6}})
     sbs = one(v, design="side-by-side")
     assert sbs["n_pairs"] == 6 and sbs["ci_low"] < 0.6 < sbs["ci_high"] < 0.62
-    assert bool(sbs["preferred"]) and bool(sbs["resolved"])
+    assert bool(sbs["preferred"]) and bool(sbs["precise"])
     seq = one(v, design="sequential")
     assert seq["rel_half_width"] > 5 * sbs["rel_half_width"]
 
@@ -138,10 +139,10 @@ def test_aa_variants_contain_one():
     t = tidy(launch("host-gw", "L1", 1.0, 0.8, rng), launch("host-gw-b", "L2", 0.7, 0.8, rng))
     v = variant_table(t, {"comparisons": CMP, "primary": PRIMARY})
     nrm = one(v, design="normalised")
-    assert nrm["ci_low"] < 1 < nrm["ci_high"] and not bool(nrm["significant"])
+    assert nrm["ci_low"] < 1 < nrm["ci_high"] and not bool(nrm["different"])
 
 
-def test_a_sequential_row_is_shown_but_never_resolved_nor_significant():
+def test_a_sequential_row_is_shown_but_never_different_nor_precise():
     """A/A with a launch-to-launch factor of 0.7: host-host's own variant ratio can only be
     sequential, its interval excludes 1 (the drift), and it must not count as a finding."""
     from podnet.stats.variants import variant_table
@@ -152,10 +153,10 @@ def test_a_sequential_row_is_shown_but_never_resolved_nor_significant():
     v = variant_table(t, {"comparisons": CMP, "primary": broad})
     host = one(v[v["scenario"] == "host-host"], design="sequential")
     assert host["ci_high"] < 1 and host["role"] == "primary" and bool(host["preferred"])
-    assert not bool(host["resolved"]) and pd.isna(host["significant"]) and np.isnan(host["p_adjusted"])
+    assert not bool(host["precise"]) and not bool(host["different"]) and np.isnan(host["p_adjusted"])
     nrm = one(v[v["scenario"] == "pod-pod"], design="normalised")
     assert (
-        nrm["ci_low"] < 1 < nrm["ci_high"] and not bool(nrm["significant"]) and np.isfinite(nrm["p_adjusted"])
+        nrm["ci_low"] < 1 < nrm["ci_high"] and not bool(nrm["different"]) and np.isfinite(nrm["p_adjusted"])
     )
 
 
@@ -179,7 +180,9 @@ def test_the_findings_say_each_variant_ratio_with_its_design():
     text = variant_markdown(Tables(tidy=empty, summary=empty, ratios=empty, failed=empty, variants=v))
     assert text.startswith("- vxlan pod-pod iperf3 tcp throughput (receiver) is 0.6")
     assert "x host-gw [" in text and "each launch normalised by its own host-host" in text
-    assert "resolved (target ±5 %)" in text and "sequential" not in text  # the preferred design only
+    assert (
+        "(target ±5 %), different, precise" in text and "sequential" not in text
+    )  # the preferred design only
     assert "No variant ratio" in variant_markdown(
         Tables(tidy=empty, summary=empty, ratios=empty, failed=empty)
     )

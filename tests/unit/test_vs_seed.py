@@ -197,11 +197,11 @@ def _ranking_pairs(
         ("ordered", ("macvlan.iptables", "calico-vxlan.iptables", 1.3, 1.2, 1.4), "agrees"),
         ("ordered", ("calico-vxlan.iptables", "macvlan.iptables", 1.3, 1.2, 1.4), "contradicts"),
         ("equivalent", ("macvlan.iptables", "calico-vxlan.iptables", 1.01, 0.98, 1.03), "gap not reproduced"),
-        ("unresolved", ("macvlan.iptables", "calico-vxlan.iptables", 1.1, 0.9, 1.3), "unresolved here"),
+        ("inconclusive", ("macvlan.iptables", "calico-vxlan.iptables", 1.1, 0.9, 1.3), "inconclusive here"),
         (
             "too few pairs",
             ("macvlan.iptables", "calico-vxlan.iptables", np.nan, np.nan, np.nan),
-            "unresolved here",
+            "inconclusive here",
         ),
     ],
 )
@@ -214,9 +214,9 @@ def test_each_relation_judges_a_seed_order(dirs, rel, pair, status):
     assert r["status"] == status and r["relation"] == rel
     if a != "macvlan.iptables" and np.isfinite(ratio):  # stored the other way round: inverted
         assert r["ratio"] == pytest.approx(1 / ratio) and r["ci_low"] == pytest.approx(1 / hi)
-    # without our pair, every order is unresolved here
+    # without our pair, every order is inconclusive here
     o = vs_seed.orders_table(t, _ranking_pairs(rel, ratio, lo, hi).iloc[0:0], m)
-    assert set(o.loc[o["seed_order"] == ">", "status"]) == {"unresolved here"}
+    assert set(o.loc[o["seed_order"] == ">", "status"]) == {"inconclusive here"}
 
 
 def test_seed_tie_margin_and_setup_notes(dirs):
@@ -388,13 +388,13 @@ def test_every_pair_of_seed_cnis_once(dirs):
         ([], "nothing to rank"),
         (["tie", "tie"], "seed ties only"),
         (["agrees", "agrees", "tie"], "agrees"),
-        (["agrees", "unresolved here"], "agrees where resolved"),
-        (["agrees", "gap not reproduced"], "agrees where resolved"),
+        (["agrees", "inconclusive here"], "agrees where ordered"),
+        (["agrees", "gap not reproduced"], "agrees where ordered"),
         # one contradicting pair among agreeing ones does not speak for the group
         (["agrees", "agrees", "agrees", "contradicts"], "mixed"),
-        (["contradicts", "unresolved here"], "contradicts"),
-        (["gap not reproduced", "unresolved here"], "gap not reproduced"),
-        (["unresolved here", "tie"], "unresolved here"),
+        (["contradicts", "inconclusive here"], "contradicts"),
+        (["gap not reproduced", "inconclusive here"], "gap not reproduced"),
+        (["inconclusive here", "tie"], "inconclusive here"),
     ],
 )
 def test_group_verdict_counts_its_orders(statuses, expected):

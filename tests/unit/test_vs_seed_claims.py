@@ -36,13 +36,13 @@ def in_repo(monkeypatch):
         ("~", 1.10, 1.30, 0.05, "contradicts"),  # wholly beyond the band
         ("~", 0.70, 0.90, 0.05, "contradicts"),
         (">", 0.99, 1.01, 0.05, "gap not reproduced"),  # a stated gap, ours within the band
-        (">", 0.90, 1.10, 0.05, "unresolved here"),  # straddles 1 and the band
-        ("~", 1.00, 1.10, 0.05, "unresolved here"),  # straddles the band's edge
-        (">", np.nan, np.nan, 0.05, "unresolved here"),  # no interval
-        ("", 1.10, 1.20, 0.05, "unresolved here"),  # no seed direction
+        (">", 0.90, 1.10, 0.05, "inconclusive here"),  # straddles 1 and the band
+        ("~", 1.00, 1.10, 0.05, "inconclusive here"),  # straddles the band's edge
+        (">", np.nan, np.nan, 0.05, "inconclusive here"),  # no interval
+        ("", 1.10, 1.20, 0.05, "inconclusive here"),  # no seed direction
         (">=", 0.97, 1.20, 0.05, "agrees"),  # close to or above: not below the band
         (">=", 0.80, 0.90, 0.05, "contradicts"),
-        (">=", 0.90, 1.00, 0.05, "unresolved here"),
+        (">=", 0.90, 1.00, 0.05, "inconclusive here"),
         ("<=", 0.80, 1.03, 0.05, "agrees"),
         ("<=", 1.10, 1.20, 0.05, "contradicts"),
     ],
@@ -173,7 +173,7 @@ def test_claims_table_reads_a_scenario_baseline_and_a_variant_baseline():
     v = t.loc["vx-under-routed"]
     assert v["ratio"] == 0.965 and v["verdict"] == "agrees"  # the side-by-side row, not the sequential
     s = t.loc["stated"]
-    assert s["verdict"] == "unresolved here" and "no such ratio" in s["reason"]
+    assert s["verdict"] == "inconclusive here" and "no such ratio" in s["reason"]
     assert t.loc["ovs", "verdict"] == "not comparable here" and t.loc["ovs", "reason"] == "no OVS module"
     assert t.loc["mixed", "verdict"] == "not run here"
     assert set(t["verdict"]) <= set(vs_seed.CLAIM_VERDICTS)
@@ -244,7 +244,7 @@ def test_claims_name_what_the_campaign_runs_and_what_the_seed_printed(in_repo, p
     )
     numbered = t[t["claim"].isin([x["id"] for x in judged if "measure" in (x.get("seed") or {})])]
     assert np.isfinite(numbered["seed_ratio"].astype(float)).all()
-    assert set(t["verdict"]) <= {"unresolved here", "not run here", "not comparable here"}  # no run yet
+    assert set(t["verdict"]) <= {"inconclusive here", "not run here", "not comparable here"}  # no run yet
 
 
 def test_seed_001_claims_read_the_published_table_and_its_physical_is_host_host(in_repo):

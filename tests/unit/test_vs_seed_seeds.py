@@ -106,7 +106,7 @@ def test_headline_leads_with_the_claims_then_the_ranking():
 
 
 def test_claims_read_back_and_shown(tmp_path):
-    c = _claims("seed 004", ["agrees", "unresolved here"])
+    c = _claims("seed 004", ["agrees", "inconclusive here"])
     c["reason"] = ["", ""]
     vs_seed.write(c, tmp_path / "vs_seed_claims.csv")
     back = vs_seed.read_claims(tmp_path / "vs_seed_claims.csv")

@@ -19,7 +19,7 @@ def test_a_zero_width_interval_is_not_met_even_when_its_half_width_is_below_targ
 
 
 def test_the_gate_gives_no_verdict_on_a_zero_width_interval():
-    assert _verdict(0.9, 0.9, 0.8, None)[0] == "unresolved"
+    assert _verdict(0.9, 0.9, 0.8, None)[0] == "inconclusive"
     assert "width zero" in _verdict(0.9, 0.9, 0.8, None)[1]
     assert _verdict(0.85, 0.95, 0.8, None)[0] == "pass"
     assert _verdict(0.6, 0.7, 0.8, None)[0] == "fail"

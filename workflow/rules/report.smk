@@ -116,7 +116,7 @@ rule vs_seed:
 
 
 # the ranking.csv figure: per measure a panel, per path each variant's ratio to the reference
-# variant with its paired interval, the resolved order marked (podnet.report.ranking)
+# variant with its paired interval, the order as letters (podnet.report.ranking)
 rule ranking_figure:
     input:
         ranking=f"{OUT}/ranking.csv",

@@ -1,7 +1,7 @@
 """Snakemake script: the gate (library: podnet.stats.gate), the pipeline's last step.
 
 Writes check.csv; fails the rule only when a ratio's interval lies wholly on
-the wrong side of its bound ("unresolved" does not fail the run).
+the wrong side of its bound ("inconclusive" does not fail the run).
 """
 
 from podnet.config.warm import delegate

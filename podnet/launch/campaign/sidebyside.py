@@ -309,7 +309,7 @@ class VariantSampler:
             return []
         cfg = self.sbs.cfg
         parsed = parse_files(files, cfg.raw_dir, cfg.experiment)
-        vt = variant_table(parsed.tidy, self.settings)
+        vt = variant_table(parsed.tidy, self.settings, stop=True)
         rows = vt[(vt["design"] == "side-by-side") & (vt["role"] == "primary")] if not vt.empty else vt
         items = [
             VariantJudged(
@@ -323,7 +323,7 @@ class VariantSampler:
                 rel_half_width=float(r["rel_half_width"]),
                 target_rel_half_width=float(r["target_rel_half_width"]),
                 n_pairs=int(r["n_pairs"]),
-                met=bool(r["resolved"]),  # podnet.stats.planning.met, the tables' own rule
+                met=bool(r["met"]),  # podnet.stats.planning.met: precise, or (stop_when_different) excludes 1
             )
             for _, r in rows.iterrows()
             # cases of this launch only: a load's rows (iperf3 in a probe's test) are no case of theirs

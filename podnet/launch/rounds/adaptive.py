@@ -182,7 +182,7 @@ class Sampler:
 
     def _judge_cases(self) -> list[Judged]:
         from podnet.stats import plan
-        from podnet.stats.planning import met
+        from podnet.stats.planning import precise
 
         tidy = self.tidy()
         if tidy is None or not len(tidy):
@@ -205,7 +205,7 @@ class Sampler:
                 target_rel_half_width=float(r["target_rel_half_width"]),
                 n=n,
                 n_needed=_num(r["n_needed"]),
-                met=bool(met(rhw, r["target_rel_half_width"], r["n"], self.settings)),
+                met=bool(precise(rhw, r["target_rel_half_width"], r["n"], self.settings)),
                 cases=(key,),
                 # no interval once the minimum ran: failed runs (or a mean of 0), not noise
                 more_helps=rhw is not None or (n or 0) < self.nmin,

@@ -1,11 +1,13 @@
 """The adaptive stop rule: one rule for a single launch (:class:`~.adaptive.Sampler`) and for
 variants side by side (:class:`~podnet.launch.campaign.sidebyside.VariantSampler`). No I/O.
 
-Whether a comparison is *met* is the statistics stage's rule (:func:`podnet.stats.planning.met`:
-its interval's relative half-width at most its target on at least ``stats.planning.min_to_stop``
-pairs, or with ``stop_when_different`` an interval that excludes 1), read from the tables the
-samplers judge by (``met`` of :func:`podnet.stats.precision.primary_precision`, ``resolved`` of
-:func:`podnet.stats.variants.variant_table`), each judged at the paired interval's adaptive level
+Whether a comparison is *met* is the statistics stage's rule (:func:`podnet.stats.planning.met`):
+it is *precise* (:func:`podnet.stats.planning.precise`: its interval's relative half-width at most
+its target on at least ``stats.planning.min_to_stop`` pairs; METHODS.md, "Two words: different and
+precise"), or with ``stop_when_different`` its stop interval excludes 1. It is read from the tables
+the samplers judge by (``met`` of :func:`podnet.stats.precision.primary_precision`, ``met`` of
+:func:`podnet.stats.variants.variant_table` with ``stop=True``; a case's headline: ``precise``),
+each judged at the paired interval's adaptive level
 (:func:`adaptive_settings`). A comparison resting on fewer than :data:`FEWEST_PAIRS` pairs is never
 met (:func:`too_few_pairs`). This module decides the rest:
 

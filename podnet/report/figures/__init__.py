@@ -82,7 +82,8 @@ CAPTIONS = {
     "(line) and every repeat (dots); one colour per variant.",
     "latency": "Headline latency of each path per test: mean with its 95 % interval and every repeat.",
     "ratios": "Each primary comparison as treatment / baseline on a logarithmic axis, 95 % interval; "
-    "filled points are significant after Holm adjustment.",
+    "filled points are different (Holm-adjusted p below alpha), dashed intervals not precise (wider than "
+    'their width target; METHODS.md, "Two words").',
     "variants": "Each variant against the reference variant, per path and test (ratio, 95 % interval).",
     "sweeps": "Each swept test's headline metric against the swept parameter, 95 % interval at each point; "
     "a UDP load curve's received rate against the offered rate (dashed: all arrived) beside its loss.",

@@ -25,8 +25,9 @@ from . import axis, masonry, style
 
 @dataclass
 class Panel:
-    """One panel: ``rows`` has y, hue, centre, lo, hi (+ sig for ratios, + label: a short note drawn
-    beside the point, e.g. a UDP rate's loss); ``dots`` has y, hue, value."""
+    """One panel: ``rows`` has y, hue, centre, lo, hi (+ different and precise for ratios, the two
+    words of METHODS.md: a filled point is different, a dashed interval not precise; + label: a
+    short note drawn beside the point, e.g. a UDP rate's loss); ``dots`` has y, hue, value."""
 
     title: str
     xlabel: str
@@ -322,14 +323,17 @@ def _grid(panels, own, width, ncols, ph, extra, label_w):
 
 
 def _key(panels: list[Panel]) -> list[Line2D]:
-    """The key of the points: resolved or not (ratio panels), what a point is and the dots (the
-    others); a figure with both kinds of panel gets both."""
+    """The key of the points: different or not and precise or not (ratio panels: METHODS.md, "Two
+    words"), what a point is and the dots (the others); a figure with both kinds of panel gets both."""
     key: list[Line2D] = []
-    if any(p.ratio for p in panels):
+    ratio = [p for p in panels if p.ratio]
+    if ratio:
         key = [
-            Line2D([], [], color="0.2", marker="o", ls="-", ms=4, label="Holm-adjusted p < α: resolved"),
-            Line2D([], [], color="0.2", marker="o", mfc="white", ls="-", ms=4, label="not resolved"),
+            Line2D([], [], color="0.2", marker="o", ls="-", ms=4, label="different (Holm p < α)"),
+            Line2D([], [], color="0.2", marker="o", mfc="white", ls="-", ms=4, label="not shown different"),
         ]
+        if any("precise" in p.rows.columns for p in ratio):
+            key.append(Line2D([], [], color="0.2", ls=(0, (2, 1.2)), label="not precise"))
     plain = [p for p in panels if not p.ratio]
     if key and not plain:
         return key
@@ -418,13 +422,22 @@ def _panel(fig, ax, p: Panel, ypos, offsets, looks, narrow: bool = False) -> Non
             b_d = hi if open_hi else b
             if p.positive or p.ratio:
                 a_d = max(a_d, 0.0)
-            ax.plot([a_d, b_d], [y, y], color=c, lw=1.1, solid_capstyle="butt", zorder=2)
+            dashed = p.ratio and r.get("precise") is False  # the interval misses its width target
+            ax.plot(
+                [a_d, b_d],
+                [y, y],
+                color=c,
+                lw=1.1,
+                ls=(0, (2, 1.2)) if dashed else "-",
+                solid_capstyle="butt",
+                zorder=2,
+            )
             fig.podnet_intervals.append((p.positive or p.ratio, a_d, b_d))
             if open_lo:
                 ax.plot([a_d], [y], marker="<", color=c, ms=3.5, zorder=3, clip_on=False)
             if open_hi:
                 ax.plot([b_d], [y], marker=">", color=c, ms=3.5, zorder=3, clip_on=False)
-        filled = not p.ratio or bool(r.get("sig") is True)
+        filled = not p.ratio or bool(r.get("different") is True)
         ax.plot(
             [r["centre"]],
             [y],

@@ -154,7 +154,15 @@ def _group_panels(t: data.Tables, key: tuple[str, ...], g: pd.DataFrame, prefix:
                 grid.Panel(
                     title=f"{prefix}{name.upper()}{what}, ratio to {base}",
                     xlabel=f"Ratio to {base} (log scale)",
-                    rows=_rows(e, "ratio").assign(sig=[flag(x) for x in e["different"]], unbounded=False),
+                    rows=_rows(e, "ratio").assign(
+                        different=[flag(x) for x in e["different"]],
+                        # asked of the family's rows only: a P50 or P99 row is drawn solid
+                        precise=[
+                            flag(x) if str(r) == "primary" else None
+                            for x, r in zip(e.get("precise", [None] * len(e)), e["role"])
+                        ],
+                        unbounded=False,
+                    ),
                     positive=True,
                     ratio=True,
                 )

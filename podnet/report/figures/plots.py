@@ -8,7 +8,6 @@ import textwrap
 from typing import Any
 
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
 from podnet.config import schema
@@ -55,13 +54,13 @@ def alpha(settings: dict[str, Any] | None) -> float:
 def ratio_panels(
     r: pd.DataFrame, y: str, hue: str, a: float, bounds: dict[tuple[str, str], str] | None = None
 ) -> list[grid.Panel]:
-    from podnet.stats.precision import as_judged  # the interval the findings state (paired when it can be)
+    # the interval the findings state (paired when it can be), and its two words
+    from podnet.stats.precision import as_judged, different, is_precise
 
     r = as_judged(r)
     panels = []
     for _, sub in r.groupby(data.MEASURE + ["baseline"], sort=True, dropna=False):
         first = sub.iloc[0]
-        p = sub["p_adjusted"].astype(float) if "p_adjusted" in sub.columns else pd.Series(np.nan, sub.index)
         panels.append(
             grid.Panel(
                 title=data.measure_label(first, with_metric=True, bounds=bounds),
@@ -73,7 +72,8 @@ def ratio_panels(
                         "centre": sub["ratio"].astype(float),
                         "lo": sub["ci_low"].astype(float),
                         "hi": sub["ci_high"].astype(float),
-                        "sig": [bool(v < a) if np.isfinite(v) else None for v in p],
+                        "different": [different(x, a) for _, x in sub.iterrows()],
+                        "precise": [is_precise(x) for _, x in sub.iterrows()],
                         "unbounded": sub.get("ci_note", pd.Series("", sub.index))
                         .astype(str)
                         .str.contains("unbounded"),

@@ -1,5 +1,5 @@
-"""The ratios figure: each primary comparison as treatment / baseline on a log axis, significance
-after adjustment marked. An experiment whose comparisons are all between variants has them drawn
+"""The ratios figure: each primary comparison as treatment / baseline on a log axis, its two words
+marked (filled: different, dashed interval: not precise). An experiment whose comparisons are all between variants has them drawn
 once, by the variants figure: this one is then not published and the plan says so."""
 
 from __future__ import annotations
@@ -33,7 +33,10 @@ def make(t: data.Tables) -> plt.Figure:
     panels = ratio_panels(r, "treatment", "variant", a, data.stream_bounds(t))
     note = interval_note(panels)
     if "role" in r.columns and not (r["role"] == "primary").any():
-        note = "exploratory (no stats.primary declared): no adjusted p, none marked resolved\n" + note
+        note = (
+            "exploratory (no stats.primary declared): no adjusted p, none marked different or precise\n"
+            + note
+        )
     return grid.draw(
         panels,
         [p for p in paths if p in set(r["treatment"]) | set(r["scenario"])],

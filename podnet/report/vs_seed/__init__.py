@@ -11,7 +11,7 @@ names each choice in comments). The ``vs_seed`` rule then writes
 - ``processed/<exp>/vs_seed_orders.csv``: every order the seed states between two CNIs, judged by
   the paired ratio of their counterparts in ``ranking.csv``: agrees, contradicts, gap not
   reproduced, tie (the seed cannot separate them: ``report.vs_seed.seed_cv`` or
-  ``seed_tie_margin``) or unresolved here (:mod:`.orders`);
+  ``seed_tie_margin``) or inconclusive here (:mod:`.orders`);
 - ``processed/<exp>/figures/vs_seed.{png,svg,pdf}``: per measure and path, each CNI's ratio to the
   baseline in the seed and here (:mod:`.figure`);
 

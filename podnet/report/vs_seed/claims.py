@@ -28,7 +28,7 @@ of ``report.vs_seed``: the gap its single runs cannot separate) and the band [1/
 - ``gap not reproduced``: the seed states a direction, our interval lies within the band;
 - a stated ``>=`` (``<=``): ``agrees`` when our interval lies wholly above (below) the band's lower
   (upper) edge, ``contradicts`` when wholly beyond it on the other side;
-- ``unresolved here``: anything else (an interval straddling 1 or a band edge, or none);
+- ``inconclusive here``: anything else (an interval straddling 1 or a band edge, or none);
 - ``not run here`` / ``not comparable here``: the claim says why (``not_run``, ``not_comparable``).
 
 ``seed_in_ci`` says whether the seed's own ratio lies in our interval (its size reproduced, beyond
@@ -56,7 +56,7 @@ CLAIM_VERDICTS = (
     "tie within margin",
     "contradicts",
     "gap not reproduced",
-    "unresolved here",
+    "inconclusive here",
     "not run here",
     "not comparable here",
 )
@@ -147,23 +147,23 @@ def judge(relation: str, lo: float, hi: float, margin: float) -> str:
     """The verdict of a claim whose seed side is ``relation`` (``>``, ``<``, ``~``, ``>=``, ``<=``) against our
     interval [lo, hi] of the same ratio (module docstring)."""
     if relation not in (">", "<", "~", ">=", "<=") or not (np.isfinite(lo) and np.isfinite(hi)):
-        return "unresolved here"
+        return "inconclusive here"
     band_lo, band_hi = 1 / (1 + margin), 1 + margin
     inside = band_lo <= lo and hi <= band_hi
     if relation == ">=":  # close to or above: not below the band
-        return "agrees" if lo >= band_lo else "contradicts" if hi < band_lo else "unresolved here"
+        return "agrees" if lo >= band_lo else "contradicts" if hi < band_lo else "inconclusive here"
     if relation == "<=":  # close to or below: not above the band
-        return "agrees" if hi <= band_hi else "contradicts" if lo > band_hi else "unresolved here"
+        return "agrees" if hi <= band_hi else "contradicts" if lo > band_hi else "inconclusive here"
     if relation == "~":
         if inside:
             return "tie within margin"
-        return "contradicts" if (lo > band_hi or hi < band_lo) else "unresolved here"
+        return "contradicts" if (lo > band_hi or hi < band_lo) else "inconclusive here"
     above, below = lo > 1, hi < 1
     if (relation == ">" and above) or (relation == "<" and below):
         return "agrees"
     if above or below:
         return "contradicts"
-    return "gap not reproduced" if inside else "unresolved here"
+    return "gap not reproduced" if inside else "inconclusive here"
 
 
 def _pick(df: pd.DataFrame, what: str, **match: Any) -> pd.Series | None:

@@ -8,12 +8,12 @@ For every pair of seed CNIs on one seed path and measure whose counterparts rank
   difference is not an order), else ``tie``;
 - ours: the paired ratio of the same rounds with its interval and Holm-adjusted p (over the
   ``holm_family`` pairs of ranking.csv's ``stats.ranking.family``), and its relation in the ranking
-  (ordered, equivalent, unresolved, too few pairs);
+  (ordered, equivalent, inconclusive, too few pairs);
 - ``status``: ``agrees`` (ordered here in the seed's order), ``contradicts`` (ordered here the other
   way: Holm-different the opposite way, nothing less), ``gap not reproduced`` (equivalent here within
   the ranking's margin while the seed's gap exceeds its tie margin: the seed's difference is not
   found, which is not the opposite order), ``tie`` (the seed cannot order them; ours is still
-  shown), ``unresolved here``.
+  shown), ``inconclusive here``.
 
 Comparing two CNIs' own intervals would throw away the pairing: the ratio of the same rounds is
 what the ranking judges, so this module only reads it.
@@ -50,14 +50,14 @@ ORDER_COLUMNS = [
     "n_pairs",
     "p_holm",
     "holm_family",  # the pairs ranking.csv's Holm adjusted p_holm over (its stats.ranking.family)
-    "relation",  # ranking.csv's: ordered | equivalent | unresolved | too few pairs
+    "relation",  # ranking.csv's: ordered | equivalent | inconclusive | too few pairs
     "ours",  # ">" (a ranked above b) | "<" | "~" (not ordered)
-    "status",  # agrees | contradicts | tie | unresolved here
+    "status",  # agrees | contradicts | tie | inconclusive here
     "note",  # where the seed's set-up changes the physics (report.vs_seed.notes)
 ]
 
 #: the statuses of one seed order
-STATUSES = ("agrees", "contradicts", "gap not reproduced", "tie", "unresolved here")
+STATUSES = ("agrees", "contradicts", "gap not reproduced", "tie", "inconclusive here")
 
 _GROUP = ["path", "scenario", "seed_tool", "seed_test", "seed_metric", "tool", "test", "metric"]
 
@@ -88,7 +88,7 @@ def _judge(seed_order: str, relation: str, ours: str) -> str:
         return "agrees" if ours == ">" else "contradicts"
     if relation == "equivalent":
         return "gap not reproduced"
-    return "unresolved here"
+    return "inconclusive here"
 
 
 def orders_table(vs: pd.DataFrame, ranking: pd.DataFrame, mapping: SeedMapping) -> pd.DataFrame:
@@ -153,10 +153,10 @@ def _ours(rp: pd.DataFrame, a: str, b: str) -> dict:
 def verdict(statuses: pd.Series | list[str]) -> str:
     """One (path, measure) group's verdict from its orders' statuses, so that one pair cannot
     speak for the group: ``agrees`` when every order the seed states (not a tie) agrees, ``agrees
-    where resolved`` when some agree and none contradicts, ``mixed`` when some agree and some
+    where ordered`` when some agree and none contradicts, ``mixed`` when some agree and some
     contradict, ``contradicts`` when some contradict and none agrees, ``gap not reproduced`` when
-    the only resolved orders are equivalences against a seed gap, ``unresolved here`` when none is
-    resolved, ``seed ties only`` when the seed orders none of them, ``nothing to rank`` without a
+    the only orders decided here are equivalences against a seed gap, ``inconclusive here`` when none is
+    decided here (ordered or equivalent), ``seed ties only`` when the seed orders none of them, ``nothing to rank`` without a
     pair."""
     st = list(statuses)
     if not st:
@@ -172,10 +172,10 @@ def verdict(statuses: pd.Series | list[str]) -> str:
     if agree == len(stated):
         return "agrees"
     if agree:
-        return "agrees where resolved"
+        return "agrees where ordered"
     if "gap not reproduced" in stated:
         return "gap not reproduced"
-    return "unresolved here"
+    return "inconclusive here"
 
 
 #: the columns a reader needs of :func:`orders_table` (the notebook shows these)

@@ -68,8 +68,8 @@ STATUSES = ("both", "not run here", "no counterpart", "no counterpart path", "no
 #: a (path, measure) group's verdict on the ranking (see :func:`.orders.verdict`)
 VERDICTS = (
     "agrees",
-    "agrees where resolved",
-    "unresolved here",
+    "agrees where ordered",
+    "inconclusive here",
     "mixed",
     "contradicts",
     "gap not reproduced",
@@ -139,7 +139,7 @@ def vs_seed_table(
 
     ``published`` is :func:`~podnet.report.vs_seed.mapping.published`; ``summary`` and ``ratios``
     are the stats stage's ``summary.csv`` and ``ratios.csv``, ``ranking`` its ``ranking.csv`` (our
-    order; without it every order is ``unresolved here``). Our variants the seed does not have get
+    order; without it every order is ``inconclusive here``). Our variants the seed does not have get
     rows of their own (status ``not in seed``) so our full ranking is visible.
     """
     ours = _ours(summary)

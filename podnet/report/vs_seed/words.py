@@ -125,7 +125,7 @@ def _pair_words(o: pd.DataFrame) -> str:
         ("agrees", "agrees on"),
         ("contradicts", "contradicts"),
         ("gap not reproduced", "does not reproduce the gap of"),
-        ("unresolved here", "unresolved here on"),
+        ("inconclusive here", "inconclusive here on"),
         ("tie", "the seed ties"),
     ):
         q = o[o["status"] == status]
@@ -186,7 +186,7 @@ def sentences(
 
 
 def summary_sentence(vs: pd.DataFrame, seed: str | None = None) -> str:
-    """How many (path, measure) rankings agree, disagree or are not resolved, and which disagree."""
+    """How many (path, measure) rankings agree, disagree or are inconclusive here, and which disagree."""
     if vs.empty:
         return "Nothing to compare: the table is empty."
     seed = seed or str(vs["seed"].iloc[0])
