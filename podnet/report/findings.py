@@ -323,3 +323,17 @@ def compare_lead(t: data.Tables, by: str, n_ratios: int) -> str:
         f"(give `report.compare_with` other experiments' folders, or run a campaign). Its {paths} "
         f"comparisons between paths ({primary} primary) are in the report's findings."
     )
+
+
+#: the compare notebook's cells when there is no ratio between variants or experiments (one variant)
+NOTHING_BETWEEN = (
+    "No ratio between variants or experiments: one variant only (see the lead above); "
+    "the comparisons between paths are the report's findings."
+)
+
+
+def compare_words(cmp: data.Tables) -> str:
+    """The compare notebook's findings in words: :func:`markdown` over the ratios between variants or
+    experiments (``cmp.ratios``), or :data:`NOTHING_BETWEEN` when there are none (never "no comparison
+    is configured" while the experiment has comparisons between paths)."""
+    return markdown(cmp) if len(cmp.ratios) else NOTHING_BETWEEN

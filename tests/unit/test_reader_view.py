@@ -110,3 +110,15 @@ def test_compare_says_what_it_compares():
         compare_lead(two, "variant", 12) == "Comparing by **variant**: 2 variants (bridge, vxlan), 12 ratios."
     )
     assert "by **experiment**: 5 ratios" in compare_lead(t, "experiment", 5)
+
+
+def test_compare_with_one_variant_never_says_no_comparison_is_configured():
+    import pandas as pd
+
+    from podnet.report.findings import NOTHING_BETWEEN, compare_words
+
+    empty = data.Tables(
+        tidy=pd.DataFrame(), summary=pd.DataFrame(), ratios=pd.DataFrame(), failed=pd.DataFrame()
+    )
+    assert compare_words(empty) == NOTHING_BETWEEN
+    assert "report's findings" in NOTHING_BETWEEN and "configured" not in NOTHING_BETWEEN
