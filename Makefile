@@ -11,7 +11,7 @@ VENV_STAMP := .venv/.podnet-installed
 EXAMPLES := seed-raven seed-cni-1gbe seed-qperf seed-cni-report
 CORES ?= 2
 
-.PHONY: browser setup run main examples seeds seeds-publish lab test unit pipeline-test nbval integration lint fmt clean-processed cleanup floor floor-tools settle
+.PHONY: browser setup run main examples seeds seeds-publish lab test unit pipeline-test nbval integration lint fmt clean-processed cleanup floor floor-tools flent-tools settle
 RUN_NODES ?= 3
 
 include envs/cluster/cluster.mk
@@ -74,6 +74,19 @@ FLOOR_TOOLS := iperf3 iperf qperf iputils-ping
 floor-tools:
 	@command -v iperf3 >/dev/null && command -v iperf >/dev/null && command -v qperf >/dev/null && command -v ping >/dev/null || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(FLOOR_TOOLS) >/dev/null; }
+
+# flent (main) and netperf (non-free; flent's tcp_nup runs it on the host) for
+# benchmarks/flent_crosscheck.py: non-free through a private apt list and state directory, so the
+# machine's own sources and package lists are left as they were
+FLENT_APT := -o Dir::Etc::sourcelist=$(CURDIR)/.flent-apt/sources.list -o Dir::Etc::sourceparts=- \
+  -o Dir::State::Lists=$(CURDIR)/.flent-apt/lists -o APT::Get::List-Cleanup=0
+flent-tools:
+	@command -v flent >/dev/null && command -v netperf >/dev/null || { \
+	  mkdir -p .flent-apt/lists/partial && \
+	  echo "deb http://deb.debian.org/debian bookworm main non-free" > .flent-apt/sources.list && \
+	  apt-get $(FLENT_APT) update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get $(FLENT_APT) install -y -qq --no-install-recommends flent netperf >/dev/null; }
+	@flent --version | head -1; netperf -V | head -1
 
 FLOOR_CONFIG ?= config/config.yaml
 FLOOR_TESTS ?= iperf3:tcp,ping:plain

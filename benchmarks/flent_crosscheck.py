@@ -48,6 +48,7 @@ from pathlib import Path
 import pandas as pd
 
 from podnet.launch.cluster.k8s import Kube
+from podnet.launch.noise.idle import hold_cpu_latency
 
 PORT = 12865  # netserver's control port (flent's netperf clients connect to it)
 
@@ -114,6 +115,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--podnet", type=Path, required=True, help="podnet's processed/<experiment> directory")
     ap.add_argument("--scenario", default="host-pod-cross-node", help="podnet's scenario of the same path")
     ap.add_argument("--variant", help="podnet's variant (needed when the experiment has several)")
+    ap.add_argument(
+        "--cpu-latency-us",
+        type=int,
+        default=0,
+        help="PM QoS CPU latency held while flent runs, as podnet's launch.cpu_latency_us (default 0: "
+        "idle CPUs poll; -1: hold nothing). Idle and loaded probes differ by the CPUs' wake-up "
+        "unless both tools run under the same hold",
+    )
     a = ap.parse_args(argv)
     u = podnet_rows(a.podnet, a.scenario, a.streams, a.variant)
     info = json.loads((a.state / "info.json").read_text())
@@ -122,7 +131,9 @@ def main(argv: list[str] | None = None) -> int:
     ns = f"podnet-flent-{secrets.token_hex(3)}"
     try:
         ip = netserver_pod(kube, ns, server["name"], (a.state / "image").read_text().split()[0])
-        with tempfile.TemporaryDirectory() as tmp:
+        hold = None if a.cpu_latency_us < 0 else a.cpu_latency_us
+        with tempfile.TemporaryDirectory() as tmp, hold_cpu_latency(hold) as held:
+            print(f"CPU idle states: {'held at %d us' % hold if held.held else held.reason or 'not held'}")
             idle = ping_median_ms(flent(client["netns"], "ping", ip, 0, a.length, Path(tmp)), delay=0.0)
             loaded = ping_median_ms(flent(client["netns"], "tcp_nup", ip, a.streams, a.length, Path(tmp)))
     finally:
