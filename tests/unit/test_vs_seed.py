@@ -330,12 +330,12 @@ def test_figure_has_no_layout_problems(dirs):
 def test_seed_003_campaign_is_a_valid_experiment_under_every_variant():
     c = campaign.load(CAMPAIGN)
     assert [v.name for v in c.variants] == [
-        "macvlan.iptables",
-        "macvlan-aa",
-        "calico-vxlan.iptables",
-        "calico-bgp.iptables",
-        "cilium-vxlan.iptables",
-        "flannel-vxlan.iptables",
+        "macvlan.iptables.10gbit",
+        "macvlan-aa.10gbit",
+        "calico-vxlan.iptables.10gbit",
+        "calico-bgp.iptables.10gbit",
+        "cilium-vxlan.iptables.10gbit",
+        "flannel-vxlan.iptables.10gbit",
     ]
     for v in c.variants:
         cfg = campaign.variant_config(c, v)
@@ -356,14 +356,19 @@ def test_seed_003_campaign_is_a_valid_experiment_under_every_variant():
 
 
 def test_the_cnis_being_added_are_one_line_each():
-    """calico-bgp and cilium-vxlan: one variant line each, commented out until the cluster has them."""
-    lines = [ln.strip() for ln in CAMPAIGN.read_text().splitlines()]
-    for cni in ("calico-bgp", "cilium-vxlan"):
-        line = next(ln for ln in lines if ln.lstrip("# ").startswith(f"- {{cni: {cni}}}"))
-        assert yaml.safe_load(line.lstrip("# ")) == [{"cni": cni}]
-        assert line.startswith("#") != (cni in campaign.CNI_MODES), (
-            f"{cni}: uncomment it (or not) with CNI_MODES"
-        )
+    """calico-bgp and cilium-vxlan: one variant line each (at 10 Gbit/s in seed-003, unshaped in
+    seed-003-unshaped), commented out until the cluster has them."""
+    for path, rate in (
+        (CAMPAIGN, {"link_rate": "10gbit"}),
+        (CAMPAIGN.with_name("seed-003-unshaped.yaml"), {}),
+    ):
+        lines = [ln.strip() for ln in path.read_text().splitlines()]
+        for cni in ("calico-bgp", "cilium-vxlan"):
+            line = next(ln for ln in lines if ln.lstrip("# ").startswith(f"- {{cni: {cni}"))
+            assert yaml.safe_load(line.lstrip("# ")) == [{"cni": cni, **rate}], path.name
+            assert line.startswith("#") != (cni in campaign.CNI_MODES), (
+                f"{path.name}: {cni}: uncomment it (or not) with CNI_MODES"
+            )
 
 
 def test_every_pair_of_seed_cnis_once(dirs):
