@@ -61,8 +61,8 @@ def test_campaign_mapping_names_every_seed_path_and_cni():
     assert m.scenarios["pod-service-cross-node"] == ("pod-svc-cross-node",)
     assert m.scenarios["node-service-cross-node"] == ()  # not run: mapped to nothing on purpose
     assert m.variant_of("calico-ipip") is None and m.variant_of("sriov-standalone") is None
-    assert m.variant_of("macvlan-standalone") == "macvlan.iptables"
-    assert m.seed_cni_of("calico-vxlan.iptables") == "calico-vxlan"
+    assert m.variant_of("macvlan-standalone") == "macvlan.iptables.10gbit"
+    assert m.seed_cni_of("calico-vxlan.iptables.10gbit") == "calico-vxlan"
     assert m.seed_cni_of("bridge.iptables") is None
     # every scenario the mapping names is launched by the campaign, every seed measure published
     c = campaign.load(CAMPAIGN)
@@ -74,7 +74,7 @@ def test_campaign_mapping_names_every_seed_path_and_cni():
     names = {v.name for v in c.variants}
     mapped = {v for v in m.variants.values() if v}
     assert mapped - names <= {"calico-bgp.iptables", "cilium-vxlan.iptables"}
-    assert {"macvlan.iptables", "calico-vxlan.iptables"} <= names & mapped
+    assert {"macvlan.iptables.10gbit", "calico-vxlan.iptables.10gbit"} <= names & mapped
 
 
 def test_published_reads_the_reference_tables_in_si_units():
