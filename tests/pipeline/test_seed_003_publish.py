@@ -2,8 +2,8 @@
 (real tools' output shapes, tests/vs_seed_fixture.py) published with the campaign's own publish
 config (podnet.launch.campaign.run.publish_config), so parse, stats, the vs_seed rule, its figure and
 the vs_seed and compare notebooks run as `make compare CAMPAIGN=config/campaigns/seed-003-unshaped.yaml`
-runs them after its launches (the fixture's variants carry the unshaped names; seed-003.yaml is the
-same design at 10 Gbit/s, its names ending in ".10gbit"); seed 003's numbers come from the real
+runs them after its launches (that file derives from seed-003.yaml, `base:`, the same design at 10
+Gbit/s under the same variant names, the fixture's); seed 003's numbers come from the real
 raw/seed-cni-report."""
 
 from __future__ import annotations

@@ -395,7 +395,7 @@ def test_seed_003_primary_family_is_each_seed_cni_and_the_aa_twin_over_macvlan(i
     c = campaign.load(SEED3)
     assert campaign.design(c)[0] == "side-by-side" and len(campaign.setups(c)) == 5
     ids = campaign.cluster_ids(c)
-    assert ids["macvlan.iptables.10gbit"] == ids["macvlan-aa.10gbit"]  # the A/A pair shares one cluster
+    assert ids["macvlan.iptables"] == ids["macvlan-aa"]  # the A/A pair shares one cluster
     assert c.experiment["launch"]["adaptive"]["enabled"] and c.bare_floor > 0
     cfg = campaign.publish_config(c)
     rng = np.random.default_rng(3)
@@ -426,16 +426,16 @@ def test_seed_003_primary_family_is_each_seed_cni_and_the_aa_twin_over_macvlan(i
     vt = variant_table(tidy(*parts), cfg["stats"])
     prim = vt[(vt["role"] == "primary") & vt["preferred"]]
     assert set(prim["variant"]) == {
-        "calico-vxlan.iptables.10gbit",
-        "calico-bgp.iptables.10gbit",
-        "cilium-vxlan.iptables.10gbit",
-        "macvlan-aa.10gbit",
+        "calico-vxlan.iptables",
+        "calico-bgp.iptables",
+        "cilium-vxlan.iptables",
+        "macvlan-aa",
     }
-    assert set(prim["baseline_variant"]) == {"macvlan.iptables.10gbit"}
+    assert set(prim["baseline_variant"]) == {"macvlan.iptables"}
     assert len(prim) == 4 * (4 + 3)
     assert set(prim["metric"]) == {"throughput", "latency_mean"}
     assert prim["p_adjusted"].notna().all()
-    flannel = vt[vt["variant"] == "flannel-vxlan.iptables.10gbit"]
+    flannel = vt[vt["variant"] == "flannel-vxlan.iptables"]
     assert len(flannel) and (flannel["role"] == "exploratory").all()
 
 
@@ -471,7 +471,7 @@ def test_bare_floor_runs_before_any_cluster_is_up(in_repo, tmp_path, monkeypatch
     assert floor[3:] == [
         "floor",
         "--config",
-        str(tmp_path / "work" / "macvlan.iptables.10gbit.yaml"),
+        str(tmp_path / "work" / "macvlan.iptables.yaml"),
         "--tests",
         "iperf3:tcp,ping:plain",
         "--repeats",
@@ -488,7 +488,7 @@ def test_bare_floor_runs_before_any_cluster_is_up(in_repo, tmp_path, monkeypatch
     assert real_missing(c, ["iperf3:tcp"]) == 0
     assert real_missing(c, ["iperf3:tcp", "ping:plain"]) == 10
     monkeypatch.chdir(REPO)
-    launched = yaml.safe_load((tmp_path / "work" / "cilium-vxlan.iptables.10gbit.yaml").read_text())
+    launched = yaml.safe_load((tmp_path / "work" / "cilium-vxlan.iptables.yaml").read_text())
     assert launched["launch"]["adaptive"]["budget"] == "10m"
     # a failed bare floor is reported, the launch still runs
     calls.clear()
