@@ -1,8 +1,10 @@
 """The seed-003 campaign's publishing step end to end, without a cluster: a synthetic raw campaign
 (real tools' output shapes, tests/vs_seed_fixture.py) published with the campaign's own publish
 config (podnet.launch.campaign.run.publish_config), so parse, stats, the vs_seed rule, its figure and
-the vs_seed and compare notebooks run as `make compare CAMPAIGN=config/campaigns/seed-003.yaml`
-runs them after its launches; seed 003's numbers come from the real raw/seed-cni-report."""
+the vs_seed and compare notebooks run as `make compare CAMPAIGN=config/campaigns/seed-003-unshaped.yaml`
+runs them after its launches (that file derives from seed-003.yaml, `base:`, the same design at 10
+Gbit/s under the same variant names, the fixture's); seed 003's numbers come from the real
+raw/seed-cni-report."""
 
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ RANKING = {
 def published(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("seed003")
     raw = F.write_raw(tmp / "raw")
-    cfg = campaign.publish_config(campaign.load(REPO / "config" / "campaigns" / "seed-003.yaml"))
+    cfg = campaign.publish_config(campaign.load(REPO / "config" / "campaigns" / "seed-003-unshaped.yaml"))
     cfg.update(experiment="seed-003-fixture", raw_dir=str(raw), processed_dir=str(tmp / "out"))
     # the fixture has host-host (the campaign does not run it): vs_seed's ratios to it
     cfg["stats"]["comparisons"].insert(0, {"by": "scenario", "baseline": "host-host"})

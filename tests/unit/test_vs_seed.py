@@ -5,6 +5,7 @@ stage (tests/vs_seed_fixture.py)."""
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 
 import jsonschema
@@ -356,14 +357,19 @@ def test_seed_003_campaign_is_a_valid_experiment_under_every_variant():
 
 
 def test_the_cnis_being_added_are_one_line_each():
-    """calico-bgp and cilium-vxlan: one variant line each, commented out until the cluster has them."""
-    lines = [ln.strip() for ln in CAMPAIGN.read_text().splitlines()]
-    for cni in ("calico-bgp", "cilium-vxlan"):
-        line = next(ln for ln in lines if ln.lstrip("# ").startswith(f"- {{cni: {cni}}}"))
-        assert yaml.safe_load(line.lstrip("# ")) == [{"cni": cni}]
-        assert line.startswith("#") != (cni in campaign.CNI_MODES), (
-            f"{cni}: uncomment it (or not) with CNI_MODES"
-        )
+    """calico-bgp and cilium-vxlan: one variant line each (at 10 Gbit/s in seed-003, named without the
+    rate; unshaped in seed-003-unshaped, the same names), commented out until the cluster has them."""
+    for path, entry in (
+        (CAMPAIGN, lambda cni: {"name": f"{cni}.iptables", "cni": cni, "link_rate": "10gbit"}),
+        (CAMPAIGN.with_name("seed-003-unshaped.yaml"), lambda cni: {"cni": cni}),
+    ):
+        lines = [ln.strip() for ln in path.read_text().splitlines()]
+        for cni in ("calico-bgp", "cilium-vxlan"):
+            line = next(ln for ln in lines if re.match(rf"^#? *- {{.*\bcni: {cni}[,}}]", ln))
+            assert yaml.safe_load(line.lstrip("# ")) == [entry(cni)], path.name
+            assert line.startswith("#") != (cni in campaign.CNI_MODES), (
+                f"{path.name}: {cni}: uncomment it (or not) with CNI_MODES"
+            )
 
 
 def test_every_pair_of_seed_cnis_once(dirs):

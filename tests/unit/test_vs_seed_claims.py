@@ -9,16 +9,46 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
 from podnet.launch.campaign import run as campaign
+from podnet.launch.spec.config import from_mapping
 from podnet.report import vs_seed
 from podnet.report.vs_seed.claims import direction, judge, uncovered
 
 REPO = Path(__file__).resolve().parents[2]
 CAMPAIGNS = sorted((REPO / "config" / "campaigns").glob("seed-*.yaml"))
-#: the seeds whose every published table and stated conclusion must be a claim (issue 46)
-CLAIMED = ("seed-001", "seed-002", "seed-004")
+#: the seeds whose every published table and stated conclusion must be a claim (issue 46): every
+#: seed campaign (seed-003-unshaped is seed 003's study unshaped)
+CLAIMED = ("seed-000", "seed-001", "seed-002", "seed-003", "seed-003-unshaped", "seed-004")
+#: what each seed published, read off the seed reports (../shared/seeds/), independent of the
+#: configs: a campaign's report.vs_seed.tables must list each (and a claim cover it), so a seed
+#: figure, table or conclusion without a row fails here
+PUBLISHED = {
+    # seed 000: the environment, a bandwidth and a latency table per path, the two 结论 lines
+    "seed-000": [
+        "setup",
+        "bw-same-edge",
+        "lat-same-edge",
+        "bw-cloud-edge",
+        "lat-cloud-edge",
+        "bw-edge-cloud-edge",
+        "lat-edge-cloud-edge",
+        "conclusion-bandwidth",
+        "conclusion-latency",
+    ],
+    # seed 003: four bar charts, four 结论 tables of four rows, four 详细数据 tables (and their 节点间 row)
+    "seed-003": [
+        *(f"fig-{f}" for f in ("pod-throughput", "service-throughput", "rr-latency", "crr-latency")),
+        *(
+            f"{m}-{p}"
+            for m in ("tput-pod", "tput-svc", "rr-pod", "crr-pod")
+            for p in ("node-same", "node-cross", "pod-same", "pod-cross")
+        ),
+        *(f"table-{t}" for t in ("pod-throughput", "service-throughput", "rr-latency", "crr-latency")),
+        "node-node",
+    ],
+}
+PUBLISHED["seed-003-unshaped"] = PUBLISHED["seed-003"]
 
 
 @pytest.fixture
@@ -197,16 +227,21 @@ def test_uncovered_names_tables_without_a_claim_and_claims_of_unlisted_tables():
 
 
 def _vs_seed(path: Path) -> dict:
-    return ((yaml.safe_load(path.read_text(encoding="utf-8")).get("report") or {}).get("vs_seed")) or {}
+    """The campaign's report.vs_seed as it loads (merged over its ``base``: seed-003-unshaped's are
+    seed-003.yaml's); the working directory the repository's root."""
+    return (campaign.load(path).experiment.get("report") or {}).get("vs_seed") or {}
 
 
 @pytest.mark.parametrize("path", CAMPAIGNS, ids=lambda p: p.stem)
-def test_every_published_table_of_a_seed_has_a_claim(path):
+def test_every_published_table_of_a_seed_has_a_claim(in_repo, path):
     """A seed's every published table, figure and stated conclusion is listed (report.vs_seed.tables)
     and covered by at least one claim, judged or said why not."""
     vs = _vs_seed(path)
-    if path.stem in CLAIMED:
-        assert vs.get("tables") and vs.get("claims"), f"{path.name}: report.vs_seed lists no tables/claims"
+    assert path.stem in CLAIMED, f"{path.name}: a seed campaign not in CLAIMED"
+    assert vs.get("tables") and vs.get("claims"), f"{path.name}: report.vs_seed lists no tables/claims"
+    listed = [str(t["id"]) for t in vs["tables"]]
+    missing = [x for x in PUBLISHED.get(path.stem, []) if x not in listed]
+    assert not missing, f"{path.name}: seed figures/tables/conclusions without a row: {missing}"
     assert uncovered(vs.get("tables") or [], vs.get("claims") or []) == []
     ids = [c["id"] for c in vs.get("claims") or []]
     assert len(ids) == len(set(ids)), "claim ids repeat"
@@ -219,7 +254,10 @@ def test_claims_name_what_the_campaign_runs_and_what_the_seed_printed(in_repo, p
     c = campaign.load(path)
     vs = c.experiment["report"]["vs_seed"]
     variants = {v.name for v in c.variants}
-    launched = {s["name"]: set(s.get("tests") or []) for s in c.experiment["launch"]["scenarios"]}
+    # what each scenario runs as the launch plans it (a scenario without `tests` runs every test)
+    launched: dict[str, set[str]] = {}
+    for case in from_mapping(campaign.variant_config(c, c.variants[0])).cases:
+        launched.setdefault(case.scenario.name, set()).add(f"{case.test.tool}:{case.test.name}")
     comparisons = {x["baseline"] for x in c.experiment["stats"]["comparisons"] if x["by"] == "scenario"}
     judged = [x for x in vs["claims"] if "ours" in x]
     for x in judged:
@@ -260,3 +298,87 @@ def test_seed_001_claims_read_the_published_table_and_its_physical_is_host_host(
     for cni in ("neutron", "ovs"):
         rows = t[t.index.str.contains(cni)]
         assert len(rows) and (rows["verdict"] == "not comparable here").all()
+
+
+def test_claims_table_contradicts_and_gap_not_reproduced_on_made_up_tables():
+    """The verdicts a stated gap can get from ratios.csv rows: the other way (contradicts), within the
+    band (gap not reproduced); a seed figure picked by its direction (iperf3 forward or -R)."""
+    m = "iperf2:tcp:throughput"
+    values = pd.DataFrame(
+        [
+            {"variant": "v", "scenario": s, "tool": "iperf2", "test": "tcp", "direction": d}
+            | {"metric": "throughput", "value": x, "file": "tables.csv"}
+            for s, d, x in [
+                ("near", "forward", 3.67e9),
+                ("near", "reverse", 3.34e9),
+                ("far", "forward", 87.8e6),
+                ("far", "reverse", 1.10e6),
+            ]
+        ]
+    )
+    ratios = _ratios()
+    ratios.loc[0, ["ratio", "ci_low", "ci_high"]] = [1.20, 1.10, 1.30]  # vx: wholly above 1
+    ratios.loc[1, ["ratio", "ci_low", "ci_high"]] = [1.00, 0.98, 1.02]  # routed: within the band
+    ours = {"by": "scenario", "treatment": "pod-pod", "baseline": "host-host", "measure": m}
+    claims = [
+        _claim(
+            f"far-{d}-{v}",
+            {
+                "measure": m,
+                "treatment": {"scenario": "far", "direction": d},
+                "baseline": {"scenario": "near", "direction": d},
+            },
+            ours | {"variant": v},
+        )
+        for d in ("forward", "reverse")
+        for v in ("vx", "routed")
+    ]
+    t = vs_seed.claims_table(claims, values, ratios, _variants(), 0.1).set_index("claim")
+    assert t.loc["far-forward-vx", "seed_ratio"] == pytest.approx(87.8e6 / 3.67e9)
+    assert t.loc["far-reverse-vx", "seed_ratio"] == pytest.approx(1.10e6 / 3.34e9)
+    assert set(t["seed_relation"]) == {"<"}
+    assert t.loc["far-forward-vx", "verdict"] == "contradicts"
+    assert t.loc["far-forward-routed", "verdict"] == "gap not reproduced"
+    assert bool(t.loc["far-forward-routed", "seed_in_ci"]) is False  # the seed's size is not ours
+    # without the direction the two rows of the path are one too many
+    bad = _claim(
+        "x", {"measure": m, "treatment": {"scenario": "far"}, "baseline": {"scenario": "near"}}, ours
+    )
+    with pytest.raises(ValueError, match="2 rows match"):
+        vs_seed.claims_table([bad], values, ratios, _variants(), 0.1)
+
+
+def _claims_of(name: str) -> list[dict]:
+    return _vs_seed(REPO / "config" / "campaigns" / f"{name}.yaml")["claims"]
+
+
+def test_seed_003_shaped_and_unshaped_judge_the_same_claims(in_repo):
+    """seed-003 (10 Gbit/s, the default) and seed-003-unshaped (its base seed-003.yaml): one list of
+    claims under the same variant names, each a variant of both campaigns."""
+    shaped, unshaped = _claims_of("seed-003"), _claims_of("seed-003-unshaped")
+    assert shaped == unshaped and shaped
+    path = REPO / "config" / "campaigns"
+    for name in ("seed-003", "seed-003-unshaped"):
+        variants = {v.name for v in campaign.load(path / f"{name}.yaml").variants}
+        ours = [c["ours"] for c in shaped if c.get("ours", {}).get("by") == "variant"]
+        assert ours and {n for o in ours for n in (o["treatment"], o["baseline"])} <= variants, name
+    assert not any("10gbit" in str(c.get("ours")) for c in shaped)
+
+
+def test_seed_000_judges_its_copied_flood_row_against_the_table_and_the_output(in_repo):
+    """Seed 000's edge-cloud-edge Flooding cell repeats same-edge's row while its output printed 63 ms:
+    one claim reads each; each remote path is judged in the tunnel variant over the same pool."""
+    vs = campaign.load(REPO / "config" / "campaigns" / "seed-000.yaml").experiment["report"]["vs_seed"]
+    t = vs_seed.claims_table(
+        vs["claims"], vs_seed.seed_values(vs["seed_sources"]), pd.DataFrame(), pd.DataFrame(), 0.102
+    ).set_index("claim")
+    assert t.loc["lat-edge-cloud-edge-flood-table", "seed_ratio"] == pytest.approx(1.0)
+    assert t.loc["lat-edge-cloud-edge-flood-table", "seed_relation"] == "~"
+    assert t.loc["lat-edge-cloud-edge-flood-output", "seed_ratio"] == pytest.approx(63.325 / 0.065, rel=1e-3)
+    assert t.loc["bw-cloud-edge-reverse", "seed_ratio"] == pytest.approx(1.10e6 / 3.34e9, rel=1e-3)
+    judged = t[t["by"] == "scenario"]
+    assert set(judged["variant"]) == {"flannel-vxlan.iptables.edge-wireguard"}
+    assert set(judged["baseline"]) == {"same-pool", "edge-to-cloud"}
+    sizes = t[t.index.str.endswith("-size")]
+    assert len(sizes) == 2 and (sizes["verdict"] == "not comparable here").all()
+    assert sizes["reason"].str.contains("WAN").all()

@@ -164,10 +164,13 @@ def vs_seed_tables():
     if not VS_SEED.get("published"):  # claims only, no CNI ranking
         return sorted(sources)
     d = Path(VS_SEED["published"])
-    return (
-        sorted(str(p) for p in d.glob("*.csv"))
-        + sorted(str(p) for p in d.glob("*.csv.meta.yaml"))
-        + sorted(sources)
+    # once each: the claims may read the published tables too (seed 003's seed_sources)
+    return list(
+        dict.fromkeys(
+            sorted(str(p) for p in d.glob("*.csv"))
+            + sorted(str(p) for p in d.glob("*.csv.meta.yaml"))
+            + sorted(sources)
+        )
     )
 
 

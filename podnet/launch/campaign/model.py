@@ -1,5 +1,13 @@
 """A campaign config: its variants (embedded-cluster set-ups or real clusters) and the experiment
-run under each; parsed and checked here, run by :mod:`podnet.launch.campaign.run`."""
+run under each; parsed and checked here, run by :mod:`podnet.launch.campaign.run`.
+
+A campaign may derive from another: ``base: <path of a campaign file>`` (relative paths from the
+working directory, the repository's root, as ``experiment:``) loads that file (itself perhaps
+derived, recursively; a cycle is an error) and merges this file over it (:func:`merge`: mappings key
+by key, recursively; a list or scalar replaces the base's). The derived file names its own
+``campaign`` (its raw/, processed/ and .campaign/ apart from the base's). Every check below applies
+to the merged document, e.g. config/campaigns/seed-003-unshaped.yaml: seed-003.yaml's design, its
+own name, description and variants."""
 
 from __future__ import annotations
 
@@ -180,10 +188,54 @@ def _variant(entry: Mapping[str, Any], nodes: int, zones: Any = None, pools: Any
     return v
 
 
-def load(path: str | Path) -> Campaign:
-    """Read a campaign config and the experiment config it names."""
-    path = Path(path)
+def merge(base: Any, over: Any) -> Any:
+    """``over`` deep-merged over ``base`` (a new object; neither is changed): two mappings merge key by
+    key, recursively (the base's keys first, then the new ones); anything else (a list, a scalar,
+    None, a mapping over a non-mapping) is ``over``'s, replacing the base's whole."""
+    if isinstance(base, Mapping) and isinstance(over, Mapping):
+        out = {k: copy.deepcopy(v) for k, v in base.items()}
+        for k, v in over.items():
+            out[k] = merge(base[k], v) if k in base else copy.deepcopy(v)
+        return out
+    return copy.deepcopy(over)
+
+
+def _document(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The campaign file at ``path`` as one mapping: merged over its ``base`` (recursively; ``chain``:
+    the resolved files deriving from this one, to stop a cycle), without the ``base`` key."""
     doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not isinstance(doc, Mapping):
+        raise CampaignError(f"{path}: a campaign config is a mapping of keys, not {type(doc).__name__}")
+    if "base" not in doc:
+        return dict(doc)
+    ref = doc["base"]
+    if not ref or not isinstance(ref, str):
+        raise CampaignError(f"{path}: base {ref!r}: the path of another campaign file")
+    base, here = Path(ref), (*chain, path.resolve())
+    if base.resolve() in here:
+        cycle = " -> ".join(str(p) for p in (*here, base.resolve()))
+        raise CampaignError(f"{path}: base {base}: a cycle of bases ({cycle})")
+    try:
+        under = _document(base, here)
+    except OSError as exc:
+        raise CampaignError(f"{path}: base {base}: cannot be read ({exc.strerror or exc})") from exc
+    except yaml.YAMLError as exc:
+        raise CampaignError(f"{path}: base {base}: not YAML ({exc})") from exc
+    if not doc.get("campaign"):
+        raise CampaignError(f"{path}: a campaign with a base names itself (`campaign`)")
+    if str(doc["campaign"]) == str(under.get("campaign")):
+        raise CampaignError(
+            f"{path}: campaign {doc['campaign']!r} is its base's ({base}): a derived campaign needs its own"
+            " name (its raw/, processed/ and .campaign/)"
+        )
+    return merge(under, {k: v for k, v in doc.items() if k != "base"})
+
+
+def load(path: str | Path) -> Campaign:
+    """Read a campaign config (merged over its ``base``, if any: :func:`_document`) and the
+    experiment config it names."""
+    path = Path(path)
+    doc = _document(path)
     unknown = set(doc) - {
         "campaign",
         "description",
@@ -199,7 +251,7 @@ def load(path: str | Path) -> Campaign:
         "side_by_side",
         "bare_floor",
     }
-    if unknown:
+    if unknown:  # the merged document's: a base's unknown key counts too
         raise CampaignError(f"{path}: unknown keys {sorted(unknown)}")
     for key in ("campaign", "experiment", "variants"):
         if not doc.get(key):

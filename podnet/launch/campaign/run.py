@@ -6,6 +6,7 @@ mode, link rate, node count, zones and pools, edge tunnel) or real clusters (one
 variant)::
 
     campaign: cni                       # experiment name of the comparison: raw/cni/<variant>/...
+    base: config/campaigns/x.yaml       # optional: a campaign this one is deep-merged over (model.load)
     experiment: config/config.yaml      # the experiment run under every variant
     launch: {repeats: 3}                # optional: keys replacing the experiment's launch keys
     stats: {primary: [...]}             # optional: keys replacing the experiment's stats keys

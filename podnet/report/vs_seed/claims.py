@@ -90,14 +90,16 @@ CLAIM_COLUMNS = [
 ]
 
 #: the columns of :func:`seed_values`
-SEED_VALUE_COLUMNS = ["variant", "scenario", "tool", "test", "metric", "value", "unit", "file"]
+SEED_VALUE_COLUMNS = ["variant", "scenario", "tool", "test", "direction", "metric", "value", "unit", "file"]
 
 
 def seed_values(paths: Iterable[str | Path]) -> pd.DataFrame:
     """The seed's numbers in SI units, one row per figure (:data:`SEED_VALUE_COLUMNS`), from its
     published tables (``*.csv`` as ``raw/<exp>/published/`` holds them: variant, tool, test, metric,
     value, unit [, scenario]) and its pasted raw outputs (any other file, parsed by the adapter its
-    sidecar names; variant and scenario from the sidecar, test from each measurement)."""
+    sidecar names; variant and scenario from the sidecar, test and direction from each measurement).
+    A claim selects its figure by any of these columns (``seed.treatment``/``baseline``), e.g.
+    ``direction: reverse`` (iperf3 -R) or ``file`` (a table's name, a raw output's path as listed)."""
     rows: list[dict[str, Any]] = []
     for p in map(Path, paths):
         if p.suffix == ".csv":
@@ -109,6 +111,7 @@ def seed_values(paths: Iterable[str | Path]) -> pd.DataFrame:
                         "scenario": r.get("scenario", "") or "",
                         "tool": r["tool"],
                         "test": r["test"],
+                        "direction": r.get("direction", "") or "",
                         "metric": r["metric"],
                         "value": float(r["si"]),
                         "unit": r["si_unit"],
@@ -125,6 +128,7 @@ def seed_values(paths: Iterable[str | Path]) -> pd.DataFrame:
                     "scenario": str(meta.get("scenario", "")),
                     "tool": adapter.name,
                     "test": str(m.test or res.test or meta.get("test") or ""),
+                    "direction": str(m.direction or res.direction or meta.get("direction") or ""),
                     "metric": m.metric,
                     "value": float(m.value),
                     "unit": m.unit,
