@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,30 @@ def test_load_of_a_folder_that_is_nowhere_or_holds_no_table_is_an_error_naming_i
     (tmp_path / "some").mkdir()
     (tmp_path / "some" / "summary.csv").write_text("variant,scenario\nv,s\n")
     assert len(data.load("some").summary) == 1  # a folder with a table loads; absent tables are empty
+
+
+def test_a_declared_table_that_is_missing_or_empty_is_an_error_naming_its_path(tmp_path):
+    d = tmp_path / "exp"
+    d.mkdir()
+    (d / "summary.csv").write_text("variant,scenario\nv,s\n")
+    with pytest.raises(paths.NotFound, match="lacks ratios.csv"):
+        data.load(d, only=["summary", "ratios"])  # a table the job declared is not there
+    (d / "ratios.csv").write_text("")
+    with pytest.raises(paths.NotFound, match=re.escape(f"{d / 'ratios.csv'} is empty")):
+        data.load(d, only=["summary", "ratios"])
+    with pytest.raises(paths.NotFound, match="ratios.csv is empty"):
+        data.load(d)  # an empty file is an error whether asked for or not
+    (d / "ratios.csv").write_text("\n")
+    with pytest.raises(paths.NotFound, match="ratios.csv is empty"):
+        data.load(d)
+    (d / "ratios.csv").unlink()
+    (d / "tidy.parquet").write_bytes(b"")
+    with pytest.raises(paths.NotFound, match="tidy.parquet is empty"):
+        data.load(d)
+    (d / "tidy.parquet").unlink()
+    (d / "stats_settings.json").write_text("")
+    with pytest.raises(paths.NotFound, match="stats_settings.json is empty"):
+        data.load(d, only=["summary", "settings"])
 
 
 def test_notebook_params_are_relative_to_the_executed_notebooks_folder(tmp_path, monkeypatch):
@@ -122,3 +147,30 @@ def test_compare_with_one_variant_never_says_no_comparison_is_configured():
     )
     assert compare_words(empty) == NOTHING_BETWEEN
     assert "report's findings" in NOTHING_BETWEEN and "configured" not in NOTHING_BETWEEN
+
+
+def test_the_plan_never_says_published_and_a_deleted_figure_is_not(tmp_path):
+    """The plan is written before the figures are drawn: it says planned, never published. One
+    figure's job output deleted after it ran (as a job dying mid-run leaves it): the figures published
+    are those whose files are there, and the report names the missing one."""
+    from tests import figures_data
+
+    t = data.load(figures_data.with_repeats(tmp_path / "exp"))
+    out = tmp_path / "figures"
+    out.mkdir()
+    specs = {n: out / f"{n}.sha256" for n in figures.FIGURES}
+    plan = figures.write_plan(t, out / "plan.json", specs)
+    wanted = [n for n, e in plan.items() if "digest" in e]
+    assert len(wanted) >= 2, plan
+    written = json.loads((out / "plan.json").read_text())
+    assert all("published" not in e for e in written.values()), written
+    assert all(written[n].get("planned") is True for n in wanted)
+    for name in wanted:
+        figures.publish_one(name, t, out)
+    assert figures.published(out / "plan.json") == wanted
+    gone = wanted[0]
+    (out / f"{gone}.svg").unlink()
+    assert figures.published(out / "plan.json") == wanted[1:]
+    text = figures.omitted_markdown(out / "plan.json")
+    assert f"**{gone}**: planned, but its files are not there ({gone}.svg)" in text, text
+    assert json.loads((out / "plan.json").read_text()) == written  # the plan itself claims nothing
