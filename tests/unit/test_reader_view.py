@@ -174,3 +174,50 @@ def test_the_plan_never_says_published_and_a_deleted_figure_is_not(tmp_path):
     text = figures.omitted_markdown(out / "plan.json")
     assert f"**{gone}**: planned, but its files are not there ({gone}.svg)" in text, text
     assert json.loads((out / "plan.json").read_text()) == written  # the plan itself claims nothing
+
+
+def _lab_recipe() -> str:
+    """The Makefile's ``lab`` recipe as a shell script (make's ``$$`` as ``$``, no ``LAB_ARGS``)."""
+    lines = (Path(__file__).resolve().parents[2] / "Makefile").read_text().splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("lab:"))
+    body = []
+    for ln in lines[start + 1 :]:
+        if not ln.startswith("\t"):
+            break
+        body.append(ln[1:].lstrip("@"))
+    return "\n".join(body).replace("$(LAB_ARGS)", "").replace("$$", "$")
+
+
+def test_make_lab_opens_the_last_explore_notebook_and_allows_root_only_as_root(tmp_path):
+    """The recipe run with a stand-in jupyter: the explore notebook published last, --allow-root
+    exactly when the user is root (JupyterLab refuses root without it), the project as its root."""
+    import subprocess
+    import time
+
+    fake = tmp_path / ".venv" / "bin" / "jupyter"
+    fake.parent.mkdir(parents=True)
+    fake.write_text('#!/bin/sh\necho "ARGS $*"\n')
+    fake.chmod(0o755)
+    for name in ("older", "newer"):
+        nb = tmp_path / "processed" / name / "notebooks" / "explore.ipynb"
+        nb.parent.mkdir(parents=True)
+        nb.write_text("{}")
+        time.sleep(0.05)
+    recipe = _lab_recipe()
+    out = subprocess.run(
+        ["sh", "-c", recipe], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout
+    args = next(ln for ln in out.splitlines() if ln.startswith("ARGS ")).split()[1:]
+    assert args[0] == "lab" and args[-1] == "processed/newer/notebooks/explore.ipynb", args
+    assert ("--allow-root" in args) == (os.getuid() == 0), args
+    assert "--ServerApp.root_dir=." in args
+    other = "0" if os.getuid() else "1000"  # the other kind of user: id -u answers it
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "id").write_text(f"#!/bin/sh\necho {other}\n")
+    (tmp_path / "bin" / "id").chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
+    out = subprocess.run(
+        ["sh", "-c", recipe], cwd=tmp_path, capture_output=True, text=True, check=True, env=env
+    ).stdout
+    args = next(ln for ln in out.splitlines() if ln.startswith("ARGS ")).split()[1:]
+    assert ("--allow-root" in args) == (other == "0"), args
