@@ -1,7 +1,7 @@
 """Helpers of the explore, compare and planning notebooks: slices of the tidy table, per-run
-values with their sidecars, distributions, iperf3 per-interval series, drift, provenance,
+values with their sidecars, distributions, drift, provenance,
 experiments side by side, and what a time budget can reach (slow runs beside what competed with
-them: :mod:`podnet.report.interference`).
+them: :mod:`podnet.report.interference`; iperf3's per-interval series: :mod:`podnet.report.intervals`).
 """
 
 from __future__ import annotations
@@ -333,57 +333,6 @@ def show(*items: Any) -> None:
             plt.close(item)
         else:
             display(item)
-
-
-def _interval_rows(t: data.Tables, metric: str, where: dict[str, Any]) -> pd.DataFrame:
-    """The per-interval rows of ``metric`` of the slice's runs."""
-    iv = t.intervals
-    if iv.empty or "metric" not in iv.columns:
-        return iv.iloc[0:0]
-    ids = set(rows_where(t.tidy, **where)["run_id"]) if where else set(iv["run_id"])
-    return iv[(iv["metric"] == metric) & iv["run_id"].isin(ids)]
-
-
-def interval_view(t: data.Tables, metric: str = "throughput", **where: Any) -> str | plt.Figure:
-    """The per-interval series of the slice (:func:`interval_series`), or in words why there is none
-    (never an empty plot)."""
-    if not _interval_rows(t, metric, where).empty:
-        return interval_series(t, metric, **where)
-    tidy = rows_where(t.tidy, **where) if where else t.tidy
-    n = tidy.loc[tidy["tool"] == "iperf3", "run_id"].nunique() if len(tidy) else 0
-    if not n:
-        return (
-            "No per-interval series: only iperf3 runs record one (`intervals.parquet`), and the slice "
-            "has no iperf3 run."
-        )
-    return (
-        f"No per-interval series: the slice's {n} iperf3 runs record no per-interval `{metric}` in "
-        "`intervals.parquet` (imported text output without its intervals, or none parsed)."
-    )
-
-
-def interval_series(t: data.Tables, metric: str = "throughput", **where: Any) -> plt.Figure:
-    """iperf3's per-interval values over time, one line per run of the slice (intervals.parquet)."""
-    style.apply()
-    iv = t.intervals
-    fig, ax = plt.subplots(figsize=(style.PAGE, 2.6), layout="constrained")
-    if iv.empty:
-        ax.text(0.5, 0.5, "no per-interval data (iperf3 runs only)", ha="center", transform=ax.transAxes)
-        ax.set_axis_off()
-        return fig
-    sub = _interval_rows(t, metric, where)
-    if "stream" in sub.columns:
-        sub = sub.groupby(["run_id", "t_start", "t_end"], as_index=False)["value"].sum()
-    factor, unit = data.display_unit(sub["value"], "bit/s" if metric == "throughput" else "")
-    for rid, g in sub.groupby("run_id"):
-        ax.plot((g["t_start"] + g["t_end"]) / 2, g["value"] / factor, lw=0.7, alpha=0.7, label=rid)
-    ax.set_xlabel("Time into the run (s)")
-    ax.set_ylabel(data.axis_label(metric, "iperf3", unit))
-    style.plain_axis(ax, "y")
-    if sub["run_id"].nunique() <= 8:
-        ax.legend(fontsize=5.5, frameon=False, loc="lower right")
-    style.thin_ticks(fig)
-    return fig
 
 
 def side_by_side(

@@ -7,7 +7,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from podnet.parse.raw import write_raw
-from podnet.report import explore, interference
+from podnet.report import explore, interference, intervals
 from podnet.report.figures import data
 from tests import figures_data
 from tests.conftest import FIXTURES
@@ -97,7 +97,7 @@ def test_explores_panels_pass_the_layout_checks_and_show_only_paths_with_data():
     root = Path(__import__("tempfile").mkdtemp())
     for d in (figures_data.example("seed-cni-1gbe", root), figures_data.with_repeats(root)):
         t = data.load(d)
-        for fig in (explore.distributions(t), explore.interval_series(t)):  # a figure even when empty
+        for fig in (explore.distributions(t), intervals.series(t)):  # a figure even when empty
             found = check.problems(fig)
             for ax in fig.axes:
                 if ax.axison and ax.get_ylabel() == "":
@@ -225,14 +225,17 @@ def test_the_per_run_table_rounds_to_four_significant_digits(tmp_path):
 
 def test_a_slice_without_per_interval_data_says_so_instead_of_an_empty_plot(tmp_path):
     t = data.load(_experiment(tmp_path))
-    fig = explore.interval_view(t)
-    assert isinstance(fig, plt.Figure) and fig.axes[0].lines  # iperf3 -J runs: their intervals
+    fig = intervals.view(t)
+    assert isinstance(fig, plt.Figure) and len(fig.axes[0].lines) == 6  # a line per run and direction
     plt.close(fig)
-    pings = data.load(figures_data.with_repeats(tmp_path / "ex"))
-    text = explore.interval_view(pings, tool="ping")
+    many = data.load(figures_data.with_repeats(tmp_path / "ex"))  # 14 iperf3 runs: 4 paths x variants
+    fig = intervals.view(many)
+    assert len(fig.axes[0].lines) == 4 and "median per path and variant" in fig.axes[0].get_title()
+    plt.close(fig)
+    text = intervals.view(many, tool="ping")
     assert isinstance(text, str) and "has no iperf3 run" in text, text
     bare = data.Tables(tidy=t.tidy, summary=t.summary, ratios=t.ratios, failed=t.failed)  # no intervals
-    said = explore.interval_view(bare)
+    said = intervals.view(bare)
     assert isinstance(said, str) and "4 iperf3 runs record no per-interval `throughput`" in said, said
 
 
