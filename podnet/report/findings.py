@@ -210,10 +210,14 @@ def headline_table(t: data.Tables) -> pd.DataFrame:
             columns=["test", "measure", "path", "variant", "n", "mean", "95 % CI", "unit", "CV"]
         )
     bounds = data.stream_bounds(t)
-    rows = rows.assign(_test=[data.measure_label(r, bounds=bounds) for _, r in rows.iterrows()])
+    rows = rows.assign(
+        _test=[data.measure_label(r, bounds=bounds) for _, r in rows.iterrows()],
+        unit=rows["unit"].fillna("").astype(str),
+        metric=rows["metric"].astype(str),
+    )
     shown: dict[tuple[str, str, str], tuple[float, str]] = {}
     for key, g in rows.groupby(["_test", "metric", "unit"], sort=False):
-        shown[key] = data.display_unit(g["mean"], str(key[2]))
+        shown[key] = data.display_unit(g["mean"].astype(float), str(key[2]))
     out = []
     for _, r in rows.iterrows():
         factor, unit = shown[(r["_test"], r["metric"], r["unit"])]
