@@ -203,7 +203,8 @@ def _ci(lo: float, hi: float, factor: float) -> str:
 def headline_table(t: data.Tables) -> pd.DataFrame:
     """Headline metrics per measure, path and variant in display units: the measure's name, its unit
     in a column of its own (one unit per measure, chosen from all its rows, so its rows compare
-    digit by digit), n, mean, 95 % CI and CV."""
+    digit by digit; a row 100x below it in a unit of its own: 845 kbit/s, not 0.000845 Gbit/s), n,
+    mean, 95 % CI and CV."""
     rows = data.headline_rows(t.summary, None, t.settings)
     if rows.empty:
         return pd.DataFrame(
@@ -221,6 +222,8 @@ def headline_table(t: data.Tables) -> pd.DataFrame:
     out = []
     for _, r in rows.iterrows():
         factor, unit = shown[(r["_test"], r["metric"], r["unit"])]
+        if 0 < abs(float(r["mean"])) / factor < 0.01:  # 100x below its measure's unit: a unit of its own
+            factor, unit = data.display_unit([float(r["mean"])], r["unit"])
         cv = float(r["cv"]) if "cv" in r and pd.notna(r["cv"]) else np.nan
         out.append(
             {
