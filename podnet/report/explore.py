@@ -1,7 +1,7 @@
 """Helpers of the explore, compare and planning notebooks: slices of the tidy table, per-run
-values with their sidecars, distributions, iperf3 per-interval series, drift, provenance, slow
-runs beside what competed with them (interference), experiments side by side, and what a time
-budget can reach.
+values with their sidecars, distributions, drift, provenance,
+experiments side by side, and what a time budget can reach (slow runs beside what competed with
+them: :mod:`podnet.report.interference`; iperf3's per-interval series: :mod:`podnet.report.intervals`).
 """
 
 from __future__ import annotations
@@ -18,16 +18,10 @@ import pandas as pd
 from podnet.config.lean import skip_iri_grammar
 from podnet.parse.raw import read_sidecar, sidecar_path
 from podnet.report.figures import data, style
-from podnet.tools import metric_info
 
 # a notebook's kernel reads sidecars (read_sidecar validates them with jsonschema, imported then):
 # without this, the first costs jsonschema's optional IRI grammar, about 2 s of CPU (config/lean.py)
 skip_iri_grammar()
-
-#: what competed with a run (its sidecar's ``interference``, podnet.launch.noise.interference), as shares of
-#: the time the client ran: CPU busy / stolen on its machines (busiest machine), one CPU's share used
-#: by the launcher, by all the embedded cluster's daemons, by its control plane
-INTERFERENCE = ["cpu_busy", "cpu_steal", "launcher_cpu", "daemons_cpu", "control_plane_cpu"]
 
 
 def notebook_options() -> None:
@@ -74,7 +68,8 @@ def runs(t: data.Tables, **where: Any) -> pd.DataFrame:
     for metric, sub in head.groupby("metric"):
         factor, unit = data.display_unit(sub["value"], str(sub["unit"].iloc[0]))
         col = data.axis_label(str(metric), str(sub["tool"].iloc[0]), unit)
-        out.append(sub[keys].assign(**{col: sub["value"] / factor}).set_index(keys))
+        shown = (sub["value"] / factor).astype(float).map(significant)  # 4 digits, not 6 decimals
+        out.append(sub[keys].assign(**{col: shown}).set_index(keys))
     return pd.concat(out, axis=1).reset_index().sort_values(keys).reset_index(drop=True)
 
 
@@ -126,12 +121,12 @@ def in_display_units(
         factor, shown = (
             (1e-9, "s/Gbit") if name == "s/bit" else data.display_unit(out.loc[idx, cols[0]], name)
         )
-        out.loc[idx, cols] = (out.loc[idx, cols] / factor).apply(lambda c: c.map(_significant))
+        out.loc[idx, cols] = (out.loc[idx, cols] / factor).apply(lambda c: c.map(significant))
         out.loc[idx, unit] = shown
     return out
 
 
-def _significant(x: float, digits: int = 4) -> float:
+def significant(x: float, digits: int = 4) -> float:
     """``x`` rounded to ``digits`` significant digits (0 and NaN as they are)."""
     if not np.isfinite(x) or x == 0:
         return x
@@ -202,7 +197,7 @@ def _read_cache(cache: str | Path | None) -> dict[str, Any]:
         return {}  # a cache that cannot be read is read again from the sidecars
 
 
-def _cache(t: data.Tables) -> Path | None:
+def sidecar_cache(t: data.Tables) -> Path | None:
     """The sidecar cache of the experiment ``t`` was loaded from (processed/<exp>/.cache/)."""
     return Path(t.source) / ".cache" / "sidecars.pickle" if t.source else None
 
@@ -223,75 +218,13 @@ def with_sidecars(
     return df.merge(side[["raw_path"] + [c for c in wanted if c in side.columns]], on="raw_path", how="left")
 
 
-def interference(t: data.Tables, raw_dir: str | Path | None = None, **where: Any) -> pd.DataFrame:
-    """Each run's first headline metric beside what competed with it (:data:`INTERFERENCE`).
-
-    ``worse_by`` is the run's shortfall against its group's median run, in the metric's own
-    direction: 0.1 = 10 % slower (less throughput, more latency) than the median, negative = better.
-    Runs without an ``interference`` record (imported outputs) have empty columns. Sorted worst first.
-    """
-    tidy = rows_where(t.tidy, **where) if where else t.tidy
-    base = ["variant", "scenario", "tool", "test", "direction", "streams", "metric", "repeat", "run_id"]
-    if tidy.empty:
-        return pd.DataFrame(columns=[*base, "value", "unit", "worse_by", *INTERFERENCE])
-    head = data.headline_rows(tidy.rename(columns={"value": "mean"}), None, t.settings)
-    head = head.rename(columns={"mean": "value"})
-    group = ("variant", "scenario", "tool", "test", "protocol", "direction", "streams", "metric")
-    keys = [c for c in group if c in head.columns]
-    med = head.groupby(keys, dropna=False)["value"].transform("median")
-    better = [metric_info(str(m), str(tl)).better for m, tl in zip(head["metric"], head["tool"], strict=True)]
-    rel = (head["value"] / med - 1).to_numpy(dtype=float)
-    sign = np.array([-1.0 if b == "higher" else 1.0 if b == "lower" else np.nan for b in better])
-    head = head.assign(worse_by=rel * sign + 0.0)  # + 0.0: no "-0" for a run at the median
-    side = sidecars(head["raw_path"].astype(str).unique(), raw_dir, _cache(t))
-
-    def col(name: str) -> pd.Series:
-        return (
-            pd.to_numeric(side[name], errors="coerce")
-            if name in side.columns
-            else pd.Series(np.nan, side.index)
-        )
-
-    wall = col("interference.exec_wall_s").where(lambda w: w > 0)
-    measures = pd.DataFrame(
-        {
-            "raw_path": side["raw_path"],
-            "cpu_busy": col("interference.busy"),
-            "cpu_steal": col("interference.steal"),
-            "launcher_cpu": col("interference.launcher_cpu_s") / wall,
-            "daemons_cpu": col("interference.daemons.cpu_s") / wall,
-            "control_plane_cpu": col("interference.daemons.control_plane_cpu_s") / wall,
-        }
-    )
-    cols = [c for c in base if c in head.columns] + ["value", "unit", "worse_by", "raw_path"]
-    out = head[cols].merge(measures, on="raw_path", how="left")
-    return out.sort_values("worse_by", ascending=False, na_position="last").reset_index(drop=True)
-
-
-def interference_correlation(runs: pd.DataFrame) -> pd.DataFrame:
-    """Whether worse runs coincide with interference: Spearman's rank correlation between ``worse_by``
-    and each :data:`INTERFERENCE` measure of :func:`interference`'s rows (rho > 0: the more of it, the
-    worse the run), with the runs used and the p value; empty (NaN) with fewer than 5 runs or no spread."""
-    from scipy import stats
-
-    rows = []
-    for m in INTERFERENCE:
-        d = runs[["worse_by", m]].dropna() if m in runs.columns else pd.DataFrame(columns=["worse_by", m])
-        rho = p = np.nan
-        if len(d) >= 5 and d[m].nunique() > 1 and d["worse_by"].nunique() > 1:
-            res = stats.spearmanr(d["worse_by"], d[m])
-            rho, p = float(res.statistic), float(res.pvalue)
-        rows.append({"measure": m, "runs": len(d), "spearman_rho": rho, "p": p})
-    return pd.DataFrame(rows)
-
-
 def outliers(t: data.Tables, raw_dir: str | Path | None = None) -> pd.DataFrame:
     """outliers.csv with each run's node, time and attempt from its sidecar, the value and its
     fences in display units (:func:`in_display_units`)."""
     if t.outliers.empty:
         return t.outliers
     shown = in_display_units(t.outliers, ("value", "fence_low", "fence_high"))
-    return with_sidecars(shown, raw_dir=raw_dir, cache=_cache(t))
+    return with_sidecars(shown, raw_dir=raw_dir, cache=sidecar_cache(t))
 
 
 def drift(t: data.Tables) -> pd.DataFrame:
@@ -319,7 +252,7 @@ def provenance(t: data.Tables, raw_dir: str | Path | None = None) -> pd.DataFram
     """Every distinct cluster/node/tool fact the runs' sidecars record (kernel, CNI, versions, image)."""
     if t.tidy.empty:
         return pd.DataFrame(columns=["fact", "values"])
-    side = sidecars(t.tidy["raw_path"].astype(str).unique(), raw_dir, _cache(t))
+    side = sidecars(t.tidy["raw_path"].astype(str).unique(), raw_dir, sidecar_cache(t))
     keep = [
         c
         for c in side.columns
@@ -388,29 +321,18 @@ def distributions(t: data.Tables, **where: Any) -> plt.Figure:
     return fig
 
 
-def interval_series(t: data.Tables, metric: str = "throughput", **where: Any) -> plt.Figure:
-    """iperf3's per-interval values over time, one line per run of the slice (intervals.parquet)."""
-    style.apply()
-    iv = t.intervals
-    fig, ax = plt.subplots(figsize=(style.PAGE, 2.6), layout="constrained")
-    if iv.empty:
-        ax.text(0.5, 0.5, "no per-interval data (iperf3 runs only)", ha="center", transform=ax.transAxes)
-        ax.set_axis_off()
-        return fig
-    ids = set(rows_where(t.tidy, **where)["run_id"]) if where else set(iv["run_id"])
-    sub = iv[(iv["metric"] == metric) & iv["run_id"].isin(ids)]
-    if "stream" in sub.columns:
-        sub = sub.groupby(["run_id", "t_start", "t_end"], as_index=False)["value"].sum()
-    factor, unit = data.display_unit(sub["value"], "bit/s" if metric == "throughput" else "")
-    for rid, g in sub.groupby("run_id"):
-        ax.plot((g["t_start"] + g["t_end"]) / 2, g["value"] / factor, lw=0.7, alpha=0.7, label=rid)
-    ax.set_xlabel("Time into the run (s)")
-    ax.set_ylabel(data.axis_label(metric, "iperf3", unit))
-    style.plain_axis(ax, "y")
-    if sub["run_id"].nunique() <= 8:
-        ax.legend(fontsize=5.5, frameon=False, loc="lower right")
-    style.thin_ticks(fig)
-    return fig
+def show(*items: Any) -> None:
+    """Display each item in a notebook: a string as Markdown, a figure (then closed), a table."""
+    from IPython.display import Markdown, display
+
+    for item in items:
+        if isinstance(item, str):
+            display(Markdown(item))
+        elif isinstance(item, plt.Figure):
+            display(item)
+            plt.close(item)
+        else:
+            display(item)
 
 
 def side_by_side(

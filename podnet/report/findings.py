@@ -201,22 +201,40 @@ def _ci(lo: float, hi: float, factor: float) -> str:
 
 
 def headline_table(t: data.Tables) -> pd.DataFrame:
-    """Headline metrics per path and variant in display units (mean, 95 % CI, CV, n)."""
+    """Headline metrics per measure, path and variant in display units: the measure's name, its unit
+    in a column of its own (one unit per measure, chosen from all its rows, so its rows compare
+    digit by digit; a row 100x below it in a unit of its own: 845 kbit/s, not 0.000845 Gbit/s), n,
+    mean, 95 % CI and CV."""
     rows = data.headline_rows(t.summary, None, t.settings)
+    if rows.empty:
+        return pd.DataFrame(
+            columns=["test", "measure", "path", "variant", "n", "mean", "95 % CI", "unit", "CV"]
+        )
     bounds = data.stream_bounds(t)
+    rows = rows.assign(
+        _test=[data.measure_label(r, bounds=bounds) for _, r in rows.iterrows()],
+        unit=rows["unit"].fillna("").astype(str),
+        metric=rows["metric"].astype(str),
+    )
+    shown: dict[tuple[str, str, str], tuple[float, str]] = {}
+    for key, g in rows.groupby(["_test", "metric", "unit"], sort=False):
+        shown[key] = data.display_unit(g["mean"].astype(float), str(key[2]))
     out = []
     for _, r in rows.iterrows():
-        factor, unit = data.display_unit([r["mean"]], str(r["unit"]))
+        factor, unit = shown[(r["_test"], r["metric"], r["unit"])]
+        if 0 < abs(float(r["mean"])) / factor < 0.01:  # 100x below its measure's unit: a unit of its own
+            factor, unit = data.display_unit([float(r["mean"])], r["unit"])
         cv = float(r["cv"]) if "cv" in r and pd.notna(r["cv"]) else np.nan
         out.append(
             {
-                "test": data.measure_label(r, bounds=bounds),
-                "metric": data.axis_label(str(r["metric"]), str(r["tool"]), unit),
+                "test": r["_test"],
+                "measure": metric_info(str(r["metric"]), str(r["tool"])).label,
                 "path": r["scenario"],
                 "variant": r["variant"],
                 "n": int(r["n"]),
                 "mean": data.fmt_value(float(r["mean"]) / factor),
                 "95 % CI": _ci(float(r["ci_low"]), float(r["ci_high"]), factor),
+                "unit": "" if unit == "count" else unit,
                 "CV": f"{cv * 100:.1f} %" if np.isfinite(cv) else "–",
             }
         )

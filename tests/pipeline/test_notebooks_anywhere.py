@@ -73,11 +73,18 @@ def test_an_example_published_elsewhere_names_neither_the_clone_nor_its_folder(t
     assert not leaked, f"published files naming this machine's paths: {leaked}"
 
 
-def test_a_copied_processed_folder_re_runs_its_report_there(published, tmp_path):
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("report", ["runs parsed", "The raw files are not here"]),
+        ("explore", ["runs** in the slice", "The raw files are not here"]),
+    ],
+)
+def test_a_copied_processed_folder_re_runs_its_notebooks_there(published, tmp_path, name, said):
     out = published
     moved = tmp_path / "elsewhere" / "anywhere"
     shutil.copytree(out, moved)
-    nb = moved / "notebooks" / "report.ipynb"
+    nb = moved / "notebooks" / f"{name}.ipynb"
     run = subprocess.run(
         [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--stdout", str(nb)],
         cwd=moved / "notebooks",
@@ -92,8 +99,8 @@ def test_a_copied_processed_folder_re_runs_its_report_there(published, tmp_path)
         for c in cells
         for o in c.get("outputs", [])
     )
-    assert "runs parsed" in shown and "0 runs parsed" not in shown
-    assert "The raw files are not here" in shown  # said, not shown empty
+    assert all(s in shown for s in said), shown[:3000]
+    assert "0 runs parsed" not in shown and "**0 runs**" not in shown  # said, not shown empty
 
 
 def test_a_notebook_pointed_at_a_folder_that_is_nowhere_stops_naming_it(tmp_path):

@@ -69,7 +69,7 @@ def test_each_cni_is_compared_with_macvlan_at_each_load_point(published):
 def test_the_figure_is_published_and_the_notebooks_show_it_with_the_table(published):
     _, out = published
     plan = json.loads((out / "figures" / "plan.json").read_text())
-    assert plan["under_load"] == {"published": True}
+    assert plan["under_load"] == {"planned": True}
     for ext in ("png", "svg", "pdf"):
         assert (out / "figures" / f"under_load.{ext}").stat().st_size > 0
     report = (out / "notebooks" / "report.ipynb").read_text()

@@ -7,7 +7,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 
 from podnet.parse.raw import write_raw
-from podnet.report import explore
+from podnet.report import explore, interference, intervals
 from podnet.report.figures import data
 from tests import figures_data
 from tests.conftest import FIXTURES
@@ -68,7 +68,7 @@ def test_interference_sets_slow_runs_beside_what_competed_with_them(tmp_path):
     meta = {"variant": "bridge", "scenario": "host-host", "repeat": 1, "tool": "iperf3", "test": "tcp"}
     write_raw(raw / "host-host/r1.json", json.dumps(doc), meta)
     t = data.load(figures_data.process(raw, tmp_path / "processed", "inter"))
-    runs = explore.interference(t)
+    runs = interference.interference(t)
     pod = runs[runs["scenario"] == "pod-pod"]
     worst = pod.iloc[0]
     assert worst["value"] == 7.0e9 and worst["daemons_cpu"] == 0.9
@@ -76,9 +76,17 @@ def test_interference_sets_slow_runs_beside_what_competed_with_them(tmp_path):
         1 - 7.0e9 / pod["value"].median()
     )  # throughput: higher is better
     assert runs.loc[runs["scenario"] == "host-host", "daemons_cpu"].isna().all()
-    corr = explore.interference_correlation(runs).set_index("measure")
+    corr = interference.interference_correlation(runs).set_index("measure")
     assert corr.loc["daemons_cpu", "runs"] == 6 and corr.loc["daemons_cpu", "spearman_rho"] > 0.9
     assert np.isnan(corr.loc["cpu_steal", "spearman_rho"])  # no spread
+    shown = interference.view(t, tmp_path / "raw")
+    tables = [x for x in shown if not isinstance(x, str)]
+    assert len(tables) == 2 and "host-host" not in set(tables[0]["scenario"])  # only runs with a record
+    assert "left out: 1 run without a record" in shown[0], shown[0]
+    assert tables[0]["unit"].iloc[0] == "Gbit/s" and tables[0]["value"].iloc[0] == 7.0
+    assert tables[0]["worse_by"].map(_significant_digits).max() <= 3
+    assert tables[1]["spearman_rho"].notna().all() and "cpu_steal" not in set(tables[1]["measure"])
+    assert any("not computable for cpu_steal" in x for x in shown if isinstance(x, str))
 
 
 def test_explores_panels_pass_the_layout_checks_and_show_only_paths_with_data():
@@ -89,7 +97,7 @@ def test_explores_panels_pass_the_layout_checks_and_show_only_paths_with_data():
     root = Path(__import__("tempfile").mkdtemp())
     for d in (figures_data.example("seed-cni-1gbe", root), figures_data.with_repeats(root)):
         t = data.load(d)
-        for fig in (explore.distributions(t), explore.interval_series(t)):
+        for fig in (explore.distributions(t), intervals.series(t)):  # a figure even when empty
             found = check.problems(fig)
             for ax in fig.axes:
                 if ax.axison and ax.get_ylabel() == "":
@@ -199,3 +207,41 @@ def test_tables_show_display_units_not_si_floats():
     assert out["value"].tolist() == [51.0, 88.0, 12.35, 0.1445]
     assert out["fence_high"].tolist() == [80.0, 80.0, 13.0, 0.1325]
     assert df["unit"].iloc[0] == "s"  # the table given is left as it was
+
+
+def _significant_digits(x: float) -> int:
+    """How many significant digits ``x`` is written with (9.412 -> 4, 51.0 -> 2)."""
+    return len(f"{x:.15g}".replace("-", "").replace(".", "").lstrip("0").rstrip("0") or "0")
+
+
+def test_the_per_run_table_rounds_to_four_significant_digits(tmp_path):
+    """Not 9.412345678 Gbit/s (pandas then prints 6 decimals): at most 4 significant digits."""
+    t = data.load(_experiment(tmp_path))
+    r = explore.runs(t)
+    values = r[[c for c in r.columns if c not in explore.RUN_KEYS]]
+    assert len(values.columns) and values.notna().any().all()
+    assert values.stack().map(_significant_digits).max() <= 4, values.head()
+
+
+def test_a_slice_without_per_interval_data_says_so_instead_of_an_empty_plot(tmp_path):
+    t = data.load(_experiment(tmp_path))
+    fig = intervals.view(t)
+    assert isinstance(fig, plt.Figure) and len(fig.axes[0].lines) == 6  # a line per run and direction
+    plt.close(fig)
+    many = data.load(figures_data.with_repeats(tmp_path / "ex"))  # 14 iperf3 runs: 4 paths x variants
+    fig = intervals.view(many)
+    assert len(fig.axes[0].lines) == 4 and "median per path and variant" in fig.axes[0].get_title()
+    plt.close(fig)
+    text = intervals.view(many, tool="ping")
+    assert isinstance(text, str) and "has no iperf3 run" in text, text
+    bare = data.Tables(tidy=t.tidy, summary=t.summary, ratios=t.ratios, failed=t.failed)  # no intervals
+    said = intervals.view(bare)
+    assert isinstance(said, str) and "4 iperf3 runs record no per-interval `throughput`" in said, said
+
+
+def test_no_recorded_interference_is_said_not_shown_as_a_table_of_nan(tmp_path):
+    d = _experiment(tmp_path)  # sidecars without an interference record (as imported outputs)
+    shown = interference.view(data.load(d), tmp_path / "raw")
+    assert len(shown) == 1 and isinstance(shown[0], str), shown
+    assert "No run of the 4 in the slice records interference" in shown[0]
+    assert "copied processed folder" in interference.view(data.load(d), None)[0]

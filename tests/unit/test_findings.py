@@ -65,11 +65,19 @@ def test_repeats_find_the_clear_difference_and_not_the_unclear(dirs):
 
 
 def test_tables_are_in_display_units(dirs):
+    """The headline table names each measure's unit in a column of its own, one unit per measure (its
+    rows compare digit by digit), never inside the measure's name nor as e-notation."""
     t = figures.load(dirs["seed-raven"])
     h = findings.headline_table(t)
-    assert {"Throughput (Mbit/s)", "Throughput (kbit/s)", "RTT (mean, ms)"} <= set(h["metric"]) or any(
-        "Gbit/s" in m for m in h["metric"]
-    )
+    assert list(h.columns) == ["test", "measure", "path", "variant", "n", "mean", "95 % CI", "unit", "CV"]
+    assert {"Mbit/s", "ms"} & set(h["unit"]) or "Gbit/s" in set(h["unit"]), set(h["unit"])
+    # one unit per measure, but for a row 100x below it (seed-raven: 3.67 Gbit/s and 845 kbit/s)
+    mean = h["mean"].str.replace(",", "").astype(float)
+    common = h.groupby(["test", "measure"])["unit"].transform(lambda u: u.mode().iloc[0])
+    assert ((h["unit"] == common) | (mean >= 1)).all(), h
+    assert ((mean >= 0.01) | (mean == 0)).all(), h
+    assert {"Gbit/s", "kbit/s"} <= set(h.loc[h["test"] == "iperf3 tcp reverse", "unit"]), h
+    assert not any(u and f"({u}" in m or f", {u})" in m for m, u in zip(h["measure"], h["unit"], strict=True))
     assert not h["mean"].str.contains("e[+-]", regex=True).any()
-    raven = h[(h.path == "same-edge") & h.metric.str.contains("Gbit/s")]
-    assert set(raven["mean"]) <= {"3.67", "3.34"}
+    raven = h[(h.path == "same-edge") & (h.unit == "Gbit/s")]
+    assert len(raven) and set(raven["mean"]) <= {"3.67", "3.34"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,30 @@ def test_load_of_a_folder_that_is_nowhere_or_holds_no_table_is_an_error_naming_i
     (tmp_path / "some").mkdir()
     (tmp_path / "some" / "summary.csv").write_text("variant,scenario\nv,s\n")
     assert len(data.load("some").summary) == 1  # a folder with a table loads; absent tables are empty
+
+
+def test_a_declared_table_that_is_missing_or_empty_is_an_error_naming_its_path(tmp_path):
+    d = tmp_path / "exp"
+    d.mkdir()
+    (d / "summary.csv").write_text("variant,scenario\nv,s\n")
+    with pytest.raises(paths.NotFound, match="lacks ratios.csv"):
+        data.load(d, only=["summary", "ratios"])  # a table the job declared is not there
+    (d / "ratios.csv").write_text("")
+    with pytest.raises(paths.NotFound, match=re.escape(f"{d / 'ratios.csv'} is empty")):
+        data.load(d, only=["summary", "ratios"])
+    with pytest.raises(paths.NotFound, match="ratios.csv is empty"):
+        data.load(d)  # an empty file is an error whether asked for or not
+    (d / "ratios.csv").write_text("\n")
+    with pytest.raises(paths.NotFound, match="ratios.csv is empty"):
+        data.load(d)
+    (d / "ratios.csv").unlink()
+    (d / "tidy.parquet").write_bytes(b"")
+    with pytest.raises(paths.NotFound, match="tidy.parquet is empty"):
+        data.load(d)
+    (d / "tidy.parquet").unlink()
+    (d / "stats_settings.json").write_text("")
+    with pytest.raises(paths.NotFound, match="stats_settings.json is empty"):
+        data.load(d, only=["summary", "settings"])
 
 
 def test_notebook_params_are_relative_to_the_executed_notebooks_folder(tmp_path, monkeypatch):
@@ -122,3 +147,77 @@ def test_compare_with_one_variant_never_says_no_comparison_is_configured():
     )
     assert compare_words(empty) == NOTHING_BETWEEN
     assert "report's findings" in NOTHING_BETWEEN and "configured" not in NOTHING_BETWEEN
+
+
+def test_the_plan_never_says_published_and_a_deleted_figure_is_not(tmp_path):
+    """The plan is written before the figures are drawn: it says planned, never published. One
+    figure's job output deleted after it ran (as a job dying mid-run leaves it): the figures published
+    are those whose files are there, and the report names the missing one."""
+    from tests import figures_data
+
+    t = data.load(figures_data.with_repeats(tmp_path / "exp"))
+    out = tmp_path / "figures"
+    out.mkdir()
+    specs = {n: out / f"{n}.sha256" for n in figures.FIGURES}
+    plan = figures.write_plan(t, out / "plan.json", specs)
+    wanted = [n for n, e in plan.items() if "digest" in e]
+    assert len(wanted) >= 2, plan
+    written = json.loads((out / "plan.json").read_text())
+    assert all("published" not in e for e in written.values()), written
+    assert all(written[n].get("planned") is True for n in wanted)
+    for name in wanted:
+        figures.publish_one(name, t, out)
+    assert figures.published(out / "plan.json") == wanted
+    gone = wanted[0]
+    (out / f"{gone}.svg").unlink()
+    assert figures.published(out / "plan.json") == wanted[1:]
+    text = figures.omitted_markdown(out / "plan.json")
+    assert f"**{gone}**: planned, but its files are not there ({gone}.svg)" in text, text
+    assert json.loads((out / "plan.json").read_text()) == written  # the plan itself claims nothing
+
+
+def _lab_recipe() -> str:
+    """The Makefile's ``lab`` recipe as a shell script (make's ``$$`` as ``$``, no ``LAB_ARGS``)."""
+    lines = (Path(__file__).resolve().parents[2] / "Makefile").read_text().splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("lab:"))
+    body = []
+    for ln in lines[start + 1 :]:
+        if not ln.startswith("\t"):
+            break
+        body.append(ln[1:].lstrip("@"))
+    return "\n".join(body).replace("$(LAB_ARGS)", "").replace("$$", "$")
+
+
+def test_make_lab_opens_the_last_explore_notebook_and_allows_root_only_as_root(tmp_path):
+    """The recipe run with a stand-in jupyter: the explore notebook published last, --allow-root
+    exactly when the user is root (JupyterLab refuses root without it), the project as its root."""
+    import subprocess
+    import time
+
+    fake = tmp_path / ".venv" / "bin" / "jupyter"
+    fake.parent.mkdir(parents=True)
+    fake.write_text('#!/bin/sh\necho "ARGS $*"\n')
+    fake.chmod(0o755)
+    for name in ("older", "newer"):
+        nb = tmp_path / "processed" / name / "notebooks" / "explore.ipynb"
+        nb.parent.mkdir(parents=True)
+        nb.write_text("{}")
+        time.sleep(0.05)
+    recipe = _lab_recipe()
+    out = subprocess.run(
+        ["sh", "-c", recipe], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout
+    args = next(ln for ln in out.splitlines() if ln.startswith("ARGS ")).split()[1:]
+    assert args[0] == "lab" and args[-1] == "processed/newer/notebooks/explore.ipynb", args
+    assert ("--allow-root" in args) == (os.getuid() == 0), args
+    assert "--ServerApp.root_dir=." in args
+    other = "0" if os.getuid() else "1000"  # the other kind of user: id -u answers it
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "id").write_text(f"#!/bin/sh\necho {other}\n")
+    (tmp_path / "bin" / "id").chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
+    out = subprocess.run(
+        ["sh", "-c", recipe], cwd=tmp_path, capture_output=True, text=True, check=True, env=env
+    ).stdout
+    args = next(ln for ln in out.splitlines() if ln.startswith("ARGS ")).split()[1:]
+    assert ("--allow-root" in args) == (other == "0"), args

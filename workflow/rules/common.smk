@@ -247,7 +247,7 @@ def published_figures():
     import json
 
     plan = json.loads(Path(checkpoints.figure_plan.get().output.plan).read_text())
-    return [n for n in FIGURES if "published" in plan.get(n, {})]
+    return [n for n in FIGURES if "planned" in plan.get(n, {})]
 
 
 def figure_files(wildcards=None):

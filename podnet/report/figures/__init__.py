@@ -195,9 +195,10 @@ def plan(t: Tables) -> dict[str, dict[str, Any]]:
 
 
 def write_plan(t: Tables, plan_path: str | Path, specs: dict[str, str | Path]) -> dict[str, dict[str, Any]]:
-    """Write :func:`plan` to ``plan_path`` as JSON (each figure published, or why omitted) and each
+    """Write :func:`plan` to ``plan_path`` as JSON (each figure ``planned``, or why omitted) and each
     figure's line to ``specs[name]`` (its digest, or why it is omitted): a file that changes exactly
-    when that figure would change. An omitted figure's files left in the plan's directory by an
+    when that figure would change. The plan is written before any figure is drawn, so it never says
+    a figure is published: whether one is, is what is there at the end (:func:`published`). An omitted figure's files left in the plan's directory by an
     earlier run are removed (a figure that only says there is nothing to show is not published)."""
     from . import style
 
@@ -206,12 +207,12 @@ def write_plan(t: Tables, plan_path: str | Path, specs: dict[str, str | Path]) -
         if "omitted" in entry:
             for ext in style.FORMATS:
                 (Path(plan_path).parent / f"{name}.{ext}").unlink(missing_ok=True)
-    # the plan file says what is published and why the rest is not, no digest: a notebook that
+    # the plan file says what is planned and why the rest is not, no digest: a notebook that
     # reads it (report, compare) is not re-run by a figure's code or data, only its figure's job is
     shown = {
         n: {"omitted": e["omitted"]}
         if "omitted" in e
-        else {"published": True, **{k: e[k] for k in ("left_out", "intervals") if k in e}}
+        else {"planned": True, **{k: e[k] for k in ("left_out", "intervals") if k in e}}
         for n, e in p.items()
     }
     Path(plan_path).write_text(json.dumps(shown, indent=1, sort_keys=True) + "\n")
@@ -221,12 +222,17 @@ def write_plan(t: Tables, plan_path: str | Path, specs: dict[str, str | Path]) -
     return p
 
 
+def planned(entry: dict[str, Any]) -> bool:
+    """Whether a plan entry is a figure to draw (``planned``; ``published`` in plans written before)."""
+    return "planned" in entry or "published" in entry
+
+
 def published(plan_path: str | Path) -> list[str]:
     """The names of the figures :func:`write_plan` found something to show for and whose files are
     there now (beside the plan: ``<name>.png``, ``.svg``, ``.pdf``), in order: a figure whose job
     failed, or whose files were removed, is not published (:func:`omitted_markdown` says so)."""
     p = json.loads(Path(plan_path).read_text())
-    return [n for n in lean.FIGURES if n in p and "published" in p[n] and not _missing(plan_path, n)]
+    return [n for n in lean.FIGURES if n in p and planned(p[n]) and not _missing(plan_path, n)]
 
 
 def _missing(plan_path: str | Path, name: str) -> list[str]:
@@ -244,9 +250,9 @@ def omitted_markdown(plan_path: str | Path, names: list[str] | None = None) -> s
     failed = [
         f"- **{n}**: planned, but its files are not there ({', '.join(miss)}): its job failed or they were removed"
         for n in wanted
-        if "published" in p[n] and (miss := _missing(plan_path, n))
+        if planned(p[n]) and (miss := _missing(plan_path, n))
     ]
-    kept = [f"- **{n}**: {x}" for n in wanted if "published" in p[n] for x in p[n].get("left_out", [])]
+    kept = [f"- **{n}**: {x}" for n in wanted if planned(p[n]) for x in p[n].get("left_out", [])]
     parts = [("Not drawn:\n\n" + "\n".join(gone)) if gone else ""]
     parts.append(("**Not published**, although planned:\n\n" + "\n".join(failed)) if failed else "")
     parts.append(("Drawn, but not as findings:\n\n" + "\n".join(kept)) if kept else "")
@@ -333,6 +339,7 @@ __all__ = [
     "plan",
     "publish",
     "publish_one",
+    "planned",
     "published",
     "render",
     "spec_digest",

@@ -63,12 +63,29 @@ class Tables:
     scale_effect: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
+def _empty(path: Path) -> NotFound:
+    return NotFound(
+        f"{path} is empty (no header, not even a table without rows): a truncated output; run its step again"
+    )
+
+
 def _csv(path: Path) -> pd.DataFrame:
-    return pd.read_csv(path) if path.exists() and path.stat().st_size else pd.DataFrame()
+    """The table at ``path``; an absent file is an empty table, an empty file an error naming it."""
+    if not path.exists():
+        return pd.DataFrame()
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise _empty(path) from None
 
 
 def _parquet(path: Path) -> pd.DataFrame:
-    return pd.read_parquet(path) if path.exists() else pd.DataFrame()
+    """As :func:`_csv` for a Parquet file."""
+    if not path.exists():
+        return pd.DataFrame()
+    if not path.stat().st_size:
+        raise _empty(path)
+    return pd.read_parquet(path)
 
 
 #: each table of :class:`Tables` and its file under ``processed/<experiment>/``
@@ -99,12 +116,17 @@ def load(processed_dir: str | Path, only: list[str] | None = None) -> Tables:
     """Read the tables of one experiment's ``processed/<experiment>/`` (``only``: just these of
     :data:`FILES`, the others empty: what a workflow job declared as its inputs). The folder is found
     as :func:`podnet.report.paths.locate` finds it; a folder that is nowhere, or holds none of the
-    wanted tables, is :class:`~podnet.report.paths.NotFound` naming it, never empty tables."""
+    wanted tables, one of the tables ``only`` names not there, or an empty (0-byte) file, is
+    :class:`~podnet.report.paths.NotFound` naming it, never empty tables. Without ``only`` a table
+    that is not there is empty (an experiment without sweeps has no sweeps.csv)."""
     want = set(FILES) if only is None else set(only)
     unknown = want - set(FILES)
     if unknown:
         raise KeyError(f"no table {sorted(unknown)}; tables: {', '.join(FILES)}")
     d = locate(processed_dir)
+    absent = sorted(FILES[k] for k in want if not (d / FILES[k]).exists())
+    if only is not None and absent and len(absent) < len(want):
+        raise NotFound(f"processed_dir {str(processed_dir)!r} ({d.resolve()}) lacks {', '.join(absent)}")
     if want and not any((d / FILES[k]).exists() for k in want):
         raise NotFound(
             f"processed_dir {str(processed_dir)!r} ({d.resolve()}) holds none of the tables "
@@ -116,7 +138,11 @@ def load(processed_dir: str | Path, only: list[str] | None = None) -> Tables:
         if k != "settings"
     }
     settings_path = d / FILES["settings"]
-    settings = json.loads(settings_path.read_text()) if "settings" in want and settings_path.exists() else {}
+    settings = {}
+    if "settings" in want and settings_path.exists():
+        if not settings_path.read_text().strip():
+            raise _empty(settings_path)
+        settings = json.loads(settings_path.read_text())
     t = Tables(**frames, settings=settings, source=str(d))
     for df in (t.tidy, t.summary):
         if len(df) and "experiment" in df.columns:
