@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from . import core
-from ._data import disturbed_mask, split_sources, write_csv
+from ._data import ROUND_COLUMN, disturbed_mask, has_rounds, run_rounds, split_sources, write_csv
 from .kinds import metric_facts
 from .letters import groups_from_letters, letters, order_text, tie_groups  # noqa: F401 - tie_groups: its home was here
 from .planning import precise
@@ -156,20 +156,17 @@ class Pair(NamedTuple):
 
 
 def _rounds(g: pd.DataFrame, by: str) -> pd.Series:
-    """Values indexed by (launch_id, ``by``); a (launch, round) seen twice pairs nothing."""
-    launch = g["launch_id"].astype("string").fillna("") if "launch_id" in g else pd.Series("", index=g.index)
-    ok = (launch != "").to_numpy(bool) & g[by].notna().to_numpy(bool)
-    r = g.loc[ok]
-    idx = pd.MultiIndex.from_arrays([launch[ok].to_numpy(), pd.to_numeric(r[by]).to_numpy(dtype=float)])
-    s = pd.Series(r["value"].to_numpy(dtype=float), index=idx)
+    """Values indexed by the round their run ran in (:func:`podnet.stats._data.run_rounds`, numbered
+    ``by``); a run of no known launch is left out, and a round seen twice pairs nothing."""
+    label = run_rounds(g, by)
+    ok = label.notna().to_numpy(bool)
+    s = pd.Series(g.loc[ok, "value"].to_numpy(dtype=float), index=label[ok].to_numpy(dtype=object))
     return s[~s.index.duplicated(keep=False)]
 
 
 def round_key(a: pd.DataFrame, b: pd.DataFrame) -> str:
     """``round_seq`` when both groups carry it on every run, else ``repeat`` (older raw files)."""
-    if all("round_seq" in g.columns and g["round_seq"].notna().all() for g in (a, b)):
-        return "round_seq"
-    return "repeat"
+    return ROUND_COLUMN if has_rounds(a) and has_rounds(b) else "repeat"
 
 
 def pair(
