@@ -2,7 +2,7 @@
 (ordered), how often the order string keeps a > b > c > d apart, and what one variant with few
 rounds does to it (podnet/stats/METHODS.md, "ranking.csv"; printed, about a minute at the defaults).
 
-    PYTHONPATH=. .venv/bin/python benchmarks/sim_ranking.py [--campaigns 300] [--seed 44]
+    PYTHONPATH=. .venv/bin/python benchmarks/sim_ranking.py [--campaigns 120] [--seed 44]
 
 Each simulated campaign is one path and measure (iperf3 tcp throughput, higher is better) with
 variants side by side in ``rounds`` rounds of one launch: a run's log value is the variant's level
@@ -166,7 +166,7 @@ def _pct(x: float) -> str:
 
 
 def table(
-    campaigns: int = 300,
+    campaigns: int = 120,
     seed: int = 44,
     rounds: tuple[int, ...] = ROUNDS,
     gaps: tuple[float, ...] = GAPS,
@@ -201,7 +201,7 @@ def table(
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--campaigns", type=int, default=300)
+    ap.add_argument("--campaigns", type=int, default=120)
     ap.add_argument("--seed", type=int, default=44)
     ap.add_argument("--rounds", type=int, nargs="+", default=list(ROUNDS))
     ap.add_argument("--gap", type=float, nargs="+", default=list(GAPS))

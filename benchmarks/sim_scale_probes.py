@@ -1,7 +1,7 @@
 """Coverage of what scale_effect.csv and scale_curves.csv publish as intervals, and the power of the
-curve's end ratio (podnet/stats/METHODS.md, "Scale points"; printed, a minute or two at the defaults).
+curve's end ratio (podnet/stats/METHODS.md, "Scale points"; printed, a few minutes at the defaults).
 
-    PYTHONPATH=. .venv/bin/python benchmarks/sim_scale_probes.py [--experiments 1000] [--seed 7]
+    PYTHONPATH=. .venv/bin/python benchmarks/sim_scale_probes.py [--experiments 300] [--seed 7]
 
 **Time to effect** (:func:`coverage`): each experiment has ``setups`` set-ups x ``changes`` changes,
 log time = a_s + e with a_s ~ N(0, icc) per set-up and e ~ N(0, 1 - icc) per change (the marginal is
@@ -69,6 +69,7 @@ def _changes(x: np.ndarray, setups: int, changes: int) -> pd.DataFrame:
             "change_no": np.tile(np.arange(changes), setups),
             "changes": changes,
             "value": np.exp(x),
+            "late_up_to_s": 0.0,
         }
     )
 
@@ -159,7 +160,7 @@ def end_ratio_coverage(
 
 
 def main(
-    experiments: int = 1000,
+    experiments: int = 300,
     seed: int = 7,
     designs: tuple[tuple[int, int], ...] = DESIGNS,
     iccs: tuple[float, ...] = ICCS,
@@ -209,7 +210,7 @@ def main(
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--experiments", type=int, default=1000)
+    ap.add_argument("--experiments", type=int, default=300)
     ap.add_argument("--seed", type=int, default=7)
     a = ap.parse_args()
     main(a.experiments, a.seed)
