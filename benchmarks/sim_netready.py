@@ -1,6 +1,7 @@
 """Time to network (net_ready.csv, net_ready_ratios.csv): coverage of every published interval, the
-A/A "different" rate and the power at a true ratio of 1.5, at 4, 6, 8 and 10 runs a side of 20
-pods (podnet/stats/METHODS.md, "Time to network"; printed, about 3 minutes a scenario at the defaults).
+A/A "different" rate and the power (a P90 row "different") at true ratios of 1.5 and 1.25, and how
+often the P90 ratio is "precise", at 4, 6, 8 and 10 runs a side of 20 pods
+(podnet/stats/METHODS.md, "Time to network"; printed, about 3 minutes a scenario at the defaults).
 
     PYTHONPATH=. .venv/bin/python benchmarks/sim_netready.py [--experiments 400] [--resamples 1000]
 
@@ -20,6 +21,8 @@ interval it replaced), :func:`~podnet.stats.netready.support` (which percentiles
 side on its own). "different" is Holm over the under-load campaign's family (4 CNIs x 2 ranked
 times = 8 P90 rows): an A/A row is counted at Holm's first step (p < 0.05/8; all rows A/A) and at
 the bound p < 0.05 (every other row a sure difference); power is p < 0.05/8 (a lower bound).
+"precise" is a P90 row's interval within the width target (±5 %) on at least ``min_to_stop``
+rounds (``podnet.stats.planning.precise``, as ``netready_compare.with_precise`` states it).
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from scipy import stats
 from podnet.stats.bootstrap import expanded_tail
 from podnet.stats.netready import QUANTILES, bootstrap_quantiles, log_t, support
 from podnet.stats.netready_compare import percentile_ratio
+from podnet.stats.planning import precise
+from podnet.stats.settings import Settings
 
 PODS = 20
 ALPHA = 0.05
@@ -76,6 +81,9 @@ class Cell(NamedTuple):
     aa_p05: float  # P90 A/A row, p < alpha (bound)
     power: float  # P90 at ``ratio``, p < alpha / m (round-paired)
     power_unpaired: float  # the same with each side resampled on its own
+    power_second: float  # P90 at ``second``, p < alpha / m (round-paired)
+    precise: float  # P90 ratio row at ``ratio`` precise
+    precise_aa: float  # P90 A/A row precise
     zero_width: int  # intervals of width zero among all the published ones
 
 
@@ -85,7 +93,9 @@ def _side(rng: np.random.Generator, sc: Scenario, rounds: np.ndarray, ratio: flo
     return list(np.exp(level[:, None] + rng.normal(0.0, sc.pod_sd, (runs, PODS))))
 
 
-def simulate(sc: Scenario, runs: int, experiments: int, resamples: int, ratio: float, seed: int) -> Cell:
+def simulate(
+    sc: Scenario, runs: int, experiments: int, resamples: int, ratio: float, seed: int, second: float = 1.25
+) -> Cell:
     """One design's coverage, A/A rate and power over ``experiments`` simulated campaigns."""
     rng = np.random.default_rng(seed)
     qs = np.array([q for q, _ in QUANTILES])
@@ -96,7 +106,14 @@ def simulate(sc: Scenario, runs: int, experiments: int, resamples: int, ratio: f
     between = np.array([not support(q, runs, runs * PODS, own=False) for q in qs])
     cover, cover_all, cover_old = np.zeros(len(qs)), np.zeros(len(qs)), np.zeros(len(qs))
     rc_aa, rc = np.zeros(len(qs)), np.zeros(len(qs))
-    aa_m = aa_05 = power = power_u = zero = 0
+    aa_m = aa_05 = power = power_u = power_2 = prec = prec_aa = zero = 0
+    st = Settings.of(None)
+
+    def is_precise(r) -> bool:
+        lo, hi, est = r.low[i90], r.high[i90], r.ratio[i90]
+        rhw = (hi - lo) / (2 * est) if np.isfinite(lo) and np.isfinite(hi) else np.nan
+        return bool(precise(rhw, st.planning.target_rel_half_width, runs, st, lo, hi))
+
     i90 = names.index("p90")
     a_old = expanded_tail(runs, 1.0 - ALPHA)
     for _ in range(experiments):
@@ -117,9 +134,14 @@ def simulate(sc: Scenario, runs: int, experiments: int, resamples: int, ratio: f
         rc_aa += between & (aa.low <= 1.0) & (1.0 <= aa.high)
         aa_m += bool(aa.p[i90] < ALPHA / FAMILY_M)
         aa_05 += bool(aa.p[i90] < ALPHA)
+        prec_aa += is_precise(aa)
         d = percentile_ratio(slow, base, qs, 1.0 - ALPHA, resamples, rng, paired=True)
         rc += between & (d.low <= ratio) & (ratio <= d.high)
         power += bool(d.p[i90] < ALPHA / FAMILY_M)
+        prec += is_precise(d)
+        other = _side(rng, sc, rounds, second)
+        d2 = percentile_ratio(other, base, qs[i90 : i90 + 1], 1.0 - ALPHA, resamples, rng, paired=True)
+        power_2 += bool(d2.p[0] < ALPHA / FAMILY_M)
         zero += int(np.sum(between & ((aa.high <= aa.low) | (d.high <= d.low))))
         u = percentile_ratio(slow, base, qs[i90 : i90 + 1], 1.0 - ALPHA, resamples, rng)
         power_u += bool(u.p[0] < ALPHA / FAMILY_M)
@@ -143,6 +165,9 @@ def simulate(sc: Scenario, runs: int, experiments: int, resamples: int, ratio: f
         aa_p05=aa_05 / e,
         power=power / e,
         power_unpaired=power_u / e,
+        power_second=power_2 / e,
+        precise=prec / e,
+        precise_aa=prec_aa / e,
         zero_width=zero,
     )
 
@@ -152,13 +177,18 @@ def _pct(x: float) -> str:
 
 
 def main(
-    runs: tuple[int, ...] = (4, 6, 8, 10), experiments: int = 400, resamples: int = 1000, ratio: float = 1.5
+    runs: tuple[int, ...] = (4, 6, 8, 10),
+    experiments: int = 400,
+    resamples: int = 1000,
+    ratio: float = 1.5,
+    second: float = 1.25,
 ) -> list[Cell]:
     """Print (and return) every design's cell; the published intervals' coverage targets 93-97 %."""
     cells = []
     print(
         f"{PODS} pods a run, runs = rounds a side; {experiments} experiments x {resamples} resamples a cell; "
-        f"coverage in % (– : not published); power and A/A at P90, family of {FAMILY_M} (Holm's first step)"
+        f"coverage in % (– : not published); different (power) and A/A at P90, family of {FAMILY_M}"
+        f" (Holm's first step); precise: P90 ratio within ±5 % on min_to_stop rounds"
     )
     for k, sc in enumerate(SCENARIOS):
         print(
@@ -166,10 +196,11 @@ def main(
         )
         print(
             " runs | single P50  P90  P99 | not published P90  P99 | old expanded P50  P90  P99"
-            " | ratio A/A P50  P90 | ratio 1.5 P50  P90 | A/A diff  p<.05 | power paired  unpaired"
+            f" | ratio A/A P50  P90 | ratio {ratio} P50  P90 | A/A different p<.05"
+            f" | {ratio}x different paired unpaired | {second}x different | precise {ratio}x  A/A"
         )
         for n in runs:
-            c = simulate(sc, n, experiments, resamples, ratio, seed=1000 * k + n)
+            c = simulate(sc, n, experiments, resamples, ratio, seed=1000 * k + n, second=second)
             cells.append(c)
             cv, un, old = c.coverage, c.unpublished_coverage, c.old_coverage
             print(
@@ -178,7 +209,8 @@ def main(
                 f" {_pct(old['p50']):>16} {_pct(old['p90'])} {_pct(old['p99'])} |"
                 f" {_pct(c.ratio_coverage_aa['p50']):>13} {_pct(c.ratio_coverage_aa['p90'])} |"
                 f" {_pct(c.ratio_coverage['p50']):>13} {_pct(c.ratio_coverage['p90'])} |"
-                f" {_pct(c.aa_different):>8} {_pct(c.aa_p05)} | {_pct(c.power):>12} {_pct(c.power_unpaired):>9}",
+                f" {_pct(c.aa_different):>13} {_pct(c.aa_p05)} | {_pct(c.power):>21} {_pct(c.power_unpaired):>8}"
+                f" | {_pct(c.power_second):>15} | {_pct(c.precise):>12} {_pct(c.precise_aa):>4}",
                 flush=True,
             )
             if c.zero_width:
@@ -192,5 +224,6 @@ if __name__ == "__main__":
     ap.add_argument("--resamples", type=int, default=1000)
     ap.add_argument("--runs", type=int, nargs="+", default=[4, 6, 8, 10])
     ap.add_argument("--ratio", type=float, default=1.5)
+    ap.add_argument("--second", type=float, default=1.25, help="a second true ratio: its P90 power")
     a = ap.parse_args()
-    main(tuple(a.runs), a.experiments, a.resamples, a.ratio)
+    main(tuple(a.runs), a.experiments, a.resamples, a.ratio, a.second)

@@ -12,19 +12,25 @@ d = theta + s (e_t - e_b): each side's log value carries its own noise e (sd 1 o
 ln 1.3) and the other m - 1 are A/A (theta = 0): the row with an effect must pass Holm's first step
 by itself, the hardest case. Printed per cell:
 
-- **power**: the share of campaigns in which the 1.3x row is "different" (Holm-adjusted p below
+- **different** (power): the share of campaigns in which the 1.3x row is "different" (Holm-adjusted p below
   alpha = 0.05 over the family), for three p's: ``stated`` (robust.stated's p, before issue 44: the
   t p below 7 pairs at 97.5 %, the exact Wilcoxon p from there), ``reach`` (the alternative not
   taken: the exact Wilcoxon p where n reaches robust.exact_reach(m), the paired t p below) and
   ``t`` (the paired t p of the mean log ratio at every n, robust.Stated.p_t: what a declared
   family reads now);
-- **A/A**: the share of A/A rows called different, and the share of campaigns with any (FWER);
+- **A/A different**: the share of A/A rows called different, and the share of campaigns with any (FWER);
 - **coverage** of the published interval (robust.stated at 95 %, fixed rounds: Hodges-Lehmann /
   Wilcoxon from 6 pairs, the mean's t below; and at 97.5 %, the level after an adaptive stop) and of
-  the paired t interval at 95 %, over every row (the true ratio is exp(theta): d is symmetric).
+  the paired t interval at 95 %, over every row (the true ratio is exp(theta): d is symmetric);
+- **precise**: the share of 1.3x rows and of A/A rows whose published 95 % interval meets the width
+  target (±5 %) on at least ``min_to_stop`` pairs (``podnet.stats.planning.precise``);
+- **ratio to idle** (latency_under_load.csv): the coverage of the median of n paired loaded/idle
+  ratios with its order-statistic interval (``podnet.stats.sweeps.median_interval``, the function
+  ``podnet.stats.underload`` publishes it with) on the same per-round log ratios d, at the true
+  median exp(theta), over the 1.3x row and one A/A row of each family.
 
 The Monte Carlo se of a rate p over E campaigns is sqrt(p (1 - p) / E) (about 0.5 points at 95 %
-and E = 2,000 rows).
+and E = 2,000 rows). A row is *different* when Holm's adjusted p over its family is below alpha.
 """
 
 from __future__ import annotations
@@ -35,6 +41,9 @@ from typing import NamedTuple
 import numpy as np
 
 from podnet.stats import robust
+from podnet.stats.planning import precise
+from podnet.stats.settings import Settings
+from podnet.stats.sweeps import median_interval
 
 ALPHA = 0.05
 RATIO = 1.3
@@ -78,6 +87,9 @@ class Cell(NamedTuple):
     cover_95: float
     cover_975: float
     cover_t: float
+    precise_effect: float  # 1.3x rows whose published 95 % interval is precise
+    precise_aa: float  # A/A rows whose published 95 % interval is precise
+    cover_idle: float  # the ratio to idle's order-statistic interval (median of the pairs' ratios)
 
 
 def cell(rng: np.random.Generator, kind: str, n: int, m: int, experiments: int, sd: float = SD) -> Cell:
@@ -101,6 +113,15 @@ def cell(rng: np.random.Generator, kind: str, n: int, m: int, experiments: int, 
     def cover(low: np.ndarray, high: np.ndarray) -> float:
         return float(((low <= theta[None, :]) & (theta[None, :] <= high)).mean())
 
+    st = Settings.of(None)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rhw = (np.exp(fixed.high) - np.exp(fixed.low)) / (2 * np.exp(fixed.estimate))
+    prec = precise(rhw, st.planning.target_rel_half_width, np.full(rhw.shape, n), st, fixed.low, fixed.high)
+    idle_hits = 0
+    for e in range(experiments):
+        for row in (0, 1):  # the 1.3x row and one A/A row
+            mi = median_interval(np.exp(d[e, row]))
+            idle_hits += mi.low <= np.exp(theta[row]) <= mi.high
     return Cell(
         power,
         aa_row,
@@ -108,6 +129,9 @@ def cell(rng: np.random.Generator, kind: str, n: int, m: int, experiments: int, 
         cover(fixed.low, fixed.high),
         cover(after_stop.low, after_stop.high),
         cover(t95.low, t95.high),
+        float(prec[:, 0].mean()),
+        float(prec[:, 1:].mean()),
+        idle_hits / (2.0 * experiments),
     )
 
 
@@ -125,8 +149,9 @@ def table(
         f" Holm at alpha {ALPHA}; {experiments} campaigns a cell"
     )
     print(
-        "  noise          n   m  reach |  power % stated/reach/t  |  A/A rows % stated/reach/t"
-        "  |  FWER % t  |  coverage %: stated 95 / 97.5, t 95"
+        "  noise          n   m  reach |  1.3x different % stated/reach/t  |  A/A rows different %"
+        " stated/reach/t  |  FWER % t  |  coverage %: stated 95 / 97.5, t 95  |  precise % 1.3x / A/A"
+        "  |  ratio to idle covered %"
     )
     out = {}
     for kind in noises:
@@ -140,6 +165,8 @@ def table(
                     f"  {kind:<13} {n:>2} {m:>3}  {robust.exact_reach(m, ALPHA):>4}  | {pw} | {aa}"
                     f" | {100 * c.aa_fwer['t']:5.2f}    | {100 * c.cover_95:5.1f} /"
                     f" {100 * c.cover_975:5.1f}, {100 * c.cover_t:5.1f}"
+                    f"  | {100 * c.precise_effect:5.1f} / {100 * c.precise_aa:5.1f}  | {100 * c.cover_idle:5.1f}",
+                    flush=True,
                 )
     return out
 

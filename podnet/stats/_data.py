@@ -34,6 +34,41 @@ LAUNCH_COLUMN = "launch_id"
 #: the launch round a run actually ran in (sidecar ``round_seq``; retries carry the later round):
 #: runs pair by (launch_id, round_seq) where the table has it, else by (launch_id, repeat)
 ROUND_COLUMN = "round_seq"
+#: what a run's round is numbered by: the launch round it ran in, else (older raw files, imported
+#: outputs) its repeat number
+ROUND_BY = (ROUND_COLUMN, "repeat")
+
+
+def has_rounds(rows: pd.DataFrame) -> bool:
+    """Every row carries the launch round its run ran in (``round_seq``)."""
+    return ROUND_COLUMN in rows.columns and bool(
+        pd.to_numeric(rows[ROUND_COLUMN], errors="coerce").notna().all()
+    )
+
+
+def run_rounds(rows: pd.DataFrame, by: str = ROUND_COLUMN, need_launch: bool = True) -> pd.Series:
+    """The round each row's run ran in, as one label per row: ``"<launch_id>#round<round_seq>"``
+    (``by="round_seq"``: the launch round it actually ran in, a retry its later one) or
+    ``"<launch_id>#repeat<repeat>"`` (``by="repeat"``); <NA> where the row lacks the number, or its
+    launch when ``need_launch`` (a run of no known launch pairs with none). A round label never
+    equals a repeat label, so runs numbered one way never pair with runs numbered the other. The one
+    place the statistics say which round a run ran in: variant pairs, rankings, ratios to idle, a
+    curve's end ratio, the time-to-network bootstrap over rounds."""
+    if by not in ROUND_BY:
+        raise ValueError(f"a run's round is numbered by {' or '.join(ROUND_BY)}, not {by!r}")
+    none = pd.Series(pd.NA, index=rows.index, dtype="string")
+    if by not in rows.columns:
+        return none
+    launch = (
+        rows[LAUNCH_COLUMN].astype("string").fillna("") if LAUNCH_COLUMN in rows.columns else none.fillna("")
+    )
+    num = pd.to_numeric(rows[by], errors="coerce").astype("Float64")
+    whole = bool(((num.dropna() % 1) == 0).all())
+    text = (num.astype("Int64") if whole else num).astype("string")
+    label = launch + ("#round" if by == ROUND_COLUMN else "#repeat") + text
+    return label.mask(launch == "", pd.NA) if need_launch else label
+
+
 #: strings that mean "no value" in the value column of a CSV (anything else must be a number)
 _MISSING_VALUE = {"", "nan", "-nan", "+nan"}
 

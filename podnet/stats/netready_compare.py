@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from . import core
-from ._data import LAUNCH_COLUMN, ROUND_COLUMN, key_text
+from ._data import key_text, run_rounds
 from .bootstrap import group_seed
 from .netready import (
     _KEY,
@@ -171,13 +171,10 @@ def variant_pairs(s: Settings, variants: list[str]) -> list[tuple[str, str]]:
 
 
 def _round_of(run: pd.DataFrame) -> str | None:
-    """The round one run ran in ("<launch_id>#<round_seq>"), None without both."""
-    if LAUNCH_COLUMN not in run.columns or ROUND_COLUMN not in run.columns:
-        return None
-    launch, seq = run[LAUNCH_COLUMN].iloc[0], pd.to_numeric(run[ROUND_COLUMN], errors="coerce").iloc[0]
-    if pd.isna(launch) or str(launch) == "" or pd.isna(seq):
-        return None
-    return f"{launch}#{int(seq)}"
+    """The round one run ran in (:func:`podnet.stats._data.run_rounds`), None without its launch
+    and ``round_seq``."""
+    label = run_rounds(run.iloc[:1]).iloc[0]
+    return None if pd.isna(label) else str(label)
 
 
 def _sides(rows: pd.DataFrame) -> dict[tuple[str, str], Side]:

@@ -5,8 +5,10 @@ the order or not, gets the paired side-by-side ratio of the same rounds
 (:func:`podnet.stats.variants.side_by_side`; runs paired by ``(launch_id, round_seq)`` where the
 tidy table has ``round_seq``, else by ``(launch_id, repeat)``). Holm runs over the pairs of each
 ranking (``stats.ranking.family: ranking``, the default) or over every pair of the whole table
-(``family: campaign``); ``holm_family`` says over how many pairs each p was adjusted. A pair's
-relation is
+(``family: campaign``); ``holm_family`` says over how many pairs each p was adjusted. A pair enters
+Holm with the paired t p of its mean log ratio (``Stated.p_t``, as a declared family's rows do:
+the exact Wilcoxon p of its interval cannot go below 2/2^n, so 10 pairs at 8 rounds could order
+nothing). A pair's relation is
 
 - ``ordered``: its Holm-adjusted p is below ``1 - confidence``; the better one by the metric's
   direction (:func:`podnet.stats.kinds.metric_facts`: lower is better for latencies and CPU costs,
@@ -38,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from . import core
-from ._data import disturbed_mask, split_sources, write_csv
+from ._data import ROUND_COLUMN, disturbed_mask, has_rounds, run_rounds, split_sources, write_csv
 from .kinds import metric_facts
 from .letters import groups_from_letters, letters, order_text, tie_groups  # noqa: F401 - tie_groups: its home was here
 from .planning import precise
@@ -65,7 +67,7 @@ COLUMNS = [
     "ci_high",
     "interval_level",  # the interval's level: 1 - alpha/2 after an adaptive stop (robust.interval_level)
     "n_pairs",  # common rounds behind the ratio
-    "p_value",
+    "p_value",  # pair: the paired t p it enters Holm with (set apart: its interval's p); variant: the interval's
     "p_holm",  # Holm over the pair's family (a pair without p counts as p = 1)
     "holm_family",  # pair: the pairs p_holm was adjusted over (its ranking's, or the table's)
     "relation",  # pair: ordered | equivalent | inconclusive | too few pairs; variant row: reference or ""
@@ -151,25 +153,23 @@ class Pair(NamedTuple):
     low: float
     high: float
     n: int
-    p: float
+    p: float  # the interval's own p (Wilcoxon from 6 pairs, t below)
     mean_log: float  # mean log ratio of the common rounds (defined from 1 round on)
+    p_t: float = float("nan")  # the paired t p of the mean log ratio: what a pair enters Holm with
 
 
 def _rounds(g: pd.DataFrame, by: str) -> pd.Series:
-    """Values indexed by (launch_id, ``by``); a (launch, round) seen twice pairs nothing."""
-    launch = g["launch_id"].astype("string").fillna("") if "launch_id" in g else pd.Series("", index=g.index)
-    ok = (launch != "").to_numpy(bool) & g[by].notna().to_numpy(bool)
-    r = g.loc[ok]
-    idx = pd.MultiIndex.from_arrays([launch[ok].to_numpy(), pd.to_numeric(r[by]).to_numpy(dtype=float)])
-    s = pd.Series(r["value"].to_numpy(dtype=float), index=idx)
+    """Values indexed by the round their run ran in (:func:`podnet.stats._data.run_rounds`, numbered
+    ``by``); a run of no known launch is left out, and a round seen twice pairs nothing."""
+    label = run_rounds(g, by)
+    ok = label.notna().to_numpy(bool)
+    s = pd.Series(g.loc[ok, "value"].to_numpy(dtype=float), index=label[ok].to_numpy(dtype=object))
     return s[~s.index.duplicated(keep=False)]
 
 
 def round_key(a: pd.DataFrame, b: pd.DataFrame) -> str:
     """``round_seq`` when both groups carry it on every run, else ``repeat`` (older raw files)."""
-    if all("round_seq" in g.columns and g["round_seq"].notna().all() for g in (a, b)):
-        return "round_seq"
-    return "repeat"
+    return ROUND_COLUMN if has_rounds(a) and has_rounds(b) else "repeat"
 
 
 def pair(
@@ -189,9 +189,18 @@ def pair(
     x, y = x[ok], y[ok]
     mean_log = float(np.mean(np.log(x) - np.log(y))) if len(x) else np.nan
     if len(x) < 2:
-        return Pair(*names, np.nan, np.nan, np.nan, len(x), np.nan, mean_log)
+        return Pair(*names, np.nan, np.nan, np.nan, len(x), np.nan, mean_log, np.nan)
     iv = side_by_side(x, y, confidence, quantum=(printed_quantum(a), printed_quantum(b)), adaptive=adaptive)
-    return Pair(*names, float(iv.ratio), float(iv.low), float(iv.high), int(iv.n), float(iv.p), mean_log)
+    return Pair(
+        *names,
+        float(iv.ratio),
+        float(iv.low),
+        float(iv.high),
+        int(iv.n),
+        float(iv.p),
+        mean_log,
+        float(iv.p_t),
+    )
 
 
 def within_margin(low: float, high: float, margin: float) -> bool:
@@ -331,7 +340,7 @@ def _one_ranking(key: dict[str, str], g: pd.DataFrame, rs: RankingSettings) -> l
         a, b = (p.b, p.a) if flip else (p.a, p.b)
         r, lo, hi = (1 / p.ratio, 1 / p.high, 1 / p.low) if flip else (p.ratio, p.low, p.high)
         reason = "" if p.n >= 2 else f"{p.n} common round{'s' if p.n != 1 else ''}: no interval"
-        if p.n >= 2 and not np.isfinite(p.p):
+        if p.n >= 2 and not np.isfinite(p.p_t):
             reason = "no test: the paired log ratios have no spread (quantised values?)"
         if {a, b} & apart:
             few = ", ".join(f"{v}: {rounds[v]} rounds" for v in (a, b) if v in apart)
@@ -348,7 +357,9 @@ def _one_ranking(key: dict[str, str], g: pd.DataFrame, rs: RankingSettings) -> l
                 "ci_low": lo,
                 "ci_high": hi,
                 "n_pairs": p.n,
-                "p_value": p.p,
+                # a pair of a Holm family enters it with the paired t p (METHODS.md, "The p of a
+                # declared family"); a pair set apart keeps its interval's own p
+                "p_value": p.p if {a, b} & apart else p.p_t,
                 "reason": reason,
                 "apart": bool({a, b} & apart),
             }

@@ -20,6 +20,7 @@ import pandas as pd
 
 from podnet.tools import metric_info
 
+from ._data import run_rounds
 from .sweeps import median_interval
 
 #: the sweep parameter of a load sweep (podnet.launch.spec.load.SWEEP_PARAM; stats does not import launch)
@@ -56,14 +57,9 @@ _KEY = ["experiment", "variant", "scenario", "tool", "sweep", "metric"]
 
 
 def pair_key(rows: pd.DataFrame) -> pd.Series:
-    """The pair a run belongs to: its launch and round (``round_seq``), else its launch and repeat."""
-    launch = rows["launch_id"].astype(str) if "launch_id" in rows.columns else pd.Series("", rows.index)
-    if "round_seq" in rows.columns:
-        seq = pd.to_numeric(rows["round_seq"], errors="coerce")
-        by_round = launch + "#round" + seq.astype("Int64").astype(str)
-        by_repeat = launch + "#repeat" + rows["repeat"].astype(str)
-        return by_round.where(seq.notna(), by_repeat)
-    return launch + "#repeat" + rows["repeat"].astype(str)
+    """The pair a run belongs to: its launch and round (``round_seq``), else its launch and repeat
+    (:func:`podnet.stats._data.run_rounds`; a run of no known launch pairs by its numbers alone)."""
+    return run_rounds(rows, need_launch=False).fillna(run_rounds(rows, "repeat", need_launch=False))
 
 
 def is_latency(metric: object) -> bool:

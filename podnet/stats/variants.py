@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike
 from scipy import stats
 
 from . import core, robust, rounding
-from ._data import LAUNCH_COLUMN, ROUND_COLUMN, as_tidy, split_sources
+from ._data import LAUNCH_COLUMN, ROUND_COLUMN, as_tidy, has_rounds, run_rounds, split_sources
 from .family import variant_family
 from .kinds import metric_facts, metric_resolution
 from .settings import Settings
@@ -286,22 +286,14 @@ def _empty_variants() -> pd.DataFrame:
 
 
 def _by_round(rows: pd.DataFrame) -> pd.Series:
-    """Values indexed by (launch_id, round): the round is ``round_seq`` (the round the run actually
-    ran in) where the table has it for every row, else ``repeat``; rows without a launch id or round
-    are left out. The index's first level says which ("round_seq:<launch>" / "repeat:<launch>"), so
-    a side paired by round_seq never pairs with one paired by repeat."""
-    launch = rows[LAUNCH_COLUMN].astype("string").fillna("") if LAUNCH_COLUMN in rows else None
-    if launch is None:
-        return pd.Series(dtype=float)
-    rs = pd.to_numeric(rows[ROUND_COLUMN], errors="coerce") if ROUND_COLUMN in rows else None
-    by_seq = rs is not None and len(rows) > 0 and bool(rs.notna().all())
-    rnd = rs if by_seq else rows["repeat"]
-    ok = (launch != "") & rnd.notna()
-    tag = ("round_seq:" if by_seq else "repeat:") + launch[ok]
-    s = pd.Series(
-        rows.loc[ok, "value"].to_numpy(dtype=float),
-        index=pd.MultiIndex.from_arrays([tag.to_numpy(dtype=object), rnd[ok].to_numpy(dtype=float)]),
-    )
+    """Values indexed by the round their run ran in (:func:`podnet.stats._data.run_rounds`): by
+    ``round_seq`` where the table has it for every row, else by ``repeat``; rows without a launch id
+    or number are left out. A round label never equals a repeat label, so a side paired by
+    round_seq never pairs with one paired by repeat."""
+    by = ROUND_COLUMN if len(rows) and has_rounds(rows) else "repeat"
+    label = run_rounds(rows, by)
+    ok = label.notna().to_numpy(bool)
+    s = pd.Series(rows.loc[ok, "value"].to_numpy(dtype=float), index=label[ok].to_numpy(dtype=object))
     return s[~s.index.duplicated(keep=False)]  # a (launch, round) seen twice pairs nothing
 
 

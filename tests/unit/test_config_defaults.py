@@ -121,3 +121,13 @@ def test_the_default_headline_metrics_null_is_read_as_each_tools_own():
     assert headline_for("iperf3", DEFAULTS) == ["throughput"]
     assert headline_for("no-such-tool", DEFAULTS) == []  # was list(None): TypeError
     assert headline_for("no-such-tool", {"planning": {"headline_metrics": ["x"]}}) == ["x"]
+
+
+def test_the_schemas_enums_are_the_launchers_choices():
+    """launch.order and launch.affinity.policy: the schema's enum is what the launcher can do
+    (podnet.launch.rounds.schedule.ORDERS, podnet.launch.spec.plan.POLICIES), in the same order."""
+    from podnet.launch.rounds.schedule import ORDERS
+    from podnet.launch.spec.plan import POLICIES
+
+    assert schema.section("launch", "order")["enum"] == list(ORDERS)
+    assert schema.section("launch", "affinity", "policy")["enum"] == list(POLICIES)

@@ -91,6 +91,35 @@ def test_the_policy_reaches_the_server_container_and_the_sidecar(tmp_path):
     iperf3 = cfg.harness_settings(adapters.get("iperf3"), {"affinity": [0, 0]})["affinity"]
     ping = cfg.harness_settings(adapters.get("ping"), {})["affinity"]
     assert iperf3["policy"] == "batch" and ping["policy"] == "batch"
+    assert iperf3["by"] == "iperf3's own option (started under the launcher's chrt --batch 0 + taskset)"
+    assert ping["by"] == "the launcher's chrt --batch 0 + taskset (ping has no CPU option)"
+
+
+def test_the_sidecar_says_what_placed_the_ends_chrt_as_well_as_taskset():
+    """harness.affinity.by names the commands the launcher started the ends under (issue 43)."""
+    from podnet.launch.spec.defaults import harness_affinity, placed_by
+
+    batch, other = {"client": 0, "server": 1, "policy": "batch"}, {"client": 0, "server": 1}
+    assert (
+        placed_by(batch) == "chrt --batch 0 + taskset"
+        and placed_by({**batch, "policy": "other"}) == "taskset"
+    )
+    assert placed_by(other) == "taskset" and placed_by({"server": 1}) == "taskset"
+    assert placed_by({"policy": "batch"}) == "" and placed_by(None) == ""
+    ping = harness_affinity("ping", False, None, other)
+    assert ping == {**other, "applied": True, "by": "the launcher's taskset (ping has no CPU option)"}
+    unset = harness_affinity("iperf3", True, None, batch)
+    assert unset["by"] == "the launcher's chrt --batch 0 + taskset (the test's params unset the option)"
+    assert harness_affinity("iperf3", True, [1, 0], None) == {
+        "client": 1, "server": 0, "applied": True, "by": "iperf3's own option"
+    }  # fmt: skip
+    # a policy without a CPU places nothing (pinned_argv gives []): the sidecar does not say it did
+    none = harness_affinity("ping", False, None, {"policy": "batch"})
+    assert none["applied"] is False and none["by"] == "nothing: launch.affinity names no CPU"
+    assert (
+        pinned_argv({"policy": "batch"}, "client") == []
+        and harness_affinity("ping", False, None, None) is None
+    )
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="needs /proc")

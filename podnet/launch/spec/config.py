@@ -31,6 +31,7 @@ from podnet.launch.spec.defaults import (
     LaunchConfigError,
     default_ports,
     default_timeouts,
+    harness_affinity,
     parse_duration,
     port_key,  # noqa: F401
 )
@@ -41,7 +42,7 @@ from podnet.launch.spec.sweep import SweepPoint, points
 
 #: the scenario of the interleaved noise floor's runs (podnet.launch.noise.floor); no config scenario may use it
 from podnet.parse.tidy import FLOOR_SCENARIO
-from podnet.tools.base import Adapter, cpu_pair
+from podnet.tools.base import Adapter
 
 
 @dataclass(frozen=True)
@@ -222,18 +223,9 @@ class LaunchConfig:
         ``harness``); ``adapter``: the case's (:attr:`~podnet.launch.spec.plan.CasePlan.adapter`),
         ``params``: its adapter parameters (an ``affinity`` there, or from ``launch.affinity``, pins
         the tool when its adapter has the option)."""
-        tool = adapter.name
         supported = "affinity" in adapter.defaults
         pinned = (params or {}).get("affinity") if supported else None
-        affinity: dict[str, Any] | None = None
-        if pinned is not None:
-            c, s = cpu_pair(pinned)
-            by = f"{tool}'s own option" + (" (started under the launcher's taskset)" if self.affinity else "")
-            policy = {"policy": self.affinity["policy"]} if "policy" in (self.affinity or {}) else {}
-            affinity = {"client": c, "server": s, "applied": True, "by": by, **policy}
-        elif self.affinity:  # every tool's processes started on their CPUs (spec.plan.pinned_argv)
-            why = f"{tool} has no CPU option" if not supported else "the test's params unset the option"
-            affinity = {**self.affinity, "applied": True, "by": f"the launcher's taskset ({why})"}
+        affinity = harness_affinity(adapter.name, supported, pinned, self.affinity)
         return {
             "warmup_runs": self.warmup,
             "warmup_per": self.warmup_per,

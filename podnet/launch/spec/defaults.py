@@ -1,10 +1,14 @@
-"""What a launch config's plain values mean: server ports, timeouts, durations, and its error type."""
+"""What a launch config's plain values mean: server ports, timeouts, durations, what places the
+tools' ends on their CPUs (``launch.affinity``: ``chrt``, ``taskset``), and its error type."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from podnet.config import schema
+from podnet.tools.base import cpu_pair
 
 #: the key of ``launch.ports`` shared by every tool whose server is nginx in the server pod
 HTTP_PORT_KEY = "http"
@@ -31,6 +35,41 @@ def default_ports() -> dict[str, int]:
 def default_timeouts() -> dict[str, float]:
     """``launch.timeouts`` defaults (seconds), from the schema."""
     return {k: float(v) for k, v in schema.defaults("launch", "timeouts").items()}
+
+
+#: ``launch.affinity.policy`` -> the ``chrt`` option that starts a process under it ("other": the
+#: default policy, nothing added; :func:`podnet.launch.spec.plan.pinned_argv`)
+POLICIES: dict[str, list[str]] = {"other": [], "batch": ["chrt", "--batch", "0"]}
+
+
+def placed_by(affinity: Mapping[str, Any] | None) -> str:
+    """The launcher's commands that start the ends ``launch.affinity`` names a CPU for, as the
+    sidecar's ``harness.affinity.by`` says them: ``"chrt --batch 0 + taskset"`` under ``policy:
+    batch``, ``"taskset"`` under ``other``; ``""`` when it names no CPU (nothing is placed)."""
+    a = affinity or {}
+    if a.get("client") is None and a.get("server") is None:
+        return ""
+    chrt = " ".join(POLICIES.get(str(a.get("policy") or "other"), []))
+    return " + ".join(x for x in (chrt, "taskset") if x)
+
+
+def harness_affinity(
+    tool: str, supported: bool, pinned: Any, affinity: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
+    """The sidecar's ``harness.affinity`` of one case: where its ends were placed and ``by`` what
+    (``supported``: the tool's adapter has a CPU option; ``pinned``: the ``affinity`` parameter it
+    was given, ``[client, server]``; ``affinity``: ``launch.affinity``); None when nothing placed it."""
+    launcher = placed_by(affinity)
+    if pinned is not None:
+        c, s = cpu_pair(pinned)
+        by = f"{tool}'s own option" + (f" (started under the launcher's {launcher})" if launcher else "")
+        policy = {"policy": affinity["policy"]} if "policy" in (affinity or {}) else {}
+        return {"client": c, "server": s, "applied": True, "by": by, **policy}
+    if not affinity:
+        return None
+    why = f"{tool} has no CPU option" if not supported else "the test's params unset the option"
+    by = f"the launcher's {launcher} ({why})" if launcher else "nothing: launch.affinity names no CPU"
+    return {**affinity, "applied": bool(launcher), "by": by}
 
 
 class LaunchConfigError(ValueError):

@@ -18,6 +18,7 @@ from typing import Any
 
 from podnet import tools as adapters
 from podnet.launch.spec.config import Case, LaunchConfig, LaunchConfigError, TestSpec, port_key
+from podnet.launch.spec.defaults import POLICIES as _POLICIES
 from podnet.launch.spec.load import LOAD_PORT
 from podnet.launch.spec.placement import Node, Placement, resolve_scenario
 from podnet.tools.base import Adapter, Invocation, UnsupportedTest
@@ -164,9 +165,9 @@ def _pod_name(role: str, kind: str, placement: Placement) -> str:
     return f"{role}-{kind}-unplaced-{h}"
 
 
-#: ``launch.affinity.policy`` -> the ``chrt`` option that starts a process under it ("other": the
-#: default policy, nothing added)
-POLICIES: dict[str, list[str]] = {"other": [], "batch": ["chrt", "--batch", "0"]}
+#: ``launch.affinity.policy`` -> the ``chrt`` option that starts a process under it (its home:
+#: :data:`podnet.launch.spec.defaults.POLICIES`, beside what the sidecar says of it)
+POLICIES = _POLICIES
 
 
 def pinned_argv(affinity: Mapping[str, Any] | None, side: str) -> list[str]:
