@@ -147,18 +147,20 @@ def test_each_variant_serves_its_load_on_its_own_port(tmp_path):
     assert variant_ports(c, 2)["load"] == LOAD_PORT + 2000
 
 
-def test_the_under_load_campaign_is_five_cnis_side_by_side_on_four_load_points(monkeypatch):
+def test_the_under_load_campaign_is_five_cnis_and_an_aa_side_by_side_on_four_load_points(monkeypatch):
     monkeypatch.chdir(REPO)  # the campaign names its experiment config relative to the repository
     c = campaign.load(REPO / "config" / "campaigns" / "under-load.yaml")
     assert [v.cni for v in c.variants] == [
         "macvlan",
+        "macvlan",  # macvlan-aa: the A/A pair on the baseline's cluster
         "calico-bgp",
         "calico-vxlan",
         "cilium-vxlan",
         "flannel-vxlan",
     ]
     assert campaign.design(c)[0] == "side-by-side"
-    lc = from_mapping(campaign.variant_config(c, c.variants[1]))  # schema-valid launch config
+    assert c.variants[1].name == "macvlan-aa"
+    lc = from_mapping(campaign.variant_config(c, c.variants[2]))  # schema-valid launch config
     assert lc.variant == "calico-bgp.iptables" and lc.adaptive
     assert [case.key for case in lc.cases] == [
         ("pod-pod-cross-node", "netperf", f"tcp_rr-load_streams-{n}") for n in (0, 1, 4, 8)
@@ -170,4 +172,4 @@ def test_the_under_load_campaign_is_five_cnis_side_by_side_on_four_load_points(m
     assert entry["baseline"] == c.baseline == "macvlan.iptables"
     # the declared family (issue 44): one row per CNI, TCP_RR P99 under 8 streams over macvlan's
     assert entry["tests"] == ["netperf:tcp_rr-load_streams-8"] and entry["metrics"] == ["latency_p99"]
-    assert len(entry["treatments"]) == 4
+    assert len(entry["treatments"]) == 5 and "macvlan-aa" in entry["treatments"]
