@@ -133,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         ip = netserver_pod(kube, ns, server["name"], (a.state / "image").read_text().split()[0])
         hold = None if a.cpu_latency_us < 0 else a.cpu_latency_us
         with tempfile.TemporaryDirectory() as tmp, hold_cpu_latency(hold) as held:
-            print(f"CPU idle states: {'held at %d us' % hold if held.held else held.reason or 'not held'}")
+            state = f"held at {hold} us" if held.held else held.reason or "not held"
+            print(f"CPU idle states: {state}")
             idle = ping_median_ms(flent(client["netns"], "ping", ip, 0, a.length, Path(tmp)), delay=0.0)
             loaded = ping_median_ms(flent(client["netns"], "tcp_nup", ip, a.streams, a.length, Path(tmp)))
     finally:
