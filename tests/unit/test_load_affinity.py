@@ -109,7 +109,7 @@ def test_a_launched_loads_exec_starts_on_its_cpu_and_the_probe_on_the_launchs(tm
     assert (res.ok, res.failed) == (1, 0)
     cpu = "1" if own else "0"
     (load_exec,) = [a for _, a in k.execs if "iperf3" in a and "-J" in a]
-    (probe_exec,) = [a for _, a in k.execs if "netperf" in a]
+    (probe_exec,) = [a for _, a in k.execs if "netperf" in a and "-H" in a]
     assert load_exec[:4] == ["taskset", "-c", cpu, "timeout"] and "-A" not in load_exec
     assert probe_exec[:3] == ["taskset", "-c", "0"]
     (raw,) = find_raw_files(cfg.raw_dir)
