@@ -272,7 +272,8 @@ class Executor:
             self.record_failure(cp, slot, f"load: {why}")
             return LoadStart(failed=True)
         margin = float(self.cfg.timeouts["run_margin"])
-        pin = pinned_argv(self.cfg.affinity, "client")  # the load where its probe runs
+        # the load's own CPUs (load.affinity), else where its probe runs (launch.affinity)
+        pin = pinned_argv(cp.case.test.load.placed(self.cfg.affinity), "client")
         load = LoadRun.start(self.pods, t.client, cp, target, float(inv.duration), margin, KILL_GRACE, pin)
         load.lead_in(cp.case.test.load.lead_in)
         return LoadStart(run=load)

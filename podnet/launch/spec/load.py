@@ -1,7 +1,7 @@
 """Latency under load in the config language: a test's ``load`` (N TCP streams beside its probe).
 
 ``launch.tools.<tool>.tests[]`` may carry ``load: {streams: N, direction: forward|reverse|both,
-tool: iperf3, lead_in: s, lead_out: s}``. The test's own run is then the *probe* (e.g. netperf
+tool: iperf3, lead_in: s, lead_out: s, affinity: {client: CPU, server: CPU, policy}}``. The test's own run is then the *probe* (e.g. netperf
 TCP_RR); the *load* is ``iperf3 -P N`` (``--bidir`` for ``both``) on the same client and server
 pods, against its own iperf3 server on port ``launch.ports.load`` (:data:`LOAD_PORT`). The load
 starts first; the probe starts ``lead_in`` seconds later, and the load runs ``lead_out`` seconds
@@ -9,14 +9,16 @@ beyond the probe's end, so the probe lies inside the load's steady part. ``strea
 point (no load runs; the probe alone, in the same rounds). ``streams: [0, 1, 4]`` is a sweep: one
 test per value, named ``<name>-load_streams-<N>``, recorded as a sweep point over ``load_streams``
 (:mod:`podnet.launch.spec.sweep`), from which :mod:`podnet.stats.underload` draws latency against
-load.
+load. ``affinity`` (the shape of ``launch.affinity``) starts the load's client exec and its server
+container on CPUs of their own (:meth:`LoadSpec.placed`); absent, the load runs where ``launch.affinity``
+places the probe.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from podnet.launch.spec.sweep import SweepPoint
@@ -41,11 +43,19 @@ class LoadSpec:
     lead_in: float = 4.0
     #: seconds the load runs on after the probe's expected end
     lead_out: float = 3.0
+    #: the load's own CPUs (``client`` / ``server``, ``policy``: the shape of ``launch.affinity``),
+    #: or None: the launch's (the load where its probe runs)
+    affinity: Mapping[str, Any] | None = field(default=None, hash=False)
 
     @property
     def idle(self) -> bool:
         """No load runs: the idle point of a sweep (``streams: 0``)."""
         return self.streams == 0
+
+    def placed(self, launch: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+        """The affinity the load's client and server start under: its own, else ``launch``
+        (``launch.affinity``, the probe's)."""
+        return self.affinity if self.affinity is not None else launch
 
     @property
     def omit(self) -> int:
@@ -77,6 +87,7 @@ class LoadSpec:
             "lead_in": self.lead_in,
             "lead_out": self.lead_out,
             "omit": self.omit,
+            **({"affinity": dict(self.affinity)} if self.affinity is not None else {}),
         }
 
 
@@ -112,7 +123,9 @@ def load_points(
     params = dict(t.get("params") or {})
     description = t.get("description", "")
     values = raw["streams"] if isinstance(raw["streams"], list) else [raw["streams"]]
-    rest = {k: raw[k] for k in ("direction", "tool", "lead_in", "lead_out") if k in raw}
+    rest: dict[str, Any] = {k: raw[k] for k in ("direction", "tool", "lead_in", "lead_out") if k in raw}
+    if raw.get("affinity"):  # as launch.affinity is read: CPUs as ints, the policy as given
+        rest["affinity"] = {k: v if k == "policy" else int(v) for k, v in raw["affinity"].items()}
     out = []
     for v in values:
         spec = LoadSpec(streams=int(v), **rest)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -279,7 +280,9 @@ def build_plan(cfg: LaunchConfig, nodes: list[Node], missing_tools: dict[str, st
                 load_inv = load_adapter.invocation(
                     load.params(template.duration, load_port), PLACEHOLDER_TARGET
                 )
-                load_proc = _server_proc(server_pod, load_adapter, load_inv, {"port": load_port}, cfg)
+                load_proc = _server_proc(
+                    server_pod, load_adapter, load_inv, {"port": load_port}, cfg, affinity=load.affinity
+                )
         service = None
         if sc.server.kind == "service" and server_pod is not None:
             server_pod.service = server_pod.service or f"svc-{server_pod.name}"[:63].rstrip("-")
@@ -307,10 +310,20 @@ def build_plan(cfg: LaunchConfig, nodes: list[Node], missing_tools: dict[str, st
 
 
 def _server_proc(
-    pod: PodPlan, adapter: Adapter, inv: Invocation, params: dict[str, Any], cfg: LaunchConfig
+    pod: PodPlan,
+    adapter: Adapter,
+    inv: Invocation,
+    params: dict[str, Any],
+    cfg: LaunchConfig,
+    *,
+    affinity: Mapping[str, Any] | None = None,
 ) -> ServerProc | None:
-    """The server container a case needs in ``pod`` (shared with identical argv), or None."""
+    """The server container a case needs in ``pod`` (shared with identical argv and placement), or
+    None. ``affinity``: the process's own (a load's, :attr:`LoadSpec.affinity`), CPU and policy;
+    None: ``launch.affinity``'s server CPU."""
     tool = adapter.name
+    own = affinity is not None
+    placed = (affinity if own else cfg.affinity) or {}
     http = inv.server is None and adapter.server_kind == "http"
     if inv.server is None and not http:
         return None  # e.g. ping: nothing to start
@@ -326,8 +339,8 @@ def _server_proc(
             argv=[],
             port=port,
             http=True,
-            cpu=(cfg.affinity or {}).get("server"),
-            policy=(cfg.affinity or {}).get("policy"),
+            cpu=placed.get("server"),
+            policy=placed.get("policy"),
         )
         proc.protocols.add("http")
         pod.servers.append(proc)
@@ -337,8 +350,18 @@ def _server_proc(
     protocols = set((inv.protocol or "tcp").split("+")) if inv.protocol else {"tcp"}
     # a test named after its protocols (qperf's tcp_bw+udp_lat, iperf's udp) needs each of them
     protocols |= {p.split("_")[0] for p in str(inv.test).split("+") if p.startswith(("tcp", "udp"))}
+    # launch.affinity's policy is not given to a tool's own server container (nginx's only); a
+    # load's own affinity places its server with its policy
+    cpu, policy = placed.get("server"), (placed.get("policy") if own else None)
+    pin = pinned_argv({"server": cpu, "policy": policy}, "server")
     for s in pod.servers:
         if s.tool == tool and s.argv == argv:
+            if s.pin != pin:  # one container, one placement
+                raise LaunchConfigError(
+                    f"pod {pod.name}: `{shlex.join(argv)}` is started under {shlex.join(s.pin) or 'no pin'} "
+                    f"by one test and {shlex.join(pin) or 'no pin'} by another: one server process serves "
+                    "both; give them one placement (load.affinity) or ports of their own"
+                )
             s.protocols |= protocols
             s.extra_ports |= extra
             return s
@@ -352,7 +375,8 @@ def _server_proc(
         tcp_port=inv.port is not None,
         extra_ports=extra,
         tcp_control=adapter.tcp_control,
-        cpu=(cfg.affinity or {}).get("server"),
+        cpu=cpu,
+        policy=policy,
     )
     proc.protocols |= protocols
     pod.servers.append(proc)
