@@ -119,3 +119,30 @@ def test_a_launched_loads_exec_starts_on_its_cpu_and_the_probe_on_the_launchs(tm
     assert rec["server_command"][:4] == ["taskset", "-c", cpu, "iperf3"]
     assert meta["placement_command"] == ["taskset", "-c", "0"]
     assert rec.get("affinity") == (OWN if own else None)
+
+
+def test_the_loads_own_cpus_are_apart_from_the_probes_only_when_they_differ():
+    assert LoadSpec(streams=4, affinity=OWN).apart(PROBE_CPU) == (1,)
+    assert LoadSpec(streams=4, affinity={"client": 0}).apart(PROBE_CPU) == ()  # the probe's CPU
+    assert LoadSpec(streams=4).apart(PROBE_CPU) == ()  # no CPU of its own
+    assert LoadSpec(streams=4, affinity={"server": 1}).apart(PROBE_CPU) == ()
+    assert LoadSpec(streams=4, affinity=OWN).apart(None) == (1,)
+
+
+def test_a_probes_client_side_leaves_out_its_loads_cpu():
+    """Measured 2026-11-29 (benchmarks/load-cpu.yaml): with the load pinned to CPU 1 in the probe's
+    client container, loaded runs read ``c?/s0`` (the container's time split across both CPUs), so
+    their pairs with the idle runs (``c0/s0``) were left out as of two placements."""
+    from podnet.launch.noise import cpus
+
+    before = f"{cpus.MARK} 1000000000 2000000000"
+    after = f"{cpus.MARK} 1300000000 2900000000"  # probe 0.3 s on CPU 0, load 0.9 s on CPU 1
+    server = (f"{cpus.MARK} 0 0", f"{cpus.MARK} 200000000 0")
+    mixed = cpus.from_readings((before, after), server, None, 100.0)
+    assert mixed["placement"] == "c?/s0"
+    apart = cpus.from_readings((before, after), server, None, 100.0, (1,))
+    assert apart["placement"] == "c0/s0"
+    assert apart["client"]["excluded"] == [1] and apart["client"]["share"] == 1.0
+    assert apart["client"]["cpu_s"] == [0.3, 0.9]  # both kept in the record
+    # a side whose time was all on left-out CPUs did too little elsewhere to say where it ran
+    assert cpus.side((0, 0), (10**6, 0), exclude=(0,)) == cpus.Side((0.001, 0.0), None, None, (0,))

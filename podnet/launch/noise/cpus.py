@@ -12,6 +12,9 @@ record. Three readings, each a difference of counters taken just before and just
   part. A cgroup without per-CPU counters (cgroup v2) gives ``error`` instead.
 - ``softirq``: the softirq time per CPU of the client's machine (``/proc/stat``'s seventh column, in
   the snapshots :mod:`podnet.launch.noise.interference` already takes), and its ``cpu`` as above.
+- A test with a load on CPUs of its own (``load.affinity``) runs the load's client exec in the probe's
+  client container: the client side is then read over the other CPUs only (``excluded``: the load's
+  CPUs, recorded), since the pinned load cannot be the probe and would otherwise split the side.
 - ``placement``: ``"c0/s0"`` (client on CPU 0, server on CPU 0), ``"c0/s1"``, with ``"c?"`` for a side
   that moved, ``"c0"`` without a server process; "" when nothing could be read. The tidy table's
   ``placement`` column; a group whose runs have more than one is flagged (summary ``placement_split``).
@@ -53,9 +56,18 @@ class Side:
     cpu_s: tuple[float, ...]
     cpu: int | None
     share: float | None
+    #: CPUs left out of ``cpu`` and ``share`` (a load's own CPUs in the probe's container)
+    excluded: tuple[int, ...] = ()
 
     def as_meta(self) -> dict[str, Any]:
-        return {"cpu_s": [round(x, 4) for x in self.cpu_s], "cpu": self.cpu, "share": self.share}
+        out: dict[str, Any] = {
+            "cpu_s": [round(x, 4) for x in self.cpu_s],
+            "cpu": self.cpu,
+            "share": self.share,
+        }
+        if self.excluded:
+            out["excluded"] = list(self.excluded)
+        return out
 
 
 def parse_percpu(text: str) -> tuple[int, ...] | None:
@@ -70,20 +82,28 @@ def parse_percpu(text: str) -> tuple[int, ...] | None:
     return None
 
 
-def side(before: tuple[int, ...] | None, after: tuple[int, ...] | None, scale: float = 1e-9) -> Side | None:
+def side(
+    before: tuple[int, ...] | None,
+    after: tuple[int, ...] | None,
+    scale: float = 1e-9,
+    exclude: tuple[int, ...] = (),
+) -> Side | None:
     """One side from two counter readings (``scale``: seconds per unit; ns for cgroups), or None when
-    either is missing, they differ in length or a counter went backwards."""
+    either is missing, they differ in length or a counter went backwards. ``exclude``: CPUs whose time
+    is not this side's (kept in ``cpu_s``, left out of the dominant CPU and its share)."""
     if before is None or after is None or len(before) != len(after) or not before:
         return None
     d = [(a - b) * scale for b, a in zip(before, after, strict=True)]
     if any(x < 0 for x in d):
         return None
-    total = sum(d)
-    if total < MIN_CPU_S:
-        return Side(tuple(d), None, None)
-    top = max(range(len(d)), key=d.__getitem__)
+    out = tuple(c for c in sorted(set(exclude)) if 0 <= c < len(d))
+    keep = [i for i in range(len(d)) if i not in out]
+    total = sum(d[i] for i in keep)
+    if not keep or total < MIN_CPU_S:
+        return Side(tuple(d), None, None, out)
+    top = max(keep, key=d.__getitem__)
     share = d[top] / total
-    return Side(tuple(d), top if share >= DOMINANT else None, round(share, 4))
+    return Side(tuple(d), top if share >= DOMINANT else None, round(share, 4), out)
 
 
 def softirq(before: list[tuple[int, ...]], after: list[tuple[int, ...]], clk_tck: float) -> Side | None:
@@ -136,12 +156,14 @@ def from_readings(
     server: tuple[str | None, str | None] | None,
     server_error: str | None,
     clk_tck: float,
+    exclude_client: tuple[int, ...] = (),
 ) -> dict[str, Any]:
     """The run's ``cpus`` (:func:`record`) from the client's snapshots before and after (/proc/stat and
     its container's per-CPU line, :data:`podnet.launch.noise.interference.WRAPPER`) and, for a case with
-    a server process, the server container's readings before and after (None: not read)."""
+    a server process, the server container's readings before and after (None: not read).
+    ``exclude_client``: CPUs of the client container that ran a load pinned apart from the probe."""
     errors = {"client": "no per-CPU usage in the client's cgroup (cgroup v2?)"}
-    c = side(parse_percpu(client[0]), parse_percpu(client[1]))
+    c = side(parse_percpu(client[0]), parse_percpu(client[1]), exclude=exclude_client)
     srv = None
     if server is not None:
         if server[0] is None or server[1] is None:

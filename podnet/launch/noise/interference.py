@@ -309,12 +309,14 @@ class Interference:
         server: tuple[str, str, str | None] | None,
         ran: bool = True,
         remote: bool = True,
+        exclude_client: tuple[int, ...] = (),
     ) -> dict[str, Any]:
         """After the client: the sidecar's ``interference`` mapping, with ``cpus`` (where the client,
         the server and the softirq work ran: :mod:`podnet.launch.noise.cpus`). ``client``/``server``:
         (pod, container, node); ``server`` only when it was read in :meth:`start`; ``remote``: the
         server is another machine (its counters count as a machine's). ``ran`` False (the client's
-        exec never started, e.g. its kubelet is gone): the pods are not asked again."""
+        exec never started, e.g. its kubelet is gone): the pods are not asked again.
+        ``exclude_client``: the CPUs of a load pinned apart from the probe in its client container."""
         wall = time.monotonic() - probe.t0
         launcher = launcher_cpu_s() - probe.launcher
         daemons_after = self.read()
@@ -350,7 +352,11 @@ class Interference:
                     "server", probe.server, r.stdout if r.rc == 0 else "", None, r
                 )
         out["cpus"] = cpus.from_readings(
-            (before, after), (probe.server, server_after) if server else None, probe.server_error, CLK_TCK
+            (before, after),
+            (probe.server, server_after) if server else None,
+            probe.server_error,
+            CLK_TCK,
+            exclude_client,
         )
         out["nodes"] = nodes
         ok = [n for n in nodes.values() if n.get("busy") is not None]

@@ -215,6 +215,7 @@ class Executor:
         if started_load.failed:
             return "failed"
         load = started_load.run
+        apart = cp.case.test.load.apart(self.cfg.affinity) if load is not None and cp.case.test.load else ()
         ia = self.interference
         probe = ia.start(server_side[:2] if server_side else None) if ia else None
         started = now_iso()
@@ -228,7 +229,9 @@ class Executor:
             self.server_free[(cp.server_pod, cp.server.container)] = time.monotonic()
         if ia and probe:
             started_ok = not (r.rc is None and r.error and not r.timed_out)
-            meta["interference"] = ia.finish(probe, client_side, server_side, ran=started_ok, remote=remote)
+            meta["interference"] = ia.finish(
+                probe, client_side, server_side, ran=started_ok, remote=remote, exclude_client=apart
+            )
             if "cpus" in meta["interference"]:  # where the client, server and softirq work ran
                 meta["cpus"] = meta["interference"].pop("cpus")
         if r.rc is None and r.error:

@@ -57,6 +57,17 @@ class LoadSpec:
         (``launch.affinity``, the probe's)."""
         return self.affinity if self.affinity is not None else launch
 
+    def apart(self, launch: Mapping[str, Any] | None) -> tuple[int, ...]:
+        """The CPUs the load's client is pinned to when they are not the probe's (``launch``'s client
+        CPU): the probe's client container's time on them is the load's, not the probe's
+        (:func:`podnet.launch.noise.cpus.side`'s ``exclude``). () when the load has no CPU of its
+        own, or shares the probe's."""
+        if self.affinity is None or self.affinity.get("client") is None:
+            return ()
+        mine = int(self.affinity["client"])
+        probe = (launch or {}).get("client")
+        return () if probe is not None and int(probe) == mine else (mine,)
+
     @property
     def omit(self) -> int:
         """The load's omitted warm-up (iperf3 ``-O``), whole seconds, at least 1."""
