@@ -25,6 +25,16 @@ from podnet.config import schema
 # importing the launch stage)
 from podnet.config.stages import STATS_KEYS, launch_view  # noqa: F401
 
+# what a launch runs (re-exported: importers use them from here)
+from podnet.launch.spec.case import (  # noqa: F401
+    Case,
+    CaseKey,
+    EndpointSpec,
+    Scenario,
+    TestSpec,
+    expand_sweep,
+)
+
 # the ports, timeouts and durations a config's values mean (re-exported: importers use them from here)
 from podnet.launch.spec.defaults import (
     HTTP_PORT_KEY,  # noqa: F401
@@ -34,127 +44,13 @@ from podnet.launch.spec.defaults import (
     harness_affinity,
     parse_duration,
     port_key,  # noqa: F401
+    read_affinity,
 )
 from podnet.launch.spec.disturbance import DisturbanceRule
-from podnet.launch.spec.load import LoadSpec, load_points
-from podnet.launch.spec.scale import ScaleSpec, scale_points
-from podnet.launch.spec.sweep import SweepPoint, points
 
 #: the scenario of the interleaved noise floor's runs (podnet.launch.noise.floor); no config scenario may use it
 from podnet.parse.tidy import FLOOR_SCENARIO
 from podnet.tools.base import Adapter
-
-
-@dataclass(frozen=True)
-class EndpointSpec:
-    """One side of a scenario: what kind of endpoint and where it should run."""
-
-    kind: str = "pod"  # pod | host | service
-    backend: str = "pod"  # for service: the kind of the pod behind it
-    node: str | None = None
-    selector: tuple[tuple[str, str], ...] = ()
-    same_node_as: str | None = None
-    other_node_than: str | None = None
-    index: int = 0
-
-    @property
-    def pod_kind(self) -> str:
-        """The kind of the pod this endpoint runs in (a Service's backend for kind service)."""
-        return self.backend if self.kind == "service" else self.kind
-
-    @property
-    def relative_to(self) -> str | None:
-        return self.same_node_as or self.other_node_than
-
-    def describe(self) -> str:
-        """Short human text, e.g. ``pod on node podnet-node-1``."""
-        where = []
-        if self.node:
-            where.append(f"node {self.node}")
-        if self.selector:
-            where.append("nodes with " + ",".join(f"{k}={v}" for k, v in self.selector))
-        if self.same_node_as:
-            where.append(f"same node as the {self.same_node_as}")
-        if self.other_node_than:
-            where.append(f"another node than the {self.other_node_than}")
-        kind = f"service->{self.backend}" if self.kind == "service" else self.kind
-        return (
-            f"{kind} on "
-            + (", ".join(where) if where else "the first node")
-            + (f" (#{self.index})" if self.index else "")
-        )
-
-
-@dataclass(frozen=True)
-class TestSpec:
-    """One named test of one tool, with its adapter parameters."""
-
-    tool: str
-    name: str
-    params: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
-    description: str = ""
-    #: a point of a sweep (config ``sweep``): the configured test's name, the parameter and its value
-    sweep: SweepPoint | None = field(default=None, compare=False)
-    #: the load run beside this test's probe (config ``load``; :mod:`.load`), None: a plain test
-    load: LoadSpec | None = field(default=None, compare=False)
-    #: the objects the cluster holds while it runs (config ``scale``; :mod:`.scale`), None: none
-    scale: ScaleSpec | None = field(default=None, compare=False)
-
-    @property
-    def key(self) -> str:
-        return f"{self.tool}:{self.name}"
-
-    @property
-    def family(self) -> str:
-        """The configured test's name: a sweep point's base name, else the test's own."""
-        return self.sweep.test if self.sweep is not None else self.name
-
-
-def expand_sweep(tool: str, t: Mapping[str, Any]) -> list[TestSpec]:
-    """The tests of one configured test: itself, or one per point of its ``sweep`` (:mod:`.sweep`)
-    or of its ``load.streams`` (:mod:`.load`) or ``scale`` counts (:mod:`.scale`)."""
-    try:
-        if (scaled := scale_points(t)) is not None:
-            return [TestSpec(tool, n, p, d, point, scale=s) for n, p, d, point, s in scaled]
-        loads = load_points(t)
-        if loads is not None:
-            return [TestSpec(tool, n, params, d, point, load) for n, params, d, point, load in loads]
-        return [
-            TestSpec(tool, name, params, description, point) for name, params, description, point in points(t)
-        ]
-    except ValueError as e:
-        raise LaunchConfigError(f"launch.tools.{tool}.{t['name']}: {e}") from None
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """A path measured: client endpoint -> server endpoint, and the tests run on it."""
-
-    name: str
-    client: EndpointSpec
-    server: EndpointSpec
-    tests: tuple[TestSpec, ...]
-    description: str = ""
-
-
-#: case key: (scenario, tool, test)
-CaseKey = tuple[str, str, str]
-
-
-@dataclass(frozen=True)
-class Case:
-    """One (scenario, tool, test): the unit that is repeated and interleaved."""
-
-    scenario: Scenario
-    test: TestSpec
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.scenario.name, self.test.tool, self.test.name)
-
-    @property
-    def label(self) -> str:
-        return f"{self.scenario.name}/{self.test.tool}-{self.test.name}"
 
 
 @dataclass
@@ -218,14 +114,21 @@ class LaunchConfig:
     def config_sha256(self) -> str:
         return hashlib.sha256(json.dumps(self.source, sort_keys=True, default=str).encode()).hexdigest()
 
-    def harness_settings(self, adapter: Adapter, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def harness_settings(
+        self, adapter: Adapter, params: Mapping[str, Any] | None = None, test: TestSpec | None = None
+    ) -> dict[str, Any]:
         """What the launcher did to keep itself and the cluster off the measurement (the sidecar's
         ``harness``); ``adapter``: the case's (:attr:`~podnet.launch.spec.plan.CasePlan.adapter`),
-        ``params``: its adapter parameters (an ``affinity`` there, or from ``launch.affinity``, pins
-        the tool when its adapter has the option)."""
+        ``params``: its adapter parameters (an ``affinity`` there, or from the test's placement, pins
+        the tool when its adapter has the option); ``test``: the case's, whose own ``affinity``
+        replaces ``launch.affinity`` (``harness.affinity.from: test``)."""
         supported = "affinity" in adapter.defaults
         pinned = (params or {}).get("affinity") if supported else None
-        affinity = harness_affinity(adapter.name, supported, pinned, self.affinity)
+        own = test is not None and test.affinity is not None
+        placed = test.placed(self.affinity) if test is not None else self.affinity
+        affinity = harness_affinity(adapter.name, supported, pinned, placed)
+        if own and affinity is not None:
+            affinity["from"] = "test"
         return {
             "warmup_runs": self.warmup,
             "warmup_per": self.warmup_per,
@@ -349,8 +252,7 @@ def from_mapping(config: Mapping[str, Any], *, check_schema: bool = True) -> Lau
         disturbance=DisturbanceRule.from_config(launch.get("disturbance")),
         cpu_latency_us=None if opt("cpu_latency_us") is None else int(opt("cpu_latency_us")),
         resources=dict(launch["resources"]) if launch.get("resources") else None,
-        affinity={k: v if k == "policy" else int(v) for k, v in (launch.get("affinity") or {}).items()}
-        or None,
+        affinity=read_affinity(launch.get("affinity")),
         source=launch,
     )
     if not cfg.cases:

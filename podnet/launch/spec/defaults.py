@@ -42,6 +42,12 @@ def default_timeouts() -> dict[str, float]:
 POLICIES: dict[str, list[str]] = {"other": [], "batch": ["chrt", "--batch", "0"]}
 
 
+def read_affinity(raw: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """An affinity as the config gives it (``launch.affinity``, a test's, a load's): CPUs as ints, the
+    policy as given; None when absent or empty."""
+    return {k: v if k == "policy" else int(v) for k, v in raw.items()} if raw else None
+
+
 def placed_by(affinity: Mapping[str, Any] | None) -> str:
     """The launcher's commands that start the ends ``launch.affinity`` names a CPU for, as the
     sidecar's ``harness.affinity.by`` says them: ``"chrt --batch 0 + taskset"`` under ``policy:

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from podnet.launch.spec.defaults import read_affinity
 from podnet.launch.spec.sweep import SweepPoint
 
 #: the load's iperf3 server port (``launch.ports.load`` overrides it)
@@ -136,7 +137,7 @@ def load_points(
     values = raw["streams"] if isinstance(raw["streams"], list) else [raw["streams"]]
     rest: dict[str, Any] = {k: raw[k] for k in ("direction", "tool", "lead_in", "lead_out") if k in raw}
     if raw.get("affinity"):  # as launch.affinity is read: CPUs as ints, the policy as given
-        rest["affinity"] = {k: v if k == "policy" else int(v) for k, v in raw["affinity"].items()}
+        rest["affinity"] = read_affinity(raw["affinity"])
     out = []
     for v in values:
         spec = LoadSpec(streams=int(v), **rest)
