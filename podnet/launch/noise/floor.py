@@ -92,8 +92,9 @@ def check_possible(cfg: LaunchConfig, node_names: Sequence[str], netns_dir: Path
 
 
 def floor_tests(cfg: LaunchConfig) -> list[FloorTest]:
-    """The floor's tests with the parameters the cluster's cases of the same test use."""
-    return [FloorTest(t.tool, t.name, case_params(cfg, t), cfg.affinity) for t in cfg.floor_tests]
+    """The floor's tests with the parameters and placement (a test's own affinity, else
+    ``launch.affinity``) the cluster's cases of the same test use."""
+    return [FloorTest(t.tool, t.name, case_params(cfg, t), t.placed(cfg.affinity)) for t in cfg.floor_tests]
 
 
 def next_repeat(directory: Path) -> int:

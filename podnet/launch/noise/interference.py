@@ -242,6 +242,8 @@ class Probe:
     daemons: dict[str, Any] | None
     server: str | None = None
     server_error: str | None = None
+    #: what the server's readings started with (:attr:`Interference.server_pin`, or the run's own)
+    server_pin: tuple[str, ...] = ()
 
 
 class Interference:
@@ -257,7 +259,7 @@ class Interference:
         #: node -> kernel boot id, as the snapshots showed (nodes with one boot id are one machine)
         self.boot_ids: dict[str, str] = {}
         #: what the server's readings start with (``taskset -c CPU``: on the server's CPU, so that the
-        #: reading's own few milliseconds land where the server runs)
+        #: reading's own few milliseconds land where the server runs); a run may give its own (:meth:`start`)
         self.server_pin: list[str] = []
 
     def same_machine(self, facts: dict[str, dict[str, Any]], a: str | None, b: str | None) -> bool:
@@ -276,18 +278,21 @@ class Interference:
         """The client argv inside the snapshot wrapper (a fixed script; ``argv`` stays positional)."""
         return ["sh", "-c", WRAPPER, WRAPPER_NAME, *argv]
 
-    def start(self, server: tuple[str, str] | None) -> Probe:
+    def start(self, server: tuple[str, str] | None, server_pin: list[str] | None = None) -> Probe:
         """Before the client: the server's snapshot (``(pod, container)`` of the server process: its
         machine's counters when that is another machine than the client's, and always the container's
-        CPU time per CPU), then the launcher's and the daemons' counters (last, nearest the run)."""
+        CPU time per CPU), then the launcher's and the daemons' counters (last, nearest the run).
+        ``server_pin``: where the server's readings start (the run's test's server CPU), else
+        :attr:`server_pin`; :meth:`finish` reads it there again."""
         text = err = None
+        pin = tuple(self.server_pin if server_pin is None else server_pin)
         if server is not None:
-            argv = [*self.server_pin, *SNAPSHOT]
+            argv = [*pin, *SNAPSHOT]
             r = self.kube.exec(self.namespace, server[0], argv, self.timeout, container=server[1])
             text, err = (
                 (r.stdout, None) if r.rc == 0 else (None, r.error or r.stderr.strip()[:200] or "failed")
             )
-        return Probe(time.monotonic(), launcher_cpu_s(), self.read(), text, err)
+        return Probe(time.monotonic(), launcher_cpu_s(), self.read(), text, err, pin)
 
     def read(self) -> dict[str, Any] | None:
         """:meth:`Daemons.read` of this cluster, with ``neighbours``: the CPU seconds of the other
@@ -339,7 +344,7 @@ class Interference:
         if server is not None:
             pod, container, node = server
             r = self.kube.exec(
-                self.namespace, pod, [*self.server_pin, *SNAPSHOT], self.timeout, container=container
+                self.namespace, pod, [*probe.server_pin, *SNAPSHOT], self.timeout, container=container
             )
             server_after = r.stdout if r.rc == 0 else None
             if remote and probe.server is None:

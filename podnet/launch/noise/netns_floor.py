@@ -117,7 +117,7 @@ class FloorTest:
     tool: str
     name: str
     params: dict[str, Any]
-    #: ``launch.affinity``: the client and server started on these CPUs (taskset), or None
+    #: the test's ``affinity``, else ``launch.affinity``: the client and server started there (taskset), or None
     affinity: dict[str, Any] | None = None
 
     @property
@@ -365,10 +365,11 @@ def _version(argv: list[str]) -> str | None:
 
 def tests_from_config(config: dict[str, Any], selectors: Sequence[str] = ()) -> list[FloorTest]:
     """The config's ``launch.tools`` tests (``tool:name`` selectors; all when empty) with their
-    parameters: ``launch.defaults`` the adapter knows, then the test's own ``params``."""
+    parameters: ``launch.defaults`` the adapter knows, then the test's own ``params``; placed by the
+    test's own ``affinity``, else ``launch.affinity``."""
     launch = config.get("launch") or {}
     defaults = launch.get("defaults") or {}
-    affinity = launch.get("affinity") or None  # placed as the launch places them (taskset; -A for iperf3)
+    placed = launch.get("affinity") or None  # placed as the launch places them (taskset; -A for iperf3)
     out = []
     for tool, spec in (launch.get("tools") or {}).items():
         adapter = adapters.get(tool)
@@ -377,6 +378,7 @@ def tests_from_config(config: dict[str, Any], selectors: Sequence[str] = ()) -> 
             if selectors and key not in selectors and tool not in selectors:
                 continue
             params = {k: v for k, v in defaults.items() if k in adapter.defaults}
+            affinity = t.get("affinity") or placed
             if affinity and "affinity" in adapter.defaults:
                 params["affinity"] = [affinity.get("client"), affinity.get("server")]
             params.update(t.get("params") or {})
@@ -447,7 +449,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--affinity",
         default=None,
         help="where the client and server run: CLIENT,SERVER CPUs (e.g. 0,0), or 'none' for where the "
-        "scheduler puts them (default: the config's launch.affinity)",
+        "scheduler puts them, every test (default: a test's own affinity, else launch.affinity)",
     )
 
 
@@ -461,8 +463,11 @@ def cmd_floor(a: argparse.Namespace) -> int:
     try:
         config = yaml.safe_load(Path(a.config).read_text(encoding="utf-8"))
         experiment = config["experiment"]
-        if a.affinity is not None:
+        if a.affinity is not None:  # every test placed so, one with an affinity of its own too
             config.setdefault("launch", {})["affinity"] = parse_affinity(a.affinity)
+            for spec in (config["launch"].get("tools") or {}).values():
+                for t in (spec or {}).get("tests") or []:
+                    t.pop("affinity", None)
         tests = tests_from_config(config, [s for s in a.tests.split(",") if s])
     except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError) as exc:
         print(f"podnet floor: {a.config}: {exc}", file=sys.stderr)

@@ -167,7 +167,6 @@ class Executor:
             info = read_cluster_info(cfg.cluster_info) if "embedded" in facts.cluster else None
             space = pods.space
             self.interference = Interference(space.kube, space.namespace, info, cfg.timeouts["api"])
-            self.interference.server_pin = pinned_argv(cfg.affinity, "server")  # its readings beside it
         #: the objects of the cases' scale points (:mod:`.scale`; None: no test has `scale`)
         self.scale = scale
 
@@ -204,8 +203,10 @@ class Executor:
         self._server_gap(cp, inv)
         limit = float(inv.duration) + float(self.cfg.timeouts["run_margin"])
         argv = ["timeout", "-k", str(KILL_GRACE), f"{limit:g}", *[str(a) for a in inv.client]]
-        # launch.affinity: the exec starts on the client's CPU (taskset), the snapshot wrapper with it
-        pin = pinned_argv(self.cfg.affinity, "client")
+        # the test's placement (its own affinity, else launch.affinity): the exec starts on the client's
+        # CPU (taskset), the snapshot wrapper with it; the server's readings on the server's
+        placed = case.test.placed(self.cfg.affinity)
+        pin = pinned_argv(placed, "client")
         attempt = 1 if warmup else self.tally.states[case.key].next_attempt(slot.repeat)
         meta = self.sidecar(cp, slot, attempt)
         meta.update(protocol=inv.protocol, direction=inv.direction, streams=inv.streams)
@@ -215,9 +216,10 @@ class Executor:
         if started_load.failed:
             return "failed"
         load = started_load.run
-        apart = cp.case.test.load.apart(self.cfg.affinity) if load is not None and cp.case.test.load else ()
+        apart = cp.case.test.load.apart(placed) if load is not None and cp.case.test.load else ()
         ia = self.interference
-        probe = ia.start(server_side[:2] if server_side else None) if ia else None
+        server_pin = pinned_argv(placed, "server")
+        probe = ia.start(server_side[:2] if server_side else None, server_pin) if ia else None
         started = now_iso()
         t0 = time.monotonic()
         r = self.pods.exec(
@@ -275,8 +277,8 @@ class Executor:
             self.record_failure(cp, slot, f"load: {why}")
             return LoadStart(failed=True)
         margin = float(self.cfg.timeouts["run_margin"])
-        # the load's own CPUs (load.affinity), else where its probe runs (launch.affinity)
-        pin = pinned_argv(cp.case.test.load.placed(self.cfg.affinity), "client")
+        # the load's own CPUs (load.affinity), else where its probe runs (the test's placement)
+        pin = pinned_argv(cp.case.test.load.placed(cp.case.test.placed(self.cfg.affinity)), "client")
         load = LoadRun.start(self.pods, t.client, cp, target, float(inv.duration), margin, KILL_GRACE, pin)
         load.lead_in(cp.case.test.load.lead_in)
         return LoadStart(run=load)
@@ -460,7 +462,7 @@ class Executor:
         if case.test.load is not None:  # the load's record (the idle point's: streams 0, no file)
             meta["load"] = case.test.load.as_meta()
         meta["scenario_description"] = case.scenario.description
-        meta["harness"] = self.cfg.harness_settings(cp.adapter, cp.params)
+        meta["harness"] = self.cfg.harness_settings(cp.adapter, cp.params, case.test)
         return meta
 
     def endpoint_meta(self, ep: Endpoint | None, spec: Any) -> dict[str, Any]:

@@ -46,10 +46,13 @@ class ServerProc:
     extra_ports: set[int] = field(default_factory=set)
     #: the server also listens on TCP for control when the test is UDP (the adapter's ``tcp_control``)
     tcp_control: bool = False
-    #: the CPU the server process is started on (``launch.affinity.server``: ``taskset -c``), or None
+    #: the CPU the server process is started on (its test's placement, ``launch.affinity.server`` unless
+    #: the test has its own: ``taskset -c``), or None
     cpu: int | None = None
     #: the scheduling policy it is started under (``launch.affinity.policy``: ``chrt``), or None
     policy: str | None = None
+    #: the test it was first started for (named when another asks it for another placement)
+    owner: str = field(default="", compare=False)
 
     @property
     def pin(self) -> list[str]:
@@ -187,13 +190,15 @@ def pinned_argv(affinity: Mapping[str, Any] | None, side: str) -> list[str]:
 
 def case_params(cfg: LaunchConfig, test: TestSpec) -> dict[str, Any]:
     """A test's adapter parameters: config ``defaults`` (keys the adapter knows), the test's
-    own ``params``, the launcher's server port for the tool unless the test sets one, and
-    ``launch.affinity`` as ``affinity: [client, server]`` for adapters that support it."""
+    own ``params``, the launcher's server port for the tool unless the test sets one, and the
+    test's placement (its own ``affinity``, else ``launch.affinity``) as ``affinity: [client,
+    server]`` for adapters that support it."""
     adapter = adapters.get(test.tool)
     known = set(adapter.defaults)
     params = {k: v for k, v in cfg.defaults.items() if k in known}
-    if cfg.affinity and "affinity" in known:
-        params["affinity"] = [cfg.affinity.get("client"), cfg.affinity.get("server")]
+    placed = test.placed(cfg.affinity)
+    if placed and "affinity" in known:
+        params["affinity"] = [placed.get("client"), placed.get("server")]
     params.update(dict(test.params))
     key = port_key(test.tool)
     if "port" in known and "port" not in test.params and key in cfg.ports:
@@ -273,7 +278,9 @@ def build_plan(cfg: LaunchConfig, nodes: list[Node], missing_tools: dict[str, st
         proc = load_proc = None
         load_port = int(cfg.ports.get("load", LOAD_PORT))
         if server_pod is not None:
-            proc = _server_proc(server_pod, adapter, template, params, cfg)
+            who = f"launch.tools.{tool} test {test.name!r}"
+            placed = test.placed(cfg.affinity)
+            proc = _server_proc(server_pod, adapter, template, params, cfg, placed, who=who)
             if getattr(adapter, "probes_from_server", False):  # netready pings from the server pod too
                 server_pod.net_raw = True
             if load is not None and load_adapter is not None:
@@ -281,7 +288,14 @@ def build_plan(cfg: LaunchConfig, nodes: list[Node], missing_tools: dict[str, st
                     load.params(template.duration, load_port), PLACEHOLDER_TARGET
                 )
                 load_proc = _server_proc(
-                    server_pod, load_adapter, load_inv, {"port": load_port}, cfg, affinity=load.affinity
+                    server_pod,
+                    load_adapter,
+                    load_inv,
+                    {"port": load_port},
+                    cfg,
+                    load.placed(placed),
+                    own=load.affinity is not None,
+                    who=f"{who}'s load",
                 )
         service = None
         if sc.server.kind == "service" and server_pod is not None:
@@ -315,22 +329,32 @@ def _server_proc(
     inv: Invocation,
     params: dict[str, Any],
     cfg: LaunchConfig,
+    placed: Mapping[str, Any] | None,
     *,
-    affinity: Mapping[str, Any] | None = None,
+    own: bool = False,
+    who: str = "",
 ) -> ServerProc | None:
     """The server container a case needs in ``pod`` (shared with identical argv and placement), or
-    None. ``affinity``: the process's own (a load's, :attr:`LoadSpec.affinity`), CPU and policy;
-    None: ``launch.affinity``'s server CPU."""
+    None. ``placed``: the affinity it starts under (its test's, :meth:`TestSpec.placed`, or its
+    load's, :meth:`LoadSpec.placed`): the server CPU, and the policy for nginx, or for a tool's own
+    server only when ``own`` (a load's own affinity); ``who``: the test it serves, named when it asks
+    a server process another test started elsewhere for a placement of its own
+    (:class:`LaunchConfigError`: one process, one placement)."""
     tool = adapter.name
-    own = affinity is not None
-    placed = (affinity if own else cfg.affinity) or {}
+    placed = placed or {}
     http = inv.server is None and adapter.server_kind == "http"
     if inv.server is None and not http:
         return None  # e.g. ping: nothing to start
+    argv = [] if http else [str(a) for a in inv.server or []]
+    # launch.affinity's (and a test's) policy is not given to a tool's own server container (nginx's
+    # only); a load's own affinity places its server with its policy
+    cpu, policy = placed.get("server"), (placed.get("policy") if http or own else None)
+    pin = pinned_argv({"server": cpu, "policy": policy}, "server")
     if http:
         port = inv.port or cfg.ports.get(port_key(tool))
         for s in pod.servers:
             if s.http and s.port == port:
+                _one_placement(pod, s, pin, who, "nginx")
                 s.protocols.add("http")
                 return s
         proc = ServerProc(
@@ -339,29 +363,20 @@ def _server_proc(
             argv=[],
             port=port,
             http=True,
-            cpu=placed.get("server"),
-            policy=placed.get("policy"),
+            cpu=cpu,
+            policy=policy,
+            owner=who,
         )
         proc.protocols.add("http")
         pod.servers.append(proc)
         return proc
-    argv = [str(a) for a in inv.server or []]
     extra = {int(v) for k, v in params.items() if k.endswith("_port") and isinstance(v, int)}
     protocols = set((inv.protocol or "tcp").split("+")) if inv.protocol else {"tcp"}
     # a test named after its protocols (qperf's tcp_bw+udp_lat, iperf's udp) needs each of them
     protocols |= {p.split("_")[0] for p in str(inv.test).split("+") if p.startswith(("tcp", "udp"))}
-    # launch.affinity's policy is not given to a tool's own server container (nginx's only); a
-    # load's own affinity places its server with its policy
-    cpu, policy = placed.get("server"), (placed.get("policy") if own else None)
-    pin = pinned_argv({"server": cpu, "policy": policy}, "server")
     for s in pod.servers:
         if s.tool == tool and s.argv == argv:
-            if s.pin != pin:  # one container, one placement
-                raise LaunchConfigError(
-                    f"pod {pod.name}: `{shlex.join(argv)}` is started under {shlex.join(s.pin) or 'no pin'} "
-                    f"by one test and {shlex.join(pin) or 'no pin'} by another: one server process serves "
-                    "both; give them one placement (load.affinity) or ports of their own"
-                )
+            _one_placement(pod, s, pin, who, shlex.join(argv))
             s.protocols |= protocols
             s.extra_ports |= extra
             return s
@@ -377,10 +392,24 @@ def _server_proc(
         tcp_control=adapter.tcp_control,
         cpu=cpu,
         policy=policy,
+        owner=who,
     )
     proc.protocols |= protocols
     pod.servers.append(proc)
     return proc
+
+
+def _one_placement(pod: PodPlan, s: ServerProc, pin: list[str], who: str, what: str) -> None:
+    """:class:`LaunchConfigError` when ``who`` asks server ``s`` (started for ``s.owner``) for another
+    placement than its own: one server process serves one placement."""
+    if s.pin == pin:
+        return
+    mine, theirs = shlex.join(pin) or "no pin", shlex.join(s.pin) or "no pin"
+    raise LaunchConfigError(
+        f"{who or 'a test'}: its server `{what}` in pod {pod.name} would start under {mine}, and "
+        f"{s.owner or 'another test'} starts it under {theirs}: one server process serves both; give "
+        "them one placement (tests[].affinity, load.affinity) or the test a port of its own (params.port)"
+    )
 
 
 def server_binaries(cfg: LaunchConfig) -> dict[str, list[str]]:
