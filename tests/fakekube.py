@@ -266,6 +266,8 @@ class FakeKube:
         self, namespace: str, pod: str, argv: list[str], timeout: float, container: str | None = None
     ) -> ExecResult:
         self.execs.append((pod, list(argv)))
+        if argv[:3] == ["chrt", "--batch", "0"]:  # affinity.policy batch: chrt before taskset
+            argv = list(argv[3:])
         if argv[:2] == ["taskset", "-c"]:  # launch.affinity: the exec started on a CPU
             self.pinned.append((pod, list(argv[:3])))
             argv = list(argv[3:])
