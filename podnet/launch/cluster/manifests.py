@@ -147,7 +147,7 @@ def pod_manifest(
             mounts = [tmp, {"name": "podnet-config", "mountPath": NGINX_CONFIG_MOUNT, "readOnly": True}]
         else:
             argv, mounts = list(s.argv), [tmp]
-        argv = [*s.pin, *argv]  # launch.affinity: the server started on its CPU (taskset)
+        argv = [*s.pin, *argv]  # its test's placement: the server started on its CPU (taskset)
         c: dict[str, Any] = {
             "name": s.container,
             "image": image,

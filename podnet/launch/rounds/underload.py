@@ -68,7 +68,7 @@ class LoadRun:
     ) -> LoadRun:
         """Start the load in the case's ``client`` container against ``target`` (``timeout`` ends it
         ``margin`` s after its own length); ``pin``: ``taskset -c CPU`` of the load's ``affinity``, else
-        of ``launch.affinity`` (the load where its probe runs), as its server's container is."""
+        of its probe's (its test's affinity, else ``launch.affinity``), as its server's container is."""
         inv = cp.load_invocation(target, probe_duration)
         limit = float(inv.duration) + margin
         argv = ["timeout", "-k", str(int(grace)), f"{limit:g}", *[str(a) for a in inv.client]]

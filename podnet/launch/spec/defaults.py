@@ -64,7 +64,8 @@ def harness_affinity(
 ) -> dict[str, Any] | None:
     """The sidecar's ``harness.affinity`` of one case: where its ends were placed and ``by`` what
     (``supported``: the tool's adapter has a CPU option; ``pinned``: the ``affinity`` parameter it
-    was given, ``[client, server]``; ``affinity``: ``launch.affinity``); None when nothing placed it."""
+    was given, ``[client, server]``; ``affinity``: the case's placement, its test's own ``affinity``
+    else ``launch.affinity``); None when nothing placed it."""
     launcher = placed_by(affinity)
     if pinned is not None:
         c, s = cpu_pair(pinned)

@@ -10,8 +10,8 @@ point (no load runs; the probe alone, in the same rounds). ``streams: [0, 1, 4]`
 test per value, named ``<name>-load_streams-<N>``, recorded as a sweep point over ``load_streams``
 (:mod:`podnet.launch.spec.sweep`), from which :mod:`podnet.stats.underload` draws latency against
 load. ``affinity`` (the shape of ``launch.affinity``) starts the load's client exec and its server
-container on CPUs of their own (:meth:`LoadSpec.placed`); absent, the load runs where ``launch.affinity``
-places the probe.
+container on CPUs of their own (:meth:`LoadSpec.placed`); absent, the load runs where the probe runs
+(the test's own ``affinity``, else ``launch.affinity``).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class LoadSpec:
     #: seconds the load runs on after the probe's expected end
     lead_out: float = 3.0
     #: the load's own CPUs (``client`` / ``server``, ``policy``: the shape of ``launch.affinity``),
-    #: or None: the launch's (the load where its probe runs)
+    #: or None: the probe's (its test's affinity, else the launch's)
     affinity: Mapping[str, Any] | None = field(default=None, hash=False)
 
     @property
@@ -54,8 +54,8 @@ class LoadSpec:
         return self.streams == 0
 
     def placed(self, launch: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
-        """The affinity the load's client and server start under: its own, else ``launch``
-        (``launch.affinity``, the probe's)."""
+        """The affinity the load's client and server start under: its own, else ``launch`` (the
+        probe's: its test's affinity, else ``launch.affinity``)."""
         return self.affinity if self.affinity is not None else launch
 
     def apart(self, launch: Mapping[str, Any] | None) -> tuple[int, ...]:
