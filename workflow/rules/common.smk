@@ -1,5 +1,6 @@
 # Settings derived from the validated config; helpers shared by the rules.
 import os
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -17,6 +18,9 @@ from podnet.parse.shards import (
     shard_state,
 )  # no pandas here
 from podnet.parse.raw import sidecar_path
+
+# stdlib only: the published list, also written by the onerror hook (report.smk)
+from podnet.report import published as published_list
 
 schema.check_moved(
     config, ", ".join(map(str, workflow.overwrite_configfiles)) or "config"
@@ -460,4 +464,5 @@ onsuccess:
 
 
 onerror:
+    published_after_error()  # report.smk: the published list, from what the failed run left
     _end_run()
