@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypedDict
@@ -201,6 +202,22 @@ def summary(doc: Mapping[str, Any]) -> str:
     lines = [f"{NAME}{state}: published {kinds}"]
     lines += [f"  not published: {g['kind']} {g['name']}: {g['reason']}" for g in doc["not_published"]]
     return "\n".join(lines)
+
+
+def after_error(
+    path: str | Path, experiment: str, files: Mapping[str, str | None], plan: str | Path, figure_log: str
+) -> None:
+    """After a failed run (the workflow's ``onerror`` hook): :func:`write` the list from what is
+    there now, ``"complete": false``, and its :func:`summary` on standard error, so the run's output
+    says what is not published and why; never an error of its own over the run's. Nothing when the
+    experiment's folder is not there (the run stopped before making it)."""
+    if not Path(path).parent.is_dir():
+        return
+    try:
+        doc = write(path, experiment, files, plan, figure_log, complete=False)
+        print(summary(doc), file=sys.stderr)
+    except Exception as e:  # noqa: BLE001 - the run's own error is the one to report
+        print(f"{path} not written: {e!r}", file=sys.stderr)
 
 
 def needs_rerun(path: str | Path) -> bool:

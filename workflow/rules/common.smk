@@ -1,6 +1,5 @@
 # Settings derived from the validated config; helpers shared by the rules.
 import os
-import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -238,6 +237,8 @@ TABLES["scale_curves"] = f"{OUT}/scale_curves.csv"
 TABLES["scale_effect"] = f"{OUT}/scale_effect.csv"
 FIGURE_TABLES += ["scale_effect"]
 FIGURE_PLAN = f"{OUT}/figures/plan.json"
+# what is there at the end of a run (podnet.report.published; the last rule of `all`, report.smk)
+PUBLISHED = f"{OUT}/published.json"
 
 
 def figure_spec(name):
@@ -399,6 +400,28 @@ def final_outputs(wildcards):
     )
 
 
+def published_files():
+    """What the experiment publishes besides the planned figures (rule all's files, every table of
+    tidy and stats, the gate's verdicts), each with the log of the rule that writes it (a rule
+    without wildcards; a notebook's from its pattern); called in report.smk, after the rules.
+    """
+    logs = {
+        str(f): str(r.log[0])
+        for r in workflow.rules
+        if r.log and not r.wildcard_names
+        for f in r.output
+    }
+    for nb in NOTEBOOKS:
+        for ext in ("ipynb", "html"):
+            logs[f"{OUT}/notebooks/{nb}.{ext}"] = expand(
+                rules.notebook.log[0], name=nb
+            )[0]
+    wanted = [f for f in final_outputs(None) if f != LAUNCH_MANIFEST]
+    wanted += CHECK_OUTPUTS + list(TABLES.values()) + list(rules.tidy.output)
+    wanted += list(rules.stats.output)
+    return {str(f): logs.get(str(f)) for f in dict.fromkeys(map(str, wanted))}
+
+
 # Which ready job takes a free core first (Snakemake's `priority`, higher first; at equal priority
 # the scheduler picks any). After tidy, stats and then figure_plan lead to everything else; the
 # figures, the notebooks that show none (the longest jobs) and noise_floor (the report notebook
@@ -464,5 +487,8 @@ onsuccess:
 
 
 onerror:
-    published_after_error()  # report.smk: the published list, from what the failed run left
+    # the published list from what the failed run left, "complete": false (report.smk, rule published)
+    published_list.after_error(
+        PUBLISHED, EXP, PUBLISHED_FILES, FIGURE_PLAN, str(rules.figure.log[0])
+    )
     _end_run()

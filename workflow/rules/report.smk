@@ -186,39 +186,9 @@ rule notebook:
 # The published list (podnet.report.published): every figure, notebook and table there at the end,
 # each file with its size and sha256, and every planned one that is not, with its job's log. The
 # last rule of `all`: it waits for everything, so it runs only when every job before it succeeded;
-# after a failed run the onerror hook (published_after_error) writes the same list from what is
-# there then, "complete": false, and the next run writes it again whatever its inputs' times say.
-PUBLISHED = f"{OUT}/published.json"
-
-
-def _published_files():
-    """What the experiment publishes besides the planned figures (rule all's files, every table of
-    tidy and stats, the gate's verdicts), each with the log of the rule that writes it."""
-    logs = {}
-    for r in (
-        rules.tidy,
-        rules.tidy_csv,
-        rules.stats,
-        rules.check,
-        rules.adaptive,
-        rules.noise_floor,
-        rules.ranking,
-        rules.figure_plan,
-        rules.seed_discrepancies,
-        rules.vs_seed,
-        rules.ranking_figure,
-    ):
-        logs.update({str(f): str(r.log[0]) for f in r.output})
-    for nb in NOTEBOOKS:
-        for ext in ("ipynb", "html"):
-            logs[f"{OUT}/notebooks/{nb}.{ext}"] = expand(rules.notebook.log[0], name=nb)[0]
-    wanted = [f for f in final_outputs(None) if f != LAUNCH_MANIFEST]
-    wanted += CHECK_OUTPUTS + list(TABLES.values()) + list(rules.tidy.output)
-    wanted += list(rules.stats.output)
-    return {str(f): logs.get(str(f)) for f in dict.fromkeys(map(str, wanted))}
-
-
-PUBLISHED_FILES = _published_files()
+# after a failed run the onerror hook (common.smk, published.after_error) writes the same list from
+# what is there then, "complete": false, and the next run writes it again whatever its inputs' times say.
+PUBLISHED_FILES = published_files()  # here: it reads the rules above (common.smk)
 # a list written after a failed run: its inputs' times say nothing, it is written again
 if published_list.needs_rerun(PUBLISHED):
     _force_rerun("published")
@@ -243,22 +213,3 @@ rule published:
         figure_log=lambda w: str(rules.figure.log[0]),
     script:
         "../scripts/published.py"
-
-
-def published_after_error():
-    """After a failed run (onerror): the published list from what is there now, "complete": false,
-    and its summary on the run's output; never an error of its own over the run's."""
-    if not os.path.isdir(OUT):
-        return
-    try:
-        doc = published_list.write(
-            PUBLISHED,
-            EXP,
-            PUBLISHED_FILES,
-            FIGURE_PLAN,
-            str(rules.figure.log[0]),
-            complete=False,
-        )
-        print(published_list.summary(doc), file=sys.stderr)
-    except Exception as e:  # the run's own error is the one to report
-        print(f"{PUBLISHED} not written: {e!r}", file=sys.stderr)
