@@ -11,8 +11,8 @@ is not published, its PNG notwithstanding).
 Two writers, one function (:func:`write`): the workflow's last rule (``published``, the last input
 of ``all``) after a run that succeeded, ``"complete": true``; and the workflow's ``onerror`` hook
 after a run that failed, ``"complete": false``, so a list from an earlier run never outlives a
-failure. The workflow runs the rule again after a list that says ``"complete": false``
-(:func:`needs_rerun`). Reads JSON and files only: the ``onerror`` hook runs it inside Snakemake.
+failure (:func:`after_error`; the next run writes it again). Reads JSON and files only: the
+``onerror`` hook runs it inside Snakemake.
 """
 
 from __future__ import annotations
@@ -206,27 +206,20 @@ def summary(doc: Mapping[str, Any]) -> str:
 
 def after_error(
     path: str | Path, experiment: str, files: Mapping[str, str | None], plan: str | Path, figure_log: str
-) -> None:
+) -> bool:
     """After a failed run (the workflow's ``onerror`` hook): :func:`write` the list from what is
-    there now, ``"complete": false``, and its :func:`summary` on standard error, so the run's output
-    says what is not published and why; never an error of its own over the run's. Nothing when the
-    experiment's folder is not there (the run stopped before making it)."""
+    there now, ``"complete": false``, dated 1970 (older than any input: the next run writes it again;
+    the hook also drops Snakemake's record of it, whose input checksums would say nothing changed),
+    and its :func:`summary` on standard error, so the run's output says what is not published and
+    why. Returns whether it wrote the list; never an error of its own over the run's. Nothing when
+    the experiment's folder is not there (the run stopped before making it)."""
     if not Path(path).parent.is_dir():
-        return
+        return False
     try:
         doc = write(path, experiment, files, plan, figure_log, complete=False)
+        os.utime(path, (0, 0))
         print(summary(doc), file=sys.stderr)
     except Exception as e:  # noqa: BLE001 - the run's own error is the one to report
         print(f"{path} not written: {e!r}", file=sys.stderr)
-
-
-def needs_rerun(path: str | Path) -> bool:
-    """Whether the list at ``path`` was written after a failed run (or cannot be read): the workflow
-    then runs its rule again, whatever the times of its inputs say."""
-    p = Path(path)
-    if not p.is_file():
         return False
-    try:
-        return json.loads(p.read_text()).get("complete") is not True
-    except (OSError, ValueError, AttributeError):
-        return True
+    return True

@@ -94,17 +94,15 @@ def test_the_list_claims_only_what_is_there_whole_and_says_why_the_rest_is_not(t
     text = published.summary(doc)
     assert text.startswith("published.json (the run failed): published 2 figures, 1 notebook, 2 tables")
     assert "not published: figure latency: figures/latency.svg, figures/latency.pdf not there" in text
-    assert published.needs_rerun(out / "published.json")
 
 
-def test_a_complete_list_needs_no_rerun_and_an_unreadable_one_does(tmp_path):
+def test_after_a_failed_run_the_list_is_written_older_than_any_input(tmp_path, capsys):
     out, files, plan = _experiment(tmp_path)
     path = out / "published.json"
-    assert not published.needs_rerun(path)  # none yet: the rule's own outputs decide
-    published.write(path, "exp", {}, plan, str(out / "logs/figure-{figure}.log"), complete=True)
-    assert not published.needs_rerun(path)
-    path.write_text("{not json")
-    assert published.needs_rerun(path)
+    assert published.after_error(path, "exp", files, plan, str(out / "logs/figure-{figure}.log"))
+    assert json.loads(path.read_text())["complete"] is False and path.stat().st_mtime == 0
+    assert "published.json (the run failed)" in capsys.readouterr().err
+    assert not published.after_error(tmp_path / "none" / "published.json", "exp", {}, plan, "x")
 
 
 def test_no_plan_plans_no_figure(tmp_path):

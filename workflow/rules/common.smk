@@ -487,8 +487,12 @@ onsuccess:
 
 
 onerror:
-    # the published list from what the failed run left, "complete": false (report.smk, rule published)
-    published_list.after_error(
+    # the published list from what the failed run left, "complete": false, dated 1970 and without
+    # Snakemake's record of it: the next run writes it again (report.smk, rule published)
+    if published_list.after_error(
         PUBLISHED, EXP, PUBLISHED_FILES, FIGURE_PLAN, str(rules.figure.log[0])
-    )
+    ):
+        from snakemake.io import IOFile  # the record's key, as Snakemake's cleanup makes it
+
+        workflow.persistence.cleanup_metadata(IOFile(PUBLISHED))
     _end_run()

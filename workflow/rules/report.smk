@@ -187,11 +187,9 @@ rule notebook:
 # each file with its size and sha256, and every planned one that is not, with its job's log. The
 # last rule of `all`: it waits for everything, so it runs only when every job before it succeeded;
 # after a failed run the onerror hook (common.smk, published.after_error) writes the same list from
-# what is there then, "complete": false, and the next run writes it again whatever its inputs' times say.
+# what is there then, "complete": false, dated 1970 and without Snakemake's record of it, so the next
+# run writes it again whatever its inputs' times and checksums say.
 PUBLISHED_FILES = published_files()  # here: it reads the rules above (common.smk)
-# a list written after a failed run: its inputs' times say nothing, it is written again
-if published_list.needs_rerun(PUBLISHED):
-    _force_rerun("published")
 
 
 rule published:
