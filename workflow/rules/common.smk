@@ -492,7 +492,8 @@ onerror:
     if published_list.after_error(
         PUBLISHED, EXP, PUBLISHED_FILES, FIGURE_PLAN, str(rules.figure.log[0])
     ):
-        from snakemake.io import IOFile  # the record's key, as Snakemake's cleanup makes it
+        # the record's key, as Snakemake's own cleanup makes it
+        from snakemake.io import IOFile
 
         workflow.persistence.cleanup_metadata(IOFile(PUBLISHED))
     _end_run()
