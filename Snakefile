@@ -6,7 +6,8 @@
 #   launch.smk  pod tests on a Kubernetes cluster -> raw/<experiment>/ (only when the config has `launch`)
 #   parse.smk   raw outputs + sidecars -> processed/<experiment>/tidy.parquet, failed_runs.csv
 #   stats.smk   tidy -> summary.csv, ratios.csv, planning.csv, stats_settings.json, METHODS.md, ...
-#   report.smk  figures/plan.json, figures/<figure>.png|svg|pdf, notebooks/<name>.ipynb + .html, seed_discrepancies.csv
+#   report.smk  figures/plan.json, figures/<figure>.png|svg|pdf, notebooks/<name>.ipynb + .html, seed_discrepancies.csv,
+#               and last published.json: what is there at the end (also after a failed run, "complete": false)
 from snakemake.utils import min_version
 
 min_version("8.0")
@@ -32,3 +33,4 @@ rule all:
         final_outputs,
         figure_files,  # after the figure_plan checkpoint, on its own (common.smk, final_outputs)
         CHECK_OUTPUTS,
+        PUBLISHED,  # last: the published list, from what is there once every job is done (report.smk)

@@ -23,8 +23,19 @@ IMAGES_JS = """
 """
 
 
-def open_page(path: Path, script: str = IMAGES_JS, settle: float = 2.0, timeout: float = 60.0) -> dict:
-    """Load ``path`` (file URL) in headless Chromium; returns errors and the result of ``script``."""
+#: how wide each table of the page is against the page (a table wider than a 1280-px page scrolls)
+TABLES_JS = """
+JSON.stringify({page: document.documentElement.clientWidth,
+  tables: [...document.querySelectorAll("table")].map(t => ({right: Math.ceil(t.getBoundingClientRect().right),
+    head: [...t.querySelectorAll("th")].map(h => h.innerText).join("|").slice(0, 120)}))})
+"""
+
+
+def open_page(
+    path: Path, script: str = IMAGES_JS, settle: float = 2.0, timeout: float = 60.0, width: int = 800
+) -> dict:
+    """Load ``path`` (file URL) in headless Chromium, a window ``width`` px wide; returns errors and
+    the result of ``script``."""
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if exe is None:
         raise RuntimeError("chromium is not installed (make browser)")
@@ -38,6 +49,7 @@ def open_page(path: Path, script: str = IMAGES_JS, settle: float = 2.0, timeout:
             "--remote-debugging-port=0",
             "--remote-debugging-address=127.0.0.1",
             f"--user-data-dir={profile}",
+            f"--window-size={width},1000",
             "about:blank",
         ],
         stdout=subprocess.DEVNULL,

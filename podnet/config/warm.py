@@ -54,6 +54,9 @@ def delegate() -> None:
     script = getattr(main, "__real_file__", None) or getattr(main, "__file__", None)
     if script:
         _hand_over({"script": os.path.abspath(script), "argv": sys.argv[1:]})
+    from .joblog import log_failures
+
+    log_failures()  # the script runs here: its uncaught error goes to its log too
 
 
 def kernel() -> None:
@@ -404,7 +407,6 @@ def _ended(pid: int, timeout: float) -> bool:
 def _work(request: dict, fds: list[int]) -> None:
     """The worker: become the job (streams, directory, environment) and run its script."""
     import runpy
-    import traceback
 
     for target, fd in zip((0, 1, 2), fds):
         os.dup2(fd, target)
@@ -433,7 +435,7 @@ def _work(request: dict, fds: list[int]) -> None:
         if e.code is not None and not isinstance(e.code, int):
             print(e.code, file=sys.stderr)
     except BaseException:  # noqa: BLE001 - the job's failure, reported as Python would
-        traceback.print_exc()
+        sys.excepthook(*sys.exc_info())  # the job's hook (podnet.config.joblog) or Python's own
         code = 1
     try:
         import logging

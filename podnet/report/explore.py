@@ -17,6 +17,7 @@ import pandas as pd
 
 from podnet.config.lean import skip_iri_grammar
 from podnet.parse.raw import read_sidecar, sidecar_path
+from podnet.report import tables
 from podnet.report.figures import data, style
 
 # a notebook's kernel reads sidecars (read_sidecar validates them with jsonschema, imported then):
@@ -56,7 +57,9 @@ RUN_KEYS = ("run_id", "variant", "scenario", "tool", "test", "role", "direction"
 
 
 def runs(t: data.Tables, **where: Any) -> pd.DataFrame:
-    """One row per run of the (sliced) tidy table, headline metrics as columns in display units."""
+    """One row per run of the (sliced) tidy table, headline metrics as columns, each in the display
+    unit its own values call for (:func:`podnet.report.tables.column_unit`), named in its header;
+    numbers rounded to 4 significant digits (:func:`runs_view` writes them for reading)."""
     tidy = rows_where(t.tidy, **where) if where else t.tidy
     if tidy.empty:
         return tidy
@@ -66,11 +69,79 @@ def runs(t: data.Tables, **where: Any) -> pd.DataFrame:
     keys = [c for c in RUN_KEYS if c in head]
     out = []
     for metric, sub in head.groupby("metric"):
-        factor, unit = data.display_unit(sub["value"], str(sub["unit"].iloc[0]))
+        factor, unit = tables.column_unit(sub["value"], str(sub["unit"].iloc[0]))
         col = data.axis_label(str(metric), str(sub["tool"].iloc[0]), unit)
         shown = (sub["value"] / factor).astype(float).map(significant)  # 4 digits, not 6 decimals
         out.append(sub[keys].assign(**{col: shown}).set_index(keys))
     return pd.concat(out, axis=1).reset_index().sort_values(keys).reset_index(drop=True)
+
+
+def runs_view(t: data.Tables, **where: Any) -> list[str | pd.DataFrame]:
+    """The explore notebook's per-run table, for reading: :func:`runs` with one unit per column (in
+    its header), the numbers as text (4 significant digits, never e-notation, blank where a run has
+    no such measure), tool and test in one column, and the columns every row shares said once above
+    it (``run_id`` too, when the other keys tell the rows apart): it fits a 1280-px page."""
+    r = runs(t, **where)
+    if r.empty:
+        return ["No run in this slice has a headline metric."]
+    values = [c for c in r.columns if c not in RUN_KEYS]
+    r = r.assign(test=r["tool"].astype(str) + " " + r["test"].astype(str)).drop(columns=["tool"])
+    keys = [c for c in RUN_KEYS if c in r.columns and c not in ("run_id", "tool")]
+    if not r.duplicated(subset=keys).any():
+        r = r.drop(columns=["run_id"])
+    keys = [c for c in r.columns if c not in values]
+    shown, said = tables.said_once(tables.keys_as_text(tables.as_text(r, values), keys), keep=values)
+    shown = tables.empty_columns(shown)
+    return [said, shown] if said else [shown]
+
+
+#: the outlier table's columns a reader needs; the rest of outliers.csv (experiment, protocol, unit,
+#: run_id, raw_path: what the others and the headers already say) is left out
+OUTLIER_COLUMNS = ["measure", "variant", "scenario", "test", "direction", "streams", "repeat"]
+
+
+def outliers_view(t: data.Tables, raw_dir: str | Path | None = None) -> list[str | pd.DataFrame]:
+    """The explore notebook's outlier tables: one per display unit (each measure's unit chosen from
+    its own value and fences, measures that read in the same unit in one table), the value and its
+    fences as text under headers naming the unit, and where, when and in which attempt each run
+    ran, from its sidecar; what every row of a table shares said once above it."""
+    o = t.outliers
+    if o.empty:
+        return ["No outliers (or too few repeats to tell)."]
+    o = with_sidecars(o, raw_dir=raw_dir, cache=sidecar_cache(t))
+    side = [c for c in o.columns if c.split(".")[-1] in ("node", "attempt", "started")]
+    o = o.assign(
+        measure=[data.metric_info(str(m), str(k)).label for m, k in zip(o["metric"], o["tool"])],
+        test=o["tool"].astype(str) + " " + o["test"].astype(str),
+        # "2026-11-29 08:44:42", not the sidecar's ISO text with milliseconds and zone
+        **{
+            c: o[c].map(lambda v: v.replace("T", " ")[:19] if isinstance(v, str) else v)
+            for c in side
+            if c.endswith("started")
+        },
+    )
+    bounds = ["value", "fence_low", "fence_high"]
+    units = {
+        key: tables.column_unit(pd.concat([g[c] for c in bounds]), str(key[1]))
+        for key, g in o.groupby(["metric", "unit"], sort=False, dropna=False)
+    }
+    o["shown_unit"] = [units[(m, u)][1] for m, u in zip(o["metric"], o["unit"])]
+    factor = pd.Series([units[(m, u)][0] for m, u in zip(o["metric"], o["unit"])], index=o.index)
+    out: list[str | pd.DataFrame] = []
+    for unit, g in o.groupby("shown_unit", sort=False, dropna=False):
+        cols = [c for c in OUTLIER_COLUMNS if c in g.columns]
+        table = g[cols].copy()
+        heads = [tables.header(name, str(unit)) for name in ("value", "low fence", "high fence")]
+        for c, head in zip(bounds, heads):
+            table[head] = (g[c].astype(float) / factor[g.index]).map(tables.text)
+        table = tables.keys_as_text(
+            pd.concat([table, g[side]], axis=1).reset_index(drop=True), [*cols, *side]
+        )
+        table, said = tables.said_once(table, keep=["measure", "repeat", *heads])
+        rule = ", ".join(sorted(set(g["outlier_rule"].astype(str)))) if "outlier_rule" in g else ""
+        lead = f"**In {unit or 'counts'}**: {len(g)} value{'s' if len(g) > 1 else ''} outside the fences ({rule})."
+        out += [f"{lead} {said}".strip(), table]
+    return out
 
 
 def slice_counts(t: data.Tables, **where: Any) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from podnet.report import tables
 from podnet.report.explore import in_display_units, rows_where, sidecar_cache, sidecars, significant
 from podnet.report.figures import data
 from podnet.tools import metric_info
@@ -82,6 +83,23 @@ def interference_correlation(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _narrow(df: pd.DataFrame, keep: list[str]) -> tuple[pd.DataFrame, str]:
+    """The worst runs' table for a 1280-px page: tool and test in one column, ``run_id`` left out
+    when the other keys tell the rows apart, the columns every row shares said once
+    (:func:`podnet.report.tables.said_once`), the value as text with its unit (never e-notation),
+    the shares' headers with spaces."""
+    out = df.assign(test=df["tool"].astype(str) + " " + df["test"].astype(str)).drop(columns=["tool"])
+    if "run_id" in out and not out.duplicated(subset=[c for c in out if c not in ("run_id", *keep)]).any():
+        out = out.drop(columns=["run_id"])
+    # the value with its unit in one cell: the rows are different measures, each in its display unit
+    value = [f"{tables.text(v)} {u}".strip() for v, u in zip(out["value"], out["unit"], strict=True)]
+    out = out.assign(value=value).drop(columns=["unit"])
+    keys = [c for c in out.columns if c not in keep]
+    out, said = tables.said_once(tables.keys_as_text(out, keys), keep=keep)
+    # headers that can wrap ("control plane cpu"): the shares' columns are narrow numbers
+    return out.rename(columns={c: c.replace("_", " ") for c in INTERFERENCE}), said
+
+
 #: how many of the worst runs the explore notebook lists
 SHOWN = 15
 
@@ -105,13 +123,15 @@ def view(t: data.Tables, raw_dir: str | Path | None, **where: Any) -> list[str |
     shown = in_display_units(recorded.head(SHOWN))
     shares = ["worse_by", *INTERFERENCE]
     shown[shares] = shown[shares].astype(float).apply(lambda c: c.map(lambda x: significant(x, 3)))
+    shown = _narrow(shown.drop(columns=["raw_path"]), keep=["value", "unit", *shares])
     corr = interference_correlation(recorded)
     n = recorded["run_id"].nunique()
     text = f"The worst {min(SHOWN, len(recorded))} rows of the {n} run{'s' if n > 1 else ''} that record interference"
     bare = runs.loc[~runs.index.isin(recorded.index), "run_id"].nunique()
     if bare:
         text += f" (left out: {bare} run{'s' if bare > 1 else ''} without a record)"
-    out: list[str | pd.DataFrame] = [text + ":", shown.drop(columns=["raw_path"])]
+    shown, said = shown
+    out: list[str | pd.DataFrame] = [f"{text}: {said}".strip(), shown]
     tested = corr[corr["spearman_rho"].notna()]
     if tested.empty:
         out.append(
@@ -119,7 +139,8 @@ def view(t: data.Tables, raw_dir: str | Path | None, **where: Any) -> list[str |
         )
         return out
     tested = tested.assign(
-        spearman_rho=tested["spearman_rho"].round(2), p=tested["p"].map(lambda x: significant(x, 2))
+        spearman_rho=tested["spearman_rho"].round(2),
+        p=tested["p"].map(lambda x: "< 0.001" if x < 0.001 else tables.text(x, 2)),  # never 2.4e-14
     )
     untested = [m for m in corr["measure"] if m not in set(tested["measure"])]
     head = "Spearman's rank correlation of `worse_by` with each measure (rho > 0: the more of it, the worse)"

@@ -23,7 +23,7 @@ SNAKEMAKE = str(REPO / ".venv/bin/snakemake")
 RULES = {
     "parse": {"parse_shard", "tidy", "tidy_csv"},
     "stats": {"stats", "adaptive", "noise_floor"},
-    "report": {"figure_plan", "figure", "seed_discrepancies", "notebook"},
+    "report": {"figure_plan", "figure", "seed_discrepancies", "notebook", "published"},
 }
 #: the stages whose rules a change to a file of this package re-runs
 AFTER = {

@@ -2,6 +2,7 @@
 what depends on it; `snakemake -n` and `--lint` change nothing on disk (also with a stale launch
 manifest); `snakemake --report` builds the HTML report."""
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -104,9 +105,20 @@ def test_a_deleted_output_is_regenerated_with_its_dependents_only(experiment, na
     assert set(after) == set(before), set(before) ^ set(after)
     changed = {k.split("/", 1)[1] for k in after if after[k][0] != before[k][0]}
     assert CASES[name] <= changed, changed
-    allowed = CASES[name] | {c for c in changed if any(c.startswith(d) for d in DEPENDENTS[name])}
+    # the published list is written again when a file it lists changed (not for byte-identical ones:
+    # Snakemake compares their checksums), and says what is there now
+    allowed = CASES[name] | {"published.json"}
+    allowed |= {c for c in changed if any(c.startswith(d) for d in DEPENDENTS[name])}
     assert changed <= allowed, changed - allowed
     assert "tidy.parquet" not in changed
+    listed = {f["path"]: f["sha256"] for i in _published(out)["published"] for f in i["files"]}
+    assert {p: hashlib.sha256((out / p).read_bytes()).hexdigest() for p in listed} == listed
+
+
+def _published(out: Path) -> dict:
+    import json
+
+    return json.loads((out / "published.json").read_text())
 
 
 def test_every_file_under_processed_is_a_declared_output(experiment):
@@ -175,7 +187,7 @@ REPORT_IMAGES_JS = """
 def test_the_reports_open_in_headless_chromium(experiment, tmp_path):
     import json
 
-    from tests.browser import IMAGES_JS, open_page
+    from tests.browser import IMAGES_JS, TABLES_JS, open_page
 
     cfg, raw, out = experiment
     report = tmp_path / "report.html"
@@ -199,6 +211,9 @@ def test_the_reports_open_in_headless_chromium(experiment, tmp_path):
             assert len(images) >= len(published), (nb, len(images), published)
         if nb == "explore":  # the distributions, and the iperf3 interval series where there is one
             assert len(images) >= _explore_figures(out), (nb, len(images))
+            # its tables fit a 1280-px page: one unit per column, shared columns said once (podnet.report.tables)
+            page = json.loads(open_page(out / f"notebooks/{nb}.html", TABLES_JS, width=1280)["value"])
+            assert page["tables"] and all(t["right"] <= page["page"] for t in page["tables"]), page
 
 
 def test_every_figure_of_every_published_notebook_is_an_image(experiment):
@@ -253,3 +268,69 @@ def test_the_adaptive_accounts_are_declared_inputs_of_the_findings(experiment):
     snakemake(cfg)
     acc = (out / "adaptive.csv").read_text()
     assert "L22" in acc and "max_repeats reached" in acc
+
+
+def test_the_published_list_is_written_last_from_what_is_there(experiment):
+    """published.json (podnet.report.published, the last rule of `all`): every figure, notebook and
+    table there, each file with its size and sha256, the figures the plan left out with why."""
+    import json
+
+    cfg, raw, out = experiment
+    snakemake(cfg)
+    doc = json.loads((out / "published.json").read_text())
+    assert doc["complete"] is True and doc["not_published"] == []
+    kinds = {(i["kind"], i["name"]) for i in doc["published"]}
+    assert {("figure", n) for n in ("throughput", "latency", "ratios")} <= kinds
+    assert {("notebook", n) for n in ("report", "explore", "seed_discrepancies")} <= kinds
+    assert {("table", n) for n in ("summary.csv", "ratios.csv", "tidy.parquet", "METHODS.md")} <= kinds
+    files = [f for i in doc["published"] for f in i["files"]]
+    listed = {f["path"] for f in files}
+    on_disk = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
+    assert listed <= on_disk and not {p for p in listed if p.startswith(("logs/", "parsed/", ".cache/"))}
+    for f in files:
+        data = (out / f["path"]).read_bytes()
+        assert (len(data), hashlib.sha256(data).hexdigest()) == (f["bytes"], f["sha256"]), f["path"]
+    assert "variants" in doc["figures_not_drawn"]
+
+
+def test_a_failed_figure_job_is_not_published_and_the_run_says_so(experiment):
+    """A figure job that fails (its SVG's path taken by a directory, as a disk would refuse it): the
+    run fails and says which figure is not published and why; the published list written after the
+    failure does not claim it, names its log and the error its job logged; the next run writes the
+    list again (it said "complete": false), with the figure once its job succeeds."""
+    import json
+    import shutil
+
+    cfg, raw, out = experiment
+    figs = out / "figures"
+    (figs / "latency.png").unlink()
+    (figs / "latency.svg").unlink()
+    (figs / "latency.svg" / "taken").mkdir(parents=True)  # Snakemake leaves a non-empty directory
+    try:
+        log = snakemake(cfg, check=False)
+        assert "Error in rule figure" in log and "At least one job did not complete successfully" in log
+        assert "published.json (the run failed)" in log, log[-3000:]
+        assert "not published: figure latency" in log, log[-3000:]
+        doc = json.loads((out / "published.json").read_text())
+        assert doc["complete"] is False
+        assert ("figure", "latency") not in {(i["kind"], i["name"]) for i in doc["published"]}
+        assert not [
+            f for i in doc["published"] for f in i["files"] if f["path"].startswith("figures/latency.")
+        ]
+        (gone,) = [g for g in doc["not_published"] if g["name"] == "latency"]
+        assert gone["kind"] == "figure" and gone["log"] == "logs/figure-latency.log"
+        assert "figures/latency.svg" in gone["missing"] and "IsADirectoryError" in gone["reason"], gone
+        assert (
+            "IsADirectoryError" in (out / "logs/figure-latency.log").read_text()
+        )  # the job's own log says it
+        assert {("figure", "throughput"), ("figure", "ratios")} <= {
+            (i["kind"], i["name"]) for i in doc["published"]
+        }
+        assert "published" in snakemake(cfg, "-n")  # a list written after a failure is written again
+    finally:
+        shutil.rmtree(figs / "latency.svg")
+    snakemake(cfg)
+    doc = json.loads((out / "published.json").read_text())
+    assert doc["complete"] is True and doc["not_published"] == []
+    assert ("figure", "latency") in {(i["kind"], i["name"]) for i in doc["published"]}
+    assert "Nothing to be done" in snakemake(cfg, "-n")

@@ -81,9 +81,12 @@ def test_interference_sets_slow_runs_beside_what_competed_with_them(tmp_path):
     assert np.isnan(corr.loc["cpu_steal", "spearman_rho"])  # no spread
     shown = interference.view(t, tmp_path / "raw")
     tables = [x for x in shown if not isinstance(x, str)]
-    assert len(tables) == 2 and "host-host" not in set(tables[0]["scenario"])  # only runs with a record
+    # only runs with a record: all of pod-pod, said once above the table
+    assert len(tables) == 2 and "scenario" not in tables[0] and "scenario pod-pod" in shown[0]
     assert "left out: 1 run without a record" in shown[0], shown[0]
-    assert tables[0]["unit"].iloc[0] == "Gbit/s" and tables[0]["value"].iloc[0] == 7.0
+    assert tables[0]["value"].iloc[0] == "7.000 Gbit/s" and "daemons cpu" in tables[0]
+    assert "run_id" not in tables[0] and "tool" not in tables[0] and "streams" not in tables[0]  # said once
+    assert "All rows: variant bridge, scenario pod-pod" in shown[0], shown[0]
     assert tables[0]["worse_by"].map(_significant_digits).max() <= 3
     assert tables[1]["spearman_rho"].notna().all() and "cpu_steal" not in set(tables[1]["measure"])
     assert any("not computable for cpu_steal" in x for x in shown if isinstance(x, str))

@@ -102,6 +102,28 @@ def test_exit_status_and_tracebacks_reach_the_job(zygote, tmp_path):
     assert "RuntimeError: the job's own failure" in p.stderr and "Traceback" in p.stderr
 
 
+@pytest.mark.parametrize("where", ["worker", "own process"])
+def test_a_jobs_uncaught_error_reaches_its_log_too(zygote, tmp_path, where):
+    """Snakemake's job object names the job's log: the traceback is there as well as on standard
+    error (podnet.config.joblog), in a worker and in the job's own process alike."""
+    log = tmp_path / "job.log"
+    log.write_text("started\n")
+    script = tmp_path / "job.py"
+    job = "snakemake = type('Job', (), {'log': [os.environ['JOBLOG']]})()  # as Snakemake's preamble\n"
+    script.write_text(SCRIPT.replace("\ndelegate()\n", "\n" + job + "delegate()\n"))
+    (tmp_path / "work").mkdir()
+    env = {warm.ENV: zygote if where == "worker" else "0", "MODE": "raise", "JOBLOG": str(log)}
+    p = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path / "work", capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(REPO), **env},
+    )  # fmt: skip
+    assert p.returncode == 1 and "RuntimeError: the job's own failure" in p.stderr
+    text = log.read_text()
+    assert text.startswith("started\nTraceback") and text.rstrip().endswith(
+        "RuntimeError: the job's own failure"
+    )
+
+
 @pytest.mark.parametrize("setting", ["off", "missing", "not ready"])
 def test_without_a_zygote_the_job_runs_in_its_own_process(tmp_path, setting):
     where = tmp_path / "zygote"

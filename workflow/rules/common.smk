@@ -18,6 +18,9 @@ from podnet.parse.shards import (
 )  # no pandas here
 from podnet.parse.raw import sidecar_path
 
+# stdlib only: the published list, also written by the onerror hook (report.smk)
+from podnet.report import published as published_list
+
 schema.check_moved(
     config, ", ".join(map(str, workflow.overwrite_configfiles)) or "config"
 )
@@ -234,6 +237,8 @@ TABLES["scale_curves"] = f"{OUT}/scale_curves.csv"
 TABLES["scale_effect"] = f"{OUT}/scale_effect.csv"
 FIGURE_TABLES += ["scale_effect"]
 FIGURE_PLAN = f"{OUT}/figures/plan.json"
+# what is there at the end of a run (podnet.report.published; the last rule of `all`, report.smk)
+PUBLISHED = f"{OUT}/published.json"
 
 
 def figure_spec(name):
@@ -395,6 +400,28 @@ def final_outputs(wildcards):
     )
 
 
+def published_files():
+    """What the experiment publishes besides the planned figures (rule all's files, every table of
+    tidy and stats, the gate's verdicts), each with the log of the rule that writes it (a rule
+    without wildcards; a notebook's from its pattern); called in report.smk, after the rules.
+    """
+    logs = {
+        str(f): str(r.log[0])
+        for r in workflow.rules
+        if r.log and not r.wildcard_names
+        for f in r.output
+    }
+    for nb in NOTEBOOKS:
+        for ext in ("ipynb", "html"):
+            logs[f"{OUT}/notebooks/{nb}.{ext}"] = expand(
+                rules.notebook.log[0], name=nb
+            )[0]
+    wanted = [f for f in final_outputs(None) if f != LAUNCH_MANIFEST]
+    wanted += CHECK_OUTPUTS + list(TABLES.values()) + list(rules.tidy.output)
+    wanted += list(rules.stats.output)
+    return {str(f): logs.get(str(f)) for f in dict.fromkeys(map(str, wanted))}
+
+
 # Which ready job takes a free core first (Snakemake's `priority`, higher first; at equal priority
 # the scheduler picks any). After tidy, stats and then figure_plan lead to everything else; the
 # figures, the notebooks that show none (the longest jobs) and noise_floor (the report notebook
@@ -460,4 +487,13 @@ onsuccess:
 
 
 onerror:
+    # the published list from what the failed run left, "complete": false, dated 1970 and without
+    # Snakemake's record of it: the next run writes it again (report.smk, rule published)
+    if published_list.after_error(
+        PUBLISHED, EXP, PUBLISHED_FILES, FIGURE_PLAN, str(rules.figure.log[0])
+    ):
+        # the record's key, as Snakemake's own cleanup makes it
+        from snakemake.io import IOFile
+
+        workflow.persistence.cleanup_metadata(IOFile(PUBLISHED))
     _end_run()

@@ -7,6 +7,7 @@
 #   vs_seed_claims.csv               each claim of the seed (report.vs_seed.claims) and its verdict
 #   figures/ranking.*                the variants' ranking per path and measure (podnet.report.ranking)
 #   notebooks/<name>.ipynb + .html   papermill-executed notebooks, rendered to HTML beside them (one job)
+#   published.json                   last: what is there, each file's size and sha256, and what is not and why
 
 
 # Which figures have something to show and what each would draw, one digest file per figure (nothing
@@ -180,3 +181,33 @@ rule notebook:
         },
     script:
         "../scripts/run_notebook.py"
+
+
+# The published list (podnet.report.published): every figure, notebook and table there at the end,
+# each file with its size and sha256, and every planned one that is not, with its job's log. The
+# last rule of `all`: it waits for everything, so it runs only when every job before it succeeded;
+# after a failed run the onerror hook (common.smk, published.after_error) writes the same list from
+# what is there then, "complete": false, dated 1970 and without Snakemake's record of it, so the next
+# run writes it again whatever its inputs' times and checksums say.
+PUBLISHED_FILES = published_files()  # here: it reads the rules above (common.smk)
+
+
+rule published:
+    input:
+        files=list(PUBLISHED_FILES),
+        plan=FIGURE_PLAN,
+        figures=figure_files,
+    output:
+        published=PUBLISHED,
+    log:
+        f"{OUT}/logs/published.log",
+    conda:
+        "../../envs/podnet.yaml"
+    params:
+        code=notebook_code_version(),
+        experiment=EXP,
+        files=PUBLISHED_FILES,
+        # a function: the pattern's {figure} is the library's to fill, not a wildcard of this rule
+        figure_log=lambda w: str(rules.figure.log[0]),
+    script:
+        "../scripts/published.py"
