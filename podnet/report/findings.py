@@ -18,7 +18,7 @@ from podnet.report import netready, ranking
 from podnet.report.disturbed import disturbed_sentence
 from podnet.report.figures import data
 from podnet.report.figures.plots import alpha, primary_ratios
-from podnet.report.numbers import fmt_p, fmt_ratio
+from podnet.report.numbers import fmt_p, ratio_texts
 from podnet.report.placement import placement_sentence
 from podnet.stats.precision import as_judged, different, half_width_text, is_precise
 from podnet.tools import metric_info
@@ -53,9 +53,11 @@ def sentence(
     elif with_variant:
         treat = f"{treat} on {r['variant']}"
     ratio = float(r["ratio"])
-    verb = "reaches" if info.better == "higher" else "has"
-    head = f"{treat} {verb} {fmt_ratio(ratio)}x the {what} of {r['baseline']}"
     lo, hi = float(r["ci_low"]), float(r["ci_high"])
+    # the ratio and its bounds with the digits the interval's width needs (0.966, 0.964-0.967)
+    ratio_t, lo_t, hi_t = ratio_texts(ratio, lo, hi)
+    verb = "reaches" if info.better == "higher" else "has"
+    head = f"{treat} {verb} {ratio_t}x the {what} of {r['baseline']}"
     n = _n_of(r)
     p = float(r.get("p_adjusted", np.nan))
     conf = f"{confidence * 100:g} % CI"
@@ -63,9 +65,9 @@ def sentence(
         why = str(r.get("ci_note") or "too few runs for an interval")
         return f"{head} ({n}; {why}): {words(False, False)}."
     if lo > 0:
-        ci = f"{conf} {fmt_ratio(lo)}-{fmt_ratio(hi)}"
+        ci = f"{conf} {lo_t}-{hi_t}"
     else:  # a ratio of positive quantities: an interval reaching 0 bounds nothing below
-        ci = f"{conf} up to {fmt_ratio(hi)}, no positive lower bound"
+        ci = f"{conf} up to {hi_t}, no positive lower bound"
     if str(r.get("role", "")) == "exploratory":
         raw_p = float(r.get("p_value", np.nan))
         pv = f"unadjusted {fmt_p(raw_p)}; " if np.isfinite(raw_p) else ""
@@ -241,10 +243,11 @@ def headline_table(t: data.Tables) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _ratio_ci(lo: float, hi: float) -> str:
+def _ratio_ci(ratio: float, lo: float, hi: float) -> str:
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return "–"
-    return f"{fmt_ratio(lo)}–{fmt_ratio(hi)}" if lo > 0 else f"≤ {fmt_ratio(hi)}"
+    _, lo_t, hi_t = ratio_texts(ratio, lo, hi)
+    return f"{lo_t}–{hi_t}" if lo > 0 else f"≤ {hi_t}"
 
 
 def ratio_table(t: data.Tables) -> pd.DataFrame:
@@ -258,9 +261,17 @@ def ratio_table(t: data.Tables) -> pd.DataFrame:
             "test": [data.measure_label(r, with_metric=True, bounds=bounds) for _, r in f.iterrows()],
             "treatment": f["treatment"],
             "baseline": f["baseline"],
-            "ratio": [fmt_ratio(x) for x in f["ratio"]],
+            "ratio": [
+                ratio_texts(x, a, b)[0]
+                for x, a, b in zip(
+                    f["ratio"].astype(float), f["ci_low"].astype(float), f["ci_high"].astype(float)
+                )
+            ],
             "95 % CI": [
-                _ratio_ci(a, b) for a, b in zip(f["ci_low"].astype(float), f["ci_high"].astype(float))
+                _ratio_ci(x, a, b)
+                for x, a, b in zip(
+                    f["ratio"].astype(float), f["ci_low"].astype(float), f["ci_high"].astype(float)
+                )
             ],
             "n": [
                 f"{int(r['n_pairs'])} paired" if r["interval"] == "paired" else _n_of(r).removeprefix("n = ")
@@ -290,10 +301,10 @@ def variant_sentence(r: pd.Series) -> str:
     design = _DESIGN.get(str(r["design"]), str(r["design"])).format(
         n=int(r["n_pairs"]), base=r.get("normalised_by") or "baseline"
     )
+    ratio_t, lo_t, hi_t = ratio_texts(float(r["ratio"]), float(r["ci_low"]), float(r["ci_high"]))
     return (
         f"{r['variant']} {r['scenario']} {data.measure_label(r)} {data.in_sentence(info.label)} is "
-        f"{fmt_ratio(float(r['ratio']))}x {r['baseline_variant']} "
-        f"[{fmt_ratio(float(r['ci_low']))}, {fmt_ratio(float(r['ci_high']))}] ({design})"
+        f"{ratio_t}x {r['baseline_variant']} [{lo_t}, {hi_t}] ({design})"
     )
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 from podnet.report.figures import data
 from podnet.report.figures.netready import GROUP, HEADLINE, STEPS, flag, group_label, ranked, step_label
 from podnet.report.figures.plots import alpha
-from podnet.report.numbers import fmt_p, fmt_ratio
+from podnet.report.numbers import fmt_p, ratio_texts
 from podnet.stats.netready_compare import FAMILY, METRICS
 
 #: the percentiles of the tables, as net_ready.csv names them
@@ -56,11 +56,13 @@ def _seconds(x: float) -> str:
     return f"{data.fmt_value(x)} s" if np.isfinite(x) else "–"
 
 
-def _interval(lo: float, hi: float, ratio: bool = False) -> str:
+def _interval(lo: float, hi: float, ratio: float | None = None) -> str:
+    """The interval "1.10–1.60"; of a ratio (``ratio``: its value) to the digits its width needs."""
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return "–"
-    if ratio:
-        return f"{fmt_ratio(lo)}–{fmt_ratio(hi)}"
+    if ratio is not None:
+        _, a, b = ratio_texts(ratio, lo, hi)
+        return f"{a}–{b}"
     return f"{data.fmt_value(lo)}–{data.fmt_value(hi)} s"
 
 
@@ -165,8 +167,8 @@ def ratio_table(t: data.Tables) -> pd.DataFrame:
                 "group": labels.get(tuple(str(x[c]) for c in GROUP), str(x["scenario"])),
                 "time": TIMES.get(str(x["metric"]), str(x["metric"])),
                 "percentile": str(x["estimand"]).upper(),
-                "ratio": fmt_ratio(float(x["ratio"])),
-                "95 % CI": _interval(float(x["ci_low"]), float(x["ci_high"]), ratio=True),
+                "ratio": ratio_texts(float(x["ratio"]), float(x["ci_low"]), float(x["ci_high"]))[0],
+                "95 % CI": _interval(float(x["ci_low"]), float(x["ci_high"]), ratio=float(x["ratio"])),
                 "p": _p(float(x["p_value"])),
                 "Holm p": _p(float(x["p_adjusted"])),
                 "different": ("yes" if flag(x["different"]) else "no") if primary else "(exploratory)",
@@ -229,13 +231,15 @@ def ratio_sentence(x: pd.Series) -> str:
     macvlan's (95 % CI 1.10–1.60, Holm p = 0.004): different"."""
     est = str(x["estimand"]).upper()
     what = TIMES.get(str(x["metric"]), str(x["metric"]))
-    head = f"{x['variant']} {est} ({what}) is {fmt_ratio(float(x['ratio']))}x {x['baseline_variant']}'s"
     lo, hi = float(x["ci_low"]), float(x["ci_high"])
+    ratio = ratio_texts(float(x["ratio"]), lo, hi)[0]
+    head = f"{x['variant']} {est} ({what}) is {ratio}x {x['baseline_variant']}'s"
     if not (np.isfinite(lo) and np.isfinite(hi)):
         why = _text(x["note"]).split("; ")[0]
         return f"{head} ({why or 'no interval'}): not different"
     padj = float(x["p_adjusted"])
+    ci = _interval(lo, hi, ratio=float(x["ratio"]))
     if str(x["role"]) != "primary":
-        return f"{head} (95 % CI {_interval(lo, hi, ratio=True)}, {fmt_p(float(x['p_value']))}; exploratory)"
+        return f"{head} (95 % CI {ci}, {fmt_p(float(x['p_value']))}; exploratory)"
     state = "different" if flag(x["different"]) else "not different"
-    return f"{head} (95 % CI {_interval(lo, hi, ratio=True)}, Holm {fmt_p(padj)}): {state}"
+    return f"{head} (95 % CI {ci}, Holm {fmt_p(padj)}): {state}"

@@ -7,7 +7,7 @@ import pandas as pd
 
 from podnet import tools as adapters
 from podnet.report.figures import data
-from podnet.report.numbers import fmt_ratio
+from podnet.report.numbers import fmt_ratio, ratio_texts
 from podnet.stats.noise import KEYS, TARGET
 
 _VERDICT = {
@@ -20,9 +20,8 @@ _VERDICT = {
 def _ci(r: pd.Series) -> str:
     if not np.isfinite(r["ci_low"]):
         return "no interval"
-    return (
-        f"pooled {fmt_ratio(r['pooled_ratio'])}x, 95 % CI {fmt_ratio(r['ci_low'])}-{fmt_ratio(r['ci_high'])}"
-    )
+    x, lo, hi = ratio_texts(float(r["pooled_ratio"]), float(r["ci_low"]), float(r["ci_high"]))
+    return f"pooled {x}x, 95 % CI {lo}-{hi}"
 
 
 def sentences(table: pd.DataFrame) -> list[str]:
@@ -88,10 +87,13 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
                 f"{pct(c)} ({int(n)})" for c, n in zip(table["floor_cv"], table["floor_n"], strict=True)
             ],
             "CV ratio": [fmt_ratio(x) for x in table["cv_ratio"]],
-            "pooled ratio": [fmt_ratio(x) for x in table["pooled_ratio"]],
+            "pooled ratio": [
+                ratio_texts(x, a, b)[0]
+                for x, a, b in zip(table["pooled_ratio"], table["ci_low"], table["ci_high"], strict=True)
+            ],
             "95 % CI (pooled)": [
-                f"{fmt_ratio(a)}-{fmt_ratio(b)}" if np.isfinite(a) else "–"
-                for a, b in zip(table["ci_low"], table["ci_high"], strict=True)
+                "-".join(ratio_texts(x, a, b)[1:]) if np.isfinite(a) else "–"
+                for x, a, b in zip(table["pooled_ratio"], table["ci_low"], table["ci_high"], strict=True)
             ],
             f"<= {TARGET:g}x": table["meets"].map({True: "yes", False: "no"}),
             "verdict": table["verdict"],

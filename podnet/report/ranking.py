@@ -20,7 +20,7 @@ import pandas as pd
 from matplotlib.patches import Patch
 
 from podnet.report.figures import data, style
-from podnet.report.numbers import fmt_p, fmt_ratio
+from podnet.report.numbers import fmt_p, fmt_ratio, ratio_texts
 from podnet.stats.ranking import KEY, RELATIONS, holm_words
 from podnet.tools import metric_info
 
@@ -48,8 +48,15 @@ def _r(x: float) -> str:
     return fmt_ratio(float(x))
 
 
-def _ci(lo: float, hi: float) -> str:
-    return f"[{_r(lo)}, {_r(hi)}]" if np.isfinite(lo) and np.isfinite(hi) else "no interval"
+def _rci(x: float, lo: float, hi: float, of: str = "") -> str:
+    """ "0.966x [0.964, 0.967]" ("0.966x calico [0.964, 0.967]" with ``of``): a ratio and its interval
+    with the digits the interval's width needs (:func:`podnet.report.numbers.ratio_texts`)."""
+    x, lo, hi = float(x), float(lo), float(hi)
+    of = f" {of}" if of else ""
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return f"{_r(x)}x{of} no interval"
+    r, a, b = ratio_texts(x, lo, hi)
+    return f"{r}x{of} [{a}, {b}]"
 
 
 def _measure(r: pd.Series) -> str:
@@ -92,26 +99,24 @@ def ranking_sentences(g: pd.DataFrame) -> list[str]:
         top, second = groups.iloc[0][0], v["variant"].iloc[1]
         q = between(top, second)
         if q is not None:
-            out.append(f"{top} is {best_word}, {_r(q['ratio'])}x {second} {_ci(q['ci_low'], q['ci_high'])}.")
+            out.append(f"{top} is {best_word}, {_rci(q['ratio'], q['ci_low'], q['ci_high'], second)}.")
     if len(groups) > 1 and len(groups.iloc[-1]) == 1:
         last, top = groups.iloc[-1][0], v["variant"].iloc[0]
         q = between(top, last)
         if q is not None:  # stated as last / top
             lo, hi = 1 / float(q["ci_high"]), 1 / float(q["ci_low"])
-            out.append(f"{last} is {worst_word}, {_r(1 / float(q['ratio']))}x {top} {_ci(lo, hi)}.")
+            out.append(f"{last} is {worst_word}, {_rci(1 / float(q['ratio']), lo, hi, top)}.")
     for q in p[p["relation"] == "equivalent"].itertuples():
         out.append(
             f"{q.variant} and {q.other} are equivalent within {margin} "
-            f"({_r(q.ratio)}x {_ci(q.ci_low, q.ci_high)})."
+            f"({_rci(q.ratio, q.ci_low, q.ci_high)})."
         )
     same = v.set_index("variant")["group"]
     inside = [q for q in ordered.itertuples() if same[q.variant] == same[q.other]]
     if inside:
         out.append(
             "Within a tie group, ordered: "
-            + ", ".join(
-                f"{q.variant} > {q.other} ({_r(q.ratio)}x {_ci(q.ci_low, q.ci_high)})" for q in inside
-            )
+            + ", ".join(f"{q.variant} > {q.other} ({_rci(q.ratio, q.ci_low, q.ci_high)})" for q in inside)
             + "."
         )
     unres = p[p["relation"].isin(["inconclusive", "too few pairs"])]
@@ -119,7 +124,7 @@ def ranking_sentences(g: pd.DataFrame) -> list[str]:
         pos = v.set_index("variant")["position"]
         near = unres[[abs(int(pos[a]) - int(pos[b])) == 1 for a, b in zip(unres["variant"], unres["other"])]]
         bits = [
-            f"{q.variant} vs {q.other} ({_r(q.ratio)}x {_ci(q.ci_low, q.ci_high)}, Holm {_p(q.p_holm)})"
+            f"{q.variant} vs {q.other} ({_rci(q.ratio, q.ci_low, q.ci_high)}, Holm {_p(q.p_holm)})"
             if q.relation == "inconclusive"
             else f"{q.variant} vs {q.other} ({q.reason or q.relation})"
             for q in near.itertuples()

@@ -10,7 +10,7 @@ import pandas as pd
 
 from podnet.report.figures import data
 from podnet.report.figures.scale import shown
-from podnet.report.numbers import fmt_ratio
+from podnet.report.numbers import ratio_texts
 
 #: the ends table's columns
 END_COLUMNS = [
@@ -80,8 +80,12 @@ def end_rows(t: data.Tables) -> pd.DataFrame:
     return _ordered(pd.concat(keep), t, ["sweep_param", "scenario", "tool", "sweep", "metric"])
 
 
-def _interval(lo: float, hi: float) -> str:
-    return f"{fmt_ratio(lo)}–{fmt_ratio(hi)}" if np.isfinite(lo) and np.isfinite(hi) else "–"
+def _interval(lo: float, hi: float, ratio: float = float("nan")) -> str:
+    """A ratio's interval "1.10–1.60", to the digits its width needs (with ``ratio``'s)."""
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "–"
+    _, a, b = ratio_texts(ratio if np.isfinite(ratio) else lo, lo, hi)
+    return f"{a}–{b}"
 
 
 def ends_table(t: data.Tables) -> pd.DataFrame:
@@ -108,8 +112,8 @@ def ends_table(t: data.Tables) -> pd.DataFrame:
                 "objects": f"{_count(x['largest'])} {_NOUN.get(str(x['sweep_param']), '')}".strip(),
                 "at 0": data.human(float(x["at_0"]), metric, tool, unit),
                 "at largest": data.human(float(x["at_largest"]), metric, tool, unit),
-                "ratio": fmt_ratio(float(x["ratio"])),
-                "ratio CI": _interval(float(x["ratio_low"]), float(x["ratio_high"])),
+                "ratio": ratio_texts(float(x["ratio"]), float(x["ratio_low"]), float(x["ratio_high"]))[0],
+                "ratio CI": _interval(float(x["ratio_low"]), float(x["ratio_high"]), float(x["ratio"])),
                 "n": int(float(x["ratio_n"])) if np.isfinite(float(x["ratio_n"])) else 0,
                 "interval": _text(x["ratio_method"]) or _text(x["ratio_note"]),
                 "differs": "yes" if str(x["ratio_differs"]).lower() == "true" else "no",
@@ -178,7 +182,7 @@ def markdown(t: data.Tables) -> str:
         metric, tool, unit = str(x["metric"]), str(x["tool"]), str(x["unit"])
         lo, hi = float(x["ratio_low"]), float(x["ratio_high"])
         ci = (
-            f" (interval {_interval(lo, hi)}, n = {int(float(x['ratio_n']))}, "
+            f" (interval {_interval(lo, hi, float(x['ratio']))}, n = {int(float(x['ratio_n']))}, "
             f"{'differs from 1' if str(x['ratio_differs']).lower() == 'true' else 'includes 1'})"
             if np.isfinite(lo) and np.isfinite(hi)
             else f" ({_no_interval(_text(x['ratio_note']))})"
@@ -189,7 +193,7 @@ def markdown(t: data.Tables) -> str:
             f"- **{x['variant']}**, {x['scenario']}, {data.tool_name(tool)} {x['sweep']} {label}: "
             f"{data.human(float(x['at_0']), metric, tool, unit)} with no {noun}, "
             f"{data.human(float(x['at_largest']), metric, tool, unit)} with {_count(x['largest'])}: "
-            f"{fmt_ratio(float(x['ratio']))}x{ci}."
+            f"{ratio_texts(float(x['ratio']), lo, hi)[0]}x{ci}."
         )
     e = t.scale_effect
     if len(e) and "metric" in e.columns:
@@ -239,8 +243,8 @@ def lead(t: data.Tables) -> str:
     parts = []
     for (param, largest), g in r.groupby(["sweep_param", "largest"], sort=True):
         each = [
-            f"{x['variant']} {fmt_ratio(float(x['ratio']))}x "
-            f"({_interval(float(x['ratio_low']), float(x['ratio_high']))})"
+            f"{x['variant']} {ratio_texts(float(x['ratio']), float(x['ratio_low']), float(x['ratio_high']))[0]}x "
+            f"({_interval(float(x['ratio_low']), float(x['ratio_high']), float(x['ratio']))})"
             for _, x in g.iterrows()
         ]
         head = f"**What {_count(largest)} {_NOUN.get(str(param), 'objects')} cost each new connection**"

@@ -9,7 +9,7 @@ import pandas as pd
 
 from podnet.report.figures import data
 from podnet.report.figures.underload import shown_metrics
-from podnet.report.numbers import fmt_ratio
+from podnet.report.numbers import ratio_texts
 
 #: the table's columns
 COLUMNS = [
@@ -29,11 +29,14 @@ COLUMNS = [
 ]
 
 
-def _interval(lo: float, hi: float, factor: float = 1.0, ratio: bool = False) -> str:
+def _interval(lo: float, hi: float, factor: float = 1.0, ratio: float | None = None) -> str:
+    """The interval "12.1–13.4" (in ``factor``s); of a ratio (``ratio``: its value) to the digits its
+    width needs."""
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return "–"
-    if ratio:
-        return f"{fmt_ratio(lo)}–{fmt_ratio(hi)}"
+    if ratio is not None:
+        _, a, b = ratio_texts(ratio, lo, hi)
+        return f"{a}–{b}"
     return f"{data.fmt_value(lo / factor)}–{data.fmt_value(hi / factor)}"
 
 
@@ -83,10 +86,16 @@ def table(t: data.Tables, metrics: list[str] | None = None) -> pd.DataFrame:
                     "latency": data.fmt_value(float(x["centre"]) / f),
                     "95 % CI": _interval(float(x["ci_low"]), float(x["ci_high"]), f),
                     "n": int(x["n"]),
-                    "ratio to idle": "1 (idle)" if idle else fmt_ratio(float(x["ratio_to_idle"])),
+                    "ratio to idle": "1 (idle)"
+                    if idle
+                    else ratio_texts(
+                        float(x["ratio_to_idle"]), float(x["ratio_low"]), float(x["ratio_high"])
+                    )[0],
                     "ratio CI": ""
                     if idle
-                    else _interval(float(x["ratio_low"]), float(x["ratio_high"]), ratio=True),
+                    else _interval(
+                        float(x["ratio_low"]), float(x["ratio_high"]), ratio=float(x["ratio_to_idle"])
+                    ),
                     "pairs": int(x["n_pairs"]),
                     "load carried": ""
                     if idle or not np.isfinite(carried)
@@ -114,8 +123,9 @@ def markdown(t: data.Tables) -> str:
         unit = str(top["unit"])
         label = data.in_sentence(data.axis_label(str(metric), str(tool), "").strip())
         lo, hi = float(top["ratio_low"]), float(top["ratio_high"])
+        ratio, lo_t, hi_t = ratio_texts(float(top["ratio_to_idle"]), lo, hi)
         ci = (
-            f" (interval {fmt_ratio(lo)}–{fmt_ratio(hi)}, {int(top['n_pairs'])} pairs)"
+            f" (interval {lo_t}–{hi_t}, {int(top['n_pairs'])} pairs)"
             if np.isfinite(lo)
             else (f" (no interval: {int(top['n_pairs'])} pair(s))")
         )
@@ -123,6 +133,6 @@ def markdown(t: data.Tables) -> str:
             f"- **{variant}**, {scenario}, {data.tool_name(str(tool))} {sweep} {label}: "
             f"{data.human(float(idle['centre'].iloc[0]), str(metric), str(tool), unit)} idle, "
             f"{data.human(float(top['centre']), str(metric), str(tool), unit)} beside "
-            f"{int(top['load_streams'])} load streams: {fmt_ratio(float(top['ratio_to_idle']))}x idle{ci}."
+            f"{int(top['load_streams'])} load streams: {ratio}x idle{ci}."
         )
     return "\n".join(lines)

@@ -111,10 +111,11 @@ def test_claims_read_back_and_shown(tmp_path):
     vs_seed.write(c, tmp_path / "vs_seed_claims.csv")
     back = vs_seed.read_claims(tmp_path / "vs_seed_claims.csv")
     assert list(back.columns) == vs_seed.CLAIM_COLUMNS and back.loc[1, "reason"] == ""
-    shown = vs_seed.claims_shown(back)
+    shown = vs_seed.claims_shown(back).set_index("claim")
     assert list(shown.index) == ["c0", "c1"] and shown.loc["c0", "verdict"] == "agrees"
-    assert shown.loc["c0", "seed_value"] == 910e6 and shown.loc["c0", "seed_ratio"] == 0.966
-    assert (shown.loc["c0", "ci_low"], shown.loc["c0", "ci_high"]) == (0.957, 0.978)
+    assert shown.loc["c0", "seed: treatment / baseline"] == "910 / 942 Mbit/s"
+    assert shown.loc["c0", "seed ratio"] == "0.966 (<)"
+    assert shown.loc["c0", "our ratio [95 % CI]"] == "0.97 [0.96, 0.98]"  # width 0.021: 2 decimals
     # a seed without claims: no file, an empty table with the columns, nothing to show
     none = vs_seed.read_claims(tmp_path / "missing.csv")
     assert none.empty and list(none.columns) == vs_seed.CLAIM_COLUMNS
@@ -191,3 +192,65 @@ def test_publish_twice_gives_the_same_table(tmp_path):
     second = seeds.publish([d], tmp_path / "out")
     pd.testing.assert_frame_equal(first[0], second[0])
     pd.testing.assert_frame_equal(first[1], second[1])
+
+
+def _reader_claims() -> pd.DataFrame:
+    """A small claims frame as vs_seed_claims.csv holds it: SI numbers of three measures (bit/s, s,
+    requests/s), a narrow interval, and a claim not comparable here (no numbers at all)."""
+    c = _claims("seed 001", ["agrees", "agrees", "agrees", "not comparable here"])
+    c["claim"] = ["bw", "lat", "qps", "neutron"]
+    c["seed_measure"] = ["iperf2:tcp:throughput", "ping:plain:rtt_avg", "ab:http-c50:requests_per_second", ""]
+    c["measure"] = c["seed_measure"]
+    c["variant"] = "flannel"
+    c["seed_value"] = [910e6, 7.27e-4, 10031.23, np.nan]
+    c["seed_baseline"] = [942e6, 2.45e-4, 12439.61, np.nan]
+    c["seed_ratio"] = c["seed_value"] / c["seed_baseline"]
+    c["ratio"] = [0.9655537, 1.933, 0.578, np.nan]
+    c["ci_low"] = [0.9637538, 1.871, 0.549, np.nan]
+    c["ci_high"] = [0.9673570, 1.997, 0.611, np.nan]
+    c["seed_in_ci"] = [True, False, False, np.nan]
+    for col in ("seed_relation", "by", "treatment", "baseline", "measure"):
+        c[col] = [*c[col].iloc[:3], ""]
+    c["reason"] = ["", "", "", "neutron is not a CNI"]
+    return c
+
+
+def _summary() -> pd.DataFrame:
+    rows = [
+        ("pod-pod", "iperf2", "tcp", "throughput", 921.5e6),
+        ("host-host", "iperf2", "tcp", "throughput", 954.4e6),
+        ("pod-pod", "ping", "plain", "rtt_avg", 157.6e-6),
+        ("host-host", "ping", "plain", "rtt_avg", 81.49e-6),
+    ]
+    return pd.DataFrame(
+        [
+            {"variant": "flannel", "scenario": s, "tool": t, "test": e, "metric": m, "centre": v}
+            for s, t, e, m, v in rows
+        ]
+    )
+
+
+def test_claims_table_reads_in_display_units_never_e_notation_or_nan(tmp_path):
+    """The notebook's claims table (issue 45): verdict and reason first, each row's numbers in its
+    measure's display unit, our ratio and interval in one cell to the interval's width, blank where a
+    claim has no number; vs_seed_claims.csv keeps SI."""
+    vs_seed.write(_reader_claims(), tmp_path / "vs_seed_claims.csv")
+    back = vs_seed.read_claims(tmp_path / "vs_seed_claims.csv")
+    shown = vs_seed.claims_shown(back, _summary())
+    assert list(shown.columns[:4]) == ["claim", "verdict", "reason", "says"]
+    row = shown.set_index("claim")
+    assert row.loc["bw", "seed: treatment / baseline"] == "910 / 942 Mbit/s"
+    assert row.loc["bw", "ours: treatment / baseline"] == "921.5 / 954.4 Mbit/s"
+    assert row.loc["bw", "our ratio [95 % CI]"] == "0.966 [0.964, 0.967]"
+    assert row.loc["lat", "seed: treatment / baseline"] == "727 / 245 µs"
+    assert row.loc["lat", "ours: treatment / baseline"] == "157.6 / 81.49 µs"
+    assert row.loc["qps", "seed: treatment / baseline"] == "10,031 / 12,440 requests/s"
+    assert row.loc["qps", "ours: treatment / baseline"] == ""  # summary.csv has no such row: blank
+    assert (row.loc["neutron"].drop(["verdict", "reason", "says"]) == "").all()
+    html = vs_seed.claims_view(back, _summary()).to_html()
+    for bad in ("e+0", "e-0", "NaN", "nan"):
+        assert bad not in html, bad
+    assert "0.966 [0.964,\u00a00.967]" in html and "neutron is not a CNI" in html
+    # the CSV stays SI, machine-readable
+    raw = pd.read_csv(tmp_path / "vs_seed_claims.csv")
+    assert raw.loc[0, "seed_value"] == 910e6 and raw.loc[1, "seed_value"] == 7.27e-4

@@ -40,7 +40,7 @@ from .claims import CLAIM_COLUMNS, CLAIM_VERDICTS, claims_table, judge, seed_val
 from .mapping import Measure, Note, SeedMapping, published
 from .orders import ORDER_COLUMNS, orders_table, shown, verdict
 from .table import COLUMNS, STATUSES, VERDICTS, vs_seed_table
-from .verdicts import claims_shown, count_sentence, headline, read_claims, verdict_counts
+from .verdicts import claims_shown, claims_view, count_sentence, headline, read_claims, verdict_counts
 from .words import headline_table, markdown, sentences, summary_sentence
 
 __all__ = [
@@ -57,6 +57,7 @@ __all__ = [
     "build_claims",
     "build_orders",
     "claims_shown",
+    "claims_view",
     "claims_table",
     "count_sentence",
     "headline",
@@ -68,6 +69,7 @@ __all__ = [
     "read",
     "read_claims",
     "read_orders",
+    "read_summary",
     "seed_values",
     "sentences",
     "shown",
@@ -147,6 +149,11 @@ def read(path: str | Path) -> pd.DataFrame:
         if c in df.columns:
             df[c] = df[c].fillna("").astype(str)
     return df
+
+
+def read_summary(path: str | Path) -> pd.DataFrame:
+    """``summary.csv`` (our values, for :func:`.verdicts.claims_view`); empty when missing."""
+    return _csv(Path(path))
 
 
 def read_orders(path: str | Path) -> pd.DataFrame:

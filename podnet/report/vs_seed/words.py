@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from podnet.report.numbers import fmt_ratio
+from podnet.report.numbers import fmt_ratio, ratio_texts
 
 _GROUP = ["path", "scenario", "seed_tool", "seed_test", "seed_metric", "tool", "test", "metric"]
 
@@ -21,10 +21,21 @@ def _num(x: object) -> float:
         return float("nan")
 
 
-def _ci(lo: float, hi: float) -> str:
+def _ci(lo: float, hi: float, x: float = float("nan")) -> str:
+    """ "95 % CI 0.964-0.967": the bounds with the digits the interval's width needs, the same as
+    ``x``'s (:func:`_x`)."""
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return "no interval"
-    return f"95 % CI {fmt_ratio(lo)}-{fmt_ratio(hi)}"
+    _, a, b = ratio_texts(x if np.isfinite(x) else lo, lo, hi)
+    return f"95 % CI {a}-{b}"
+
+
+def _with_ci(x: float, lo: float, hi: float, times: str = "x", paren: bool = False) -> str:
+    """ "0.966x, 95 % CI 0.964-0.967" (``paren``: "0.966x (95 % CI 0.964-0.967)"): a ratio (or a
+    value, ``times=""``) and its interval, each printed to the interval's width
+    (:func:`podnet.report.numbers.ratio_texts`)."""
+    ci = _ci(lo, hi, x)
+    return f"{ratio_texts(x, lo, hi)[0]}{times}" + (f" ({ci})" if paren else f", {ci}")
 
 
 def _order(g: pd.DataFrame, rank: str, name: str, text) -> str:
@@ -91,7 +102,7 @@ def _value_texts() -> tuple:
 
     def ours(r: pd.Series) -> str:
         k = _scale(r)
-        return f"{fmt_ratio(_num(r['value']) / k)}, {_ci(_num(r['ci_low']) / k, _num(r['ci_high']) / k)}"
+        return _with_ci(_num(r["value"]) / k, _num(r["ci_low"]) / k, _num(r["ci_high"]) / k, times="")
 
     return seed, ours
 
@@ -103,7 +114,7 @@ def _ratio_texts() -> tuple:
         return f"{fmt_ratio(_num(r['seed_ratio']))}x"
 
     def ours(r: pd.Series) -> str:
-        return f"{fmt_ratio(_num(r['ratio']))}x, {_ci(_num(r['ratio_ci_low']), _num(r['ratio_ci_high']))}"
+        return _with_ci(_num(r["ratio"]), _num(r["ratio_ci_low"]), _num(r["ratio_ci_high"]))
 
     return seed, ours
 
@@ -135,7 +146,7 @@ def _pair_words(o: pd.DataFrame) -> str:
         for r in q.itertuples():
             seed = f"{r.seed_a} {'>' if r.seed_order == '>' else '~'} {r.seed_b}"
             if np.isfinite(_num(r.ratio)):
-                ours = f"{r.a} / {r.b} {fmt_ratio(_num(r.ratio))}x, {_ci(_num(r.ci_low), _num(r.ci_high))}"
+                ours = f"{r.a} / {r.b} {_with_ci(_num(r.ratio), _num(r.ci_low), _num(r.ci_high))}"
             else:
                 ours = "no paired ratio"
             if status == "agrees":
@@ -252,8 +263,8 @@ def headline_table(
             seed_label = f"{label}: {r.seed} ({r.seed_tool} {r.seed_test} {r.seed_metric})"
             row[seed_label] = f"{fmt_ratio(_num(r.seed_ratio))}x" if np.isfinite(_num(r.seed_ratio)) else "–"
             if np.isfinite(_num(r.ratio)):
-                row[f"{label}: podnet"] = (
-                    f"{fmt_ratio(_num(r.ratio))}x ({_ci(_num(r.ratio_ci_low), _num(r.ratio_ci_high))})"
+                row[f"{label}: podnet"] = _with_ci(
+                    _num(r.ratio), _num(r.ratio_ci_low), _num(r.ratio_ci_high), paren=True
                 )
             else:
                 row[f"{label}: podnet"] = str(r.status)
