@@ -21,8 +21,8 @@ round) + run noise (sd ``run_sd``), as tidy rows given to :func:`podnet.stats.sc
 Printed: the coverage of the true ratio by the old fallback (Welch on all runs,
 ``variants.sequential``: below 2 rounds its runs are one round's) and by what ``end_ratio``
 publishes now (paired by round from 2 rounds, ``variants.side_by_side``; none below); and how often
-the published interval is *different* from 1 (``ratio_differs``: it excludes 1; one curve chosen
-before the run, no family) at a true ratio of 0.8 (power) and of 1 (the false rate), and *precise*
+its p (``ratio_p``, the paired t, unadjusted: one curve chosen before the run, no family) is below
+0.05 at a true ratio of 0.8 (power) and of 1 (the false rate), and *precise*
 (``podnet.stats.planning.precise``: within ±5 % on at least ``min_to_stop`` rounds).
 """
 
@@ -101,7 +101,7 @@ class EndCell(NamedTuple):
 
     welch: float  # coverage of Welch on every run (the old fallback below 2 rounds)
     published: float  # coverage of the published interval (NaN: none published)
-    different: float  # share whose published interval excludes 1 (ratio_differs)
+    p_below: float  # share whose p (ratio_p, the paired t, unadjusted) is below 0.05
     precise: float  # share whose published interval is within the width target on min_to_stop rounds
 
 
@@ -133,7 +133,7 @@ def end_ratio_coverage(
     run_sd: float = 0.02,
     ratio: float = 0.8,
 ) -> EndCell:
-    """Coverage, *different* and *precise* shares of the largest / 0 ratio scale_curves.csv publishes."""
+    """Coverage, p < 0.05 and *precise* shares of the largest / 0 ratio scale_curves.csv publishes."""
     s = Settings.of(None)
     shape = (experiments, rounds, 1)
     top = (
@@ -150,7 +150,7 @@ def end_ratio_coverage(
             continue
         shown += 1
         hit += lo <= ratio <= hi
-        diff += bool(r["ratio_differs"])
+        diff += bool(r["ratio_p"] < 0.05)
         rhw = (hi - lo) / (2 * r["ratio"])
         prec += bool(precise(rhw, s.planning.target_rel_half_width, r["ratio_n"], s, lo, hi))
     e = float(experiments)
@@ -188,12 +188,12 @@ def main(
             )
     print(
         f"\nend ratio (largest / 0): round effect sd 0.05 per end's set-up, run sd 0.02; {experiments}"
-        f" experiments a cell (design effect note from {DEFF_NOTE}); different: the published interval"
-        " excludes 1 (one curve, no family); precise: within ±5 % on min_to_stop rounds"
+        f" experiments a cell (design effect note from {DEFF_NOTE}); p < 0.05: the ratio's p (ratio_p,"
+        " unadjusted: one curve, no family); precise: within ±5 % on min_to_stop rounds"
     )
     print(
         "rounds x repeats   true   Welch on all runs (old, < 2 rounds)   published cover (- none)"
-        "   different   precise"
+        "   p < 0.05   precise"
     )
     for ratio in (0.8, 1.0):
         for rounds, repeats in ends:
@@ -202,7 +202,7 @@ def main(
             pub = "     - (no interval)" if np.isnan(c.published) else f"{c.published:6.3f}"
             print(
                 f"{rounds:>6} x {repeats:<7}   {ratio:4.2f}   {c.welch:35.3f}   {pub:>24}"
-                f"   {c.different:9.3f}   {c.precise:7.3f}",
+                f"   {c.p_below:8.3f}   {c.precise:7.3f}",
                 flush=True,
             )
     return effects, ratios

@@ -1,5 +1,5 @@
 """Latency under load: which rows of a declared Holm family come out "different", and the coverage of
-the interval published beside them (podnet/stats/METHODS.md, "The p of a declared family").
+the interval published beside them (podnet/stats/METHODS.md, "The paired t p").
 
     PYTHONPATH=. .venv/bin/python benchmarks/sim_underload.py [--experiments 2000] [--seed 44]
 

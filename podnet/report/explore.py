@@ -407,14 +407,28 @@ def show(*items: Any) -> None:
 
 
 def side_by_side(
-    processed_dirs: list[str | Path], by: str = "experiment", baseline: str | None = None
+    processed_dirs: list[str | Path],
+    by: str = "experiment",
+    baseline: str | None = None,
+    settings: dict | None = None,
 ) -> pd.DataFrame:
     """Ratios between experiments (``by="experiment"``) or variants of the given experiments,
-    with their intervals (podnet.stats.ratios.compare on the combined tidy tables). Each pair's
-    bootstrap and paired columns are kept in the first directory's .cache/side_by_side.pickle
-    while its two groups are unchanged (not an output: the table is the same without it)."""
+    with their intervals. The variants of one experiment whose ratios.csv compares them with
+    ``baseline``: those rows, as published (one comparison, one p: METHODS.md, "One comparison, one
+    p"). Else podnet.stats.ratios.compare on the combined tidy tables, with ``settings`` (the
+    experiment's statistics settings, stats_settings.json) for variants, so a comparison its
+    ``stats.primary`` declares is judged in its family as the statistics stage judges it; between
+    experiments every row is exploratory. Each pair's bootstrap and paired columns are kept in the
+    first directory's .cache/side_by_side.pickle while its two groups are unchanged (not an output:
+    the table is the same without it)."""
     from podnet.stats.ratios import compare
 
+    published = Path(processed_dirs[0]) / "ratios.csv"
+    if by == "variant" and len(processed_dirs) == 1 and baseline and published.exists():
+        r = pd.read_csv(published)
+        r = r[(r["by"].astype(str) == "variant") & (r["baseline"].astype(str) == str(baseline))]
+        if len(r):
+            return r.reset_index(drop=True)
     tidy = pd.concat([pd.read_parquet(Path(d) / "tidy.parquet") for d in processed_dirs], ignore_index=True)
     if by != "experiment":
         tidy = tidy.assign(experiment="+".join(dict.fromkeys(tidy["experiment"].astype(str))))
@@ -423,7 +437,16 @@ def side_by_side(
         return pd.DataFrame()
     base = baseline or names[0]
     cache = Path(processed_dirs[0]) / ".cache" / "side_by_side.pickle"
-    return compare(tidy, {"comparisons": [{"by": by, "baseline": base}]}, cache=cache)
+    want = {"by": by, "baseline": base}
+    s = {k: v for k, v in (settings or {}).items() if k != "thresholds"}
+    comps = [c for c in s.get("comparisons") or [] if by == "variant"]
+    if not any(c.get("by") == by and str(c.get("baseline")) == base for c in comps):
+        comps = [*comps, want]
+    s["comparisons"] = comps
+    if by != "variant":
+        s["primary"] = []
+    r = compare(tidy, s, cache=cache)
+    return r[(r["by"] == by) & (r["baseline"].astype(str) == base)].reset_index(drop=True)
 
 
 def budget(planning: pd.DataFrame, seconds_per_run: float, budget_seconds: float) -> pd.DataFrame:

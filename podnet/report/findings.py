@@ -75,7 +75,7 @@ def sentence(
     if not np.isfinite(p):
         return f"{head} ({ci}, {n}; no test): {words(False, is_precise(r))}."
     adj = f"Holm-adjusted {fmt_p(p)}"
-    return f"{head} ({ci}, {n}, {adj}): {words(different(r, a), is_precise(r))}."
+    return f"{head} ({ci}, {n}, {adj}): {words(different(r), is_precise(r))}."
 
 
 def words(diff: bool, precise: bool) -> str:
@@ -98,7 +98,7 @@ def findings(t: data.Tables) -> pd.DataFrame:
     several = r["by"].eq("scenario").any() and r["variant"].nunique() > 1
     bounds = data.stream_bounds(t)
     out["sentence"] = [sentence(row, a, conf, several, bounds) for _, row in r.iterrows()]
-    out["different"] = [different(row, a) for _, row in r.iterrows()]
+    out["different"] = [different(row) for _, row in r.iterrows()]
     out["precise"] = [is_precise(row) for _, row in r.iterrows()]
     return out
 
@@ -319,12 +319,15 @@ def variant_markdown(t: data.Tables, primary_only: bool = True) -> str:
         v = v[v["role"] == "primary"]
     lines = []
     for _, r in v.iterrows():
-        state = ""
+        padj, praw = float(r.get("p_adjusted", np.nan)), float(r.get("p_value", np.nan))
+        if np.isfinite(padj):  # a family row: the same Holm p as ratios.csv and the findings state
+            state = f", Holm-adjusted {fmt_p(padj)}"
+        else:
+            state = f", unadjusted {fmt_p(praw)}" if np.isfinite(praw) else ""
         if r["role"] == "primary":
             hw = float(r["rel_half_width"])
-            diff = str(r.get("different", "")).lower() == "true"
             target = f"target ±{float(r['target_rel_half_width']) * 100:.0f} %"
-            state = f": ±{hw * 100:.1f} % ({target}), {words(diff, is_precise(r))}"
+            state += f": ±{hw * 100:.1f} % ({target}), {words(different(r), is_precise(r))}"
         lines.append(f"- {variant_sentence(r)}{state}.")
     return "\n".join(lines)
 

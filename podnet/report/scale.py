@@ -10,7 +10,7 @@ import pandas as pd
 
 from podnet.report.figures import data
 from podnet.report.figures.scale import shown
-from podnet.report.numbers import ratio_texts
+from podnet.report.numbers import fmt_p, ratio_texts
 
 #: the ends table's columns
 END_COLUMNS = [
@@ -25,7 +25,7 @@ END_COLUMNS = [
     "ratio CI",
     "n",
     "interval",
-    "differs",
+    "p (unadjusted)",
     "per 1000 objects",
 ]
 #: the time-to-effect table's columns
@@ -90,7 +90,7 @@ def _interval(lo: float, hi: float, ratio: float = float("nan")) -> str:
 
 def ends_table(t: data.Tables) -> pd.DataFrame:
     """Per variant, path, test and drawn metric: the value at 0 objects and at the largest point,
-    largest / 0 with its interval and how it was had, whether it excludes 1, and the slope per 1000
+    largest / 0 with its interval and how it was had, its unadjusted p, and the slope per 1000
     objects relative to the value at 0 (with its interval)."""
     r = end_rows(t)
     out = []
@@ -116,11 +116,20 @@ def ends_table(t: data.Tables) -> pd.DataFrame:
                 "ratio CI": _interval(float(x["ratio_low"]), float(x["ratio_high"]), float(x["ratio"])),
                 "n": int(float(x["ratio_n"])) if np.isfinite(float(x["ratio_n"])) else 0,
                 "interval": _text(x["ratio_method"]) or _text(x["ratio_note"]),
-                "differs": "yes" if str(x["ratio_differs"]).lower() == "true" else "no",
+                "p (unadjusted)": _p_text(x),
                 "per 1000 objects": per,
             }
         )
     return pd.DataFrame(out, columns=END_COLUMNS)
+
+
+def _p(x: pd.Series) -> float:
+    """A curve's ratio p (scale_curves.csv ``ratio_p``; NaN when it has none)."""
+    return float(pd.to_numeric(x.get("ratio_p", np.nan), errors="coerce"))
+
+
+def _p_text(x: pd.Series) -> str:
+    return fmt_p(_p(x)).removeprefix("p = ") if np.isfinite(_p(x)) else "–"
 
 
 def _seconds(v: float) -> str:
@@ -175,15 +184,16 @@ def effect_table(t: data.Tables) -> pd.DataFrame:
 
 def markdown(t: data.Tables) -> str:
     """Per variant and drawn measure: its value at 0 objects and at the largest point and the ratio
-    with its interval (and whether it excludes 1); per variant and probe: P50, P90 and P99 of the time to
-    effect at the largest point ("" without a scale sweep)."""
+    with its interval and its unadjusted p (a scale curve is in no declared family: never "different");
+    per variant and probe: P50, P90 and P99 of the time to effect at the largest point ("" without a
+    scale sweep)."""
     lines = []
     for _, x in end_rows(t).iterrows():
         metric, tool, unit = str(x["metric"]), str(x["tool"]), str(x["unit"])
         lo, hi = float(x["ratio_low"]), float(x["ratio_high"])
         ci = (
-            f" (interval {_interval(lo, hi, float(x['ratio']))}, n = {int(float(x['ratio_n']))}, "
-            f"{'differs from 1' if str(x['ratio_differs']).lower() == 'true' else 'includes 1'})"
+            f" (interval {_interval(lo, hi, float(x['ratio']))}, n = {int(float(x['ratio_n']))}"
+            f"{', unadjusted ' + fmt_p(_p(x)) if np.isfinite(_p(x)) else ''})"
             if np.isfinite(lo) and np.isfinite(hi)
             else f" ({_no_interval(_text(x['ratio_note']))})"
         )

@@ -1,12 +1,16 @@
-"""The declared primary hypotheses of ratios.csv and their multiplicity adjustment.
+"""The declared primary hypotheses of ratios.csv and variants.csv and their multiplicity adjustment.
 
 A ratio row is *primary* when it matches an entry of ``stats.primary``
 (by, baseline, treatments, tool or tool:test, metrics; metrics default to the
-tool's headline metrics from :func:`podnet.tools.headline_metrics`). Holm
-and Benjamini-Hochberg run over the primary rows of one family
-(``stats.multiple_comparisons.family`` columns, default the experiment) only.
-Every other row is *exploratory*: its p-values stay unadjusted and it is never
-called *different* nor *precise* (METHODS.md, "Two words: different and precise").
+tool's headline metrics from :func:`podnet.tools.headline_metrics`). Holm runs
+over the primary rows of one family (``stats.multiple_comparisons.family``
+columns, default the experiment, and ``by``: comparisons between paths and
+between variants are two families) with each row's one p
+(:mod:`podnet.stats.onep`). Every other row is *exploratory*: its p stays
+unadjusted and it is never called *different* nor *precise* (METHODS.md,
+"One comparison, one p", "Two words: different and precise"). A comparison
+between variants is judged once, in variants.csv (:func:`variant_family`), and
+ratios.csv's row of it reads that judgement (:func:`from_variants`).
 """
 
 from __future__ import annotations
@@ -17,12 +21,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import core
+from . import onep
 from .kinds import tool_headline
 from .planning import met, precise
 from .settings import Settings
 
 _NA = "\x00<NA>"
+#: the path columns a variant ratio is taken within (variants.csv: one row per value of these)
+PATH_COLUMNS = ["scenario", "tool", "test", "protocol", "direction", "streams", "metric", "unit"]
 
 
 def _text(out: pd.DataFrame, col: str) -> pd.Series:
@@ -83,12 +89,10 @@ def judged(r: pd.DataFrame) -> pd.DataFrame:
     """The one interval each ratios.csv row is read by (index aligned with ``r``).
 
     ``interval`` is "paired" when the row has a paired interval of at least 2 pairs (then
-    ``ratio``, ``low``, ``high``, ``n`` and ``p_adjusted`` are ``paired_ratio``,
-    ``paired_ci_*``, ``n_pairs`` and ``paired_p_adjusted``), "unpaired" when it has only its
-    primary interval (``ratio``, ``ci_*``, the smaller side's n, ``p_adjusted``), else "".
-    ``stop_excludes_1``: what ``stats.planning.stop_when_different`` reads: a paired row's
-    ``paired_stop_excludes_1`` (its 99.3 % Hodges-Lehmann interval excludes 1), an unpaired interval
-    that excludes 1 (the stop's test, not the word *different*: METHODS.md, "Two words").
+    ``ratio``, ``low``, ``high`` and ``n`` are ``paired_ratio``, ``paired_ci_*`` and ``n_pairs``),
+    "unpaired" when it has only its primary interval (``ratio``, ``ci_*``, the smaller side's n),
+    else "". ``p_value`` and ``p_adjusted`` are the row's own: its one p (METHODS.md, "One
+    comparison, one p"), whose test the same design chose (``p_test``).
     """
 
     def col(c: str) -> np.ndarray:
@@ -96,15 +100,10 @@ def judged(r: pd.DataFrame) -> pd.DataFrame:
             return np.full(len(r), np.nan)
         return pd.to_numeric(r[c], errors="coerce").to_numpy(dtype=float)
 
+    paired = is_paired(r)
     pl, ph, npairs = col("paired_ci_low"), col("paired_ci_high"), col("n_pairs")
-    paired = np.isfinite(pl) & np.isfinite(ph) & (npairs >= 2)
     lo, hi = col("ci_low"), col("ci_high")
     unpaired = ~paired & np.isfinite(lo) & np.isfinite(hi)
-    pdiff = (
-        r["paired_stop_excludes_1"].astype("string").str.lower().eq("true").fillna(False).to_numpy(dtype=bool)
-        if "paired_stop_excludes_1" in r.columns
-        else (pl > 1.0) | (ph < 1.0)
-    )
     with np.errstate(invalid="ignore"):
         return pd.DataFrame(
             {
@@ -113,108 +112,162 @@ def judged(r: pd.DataFrame) -> pd.DataFrame:
                 "low": np.where(paired, pl, lo),
                 "high": np.where(paired, ph, hi),
                 "n": np.where(paired, npairs, np.fmin(col("n_treatment"), col("n_baseline"))),
-                "p_adjusted": np.where(paired, col("paired_p_adjusted"), col("p_adjusted")),
-                "stop_excludes_1": np.where(paired, pdiff, (lo > 1.0) | (hi < 1.0)),
+                "p_value": col("p_value"),
+                "p_adjusted": col("p_adjusted"),
             },
             index=r.index,
         )
 
 
-def _lost_reason(out: pd.DataFrame, idx: np.ndarray) -> np.ndarray:
-    """Why each of the family rows ``idx`` has no p_value (its interval's note, else a general one)."""
-    note = (
-        out["ci_note"].astype("string").fillna("").to_numpy(dtype=object)[idx] if "ci_note" in out else None
+def is_paired(r: pd.DataFrame) -> np.ndarray:
+    """Rows whose runs pair by round: a paired interval on at least 2 pairs (the design that ran)."""
+    if "paired_ci_low" not in r.columns:
+        return np.zeros(len(r), dtype=bool)
+    pl, ph, n = (
+        pd.to_numeric(r[c], errors="coerce").to_numpy(dtype=float)
+        for c in ("paired_ci_low", "paired_ci_high", "n_pairs")
     )
+    return np.isfinite(pl) & np.isfinite(ph) & (n >= 2)
+
+
+def family_labels(keys: pd.DataFrame, cols: Sequence[str]) -> np.ndarray:
+    """Each row's Holm family: ``primary:`` and its values of ``cols`` (``stats.multiple_comparisons.family``)
+    and of ``by``, joined by "/". Comparisons between paths and between variants are two families."""
+    cols = [*cols, *([] if "by" in cols else ["by"])]
+    text = keys[cols].astype("string").fillna("NA")
+    return ("primary:" + text.agg("/".join, axis=1)).to_numpy(dtype=object)
+
+
+def _lost_reason(note: np.ndarray) -> np.ndarray:
+    """Why a family row has no p_value, from its interval's note (counted in Holm as p = 1)."""
     return np.array(
         [
             f"p-value undefined ({n}); counted in Holm as p = 1"
             if n
             else "p-value undefined; counted in Holm as p = 1"
-            for n in (note if note is not None else [""] * len(idx))
+            for n in note
         ],
         dtype=object,
     )
 
 
-def adjust(out: pd.DataFrame, settings: Settings) -> None:
-    """Add role, family, m, p_note, the adjusted p-value columns, different and precise to ``out``
-    (in place).
+def _notes(out: pd.DataFrame, paired: np.ndarray) -> np.ndarray:
+    """Each row's interval note: the paired one for a paired row, else ``ci_note``."""
+
+    def text(c: str) -> np.ndarray:
+        if c not in out.columns:
+            return np.full(len(out), "", dtype=object)
+        return out[c].astype("string").fillna("").to_numpy(dtype=object)
+
+    return np.where(paired, text("paired_note"), text("ci_note"))
+
+
+#: what a ratios.csv row between variants takes from its comparison's variants.csv row
+FROM_VARIANTS = ["role", "family", "m", "p_value", "p_test", "p_adjusted", "p_note", "different", "precise"]
+
+
+def adjust(out: pd.DataFrame, settings: Settings, variants: pd.DataFrame | None = None) -> None:
+    """Add role, family, m, p_note, p_adjusted, different and precise to ratios.csv rows ``out`` (in
+    place), whose ``p_value`` is already each comparison's one p (:func:`podnet.stats.onep.design_p`).
 
     A primary row whose p-value cannot be computed (n < 2, a zero-width interval) stays in its
-    family as p = 1 (conservative: never silently leaving it), and ``p_note`` says why. The two
-    words (METHODS.md, "Two words: different and precise"), of the interval each row is judged by
-    (:func:`judged`): ``different``, a primary row whose Holm-adjusted p is below alpha;
-    ``precise``, a primary row whose interval meets :func:`podnet.stats.planning.precise`.
+    family as p = 1 (never silently leaving it), and ``p_note`` says why. The two words (METHODS.md,
+    "Two words: different and precise"), of the interval each row is judged by (:func:`judged`):
+    ``different``, a primary row whose Holm-adjusted p is below alpha
+    (:func:`podnet.stats.onep.different`); ``precise``, a primary row whose interval meets
+    :func:`podnet.stats.planning.precise`. A row between variants is its comparison's row of
+    ``variants`` (variants.csv, by the design its runs allow): :func:`from_variants`.
     """
-    alpha = settings.alpha
-    cols = list(settings.family)
     prim = primary_mask(out, settings.primary)
+    by_variant = (out["by"].astype("string") == "variant").fillna(False).to_numpy(dtype=bool)
     out["role"] = np.where(prim, "primary", "exploratory")
-    fam = np.full(len(out), "", dtype=object)
-    m = np.full(len(out), np.nan)
-    results = {
-        dest: np.full(len(out), np.nan)
-        for dest in ("p_adjusted", "p_adjusted_bh", "p_mannwhitney_adjusted", "paired_p_adjusted")
-    }
-    pnote = np.full(len(out), "", dtype=object)
-    idx_prim = np.nonzero(prim)[0]
-    if len(idx_prim):
-        sub = out.iloc[idx_prim]
-        labels = (
-            sub[cols].astype("string").fillna("NA").agg("/".join, axis=1).to_numpy(dtype=object)
-            if cols
-            else np.full(len(sub), "all", dtype=object)
-        )
-        for label in pd.unique(labels):
-            idx = idx_prim[labels == label]
-            fam[idx] = f"primary:{label}"
-            p = out["p_value"].to_numpy(dtype=float)[idx]
-            lost = ~np.isfinite(p)
-            pnote[idx[lost]] = _lost_reason(out, idx[lost])
-            m[idx] = len(idx)
-            results["p_adjusted"][idx] = core.holm(_as_one(p))
-            results["p_adjusted_bh"][idx] = core.benjamini_hochberg(_as_one(p))
-            results["p_mannwhitney_adjusted"][idx] = core.holm(
-                _as_one(out["p_mannwhitney"].to_numpy(dtype=float)[idx])
-            )
-            pp = out["paired_p_value"].to_numpy(dtype=float)[idx]
-            # rows without a paired interval are judged by the unpaired one: their paired p is none
-            has_pair = (pd.to_numeric(out["n_pairs"], errors="coerce").to_numpy(dtype=float)[idx] >= 2) & (
-                np.isfinite(pd.to_numeric(out["paired_ci_low"], errors="coerce").to_numpy(dtype=float)[idx])
-            )
-            pa = core.holm(np.where(has_pair, _as_one(pp), 1.0))
-            results["paired_p_adjusted"][idx] = np.where(has_pair, pa, np.nan)
-    out["family"] = fam
-    out["p_note"] = pnote
-    out["m"] = pd.array(np.where(np.isnan(m), np.nan, m), dtype="Float64").astype("Int64")
-    for dest, res in results.items():
-        out[dest] = res
+    own = prim & ~by_variant if variants is not None else prim
+    labels = (
+        np.where(own, family_labels(out, settings.family), "") if len(out) else np.array([], dtype=object)
+    )
+    h = onep.holm(out["p_value"].to_numpy(dtype=float), labels)
+    out["family"] = labels
+    out["p_note"] = np.where(h.lost, _lost_reason(_notes(out, is_paired(out))), "")
+    out["m"] = pd.array(h.m, dtype="Float64").astype("Int64")
+    out["p_adjusted"] = h.p_adjusted
+    out["different"] = onep.different(h.p_adjusted, own, settings.alpha)
     j = judged(out)
-    # different by the interval the row is judged by (paired when it has one), as the findings and
-    # the figures read it: an unpaired Welch p under a drifting machine is not it; no p: not different
-    pj = np.where(prim, j["p_adjusted"].to_numpy(dtype=float), np.nan)
-    out["different"] = prim & np.isfinite(pj) & (np.nan_to_num(pj, nan=1.0) < alpha)
     with np.errstate(invalid="ignore", divide="ignore"):
         rhw = (j["high"] - j["low"]).to_numpy(dtype=float) / (2.0 * np.abs(j["ratio"].to_numpy(dtype=float)))
     target = primary_targets(out, settings.primary, settings.planning.target_rel_half_width)
-    out["precise"] = prim & precise(rhw, target, j["n"], settings, j["low"], j["high"])
+    out["precise"] = own & precise(rhw, target, j["n"], settings, j["low"], j["high"])
+    if variants is not None:
+        from_variants(out, variants)
 
 
-def _as_one(p: np.ndarray) -> np.ndarray:
-    """A p-value that could not be computed counts as 1 (it stays in the family)."""
-    return np.where(np.isfinite(p), p, 1.0)
+def from_variants(out: pd.DataFrame, variants: pd.DataFrame) -> None:
+    """ratios.csv's rows between variants (``by`` variant) take role, family, m, p, test, Holm p,
+    note and the two words from their comparison's preferred row of variants.csv (in place): one
+    comparison, one p, whichever table states it. A declared row without one (a metric that is not a
+    positive quantity, fewer than 2 runs a side) is in no family, and its note says so."""
+    rows = (out["by"].astype("string") == "variant").fillna(False).to_numpy(dtype=bool)
+    if not rows.any():
+        return
+    key = ["treatment", "baseline", *PATH_COLUMNS]
+    src = variants.rename(columns={"variant": "treatment", "baseline_variant": "baseline"})
+    src = src[src["preferred"].astype(bool)] if len(src) else src.iloc[0:0]
+    src = src[[*key, *FROM_VARIANTS, "design"]].assign(**{c: src[c].astype("string").fillna("") for c in key})
+    left = out.loc[rows, key].astype("string").fillna("").reset_index()
+    got = left.merge(src.drop_duplicates(key), on=key, how="left").set_index("index")
+    hit = got["design"].notna().to_numpy(dtype=bool)
+    idx, miss = got.index[hit], got.index[~hit]
+    cols = {c: out[c].astype(object) for c in FROM_VARIANTS}
+    for c in FROM_VARIANTS:
+        cols[c].loc[idx] = got.loc[idx, c].to_numpy(dtype=object)
+    note = cols["p_note"]
+    # where this table's interval is not of the design whose p it states, say so
+    design = got.loc[idx, "design"].astype(str).to_numpy()
+    own = pd.Series(is_paired(out), index=out.index).loc[idx].to_numpy(dtype=bool)
+    why = np.where(
+        design == "normalised",
+        "p of the drift-normalised design (variants.csv states its interval); the interval here is "
+        "of the two launches' runs",
+        np.where(
+            (design == "side-by-side") & ~own,
+            "p of the side-by-side design (variants.csv states its interval on the rounds both sides "
+            "ran); the interval here is unpaired",
+            "",
+        ),
+    )
+    note.loc[idx] = [
+        w + (f"; {n}" if w and isinstance(n, str) and n else "") if w else n
+        for w, n in zip(why, note.loc[idx])
+    ]
+    declared = cols["role"].loc[miss] == "primary"
+    note.loc[miss[declared.to_numpy(dtype=bool)]] = (
+        "no ratio of a design in variants.csv (a positive quantity with 2 runs a side): in no family"
+    )
+    for c, v in (
+        ("family", ""),
+        ("m", pd.NA),
+        ("p_adjusted", np.nan),
+        ("different", False),
+        ("precise", False),
+    ):
+        cols[c].loc[miss] = v
+    for c in ("role", "family", "p_test", "p_note"):
+        out[c] = cols[c].astype("string").fillna("").astype(object)
+    out["m"] = pd.to_numeric(cols["m"], errors="coerce").astype("Float64").astype("Int64")
+    for c in ("p_value", "p_adjusted"):
+        out[c] = pd.to_numeric(cols[c], errors="coerce").astype(float)
+    for c in ("different", "precise"):
+        out[c] = cols[c].map(lambda x: str(x).lower() == "true").astype(bool)
 
 
 def variant_family(df: pd.DataFrame, s: Settings, norm: str | None) -> None:
-    """variants.csv's role, p_value / p_test of the family rows, p_adjusted (Holm over the preferred
-    primary rows), target, different, precise and verdict (in place); ``_met``, the adaptive stop's
-    rule (:func:`podnet.stats.planning.met`), for the side-by-side sampler.
+    """variants.csv's role, family, m, p_adjusted (Holm over the preferred primary rows), p_note,
+    target, different, precise and verdict (in place); ``_met``, the adaptive stop's rule
+    (:func:`podnet.stats.planning.met`), for the side-by-side sampler.
 
-    A side-by-side row of the family enters Holm with the paired t p of its mean log ratio
-    (:attr:`podnet.stats.robust.Stated.p_t`) whatever its interval's method: the exact Wilcoxon p
-    of fewer pairs than :func:`podnet.stats.robust.exact_reach` cannot pass Holm's first step, and
-    switching to it from there made a row's power dip (METHODS.md, "The p of a declared family");
-    ``p_value`` is then that p and ``p_test`` says ``t``.
+    ``p_value`` is already each row's one p (``p_test``): the paired t of a side-by-side row's mean
+    log ratio (:attr:`podnet.stats.robust.Stated.p_t`), Welch's for the other designs (METHODS.md,
+    "One comparison, one p"). A sequential row is never in the family: its interval leaves out the
+    drift between launches; a declared comparison whose only design is sequential says so in ``p_note``.
     """
     default = s.planning.target_rel_half_width
     primary = s.primary
@@ -227,38 +280,39 @@ def variant_family(df: pd.DataFrame, s: Settings, norm: str | None) -> None:
     prim = np.isfinite(target)
     df["role"] = np.where(prim, "primary", "exploratory")
     df["target_rel_half_width"] = target
+    pref = df["preferred"].to_numpy(dtype=bool)
+    seq = (df["design"].astype(str) == "sequential").to_numpy()
     # a sequential interval leaves out the launches' drift: it is shown, never judged
-    fam = prim & df["preferred"].to_numpy(dtype=bool) & (df["design"].astype(str) != "sequential").to_numpy()
-    side = df["design"].astype(str).to_numpy() == "side-by-side"
-    pick = fam & side
-    df["p_value"] = np.where(pick, df["_p_t"].to_numpy(dtype=float), df["p_value"].to_numpy(dtype=float))
-    df["p_test"] = np.where(pick, "t", df["p_test"].to_numpy(dtype=object))
-    # a p-value that cannot be computed stays in the family, as p = 1 (never silently dropped)
+    fam = prim & pref & ~seq
+    keys = by_variant.assign(comparison=df["_comparison"])
+    labels = np.where(fam, family_labels(keys, s.family), "") if len(df) else np.array([], dtype=object)
     p = df["p_value"].to_numpy(dtype=float)
-    lost = fam & ~np.isfinite(p)
+    h = onep.holm(p, labels)
+    # a p-value that cannot be computed stays in the family, as p = 1 (never silently dropped)
     df["p_note"] = np.where(
-        lost,
+        h.lost,
         np.where(
             np.isfinite(df["ci_low"].to_numpy(dtype=float)),
             "zero-width interval: p-value undefined; counted in Holm as p = 1",
             "no interval: p-value undefined; counted in Holm as p = 1",
         ),
-        "",
+        np.where(
+            prim & pref & seq,
+            "sequential design (separate launches, no in-launch baseline): the drift between launches "
+            "is not in its interval, so it is in no family",
+            "",
+        ),
     )
-    padj = np.full(len(df), np.nan)
-    if fam.any():
-        padj[fam] = core.holm(np.where(lost, 1.0, p)[fam])
+    df["family"] = labels
+    df["m"] = pd.array(h.m, dtype="Float64").astype("Int64")
+    padj = h.p_adjusted
     df["p_adjusted"] = padj
-    alpha = s.alpha
     lo, hi = df["ci_low"].to_numpy(dtype=float), df["ci_high"].to_numpy(dtype=float)
     n = df["n_pairs"].to_numpy(dtype=float)
-    stop_excl = df["_different"].to_numpy(dtype=object)
-    with np.errstate(invalid="ignore"):
-        excl = np.where(side, stop_excl == True, (lo > 1.0) | (hi < 1.0))  # noqa: E712 (object array)
     rhw = df["rel_half_width"].to_numpy(dtype=float)
     df["precise"] = fam & precise(rhw, target, n, s, lo, hi)
-    df["_met"] = fam & met(rhw, target, n, s, lo, hi, different=excl.astype(bool))
-    diff = fam & np.isfinite(padj) & (np.nan_to_num(padj, nan=1.0) < alpha)
+    df["_met"] = fam & met(rhw, target, n, s, lo, hi, p=p)
+    diff = onep.different(padj, fam, s.alpha)
     df["different"] = diff
     margin = s.planning.equivalence_margin
     with np.errstate(invalid="ignore"):

@@ -31,6 +31,7 @@ import pandas as pd
 
 from podnet.config import schema
 
+from . import onep
 from ._data import read_table
 from .family import tests_match
 
@@ -140,18 +141,13 @@ def check(ratios: pd.DataFrame, thresholds: list[Mapping[str, Any]]) -> pd.DataF
                     "ci_low": lo,
                     "ci_high": hi,
                     "interval": jr["interval"],
-                    "different": _word(row, "different"),
-                    "precise": _word(row, "precise"),
+                    "different": onep.word(row, "different"),
+                    "precise": onep.word(row, "precise"),
                     "verdict": verdict,
                     "reason": reason,
                 }
             )
     return pd.DataFrame(out, columns=CHECK_COLUMNS)
-
-
-def _word(row: pd.Series, col: str) -> bool:
-    """A ratios row's ``different`` / ``precise`` (bool as written, text as read back; absent: False)."""
-    return str(row.get(col, "")).lower() == "true"
 
 
 def exit_code(verdicts: pd.DataFrame) -> int:

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from . import core
+from . import onep
 from ._data import key_text, run_rounds
 from .bootstrap import group_seed
 from .netready import (
@@ -270,16 +270,11 @@ def adjust(df: pd.DataFrame, alpha: float) -> pd.DataFrame:
     prim = (df["estimand"].astype(str) == FAMILY).to_numpy() & df["metric"].astype(str).isin(
         METRICS
     ).to_numpy()
-    padj = np.full(len(df), np.nan)
-    m = np.zeros(len(df), dtype=int)
     exp = df["experiment"].astype("string").fillna("").to_numpy(dtype=object)
-    for e in pd.unique(exp[prim]):
-        idx = np.nonzero(prim & (exp == e))[0]
-        padj[idx] = core.holm(np.where(np.isfinite(p[idx]), p[idx], 1.0))
-        m[idx] = len(idx)
-    padj = np.where(np.isfinite(p), padj, np.nan)
-    with np.errstate(invalid="ignore"):
-        different = prim & np.isfinite(padj) & (padj < alpha)
+    h = onep.holm(p, np.where(prim, "netready:" + exp.astype(str), ""))  # one family per experiment
+    padj = np.where(np.isfinite(p), h.p_adjusted, np.nan)  # a row without p counts as 1, states none
+    m = np.nan_to_num(h.m, nan=0.0).astype(int)
+    different = onep.different(padj, prim, alpha)
     return df.assign(role=np.where(prim, "primary", "exploratory"), p_adjusted=padj, m=m, different=different)
 
 

@@ -13,9 +13,9 @@ from ._data import LAUNCH_COLUMN, ROUND_COLUMN, Groups
 
 
 class Paired(NamedTuple):
-    """Per pair of groups: pairs, ratio, interval, p of ratio 1 (Wilcoxon where Hodges-Lehmann made the
-    interval, else t), note, quantised, interval method (hodges-lehmann | mean | ""), its level, and
-    whether the 99.3 % interval excludes 1 (``stop_when_different``)."""
+    """Per pair of groups: pairs, ratio, interval, the paired t p of ratio 1 (the comparison's p:
+    :attr:`podnet.stats.robust.Stated.p_t`, METHODS.md "One comparison, one p"), note, quantised,
+    interval method (hodges-lehmann | mean | "") and its level."""
 
     n_pairs: np.ndarray
     ratio: np.ndarray
@@ -26,7 +26,6 @@ class Paired(NamedTuple):
     quantised: np.ndarray
     method: np.ndarray
     level: float
-    different: np.ndarray
 
 
 def _launches(g: Groups) -> np.ndarray | None:
@@ -94,7 +93,7 @@ def paired(
     sdd = np.full(k, np.nan)
     ratio, lo, hi, p = (np.full(k, np.nan) for _ in range(4))
     method = np.full(k, "", dtype=object)
-    quantised, different = np.zeros(k, dtype=bool), np.zeros(k, dtype=bool)
+    quantised = np.zeros(k, dtype=bool)
     level = robust.interval_level(confidence, adaptive)
     note = np.full(k, "", dtype=object)
     kv = np.zeros(k) if known_var is None else np.nan_to_num(np.asarray(known_var, dtype=float))
@@ -152,8 +151,8 @@ def paired(
         scale = max(1.0, float(np.max(np.abs(la))), float(np.max(np.abs(lb_))))
         sdd[i] = 0.0 if sd <= zero_sd * scale else sd
         r = robust.stated(d, confidence, adaptive, kv[i], fv[i] / len(d), sdd[i] == 0)
-        ratio[i], lo[i], hi[i], p[i] = np.exp(r.estimate), np.exp(r.low), np.exp(r.high), r.p
-        method[i], quantised[i], different[i] = str(r.method), bool(r.quantised), bool(r.different)
+        ratio[i], lo[i], hi[i], p[i] = np.exp(r.estimate), np.exp(r.low), np.exp(r.high), r.p_t
+        method[i], quantised[i] = str(r.method), bool(r.quantised)
         if by_round and len(rt) + len(rb) > 2 * len(it):
             note[i] = f"{len(rt) + len(rb) - 2 * len(it)} run(s) without a partner of its round left out"
         elif sdd[i] + kv[i] + fv[i] > 0 and len(it) < max(len(rt), len(rb)):
@@ -164,4 +163,4 @@ def paired(
             )
         if sdd[i] == 0 and kv[i] + fv[i] <= 0:
             note[i] = "per-repeat ratios equal (within rounding): zero-width interval, no p-value"
-    return Paired(n_pairs, ratio, lo, hi, p, note, quantised, method, level, different)
+    return Paired(n_pairs, ratio, lo, hi, p, note, quantised, method, level)

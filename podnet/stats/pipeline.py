@@ -69,9 +69,12 @@ def run(
     summary = summarize(tidy, s, cache=cache_path, groups=g)
     paths["summary"] = _write(summary, out / "summary.csv")
     pair_cache = out / ".cache" / "ratios.pickle" if cache else None  # per pair, the same way
-    paths["ratios"] = _write(compare(tidy, s, groups=g, cache=pair_cache), out / "ratios.csv")
+    # a comparison between variants is judged once, in variants.csv; ratios.csv's row of it reads it
+    variants = variant_table(tidy, s)
+    ratios = compare(tidy, s, groups=g, cache=pair_cache, variants=variants)
+    paths["ratios"] = _write(ratios, out / "ratios.csv")
     paths["planning"] = _write(plan(tidy, s, groups=g), out / "planning.csv")
-    paths["variants"] = _write(variant_table(tidy, s), out / "variants.csv")
+    paths["variants"] = _write(variants, out / "variants.csv")
     sweeps = sweep_table(tidy, summary, s.confidence)
     paths["sweeps"] = _write(sweeps, out / "sweeps.csv")
     paths["load_curves"] = _write(load_curves(tidy, s, s.confidence), out / "load_curves.csv")

@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike
 
 from podnet.parse.tidy import GROUP_COLUMNS
 
-from . import core
+from . import core, onep
 from ._data import Groups, as_tidy, group_moments, make_groups, split_sources
 from .kinds import is_headline
 from .settings import Settings
@@ -70,32 +70,25 @@ def met(
     settings: Settings | Mapping[str, Any],
     low: ArrayLike | None = None,
     high: ArrayLike | None = None,
-    different: ArrayLike | None = None,
+    p: ArrayLike | None = None,
 ) -> np.ndarray:
     """The adaptive launchers' stop for one comparison (resolved ``settings``): :func:`precise`, or
-    with ``stats.planning.stop_when_different`` its stop interval excludes 1 on at least
-    :func:`min_to_stop` pairs (``different``: a paired interval's
-    :attr:`podnet.stats.robust.Stated.different`, its 99.3 % interval excludes 1; else ``low`` /
-    ``high``). That second test is the stop's, not the tables' word *different* (Holm over the
-    family, which a round-by-round stop cannot run); never an interval of width zero.
+    with ``stats.planning.stop_when_different`` its p (``p``: the comparison's one p, the p_value the
+    tables state) below :data:`podnet.stats.onep.STOP_P` on at least :func:`min_to_stop` pairs
+    (:func:`podnet.stats.onep.stops_as_different`). That second test is the stop's, not the tables'
+    word *different* (Holm over the family, which a round-by-round stop does not run); never an
+    interval of width zero.
     """
-    p = Settings.of(settings).planning
+    pl = Settings.of(settings).planning
     ok = precise(rel_half_width, target, n, settings, low, high)
-    if not p.stop_when_different:
+    if not pl.stop_when_different or p is None:
         return ok
-    ok_n = np.nan_to_num(np.asarray(n, dtype=float)) >= p.fewest_to_stop
+    ok_n = np.nan_to_num(np.asarray(n, dtype=float)) >= pl.fewest_to_stop
     if low is not None and high is not None:
         lo, hi = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
         with np.errstate(invalid="ignore"):
             ok_n = ok_n & (hi - lo > 0)
-    if different is not None:
-        excl = np.asarray(different, dtype=bool)
-    elif low is not None and high is not None:
-        with np.errstate(invalid="ignore"):
-            excl = (lo > 1.0) | (hi < 1.0)
-    else:
-        return ok
-    return np.asarray(ok | (ok_n & excl), dtype=bool)
+    return np.asarray(ok | (ok_n & onep.stops_as_different(p)), dtype=bool)
 
 
 def plan(

@@ -10,7 +10,8 @@ ratio of the same interval (for a log-scale interval ``sinh`` of its log half-wi
 (the ``target_rel_half_width`` of the ``stats.primary`` entry that declares it, else
 ``stats.planning.target_rel_half_width``) and it rests on at least :func:`min_to_stop` pairs: it is
 *precise* (METHODS.md, "Two words: different and precise"); *met*, the adaptive stop, is precise
-or, with ``stats.planning.stop_when_different``, its stop interval excludes 1.
+or, with ``stats.planning.stop_when_different``, its one p (``p_value``) below the stop's level
+(:func:`podnet.stats.onep.stops_as_different`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pandas as pd
 
 from podnet.parse.tidy import GROUP_COLUMNS
 
-from . import core
+from . import core, onep
 from .family import judged, primary_targets
 from .planning import met, min_to_stop, precise  # noqa: F401 - min_to_stop: its home was here
 from .ratios import compare
@@ -45,12 +46,12 @@ PRECISION_COLUMNS = (
         "n",  # pairs (paired) or the smaller side (unpaired)
         "n_needed",  # repeats that would meet the target at the observed noise (~, from the t interval)
         "precise",  # METHODS.md, "Two words": width target met on at least min_to_stop pairs
-        "met",  # the adaptive stop (stats.planning.met): precise, or with stop_when_different its stop interval excludes 1
+        "met",  # the adaptive stop (stats.planning.met): precise, or with stop_when_different its p below the stop's level
     ]
 )
 
 
-JUDGED_COLUMNS = ["interval", "ratio", "low", "high", "n", "p_adjusted"]
+JUDGED_COLUMNS = ["interval", "ratio", "low", "high", "n", "p_value", "p_adjusted"]
 
 
 def half_width_text(x: float) -> str:
@@ -59,44 +60,31 @@ def half_width_text(x: float) -> str:
 
 
 def as_judged(r: pd.DataFrame) -> pd.DataFrame:
-    """``r`` (ratios.csv rows) with ratio, ci_low, ci_high and p_adjusted replaced by the interval
-    each row is judged by (:func:`judged`), named in ``interval``: what the findings and the
-    ratios figure state."""
+    """``r`` (ratios.csv rows) with ratio, ci_low and ci_high replaced by the interval each row is
+    judged by (:func:`judged`), named in ``interval``: what the findings and the ratios figure
+    state. ``p_value``, ``p_adjusted`` and ``different`` are the row's own: one p per comparison."""
     if r.empty:
         return r.assign(interval=pd.Series(dtype=str))
     j = judged(r)
     out = r.copy()
     out["interval"] = j["interval"]
     has = j["interval"] != ""
-    for col, src in (
-        ("ratio", "ratio"),
-        ("ci_low", "low"),
-        ("ci_high", "high"),
-        ("p_adjusted", "p_adjusted"),
-    ):
+    for col, src in (("ratio", "ratio"), ("ci_low", "low"), ("ci_high", "high")):
         out[col] = pd.to_numeric(out[col], errors="coerce") if col in out.columns else np.nan
         out.loc[has, col] = j.loc[has, src]
-    if "paired_p_value" in out.columns:  # an exploratory row's unadjusted p, of the same interval
-        pair = j["interval"] == "paired"
-        out["p_value"] = pd.to_numeric(out.get("p_value", np.nan), errors="coerce")
-        out.loc[pair, "p_value"] = pd.to_numeric(out.loc[pair, "paired_p_value"], errors="coerce")
     return out
 
 
-def different(r: pd.Series | Mapping[str, Any], alpha: float) -> bool:
-    """Whether a judged ratios row (:func:`as_judged`) is *different* (METHODS.md, "Two words:
-    different and precise"): a primary row (exploratory rows are never different) whose
-    Holm-adjusted p is below ``alpha``; a row without a p (no interval, zero spread) is not. The
-    ``different`` column of ratios.csv, as the findings and the figures read it."""
-    p = float(r.get("p_adjusted", np.nan))
-    if str(r.get("role", "")) == "exploratory":
-        return False
-    return bool(np.isfinite(p) and p < alpha)
+def different(r: pd.Series | Mapping[str, Any]) -> bool:
+    """A ratios / variants row's ``different`` as the statistics wrote it (METHODS.md, "Two words:
+    different and precise"; :func:`podnet.stats.onep.different` made it): what the findings, the
+    figures and the gate read, never a p compared again here."""
+    return onep.word(r, "different")
 
 
 def is_precise(r: pd.Series | Mapping[str, Any]) -> bool:
     """The ``precise`` column of a ratios / variants row (written as bool, read back as text)."""
-    return str(r.get("precise", "")).lower() == "true"
+    return onep.word(r, "precise")
 
 
 def primary_precision(
@@ -136,5 +124,5 @@ def primary_precision(
     # precise and met only from min_to_stop pairs (values) on: stopping at the first narrow interval
     # otherwise under-covers (benchmarks/sim_intervals.py --stopping)
     out["precise"] = precise(rhw, target, n, s, low, high)
-    out["met"] = met(rhw, target, n, s, low, high, j["stop_excludes_1"].to_numpy(dtype=bool))
+    out["met"] = met(rhw, target, n, s, low, high, p=j["p_value"].to_numpy(dtype=float))
     return out[PRECISION_COLUMNS]

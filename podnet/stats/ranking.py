@@ -5,10 +5,10 @@ the order or not, gets the paired side-by-side ratio of the same rounds
 (:func:`podnet.stats.variants.side_by_side`; runs paired by ``(launch_id, round_seq)`` where the
 tidy table has ``round_seq``, else by ``(launch_id, repeat)``). Holm runs over the pairs of each
 ranking (``stats.ranking.family: ranking``, the default) or over every pair of the whole table
-(``family: campaign``); ``holm_family`` says over how many pairs each p was adjusted. A pair enters
-Holm with the paired t p of its mean log ratio (``Stated.p_t``, as a declared family's rows do:
-the exact Wilcoxon p of its interval cannot go below 2/2^n, so 10 pairs at 8 rounds could order
-nothing). A pair's relation is
+(``family: campaign``); ``holm_family`` says over how many pairs each p was adjusted. A pair's p,
+the one it states and Holm reads, is the paired t p of its mean log ratio (``Stated.p_t``, every
+paired comparison's one p, METHODS.md "One comparison, one p": the exact Wilcoxon p of its interval
+cannot go below 2/2^n, so 10 pairs at 8 rounds could order nothing). A pair's relation is
 
 - ``ordered``: its Holm-adjusted p is below ``1 - confidence``; the better one by the metric's
   direction (:func:`podnet.stats.kinds.metric_facts`: lower is better for latencies and CPU costs,
@@ -39,7 +39,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from . import core
+from . import onep
 from ._data import ROUND_COLUMN, disturbed_mask, has_rounds, run_rounds, split_sources, write_csv
 from .kinds import metric_facts
 from .letters import groups_from_letters, letters, order_text, tie_groups  # noqa: F401 - tie_groups: its home was here
@@ -67,7 +67,7 @@ COLUMNS = [
     "ci_high",
     "interval_level",  # the interval's level: 1 - alpha/2 after an adaptive stop (robust.interval_level)
     "n_pairs",  # common rounds behind the ratio
-    "p_value",  # pair: the paired t p it enters Holm with (set apart: its interval's p); variant: the interval's
+    "p_value",  # the pair's one p, the paired t of its mean log ratio (METHODS.md, "One comparison, one p"); variant row: its pair's with the reference
     "p_holm",  # Holm over the pair's family (a pair without p counts as p = 1)
     "holm_family",  # pair: the pairs p_holm was adjusted over (its ranking's, or the table's)
     "relation",  # pair: ordered | equivalent | inconclusive | too few pairs; variant row: reference or ""
@@ -357,9 +357,9 @@ def _one_ranking(key: dict[str, str], g: pd.DataFrame, rs: RankingSettings) -> l
                 "ci_low": lo,
                 "ci_high": hi,
                 "n_pairs": p.n,
-                # a pair of a Holm family enters it with the paired t p (METHODS.md, "The p of a
-                # declared family"); a pair set apart keeps its interval's own p
-                "p_value": p.p if {a, b} & apart else p.p_t,
+                # the comparison's one p, the paired t (METHODS.md, "One comparison, one p"); a
+                # pair set apart states it unadjusted
+                "p_value": p.p_t,
                 "reason": reason,
                 "apart": bool({a, b} & apart),
             }
@@ -377,7 +377,7 @@ def _one_ranking(key: dict[str, str], g: pd.DataFrame, rs: RankingSettings) -> l
                 ci_low=1 / p.high if inv else p.low,
                 ci_high=1 / p.low if inv else p.high,
                 n_pairs=p.n,
-                p_value=p.p,
+                p_value=p.p_t,
                 reason="" if p.n >= 2 else f"{p.n} common rounds with {ref}: no interval",
             )
         if v in apart:
@@ -410,12 +410,7 @@ def _holm(df: pd.DataFrame, rs: RankingSettings) -> None:
     n = pd.to_numeric(df["n_pairs"], errors="coerce").fillna(0).to_numpy(dtype=float)
     p = pd.to_numeric(df["p_value"], errors="coerce").to_numpy(dtype=float)
     fam = families(df, rs.family)
-    padj = np.full(len(df), np.nan)
-    size = np.full(len(df), np.nan)
-    for f in np.unique(fam[fam >= 0]):
-        m = fam == f
-        padj[m] = core.holm(np.where(np.isfinite(p[m]), p[m], 1.0))
-        size[m] = int(m.sum())
+    padj, size, _ = onep.holm(p, np.where(fam >= 0, fam.astype(str), ""))
     df["p_holm"] = padj
     df["holm_family"] = size
     lo, hi = (pd.to_numeric(df[c], errors="coerce").to_numpy(dtype=float) for c in ("ci_low", "ci_high"))
@@ -427,7 +422,7 @@ def _holm(df: pd.DataFrame, rs: RankingSettings) -> None:
     tested = fam >= 0
     with np.errstate(invalid="ignore", divide="ignore"):
         rhw = (hi - lo) / (2.0 * pd.to_numeric(df["ratio"], errors="coerce").to_numpy(dtype=float))
-    diff = tested & np.isfinite(padj) & (np.nan_to_num(padj, nan=1.0) < alpha)
+    diff = onep.different(padj, tested, alpha)
     prec = tested & precise(rhw, rs.target, n, rs.settings, lo, hi)
     df["different"] = pd.array(np.where(is_pair, diff, False), dtype="boolean")
     df["precise"] = pd.array(np.where(is_pair, prec, False), dtype="boolean")

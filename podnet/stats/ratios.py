@@ -9,11 +9,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from podnet.parse.tidy import GROUP_COLUMNS
 
-from . import bootstrap, core, family, robust, rounding
+from . import bootstrap, core, family, onep, robust, rounding
 from . import cache as cache_mod
 from ._data import (
     LAUNCH_COLUMN,
@@ -29,6 +28,7 @@ from ._data import (
 from .kinds import metric_facts
 from .paired import Paired, paired
 from .settings import Settings
+from .variants import variant_table
 
 UNBOUNDED_NOTE = "unbounded: baseline mean not distinguishable from 0"
 
@@ -67,20 +67,15 @@ RATIO_COLUMNS = (
         "paired_ratio",  # exp(Hodges-Lehmann of log(treatment_k / baseline_k)); mean below 7 pairs
         "paired_ci_low",
         "paired_ci_high",
-        "paired_p_value",  # Wilcoxon signed-rank (hodges-lehmann) or t (mean)
         "paired_note",
         "paired_interval_method",  # hodges-lehmann | mean (podnet.stats.robust.stated)
         "paired_interval_level",  # 1 - alpha/2 after an adaptive stop (stats.paired.adaptive), else confidence
-        "paired_stop_excludes_1",  # the paired 99.3 % interval excludes 1 (stats.planning.stop_when_different)
         "quantised",  # the tools' printed resolution widens an interval of the row by more than 10 %
-        "p_value",  # Welch (or Hsu) t-test on the estimand's scale, two-sided
-        "p_mannwhitney",  # Mann-Whitney U, two-sided
-        "p_adjusted",  # Holm over the primary family (primary rows only)
-        "p_adjusted_bh",  # Benjamini-Hochberg over the primary family
-        "p_mannwhitney_adjusted",  # Holm, Mann-Whitney p, primary family
-        "paired_p_adjusted",  # Holm, paired p, primary family
-        "p_note",  # why a primary row's p-value could not be computed (it counts in Holm as p = 1)
-        "different",  # primary rows: the judged p_adjusted (paired_p_adjusted with >= 2 pairs) < 1 - confidence (METHODS.md, "Two words")
+        "p_value",  # the comparison's one p (METHODS.md, "One comparison, one p"): paired t of the log ratios when paired, else Welch (Hsu)
+        "p_test",  # t (paired: >= 2 pairs with a paired interval) | welch (unpaired)
+        "p_adjusted",  # Holm of p_value over the primary family (primary rows only)
+        "p_note",  # why a primary row's p-value could not be computed (it counts in Holm as p = 1), or whence it came
+        "different",  # primary rows: p_adjusted < 1 - confidence (METHODS.md, "Two words")
         "precise",  # primary rows: the judged interval meets its width target on min_to_stop pairs (stats.planning.precise)
     ]
 )
@@ -130,30 +125,6 @@ def _match_pairs(keys: pd.DataFrame, comparisons: Sequence[Mapping[str, Any]]) -
     return pd.concat(frames, ignore_index=True)
 
 
-def _ties(x: np.ndarray, y: np.ndarray) -> bool:
-    z = np.sort(np.concatenate([x, y]))
-    return bool(np.any(z[1:] == z[:-1]))
-
-
-def _mannwhitney(g: Groups, ti: np.ndarray, bi: np.ndarray) -> np.ndarray:
-    """Two-sided Mann-Whitney p per pair (scipy, method 'auto'), batched by (sizes, ties)."""
-    p = np.full(len(ti), np.nan)
-    ok = (g.n[ti] >= 2) & (g.n[bi] >= 2)
-    if not ok.any():
-        return p
-    idx = np.nonzero(ok)[0]
-    ties = np.array([_ties(g.values_of(ti[i]), g.values_of(bi[i])) for i in idx])
-    key = pd.DataFrame({"i": idx, "nt": g.n[ti[idx]], "nb": g.n[bi[idx]], "ties": ties})
-    for _, part in key.groupby(["nt", "nb", "ties"]):
-        rows = part["i"].to_numpy()
-        x = g.stacked(ti[rows])
-        y = g.stacked(bi[rows])
-        with np.errstate(all="ignore"):
-            res = stats.mannwhitneyu(x, y, alternative="two-sided", axis=1)
-        p[rows] = np.asarray(res.pvalue, dtype=float).reshape(-1)
-    return p
-
-
 def _log_ratio(lt, vt, nt, lb, vb, nb, dfo, conf, known):
     """Ratio of geometric means: exp of the Welch (Hsu) t interval of mean(ln x) - mean(ln y), its
     standard error widened by the printed values' rounding (``known``: podnet.stats.rounding)."""
@@ -174,6 +145,7 @@ def compare(
     settings: Settings | Mapping[str, Any] | None = None,
     groups: Groups | None = None,
     cache: Path | None = None,
+    variants: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Treatment / baseline ratios for ``settings.comparisons`` (ratios.csv).
 
@@ -185,6 +157,9 @@ def compare(
     ``groups``: the measured rows already grouped (the pipeline groups once). ``cache`` (a pickle
     path): a pair whose two groups did not change since the last call reuses its bootstrap and
     paired columns (:func:`podnet.stats.cache.cached_values`); the table is the same without it.
+    Each row's ``p_value`` is its comparison's one p (METHODS.md, "One comparison, one p"); a row
+    between variants is judged by its comparison's row of ``variants`` (variants.csv of the same
+    tidy table and settings; computed here when not given: :func:`podnet.stats.family.from_variants`).
     """
     s = Settings.of(settings)
     conf = s.confidence
@@ -269,20 +244,21 @@ def compare(
     out["boot_ci_low"], out["boot_ci_high"], out["boot_method"], out["boot_note"] = boot
     out["n_pairs"] = pr_.n_pairs
     out["paired_ratio"], out["paired_ci_low"], out["paired_ci_high"] = pr_.ratio, pr_.low, pr_.high
-    out["paired_p_value"], out["paired_note"] = pr_.p, pr_.note
+    out["paired_note"] = pr_.note
     has = np.isfinite(pr_.low)
     out["paired_interval_method"] = np.where(has, pr_.method, "")
     out["paired_interval_level"] = np.where(has, pr_.level, np.nan)
-    out["paired_stop_excludes_1"] = has & pr_.different
     pquant = pr_.quantised
 
     with np.errstate(invalid="ignore", divide="ignore"):
         raw = lsd[ti] ** 2 / nt + lsd[bi] ** 2 / nb
         unpaired_q = rounding.material(raw, vq[ti] + vq[bi], lv[ti] / nt + lv[bi] / nb)
     out["quantised"] = (logr & two & unpaired_q) | pquant
-    out["p_value"] = np.where(logr, p_l, p_a)
-    out["p_mannwhitney"] = _mannwhitney(g, ti, bi)
-    family.adjust(out, s)
+    # the comparison's one p, of the design that ran: paired by round, or two samples
+    out["p_value"], out["p_test"] = onep.design_p(family.is_paired(out), pr_.p, np.where(logr, p_l, p_a))
+    if variants is None and (out["by"] == "variant").any():
+        variants = variant_table(tidy, s)
+    family.adjust(out, s, variants)
     return out[RATIO_COLUMNS]
 
 
@@ -331,7 +307,7 @@ def _paired(g: Groups, ti, bi, by, vq, fl, s: Settings) -> Paired:
 #: the per-pair values kept in the cache: the bootstrap's four, then the paired interval's
 _BOOT_DTYPES = (float, float, object, object)
 _PAIRED_FIELDS = [f for f in Paired._fields if f != "level"]
-_PAIRED_DTYPES = (int, float, float, float, float, object, bool, object, bool)
+_PAIRED_DTYPES = (int, float, float, float, float, object, bool, object)
 
 
 def _cached_pair_columns(g: Groups, ti, bi, by, st, sb, unbounded, vq, fl, s: Settings, path: Path):
@@ -362,7 +338,7 @@ def _cached_pair_columns(g: Groups, ti, bi, by, st, sb, unbounded, vq, fl, s: Se
     cols = [np.array([r[j] for r in rows], dtype=d) for j, d in enumerate(_BOOT_DTYPES + _PAIRED_DTYPES)]
     boot, pr = cols[:4], cols[4:]
     level = robust.interval_level(s.confidence, s.paired.adaptive)
-    return tuple(boot), Paired(*pr[:8], level, pr[8])
+    return tuple(boot), Paired(*pr, level)
 
 
 def _empty() -> pd.DataFrame:

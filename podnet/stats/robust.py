@@ -17,9 +17,9 @@ intervals").
 - :func:`huber`: Huber's M-estimate (k = 1.345, scale 1.4826 MAD) with its sandwich standard error
   and ``n - 1`` degrees of freedom.
 
-:attr:`Stated.p_t` is the p a row of a declared Holm family enters Holm with (the paired t on the
-log ratios at every n: the exact Wilcoxon p cannot pass the family's first step below
-:func:`exact_reach` pairs; METHODS.md, "The p of a declared family").
+:attr:`Stated.p_t` is a paired comparison's p, the one the tables state and Holm reads (the paired
+t on the log ratios at every n: the exact Wilcoxon p cannot pass a family's first step below
+:func:`exact_reach` pairs; METHODS.md, "One comparison, one p").
 
 Vectorised inputs must be complete (no NaN); :func:`paired_ratio` on 1-D input drops the rounds
 where either value is missing or not positive, as ``side_by_side`` does.
@@ -44,10 +44,11 @@ METHODS = ("mean", "trimmed", "hodges-lehmann", "huber")
 #: coverage among the comparisons that stop as met at 93 % or more wherever at least a fifth of
 #: them are met (benchmarks/sim_intervals.py --contaminated; METHODS.md)
 STOP_ALPHA_FACTOR = 0.5
-#: ``stop_when_different``: the level of the interval that must exclude 1 to stop a comparison as
-#: different. The launcher looks after every round from min_to_stop on (up to 51 looks to a cap of
-#: 60); at 95 % per look up to 24 % of A/A comparisons stop as different, at 99.3 % (a constant,
-#: Pocock-style level) 5 % (benchmarks/sim_intervals.py --different)
+#: ``stop_when_different``: the per-look level of the adaptive stop's test (a constant, Pocock-style
+#: level; its p threshold is 1 - DIFFERENT_LEVEL, :data:`podnet.stats.onep.STOP_P`). The launcher
+#: looks after every round from min_to_stop on (up to 51 looks to a cap of 60); at 95 % per look up
+#: to 24 % of A/A comparisons stopped, at 99.3 % about 5 % (benchmarks/sim_intervals.py --different,
+#: of the Hodges-Lehmann interval the stop read before issue 44; METHODS.md for the p it reads now)
 DIFFERENT_LEVEL = 0.993
 
 
@@ -284,17 +285,6 @@ def stop_level(confidence: float = 0.95) -> float:
     return 1.0 - STOP_ALPHA_FACTOR * (1.0 - confidence)
 
 
-def stops_as_different(
-    treatment: ArrayLike, baseline: ArrayLike, level: float = DIFFERENT_LEVEL
-) -> np.ndarray:
-    """Whether a comparison may stop as *different* (``stats.planning.stop_when_different``): the
-    Hodges-Lehmann / Wilcoxon interval at ``level`` excludes a ratio of 1 (False while there are too
-    few pairs for that interval). The interval then published is :func:`side_by_side`'s."""
-    r = paired_ratio(treatment, baseline, level, "hodges-lehmann")
-    with np.errstate(invalid="ignore"):
-        return np.asarray((r.low > 1.0) | (r.high < 1.0))
-
-
 def min_pairs(confidence: float) -> int:
     """The fewest pairs for which the Wilcoxon signed-rank interval exists at ``confidence`` (6 at 95 %,
     7 at 97 % and 97.5 %)."""
@@ -329,10 +319,10 @@ def side_by_side(
 
 class Stated(NamedTuple):
     """A paired log-ratio interval as the tables state it (log scale: ``estimate``, ``low``, ``high``),
-    with its p of ratio 1, the method and level that made it, whether the printed resolution widened
-    it materially (``quantised``), whether it may stop as different (``different``) and the paired
-    t p of the mean log ratio with the rounding terms (``p_t``: the p a declared family's row enters
-    Holm with, METHODS.md "The p of a declared family")."""
+    with its own test's p of ratio 1 (Wilcoxon where Hodges-Lehmann made it, else t), the method and
+    level that made it, whether the printed resolution widened it materially (``quantised``) and the
+    paired t p of the mean log ratio with the rounding terms (``p_t``: the comparison's p, the one
+    every table states and Holm reads, METHODS.md "One comparison, one p")."""
 
     estimate: np.ndarray
     low: np.ndarray
@@ -341,7 +331,6 @@ class Stated(NamedTuple):
     method: np.ndarray
     level: float
     quantised: np.ndarray
-    different: np.ndarray
     p_t: np.ndarray
 
 
@@ -409,8 +398,8 @@ def stated(
     them in its standard error (A's rule: never of width zero; ``method`` "mean"); elsewhere the
     part the sample does not show, ``known + max(floor - s^2/n, 0)``, is added to each Wilcoxon
     half-width in quadrature at the normal quantile. ``flat``: the spread is float noise (all
-    ratios equal; no p-value without a resolution). ``method`` is per row.
-    ``different``: at :data:`DIFFERENT_LEVEL` the interval (same rule, never the t fallback) excludes 1.
+    ratios equal; no p-value without a resolution). ``method`` is per row. ``p_t``: the paired t p
+    of the mean log ratio with the same rounding terms, at every n (the comparison's p).
     """
     x = _array(d)
     kv = np.broadcast_to(np.nan_to_num(np.asarray(known, dtype=float)), x.shape[:-1])
@@ -418,22 +407,16 @@ def stated(
     fl = np.broadcast_to(np.asarray(flat, dtype=bool), x.shape[:-1])
     level = interval_level(confidence, adaptive)
     est, low, high, p, method, quant = _stated_at(x, level, kv, fv, fl)
-    if x.shape[-1] >= min_pairs(DIFFERENT_LEVEL):
-        _, dl, dh, _, _, _ = _stated_at(x, DIFFERENT_LEVEL, kv, fv, fl)
-        with np.errstate(invalid="ignore"):
-            diff = (dl > 0.0) | (dh < 0.0)
-    else:
-        diff = np.zeros(est.shape, dtype=bool)
     s2 = np.where(fl, 0.0, x.var(axis=-1, ddof=1)) / x.shape[-1]
     p_t = _mean_t_at(x, level, s2, kv, fv)[3]  # the level moves the interval, not the p
-    return Stated(est, low, high, p, method, level, quant, np.asarray(diff), np.asarray(p_t))
+    return Stated(est, low, high, p, method, level, quant, np.asarray(p_t))
 
 
 def exact_reach(m: int, alpha: float = 0.05) -> int:
     """The fewest pairs whose exact two-sided Wilcoxon signed-rank p can pass Holm's first step over
     ``m`` rows: its smallest value 2 / 2^n below alpha / m (6 for m = 1, 8 for 4, 10 for 24). Below
     it no row of such a family can be different by that p whatever the data, which is why a
-    declared family reads :attr:`Stated.p_t` (METHODS.md, "The p of a declared family")."""
+    comparison's p is :attr:`Stated.p_t` (METHODS.md, "One comparison, one p")."""
     n = 2
     while 2.0 / 2.0**n >= alpha / max(int(m), 1):
         n += 1

@@ -58,7 +58,7 @@ END_COLUMNS = [
     "ratio_level",
     "ratio_n",
     "ratio_method",
-    "ratio_differs",
+    "ratio_p",  # the ratio's one p, the paired t of its log ratios, unadjusted: in no declared family
     "ratio_note",
 ]
 CURVE_COLUMNS = [
@@ -147,14 +147,16 @@ def end_ratio(g: pd.DataFrame, confidence: float = 0.95, adaptive: bool = False)
     a pair's value is the median of its runs at that point) with ``variants.side_by_side`` when at
     least 2 rounds ran both ends; else no interval and ``ratio_note`` says how many rounds did (runs
     repeated within one round share its moment: Welch on them covered a round effect of sd 0.05 in
-    75 % of cases), ``ratio`` then the ratio of the ends' medians. ``ratio_differs``: the interval excludes 1 (no multiplicity adjustment)."""
+    75 % of cases), ``ratio`` then the ratio of the ends' medians. ``ratio_p``: its p, the paired t of the
+    log ratios (METHODS.md, "One comparison, one p"), unadjusted: the curve is in no declared family,
+    so it is never called different."""
     nan = float("nan")
     x = g["sweep_value"].astype(float)
     v = g["value"].astype(float)
     ok = np.isfinite(x) & np.isfinite(v)
     g, x, v = g[ok], x[ok], v[ok]
     out: dict[str, Any] = dict.fromkeys(END_COLUMNS, nan)
-    out.update(ratio_method="", ratio_differs=False, ratio_note="", ratio_n=0)
+    out.update(ratio_method="", ratio_note="", ratio_n=0)
     largest = float(x.max()) if len(x) else nan
     out["largest"] = largest
     zero, top = v[x == 0], v[x == largest]
@@ -181,7 +183,7 @@ def end_ratio(g: pd.DataFrame, confidence: float = 0.95, adaptive: bool = False)
         return out
     ratio, lo, hi = (float(_scalar(a)) for a in (iv.ratio, iv.low, iv.high))
     out.update(ratio=ratio, ratio_low=lo, ratio_high=hi, ratio_n=int(float(_scalar(iv.n))))
-    out["ratio_differs"] = bool(np.isfinite(lo) and np.isfinite(hi) and (lo > 1 or hi < 1))
+    out["ratio_p"] = float(_scalar(iv.p_t))
     return out
 
 

@@ -30,7 +30,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from . import core, robust, rounding
+from . import core, family, onep, robust, rounding
 from ._data import LAUNCH_COLUMN, ROUND_COLUMN, as_tidy, has_rounds, run_rounds, split_sources
 from .family import variant_family
 from .kinds import metric_facts, metric_resolution
@@ -53,8 +53,7 @@ class RatioInterval(NamedTuple):
         "t"  # side-by-side: hodges-lehmann | mean per row (robust.stated); normalised, sequential: t
     )
     level: float = np.nan  # the level the interval was computed at (NaN: the confidence asked for)
-    different: Any = False  # side-by-side: the 99.3 % interval excludes 1 (stop_when_different)
-    p_t: Any = np.nan  # side-by-side: the paired t p of the mean log ratio (a declared family's p)
+    p_t: Any = np.nan  # side-by-side: the paired t p of the mean log ratio (the comparison's one p)
 
 
 def _moments(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -159,7 +158,6 @@ def side_by_side(
         np.reshape(np.array([o.quantised for o in out], dtype=bool), shape),
         np.reshape(np.array([str(o.method) for o in out], dtype=object), shape),
         robust.interval_level(confidence, adaptive),
-        np.reshape(np.array([o.different for o in out], dtype=bool), shape),
         np.reshape(np.array([o.p_t for o in out], dtype=float), shape),
     )
 
@@ -169,7 +167,7 @@ def _stated(d, n, confidence, adaptive, known, floor, flat) -> RatioInterval:
     level = robust.interval_level(confidence, adaptive)
     if d.shape[-1] < 2:
         nan = np.full(d.shape[:-1], np.nan)
-        return RatioInterval(nan, nan, nan, np.asarray(n), nan, False, "", level, False, nan)
+        return RatioInterval(nan, nan, nan, np.asarray(n), nan, False, "", level, nan)
     r = robust.stated(d, confidence, adaptive, known, floor, flat)
     ok = np.isfinite(r.estimate) & np.isfinite(r.low) & np.isfinite(r.high)
     e = np.where(ok, r.estimate, np.nan)
@@ -182,7 +180,6 @@ def _stated(d, n, confidence, adaptive, known, floor, flat) -> RatioInterval:
         ok & r.quantised,
         r.method,
         r.level,
-        ok & r.different,
         np.where(ok, r.p_t, np.nan),
     )
 
@@ -250,9 +247,10 @@ def _two_sample(
 # -- variants.csv: every variant against its baseline variant, by every design the runs allow ------------
 
 #: the path columns a variant ratio is taken within (one row per value of these and the metric)
-PATH_COLUMNS = ["scenario", "tool", "test", "protocol", "direction", "streams", "metric", "unit"]
+PATH_COLUMNS = family.PATH_COLUMNS
 
 VARIANT_COLUMNS = [
+    "experiment",  # the treatment's runs' experiment (a stats.multiple_comparisons.family column)
     "variant",
     "baseline_variant",
     *PATH_COLUMNS,
@@ -266,12 +264,14 @@ VARIANT_COLUMNS = [
     "n_pairs",  # side-by-side: pairs; normalised: the smaller launch's pairs; sequential: the smaller n
     "n_treatment",
     "n_baseline",
-    "p_value",  # family rows: the p Holm reads (p_test); else the interval's: Wilcoxon (hodges-lehmann), t, Welch t
-    "p_test",  # wilcoxon | t (side-by-side: t on family rows, else the interval's test) | welch
+    "p_value",  # the comparison's one p (METHODS.md, "One comparison, one p"): the paired t (side-by-side), else Welch
+    "p_test",  # t (side-by-side: the paired t of the mean log ratio) | welch (normalised, sequential)
     "interval_method",  # hodges-lehmann | mean (side-by-side, robust.stated) | welch (normalised, sequential)
     "interval_level",  # the interval's level: 1 - alpha/2 after an adaptive stop (side-by-side), else confidence
     "quantised",  # the tools' printed resolution widens the interval by more than 10 % (rounding.py)
     "role",  # primary (declared in stats.primary) | exploratory
+    "family",  # the Holm family of a preferred primary row that is not sequential ("" otherwise)
+    "m",  # p-values in the family
     "p_adjusted",  # Holm over the preferred rows of the primary family (never a sequential row)
     "p_note",  # why a family row's p-value could not be computed (it counts in Holm as p = 1)
     "target_rel_half_width",
@@ -355,7 +355,9 @@ def variant_table(
     launched = bool((m[LAUNCH_COLUMN].astype("string").fillna("") != "").any())
     out: list[dict[str, Any]] = []
     for base in bases:
-        cmp = next(c for c in comps if c.get("by") == "variant" and str(c["baseline"]) == base)
+        ci, cmp = next(
+            (i, c) for i, c in enumerate(comps) if c.get("by") == "variant" and str(c["baseline"]) == base
+        )
         treats = [str(t) for t in cmp.get("treatments") or []] or sorted(
             v for v in m["_variant"].unique() if v != base
         )
@@ -365,6 +367,7 @@ def variant_table(
                 if gt is None or gb is None:
                     continue
                 row0 = {"variant": v, "baseline_variant": base, **{c: p[c] for c in PATH_COLUMNS}}
+                row0["experiment"], row0["_comparison"] = _experiment(gt), ci
                 row0["n_treatment"], row0["n_baseline"] = len(gt), len(gb)
                 a, b = _paired(_by_round(gt), _by_round(gb)) if launched else (np.zeros(0), np.zeros(0))
                 if len(a) >= 2:
@@ -409,18 +412,16 @@ def variant_table(
     return df[VARIANT_COLUMNS + ["_met"]].rename(columns={"_met": "met"}) if stop else df[VARIANT_COLUMNS]
 
 
+def _experiment(rows: pd.DataFrame) -> str:
+    """The experiment of a group's runs (their names joined by "+" when they come from several)."""
+    return "+".join(dict.fromkeys(rows["experiment"].astype("string").fillna("").astype(str)))
+
+
 def printed_quantum(rows: pd.DataFrame) -> float:
     """The step a group's tool printed its values with, at their size (0 when none is declared)."""
     step, digits = metric_resolution(rows[["tool", "metric"]].iloc[:1])
     gm = float(np.exp(np.mean(np.log(rows["value"].to_numpy(dtype=float)))))
     return float(rounding.relative_quantum(step, digits, np.array([gm]))[0] * gm)
-
-
-def _p_test(design: str, method: str) -> str:
-    """The test of a row's interval p: wilcoxon (hodges-lehmann), t (mean), welch (other designs)."""
-    if design != "side-by-side":
-        return "welch"
-    return "wilcoxon" if method == "hodges-lehmann" else "t"
 
 
 def _row(row0: dict[str, Any], design: str, iv: RatioInterval, norm: str) -> dict[str, Any]:
@@ -436,11 +437,10 @@ def _row(row0: dict[str, Any], design: str, iv: RatioInterval, norm: str) -> dic
         "ci_high": hi,
         "rel_half_width": rhw,
         "n_pairs": int(iv.n),
-        "p_value": float(iv.p),
-        "p_test": _p_test(design, str(iv.method)),
-        "_p_t": float(iv.p_t) if design == "side-by-side" else np.nan,
+        # the comparison's one p, of its design (METHODS.md, "One comparison, one p")
+        "p_value": float(iv.p_t) if design == "side-by-side" else float(iv.p),
+        "p_test": onep.PAIRED_T if design == "side-by-side" else onep.WELCH,
         "interval_method": str(iv.method) if design == "side-by-side" else "welch",
         "interval_level": float(iv.level) if design == "side-by-side" else np.nan,
         "quantised": bool(np.all(iv.quantised)),
-        "_different": bool(np.all(iv.different)) if design == "side-by-side" else None,
     }

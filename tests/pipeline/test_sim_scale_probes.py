@@ -32,11 +32,11 @@ def test_the_end_ratio_is_published_only_from_two_rounds_and_then_covers(cells):
     _, ends = cells
     for ratio in (0.8, 1.0):
         one = ends[(1, 3, ratio)]
-        assert math.isnan(one.published) and one.different == 0.0 and one.precise == 0.0
+        assert math.isnan(one.published) and one.p_below == 0.0 and one.precise == 0.0
         assert one.welch < 0.8  # what Welch within one round would have published
         for rounds in (3, 6):
             assert 0.88 <= ends[(rounds, 3, ratio)].published <= 1.0, (rounds, ratio)
-    assert ends[(6, 3, 0.8)].different >= 0.9 and ends[(6, 3, 1.0)].different <= 0.12
+    assert ends[(6, 3, 0.8)].p_below >= 0.9 and ends[(6, 3, 1.0)].p_below <= 0.12
 
 
 def test_a_published_p90_interval_covers(cells):

@@ -55,10 +55,10 @@ def test_min_to_stop_keeps_a_narrow_interval_open():
     assert step.stop == "" and step.cases == {A, B}
 
 
-def test_stop_when_different_closes_a_wide_interval_that_excludes_1():
+def test_stop_when_different_closes_a_wide_interval_whose_p_is_below_the_stop_level():
     on = resolve({"planning": {"min_repeats": 3, "min_to_stop": 4, "stop_when_different": True}})
     off = resolve({"planning": {"min_repeats": 3, "min_to_stop": 4, "stop_when_different": False}})
-    wide = {"rel_half_width": 0.2, "target": 0.05, "n": 6, "different": True}
+    wide = {"rel_half_width": 0.2, "target": 0.05, "n": 6, "p": 0.001}
     assert bool(met(**wide, settings=on)) and not bool(met(**wide, settings=off))
     r = rule.StopRule(12)
     assert (

@@ -147,8 +147,10 @@ def test_the_largest_point_over_0_is_paired_by_round_and_resolves_where_it_costs
     ipt, nft = crr.loc["iptables"], crr.loc["nftables"]
     assert ipt["largest"] == 1000 and ipt["ratio_n"] == 8
     assert ipt["ratio_method"].startswith("paired by round")
-    assert ipt["ratio_low"] < 0.8 < ipt["ratio_high"] < 0.9 and bool(ipt["ratio_differs"])
-    assert nft["ratio_low"] < 1 < nft["ratio_high"] and not bool(nft["ratio_differs"])
+    # its one p (the paired t, unadjusted: no family, never "different")
+    assert ipt["ratio_low"] < 0.8 < ipt["ratio_high"] < 0.9 and ipt["ratio_p"] < 0.05
+    assert nft["ratio_low"] < 1 < nft["ratio_high"] and nft["ratio_p"] > 0.05
+    assert "different" not in c.columns and "ratio_differs" not in c.columns
     assert ipt["at_0"] == pytest.approx(np.median([RATE0 * d for d in DRIFT]))
 
 
@@ -164,7 +166,7 @@ def test_without_2_shared_rounds_the_ratio_has_no_interval_never_welch_within_a_
     )
     u = sscale.end_ratio(g)  # the ends in different launches: no round ran both
     assert u["ratio_method"] == "" and "no interval: 0 rounds" in u["ratio_note"]
-    assert np.isnan(u["ratio_low"]) and not u["ratio_differs"] and u["ratio"] == pytest.approx(80 / 100)
+    assert np.isnan(u["ratio_low"]) and np.isnan(u["ratio_p"]) and u["ratio"] == pytest.approx(80 / 100)
     one = sscale.end_ratio(g.iloc[[0, 3]])
     assert np.isnan(one["ratio_low"]) and one["ratio"] == pytest.approx(0.8)
     assert "no interval" in one["ratio_note"]
@@ -252,13 +254,15 @@ def test_the_notebooks_tables_and_sentences(processed):
     ends = words.ends_table(t)
     assert list(ends.columns) == words.END_COLUMNS and len(ends) == 8  # 2 variants x 2 tests x 2 metrics
     crr = ends[(ends["test"] == "netperf TCP_CRR") & (ends["metric"].str.startswith("transaction"))]
-    assert list(crr["differs"]) == ["yes", "no"] and list(crr["variant"]) == ["iptables", "nftables"]
+    assert list(crr["variant"]) == ["iptables", "nftables"] and "differs" not in crr.columns
+    pv = [float(x.removeprefix("p < ")) for x in crr["p (unadjusted)"]]
+    assert pv[0] < 0.05 < pv[1]
     eff = words.effect_table(t)
     assert list(eff.columns) == words.EFFECT_COLUMNS and len(eff) == 6
     assert "P99 CI" not in eff.columns and (eff.loc[eff["n"] == 8, "P50 CI"] != "–").all()
     text = words.markdown(t)
     assert re.search(r"TCP_CRR transaction rate: .* with 1,000: 0\.(79|80|81)x \(interval", text), text
-    assert "differs from 1" in text and "includes 1" in text
+    assert "unadjusted p" in text and "differs" not in text and "different" not in text
     assert "time to effect (new Service reachable) with 1,000 Services: P50" in text and "no interval" in text
     first = words.lead(t)
     assert first.startswith("**What 1,000 Services cost each new connection**"), first

@@ -30,7 +30,7 @@ def _ends(rounds: int, repeats: int, seed: int = 2) -> pd.DataFrame:
 def test_one_round_with_repeats_at_both_ends_has_no_interval():
     """The old fallback took Welch over the 4 runs of each end of one round: pseudo-replication."""
     one = sscale.end_ratio(_ends(1, 4))
-    assert np.isnan(one["ratio_low"]) and np.isnan(one["ratio_high"]) and not one["ratio_differs"]
+    assert np.isnan(one["ratio_low"]) and np.isnan(one["ratio_high"]) and np.isnan(one["ratio_p"])
     assert "no interval: 1 round" in one["ratio_note"] and one["ratio_method"] == ""
     assert one["ratio"] == pytest.approx(0.8, rel=0.05) and one["ratio_n"] == 1
 

@@ -111,11 +111,19 @@ def test_the_met_rule_is_one_function():
     s = resolve({"planning": {"min_to_stop": 10}})
     assert min_to_stop(s) == 10
     assert list(met([0.04, 0.04, 0.2, np.nan], 0.05, [10, 9, 30, 30], s)) == [True, False, False, False]
-    # stop_when_different: an interval excluding 1 on min_to_stop pairs is met however wide
+    # stop_when_different: its one p below the stop's level on min_to_stop pairs is met however wide
     sd = resolve({"planning": {"stop_when_different": True}})
-    got = met([0.2, 0.2, 0.2], 0.05, [10, 10, 9], sd, low=[1.1, 0.9, 1.1], high=[1.5, 1.2, 1.5])
-    assert list(got) == [True, False, False]
-    assert not met([0.2], 0.05, [10], s, low=[1.1], high=[1.5])[0]  # off by default
+    got = met(
+        [0.2] * 4,
+        0.05,
+        [10, 10, 9, 10],
+        sd,
+        low=[1.1, 1.1, 1.1, 1.1],
+        high=[1.5] * 4,
+        p=[0.001, 0.02, 0.001, np.nan],
+    )
+    assert list(got) == [True, False, False, False]
+    assert not met([0.2], 0.05, [10], s, low=[1.1], high=[1.5], p=[0.001])[0]  # off by default
 
 
 def test_verdicts_of_primary_variant_rows():

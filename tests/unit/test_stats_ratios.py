@@ -3,7 +3,7 @@
 References: the Fieller limits as roots of the quadratic found by numpy.roots
 (the code uses the closed form), the delta-method interval as g -> 0,
 scipy.stats.ttest_ind(equal_var=False) for Welch (the code uses the hand formula),
-an exhaustive enumeration for the exact Mann-Whitney p, loop implementations of
+scipy.stats.ttest_rel on the logs for a paired row's p, loop implementations of
 Holm and Benjamini-Hochberg, scipy.stats.ttest_rel(...).confidence_interval on
 the logs for the paired interval, a single scipy.stats.bootstrap call for the
 bootstrap ratio.
@@ -11,7 +11,6 @@ bootstrap ratio.
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -126,45 +125,20 @@ def test_unbounded_when_baseline_mean_near_zero():
 
 
 def test_welch_p_against_ttest_ind(basic):
+    # 7 against 6 repeats: not paired (require_same_repeats), so its one p is Welch's
     ref = stats.ttest_ind(T, B, equal_var=False)
-    assert close(basic.iloc[0]["p_value"], ref.pvalue)
+    assert basic.iloc[0]["n_pairs"] == 0 or np.isnan(basic.iloc[0]["paired_ci_low"])
+    assert close(basic.iloc[0]["p_value"], ref.pvalue) and basic.iloc[0]["p_test"] == "welch"
 
 
-def _exact_mwu_p(x, y):
-    """Two-sided exact Mann-Whitney p by enumerating every split of the pooled ranks."""
-    pooled = np.concatenate([x, y])
-    ranks = stats.rankdata(pooled)
-    n1 = len(x)
-    u_obs = ranks[:n1].sum() - n1 * (n1 + 1) / 2
-    us = np.array(
-        [ranks[list(c)].sum() - n1 * (n1 + 1) / 2 for c in itertools.combinations(range(len(pooled)), n1)]
-    )
-    mean_u = n1 * len(y) / 2
-    p_lo = np.mean(us <= u_obs)
-    p_hi = np.mean(us >= u_obs)
-    return min(1.0, 2 * min(p_lo, p_hi)), mean_u
-
-
-def test_mannwhitney_exact_against_enumeration(basic):
-    p, _ = _exact_mwu_p(np.array(T), np.array(B))
-    assert close(basic.iloc[0]["p_mannwhitney"], p)
-
-
-def test_mannwhitney_with_ties_uses_asymptotic_per_group():
-    t = [1.0, 2.0, 2.0, 3.0, 4.0]
-    b = [2.0, 3.0, 3.0, 5.0, 6.0]
-    no_ties_t, no_ties_b = [1.1, 2.2, 3.3, 4.4], [2.5, 3.5, 5.5, 6.5]
-    df = tidy(
-        rows(t, variant="cilium"),
-        rows(b, variant="host"),
-        rows(no_ties_t, variant="cilium", scenario="s2"),
-        rows(no_ties_b, variant="host", scenario="s2"),
-    )
-    out = compare(df, CMP)
-    ref = stats.mannwhitneyu(t, b, method="asymptotic", use_continuity=True)
-    assert close(one(out, scenario="pod-pod")["p_mannwhitney"], ref.pvalue)
-    p, _ = _exact_mwu_p(np.array(no_ties_t), np.array(no_ties_b))
-    assert close(one(out, scenario="s2")["p_mannwhitney"], p)
+def test_a_paired_rows_one_p_is_the_paired_t_of_its_log_ratios():
+    """Not Welch's on the same runs, not the Wilcoxon of its interval: the design picks the test."""
+    t = [9.05e9, 8.91e9, 9.12e9, 8.87e9, 9.20e9, 8.99e9]
+    out = compare(table(t=t, b=B), CMP).iloc[0]
+    assert out["n_pairs"] == 6 and out["paired_interval_method"] == "hodges-lehmann"
+    assert out["p_test"] == "t" and close(out["p_value"], stats.ttest_rel(np.log(t), np.log(B)).pvalue)
+    assert not close(out["p_value"], stats.ttest_ind(t, B, equal_var=False).pvalue, rel=1e-3)
+    assert "p_mannwhitney" not in out and "paired_p_value" not in out and "paired_p_adjusted" not in out
 
 
 def _holm_loop(p):
@@ -206,31 +180,28 @@ def test_holm_and_bh_against_loops():
 def test_adjustment_across_one_experiment_per_family():
     rng = np.random.default_rng(8)
     lists = []
-    for sc in ["a", "b", "c"]:
-        for v, shift in [("cilium", 0.02), ("calico", 0.0), ("host", 0.0)]:
+    for v in ["a", "b", "c"]:
+        for sc, shift in [("cilium", 0.02), ("calico", 0.0), ("host", 0.0)]:
             lists.append(rows(1e9 * (1 + shift + 0.01 * rng.standard_normal(6)), variant=v, scenario=sc))
     # a second experiment forms its own family
-    lists.append(rows([1.0, 1.1, 1.2, 1.05], variant="cilium", experiment="other"))
-    lists.append(rows([2.0, 2.1, 2.2, 2.05], variant="host", experiment="other"))
+    lists.append(rows([1.0, 1.1, 1.2, 1.05], scenario="cilium", experiment="other"))
+    lists.append(rows([2.0, 2.1, 2.2, 2.05], scenario="host", experiment="other"))
     # only the declared primary rows are adjusted; the rtt rows below stay exploratory
-    lists.append(rows([1e-3, 1.1e-3, 1.2e-3], variant="cilium", metric="rtt_avg", unit="s"))
-    lists.append(rows([1e-3, 1.0e-3, 0.9e-3], variant="host", metric="rtt_avg", unit="s"))
-    prim = {"primary": [{"by": "variant", "baseline": "host", "metrics": ["throughput"]}]}
-    out = compare(tidy(*lists), {**CMP, **prim})
+    lists.append(rows([1e-3, 1.1e-3, 1.2e-3], scenario="cilium", metric="rtt_avg", unit="s"))
+    lists.append(rows([1e-3, 1.0e-3, 0.9e-3], scenario="host", metric="rtt_avg", unit="s"))
+    sc = {"comparisons": [{"by": "scenario", "baseline": "host"}]}
+    prim = {"primary": [{"by": "scenario", "baseline": "host", "metrics": ["throughput"]}]}
+    out = compare(tidy(*lists), {**sc, **prim})
     expl = out[out["metric"] == "rtt_avg"]
     assert (expl["role"] == "exploratory").all() and expl["p_adjusted"].isna().all()
     assert expl["p_value"].notna().all() and (expl["family"] == "").all() and not expl["different"].any()
     out = out[out["metric"] == "throughput"]
     assert (out["role"] == "primary").all()
     exp = out[out["experiment"] == "exp"]
-    assert (exp["m"] == 6).all() and (exp["family"] == "primary:exp").all()
-    assert len(exp) == 6
+    assert (exp["m"] == 6).all() and (exp["family"] == "primary:exp/scenario").all()
+    assert len(exp) == 6 and (exp["p_test"] == "t").all()  # one launch's rounds: paired
     p = exp["p_value"].tolist()
     assert np.allclose(exp["p_adjusted"], _holm_loop(p), rtol=REL, atol=0)
-    assert np.allclose(exp["p_adjusted_bh"], _bh_loop(p), rtol=REL, atol=0)
-    assert np.allclose(
-        exp["p_mannwhitney_adjusted"], _holm_loop(exp["p_mannwhitney"].tolist()), rtol=REL, atol=0
-    )
     other = one(out, experiment="other")
     assert close(other["p_adjusted"], other["p_value"]) and other["m"] == 1  # a family of one
     assert (exp["different"].astype(bool) == (exp["p_adjusted"] < 0.05)).all()
@@ -246,14 +217,14 @@ def test_paired_interval_against_ttest_rel():
     assert (out["paired_interval_method"], out["paired_interval_level"]) == ("hodges-lehmann", 0.95)
     assert close(out["paired_ratio"], ref.ratio)
     assert close(out["paired_ci_low"], ref.low) and close(out["paired_ci_high"], ref.high)
-    assert close(out["paired_p_value"], stats.wilcoxon(lt - lb).pvalue)
+    assert close(out["p_value"], stats.ttest_rel(lt, lb).pvalue) and out["p_test"] == "t"
     # 5 pairs: no Wilcoxon interval at 95 %, the paired t interval of the mean
     five = compare(table(t=t[:5], b=B[:5]), CMP).iloc[0]
     tt = stats.ttest_rel(lt[:5], lb[:5])
     assert five["paired_interval_method"] == "mean"
     assert close(five["paired_ratio"], math.exp(np.mean(lt[:5] - lb[:5])))
     assert close(five["paired_ci_low"], math.exp(tt.confidence_interval(0.95).low))
-    assert close(five["paired_p_value"], tt.pvalue)
+    assert close(five["p_value"], tt.pvalue)
 
 
 def test_paired_pairs_by_repeat_number_not_row_order():
@@ -306,7 +277,7 @@ def test_bootstrap_ratio_against_single_scipy_call_and_deterministic():
 def test_n1_on_one_side_ratio_but_no_interval_or_p():
     out = compare(table(t=[9.0e9], b=B), CMP).iloc[0]
     assert close(out["ratio"], 9.0e9 / np.mean(B))
-    for c in ("ci_low", "ci_high", "boot_ci_low", "paired_ci_low", "p_value", "p_mannwhitney", "p_adjusted"):
+    for c in ("ci_low", "ci_high", "boot_ci_low", "paired_ci_low", "p_value", "p_adjusted"):
         assert np.isnan(out[c]), c
     assert "n < 2" in out["ci_note"] and not out["different"] and not out["precise"]
 
@@ -316,8 +287,19 @@ def test_n2_each_side():
     out = compare(table(t=t, b=b), CMP).iloc[0]
     (lo, hi), *_ = fieller_by_roots(t, b)
     assert close(out["ci_low"], lo) and close(out["ci_high"], hi)
-    assert close(out["p_value"], stats.ttest_ind(t, b, equal_var=False).pvalue)
+    # two rounds of one launch: two pairs, so its one p is the paired t of the log ratios
+    assert out["p_test"] == "t" and close(out["p_value"], stats.ttest_rel(np.log(t), np.log(b)).pvalue)
     assert np.isnan(out["boot_ci_low"]) and out["boot_note"].startswith("n < 40 on a side")
+    apart = compare(
+        tidy(
+            rows(t, variant="cilium", launch_id="L1", **SIGNED),
+            rows(b, variant="host", launch_id="L2", **SIGNED),
+        ),
+        CMP,
+    ).iloc[0]
+    assert apart["p_test"] == "welch" and close(
+        apart["p_value"], stats.ttest_ind(t, b, equal_var=False).pvalue
+    )
 
 
 def test_zero_variance_both_sides():
@@ -413,14 +395,34 @@ def test_bad_comparison_rejected():
 
 
 def test_positive_metric_ratio_of_geometric_means_against_welch_on_logs():
-    out = compare(table(metric="throughput", unit="bit/s"), CMP).iloc[0]
+    # two launches: no round pairs the variants, so the comparison's one p is Welch's on the logs
+    out = compare(
+        tidy(
+            rows(T, variant="cilium", launch_id="L1", metric="throughput", unit="bit/s"),
+            rows(B, variant="host", launch_id="L2", metric="throughput", unit="bit/s"),
+        ),
+        CMP,
+    ).iloc[0]
     assert out["estimand"] == "ratio of geometric means" and out["ci_method"] == "log-welch"
     lt, lb = np.log(T), np.log(B)
     ref = stats.ttest_ind(lt, lb, equal_var=False)
     ci = ref.confidence_interval(0.95)
     assert close(out["ratio"], math.exp(lt.mean() - lb.mean()))
     assert close(out["ci_low"], math.exp(ci.low)) and close(out["ci_high"], math.exp(ci.high))
-    assert close(out["p_value"], ref.pvalue)
+    assert close(out["p_value"], ref.pvalue) and out["p_test"] == "welch"
+
+
+def test_a_variant_rows_p_is_its_side_by_side_design_even_when_this_table_does_not_pair_it():
+    """7 against 6 repeats of one launch: ratios.csv's own pairing needs the same repeats, variants.csv
+    pairs the 6 common rounds; the comparison has one p, the side-by-side design's, and says so."""
+    from podnet.stats.variants import variant_table
+
+    t = table(metric="throughput", unit="bit/s")
+    out = compare(t, CMP).iloc[0]
+    v = one(variant_table(t, CMP), design="side-by-side")
+    assert np.isnan(out["paired_ci_low"]) and v["n_pairs"] == 6
+    assert out["p_test"] == "t" and close(out["p_value"], v["p_value"])
+    assert "side-by-side design" in out["p_note"]
 
 
 def test_overhead_sign_means_worse_for_every_metric():
@@ -447,7 +449,7 @@ def test_equal_per_repeat_ratios_give_no_paired_p_value():
     assert 0 < d.std(ddof=1) < 1e-14  # rounding noise only (sd 1.9e-15)
     assert stats.ttest_rel(np.log(t), np.log(b)).pvalue < 1e-20  # what a naive paired t-test says
     out = compare(table(t=t, b=b), CMP).iloc[0]
-    assert np.isnan(out["paired_p_value"]) and "equal" in out["paired_note"]
+    assert np.isnan(out["p_value"]) and out["p_test"] == "t" and "equal" in out["paired_note"]
     assert close(out["paired_ratio"], 0.93) and out["paired_ci_low"] == out["paired_ci_high"]
 
 
@@ -516,6 +518,7 @@ def test_different_follows_the_paired_interval_on_a_two_speed_machine():
     )
     r = compare(df, {**CMP, **prim}).iloc[0]
     assert r["role"] == "primary" and r["n_pairs"] == 10
-    assert r["p_adjusted"] > 0.05  # the unpaired Welch p drowns in the two speeds
-    assert r["paired_p_adjusted"] < 0.05 and r["paired_ci_high"] < 1
+    # the unpaired Welch p drowns in the two speeds; the design is paired, so the paired t is its p
+    assert stats.ttest_ind(t, speeds, equal_var=False).pvalue > 0.05
+    assert r["p_test"] == "t" and r["p_adjusted"] < 0.05 and r["paired_ci_high"] < 1
     assert bool(r["different"]) and bool(r["precise"])  # read by the interval it is judged by

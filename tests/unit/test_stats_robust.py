@@ -136,16 +136,22 @@ def test_the_stated_interval_is_hodges_lehmann_at_the_stop_level():
     assert few.method == "mean" and np.log(few.low) == pytest.approx(ref.low)
 
 
-def test_a_difference_stop_needs_the_wider_interval_to_exclude_1():
+def test_a_difference_stop_reads_the_paired_t_p_at_the_stop_level():
+    from podnet.stats import onep
+
     rng = np.random.default_rng(6)
     b = 10 * rng.lognormal(0, 0.02, 12)
     assert robust.DIFFERENT_LEVEL > robust.stop_level(0.95)
-    clear = robust.stops_as_different(1.2 * b * rng.lognormal(0, 0.02, 12), b)
-    same = robust.stops_as_different(b * rng.lognormal(0, 0.02, 12), b)
-    assert bool(clear) and not bool(same)
-    # a 97.5 % interval that just excludes 1 is not yet a difference stop at 99.3 %
+    assert onep.STOP_P == pytest.approx(1 - robust.DIFFERENT_LEVEL)
+
+    def p_t(t):
+        return float(robust.stated(np.log(t) - np.log(b)).p_t)
+
+    clear, same = p_t(1.2 * b * rng.lognormal(0, 0.02, 12)), p_t(b * rng.lognormal(0, 0.02, 12))
+    assert bool(onep.stops_as_different(clear)) and not bool(onep.stops_as_different(same))
+    # a 97.5 % interval that just excludes 1 is not yet a difference stop
     d = np.log(1.018) + 0.03 * np.array([-1.2, -0.9, -0.6, -0.3, -0.1, 0.0, 0.1, 0.3, 0.6, 0.9, 1.2, 0.05])
     t = b * np.exp(d)
     r = robust.side_by_side(t, b)
-    assert r.low > 1.0 and not bool(robust.stops_as_different(t, b))
-    assert not bool(robust.stops_as_different(t[:5], b[:5]))  # too few pairs for the interval
+    assert r.low > 1.0 and not bool(onep.stops_as_different(p_t(t)))
+    assert not bool(onep.stops_as_different(np.nan))  # no p: no stop

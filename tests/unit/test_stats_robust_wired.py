@@ -104,27 +104,29 @@ def test_both_tables_state_the_method_and_level(adaptive, level):
     assert r["paired_ci_low"] == pytest.approx(sbs["ci_low"]) and r["paired_ci_high"] == pytest.approx(
         sbs["ci_high"]
     )
-    # one interval, two p's by design: a declared family's row of variants.csv enters Holm with the
-    # paired t (METHODS.md, "The p of a declared family"); ratios.csv's paired p is its interval's test
+    # one interval and one p in both tables (METHODS.md, "One comparison, one p"): the paired t, not
+    # the exact Wilcoxon of the interval (2 / 2**12 for 12 pairs of one sign)
     assert sbs["p_test"] == "t" and sbs["p_value"] < 1e-6
-    assert r["paired_p_value"] == pytest.approx(2 / 2**12)  # exact Wilcoxon, 12 pairs of one sign
+    assert r["p_test"] == "t" and r["p_value"] == pytest.approx(sbs["p_value"])
 
 
-def test_stop_when_different_reads_the_99_3_interval():
-    # ratio 0.97 at sd 0.02 on 10 pairs: the 97.5 % interval excludes 1, the 99.3 % one does not
-    d = np.array([-0.045, -0.01, -0.04, 0.002, -0.035, -0.02, -0.05, -0.015, -0.03, 0.004])
+def test_stop_when_different_reads_the_one_p_at_the_stop_level():
+    # ratio 0.98 at sd 0.02 on 10 pairs: the 97.5 % interval excludes 1, the p is not below 0.007
+    d = np.array([-0.04, -0.005, -0.035, 0.007, -0.03, -0.015, -0.045, -0.01, -0.025, 0.009])
     st = robust.stated(d)
-    assert st.high < 0 and not bool(st.different)
-    assert bool(robust.stated(d - 0.05).different)
-    assert not bool(robust.stated(d[:8] - 0.05).different)  # 8 pairs: no 99.3 % Wilcoxon interval
+    assert st.high < 0 and 0.007 < st.p_t < 0.05
     s = resolve({"planning": {"stop_when_different": True}})
-    # `different` replaces the published interval's test
-    assert not met([0.2], 0.05, [10], s, low=[1.1], high=[1.5], different=[False])[0]
-    assert met([0.2], 0.05, [10], s, low=[0.9], high=[1.5], different=[True])[0]
+    # the comparison's p, not its interval, makes the stop
+    assert not met([0.2], 0.05, [10], s, low=[0.9], high=[0.99], p=[float(st.p_t)])[0]
+    assert met([0.2], 0.05, [10], s, low=[0.9], high=[1.5], p=[0.001])[0]
+    assert not met([0.2], 0.05, [9], s, low=[0.9], high=[1.5], p=[0.001])[0]  # below min_to_stop
     t = tidy(
         rows(9e9 * np.ones(10), variant="a", launch_id="L"),
         rows(9e9 * np.exp(d), variant="b", launch_id="L"),
     )
     cfg = {"comparisons": VCMP, "primary": PRIM, "planning": {"stop_when_different": True}}
     r = compare(t, {**cfg, "paired": {"adaptive": True}}).iloc[0]
-    assert r["paired_ci_high"] < 1 and not bool(r["paired_stop_excludes_1"])
+    assert r["paired_ci_high"] < 1 and r["p_value"] == pytest.approx(
+        float(st.p_t), rel=1e-3
+    )  # + rounding terms
+    assert "paired_stop_excludes_1" not in r

@@ -31,14 +31,20 @@ def test_precise_is_the_width_on_min_to_stop_pairs_and_never_zero_width():
     assert got.tolist() == [False, True]
 
 
-def test_the_stop_is_precise_or_with_stop_when_different_an_excluding_interval():
+def test_the_stop_is_precise_or_with_stop_when_different_its_p_below_the_stop_level():
     s = {"planning": {"min_to_stop": 10}}
-    wide = dict(low=[1.1], high=[1.5])
-    assert not met([0.2], 0.05, [10], s, **wide)[0] and not precise([0.2], 0.05, [10], s, **wide)[0]
+    wide = dict(low=[1.1], high=[1.5], p=[0.001])
+    assert (
+        not met([0.2], 0.05, [10], s, **wide)[0]
+        and not precise([0.2], 0.05, [10], s, low=[1.1], high=[1.5])[0]
+    )
     sd = {"planning": {"min_to_stop": 10, "stop_when_different": True}}
     assert met([0.2], 0.05, [10], sd, **wide)[0]  # stops; the tables' precise does not change
-    assert not precise([0.2], 0.05, [10], sd, **wide)[0]
-    assert not met([0.2], 0.05, [10], sd, low=[1.2], high=[1.2])[0]  # never on a zero width
+    assert not met([0.2], 0.05, [10], sd, low=[1.1], high=[1.5], p=[0.02])[
+        0
+    ]  # an excluding interval is not it
+    assert not precise([0.2], 0.05, [10], sd, low=[1.1], high=[1.5])[0]
+    assert not met([0.2], 0.05, [10], sd, low=[1.2], high=[1.2], p=[0.001])[0]  # never on a zero width
 
 
 def _words(t: pd.DataFrame) -> tuple[bool, bool]:
@@ -80,7 +86,7 @@ def test_a_zero_spread_comparison_has_no_p_and_is_neither_different_nor_precise(
     assert np.isnan(v["p_value"]) and "p-value undefined" in v["p_note"]  # NaN with a reason, never 0
     assert not v["different"] and not v["precise"] and v["verdict"] == "inconclusive"
     c = compare(_flat(), cfg).iloc[0]
-    assert np.isnan(c["paired_p_value"]) and c["p_note"] != ""
+    assert np.isnan(c["p_value"]) and c["p_note"] == v["p_note"] != ""  # the same comparison, one note
     assert not c["different"] and not c["precise"]
     # the gate: an interval of width zero neither passes nor fails
     th = [{"by": "variant", "baseline": "a", "treatment": "b", "metric": "jitter", "max": 3.0}]

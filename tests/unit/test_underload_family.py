@@ -1,4 +1,4 @@
-"""The p a declared Holm family reads (METHODS.md, "The p of a declared family"): the paired t on the
+"""The p a declared Holm family reads (METHODS.md, "The paired t p"): the paired t on the
 log ratios (podnet.stats.robust.Stated.p_t) at every n, so a row's chance of being "different" never
 falls as pairs are added (issue 44: by the exact Wilcoxon p, 24 rows at 7 pairs could not be
 different whatever the data; robust.exact_reach says from how many pairs it could)."""
@@ -82,11 +82,13 @@ def test_a_four_row_family_at_7_pairs_calls_every_cni_at_1_3x_different_and_the_
     assert aa["verdict"] != "different" and aa["ci_low"] < 1 < aa["ci_high"]
 
 
-def test_family_rows_read_the_t_p_and_exploratory_rows_keep_their_intervals_test():
+def test_family_and_exploratory_rows_state_the_same_p_the_t():
+    """One comparison, one p: the design (side by side) picks the paired t, in the family or not."""
     v = _campaign(10, dict.fromkeys(CNIS, 1.3), family=CNIS[:2])
     v = v[v["design"] == "side-by-side"].set_index("variant")
     fam, expl = v.loc[CNIS[:2]], v.loc[CNIS[2:]]
     assert (fam["verdict"] == "different").all() and (fam["p_test"] == "t").all()
     assert (fam["p_value"] < 2 / 2**10).all()  # below the exact p's least value at 10 pairs
-    assert (expl["role"] == "exploratory").all() and (expl["p_test"] == "wilcoxon").all()
-    assert np.allclose(expl["p_value"], 2 / 2**10) and (expl["verdict"] == "").all()
+    assert (expl["role"] == "exploratory").all() and (expl["p_test"] == "t").all()
+    assert (expl["p_value"] < 2 / 2**10).all() and expl["p_adjusted"].isna().all()
+    assert (expl["verdict"] == "").all() and not expl["different"].any()

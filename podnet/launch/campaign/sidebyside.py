@@ -323,7 +323,7 @@ class VariantSampler:
                 rel_half_width=float(r["rel_half_width"]),
                 target_rel_half_width=float(r["target_rel_half_width"]),
                 n_pairs=int(r["n_pairs"]),
-                met=bool(r["met"]),  # podnet.stats.planning.met: precise, or (stop_when_different) excludes 1
+                met=bool(r["met"]),  # podnet.stats.planning.met: precise, or its p below the stop's level
             )
             for _, r in rows.iterrows()
             # cases of this launch only: a load's rows (iperf3 in a probe's test) are no case of theirs

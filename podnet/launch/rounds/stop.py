@@ -4,7 +4,8 @@ variants side by side (:class:`~podnet.launch.campaign.sidebyside.VariantSampler
 Whether a comparison is *met* is the statistics stage's rule (:func:`podnet.stats.planning.met`):
 it is *precise* (:func:`podnet.stats.planning.precise`: its interval's relative half-width at most
 its target on at least ``stats.planning.min_to_stop`` pairs; METHODS.md, "Two words: different and
-precise"), or with ``stop_when_different`` its stop interval excludes 1. It is read from the tables
+precise"), or with ``stop_when_different`` its one p (``p_value``, the tables') below the stop's
+per-look level (:func:`podnet.stats.onep.stops_as_different`). It is read from the tables
 the samplers judge by (``met`` of :func:`podnet.stats.precision.primary_precision`, ``met`` of
 :func:`podnet.stats.variants.variant_table` with ``stop=True``; a case's headline: ``precise``),
 each judged at the paired interval's adaptive level

@@ -72,7 +72,7 @@ def ratio_panels(
                         "centre": sub["ratio"].astype(float),
                         "lo": sub["ci_low"].astype(float),
                         "hi": sub["ci_high"].astype(float),
-                        "different": [different(x, a) for _, x in sub.iterrows()],
+                        "different": [different(x) for _, x in sub.iterrows()],
                         "precise": [is_precise(x) for _, x in sub.iterrows()],
                         "unbounded": sub.get("ci_note", pd.Series("", sub.index))
                         .astype(str)
