@@ -53,9 +53,12 @@ examples: setup
 # it: a campaign resumes (only missing runs launch; a published one re-publishes nothing), and a
 # failed one does not stop the next (the target fails at the end, naming it; run it again to resume).
 # Then every campaign's vs_seed_claims.csv and vs_seed.csv in one table with a verdict count per seed:
-# processed/seeds/claims.csv, verdicts.csv (podnet.report.vs_seed.seeds)
+# processed/seeds/claims.csv, verdicts.csv and the seeds notebook (seeds.ipynb, .html), led by the
+# counts (podnet.report.vs_seed.seeds); a campaign not published yet lists its claims from its file
+# (config/campaigns/<seed>.yaml) as "not run yet"
 SEEDS := seed-000 seed-001 seed-002 seed-003 seed-004
-SEEDS_PUBLISH = $(PY) -m podnet.report.vs_seed.seeds --out processed/seeds $(addprefix processed/,$(SEEDS))
+SEEDS_PUBLISH = $(PY) -m podnet.report.vs_seed.seeds --out processed/seeds --campaigns config/campaigns \
+  --notebook $(addprefix processed/,$(SEEDS))
 seeds: setup floor-tools
 	@failed=; for s in $(SEEDS); do \
 	  echo "== seed campaign $$s"; \

@@ -100,6 +100,8 @@ class FakeKube:
         self.wrapped: list[list[str]] = []
         #: (pod, ``taskset -c CPU``) of each exec the launcher started on a CPU
         self.pinned: list[tuple[str, list[str]]] = []
+        #: (pod, ``chrt --batch 0``) of each exec the launcher started under SCHED_BATCH
+        self.batched: list[tuple[str, list[str]]] = []
         #: pods whose snapshot reads fail (an image without cat, a read-only /tmp)
         self.no_snapshots: set[str] = set()
         self._server_reads: dict[str, int] = {}
@@ -267,6 +269,7 @@ class FakeKube:
     ) -> ExecResult:
         self.execs.append((pod, list(argv)))
         if argv[:3] == ["chrt", "--batch", "0"]:  # affinity.policy batch: chrt before taskset
+            self.batched.append((pod, list(argv[:3])))
             argv = list(argv[3:])
         if argv[:2] == ["taskset", "-c"]:  # launch.affinity: the exec started on a CPU
             self.pinned.append((pod, list(argv[:3])))

@@ -209,6 +209,49 @@ def test_claims_table_reads_a_scenario_baseline_and_a_variant_baseline():
     assert set(t["verdict"]) <= set(vs_seed.CLAIM_VERDICTS)
 
 
+def test_a_claim_without_a_ratio_or_an_interval_says_why():
+    """The reason names what summary.csv and disturbed_runs.csv show: one run a side (a ratio, no
+    interval), every run of a side judged disturbed, a test the campaign does not run, no pairs."""
+    side = {"variant": "vx", "tool": "iperf2", "test": "tcp", "metric": "throughput"}
+    summary = pd.DataFrame(
+        [
+            {**side, "scenario": "host-host", "n": 1},
+            {**side, "scenario": "pod-pod", "n": 1},
+            {**side, "test": "udp", "scenario": "host-host", "n": 8},
+            {**side, "variant": "routed", "scenario": "pod-pod", "n": 8},
+        ]
+    )
+    kept = {"variant": "vx", "scenario": "pod-pod", "tool": "iperf2", "test": "udp", "action": "kept"}
+    disturbed = pd.DataFrame([kept] * 7 + [{**kept, "action": "re-run"}])
+    one = {**_ratios().iloc[0].to_dict(), "ratio": 0.96, "ci_low": np.nan, "ci_high": np.nan}
+
+    def ours(test, **kw):
+        o = {"by": "scenario", "variant": "vx", "treatment": "pod-pod", "baseline": "host-host"}
+        return {**o, "measure": f"iperf2:{test}:throughput", **kw}
+
+    claims = [
+        _claim("one-run", {"relation": "<"}, ours("tcp")),
+        _claim("all-disturbed", {"relation": "<"}, ours("udp")),
+        _claim("not-measured", {"relation": "<"}, ours("udp-1000m")),
+        _claim(
+            "no-pairs",
+            {"relation": "<"},
+            {"by": "variant", "scenario": "pod-pod", "treatment": "vx", "baseline": "routed"}
+            | {"measure": "iperf2:tcp:throughput"},
+        ),
+    ]
+    t = vs_seed.claims_table(
+        claims, _values(), pd.DataFrame([one]), pd.DataFrame(), 0.1, "s", summary, disturbed
+    ).set_index("claim")
+    assert set(t["verdict"]) == {"inconclusive here"}
+    assert t.loc["one-run", "ratio"] == 0.96
+    assert t.loc["one-run", "reason"] == "no interval: 1 and 1 run(s) of treatment and baseline"
+    why = t.loc["all-disturbed", "reason"]
+    assert "every run of vx pod-pod iperf2:udp judged disturbed (7 kept out" in why, why
+    assert "not measured here" in t.loc["not-measured", "reason"]
+    assert t.loc["no-pairs", "reason"].startswith("no variants.csv row: no rounds of the two variants")
+
+
 def test_a_claim_naming_no_seed_figure_is_refused():
     m = "iperf2:tcp:throughput"
     c = _claim(
@@ -382,3 +425,46 @@ def test_seed_000_judges_its_copied_flood_row_against_the_table_and_the_output(i
     sizes = t[t.index.str.endswith("-size")]
     assert len(sizes) == 2 and (sizes["verdict"] == "not comparable here").all()
     assert sizes["reason"].str.contains("WAN").all()
+
+
+def _judged(rows: list[tuple]) -> pd.DataFrame:
+    """vs_seed_claims.csv rows: (claim, seed ratio, relation, margin, ratio, ci_low, ci_high, verdict)."""
+    keys = ("claim", "seed_ratio", "seed_relation", "margin", "ratio", "ci_low", "ci_high", "verdict")
+    return pd.DataFrame([dict(zip(keys, r)) | {"seed": "seed 001"} for r in rows]).reindex(
+        columns=vs_seed.CLAIM_COLUMNS
+    )
+
+
+def test_the_figure_of_a_seed_of_claims_draws_each_judged_claim():
+    """A seed without a CNI ranking here (vs_seed.csv empty): the vs_seed figure is its claims, one
+    row each judged here (its band, the seed's ratio, ours with the interval), the others counted."""
+    from podnet.report.figures import check
+    from podnet.report.vs_seed.claims_figure import drawn
+    from podnet.report.vs_seed.figure import published_figure
+
+    nan = np.nan
+    t = _judged(
+        [
+            ("bw-flannel-vxlan", 0.966, "<", 0.01, 0.967, 0.957, 0.978, "agrees"),
+            ("bw-calico", 0.999, "~", 0.01, 1.003, 0.996, 1.010, "tie within margin"),
+            ("lat-flannel-vxlan", 2.97, ">", 0.21, 0.80, 0.75, 0.86, "contradicts"),
+            ("fill-eni-pod-pod", nan, "~", 0.057, 1.2, nan, nan, "inconclusive here"),
+            ("inflow-eni-pps", nan, ">=", 0.057, nan, nan, nan, "inconclusive here"),
+            ("bw-neutron", nan, "", nan, nan, nan, nan, "not comparable here"),
+        ]
+    )
+    assert list(drawn(t)["claim"])[-1] == "inflow-eni-pps" and len(drawn(t)) == 5
+    fig = published_figure(pd.DataFrame(columns=vs_seed.COLUMNS), t, "seed 001")
+    assert check.problems(fig) == [] and check.checklist(fig) == []
+    labels = [x.get_text() for x in fig.axes[0].get_yticklabels()]
+    assert labels == [
+        "bw-flannel-vxlan",
+        "bw-calico",
+        "lat-flannel-vxlan",
+        "fill-eni-pod-pod (seed: alike) - no interval",
+        "inflow-eni-pps (seed: close or above) - no ratio here",
+    ]
+    assert "1 not run or not comparable here" in fig._suptitle.get_text()
+    assert len(fig.podnet_intervals) == 3
+    empty = published_figure(pd.DataFrame(columns=vs_seed.COLUMNS), t.iloc[5:], "seed 001")
+    assert "No claim of seed 001 judged here" in empty.axes[0].texts[0].get_text()

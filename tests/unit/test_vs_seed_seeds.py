@@ -4,8 +4,12 @@ tables: claims of two seeds, seed 003's ranking table, a seed without either."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
+import yaml
 
 from podnet.report import vs_seed
 from podnet.report.vs_seed import seeds
@@ -254,3 +258,65 @@ def test_claims_table_reads_in_display_units_never_e_notation_or_nan(tmp_path):
     # the CSV stays SI, machine-readable
     raw = pd.read_csv(tmp_path / "vs_seed_claims.csv")
     assert raw.loc[0, "seed_value"] == 910e6 and raw.loc[1, "seed_value"] == 7.27e-4
+
+
+# ---- a campaign not published yet, and the seeds notebook's helpers ---------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+CAMPAIGNS = REPO / "config" / "campaigns"
+
+
+def test_a_campaign_never_published_lists_its_claims_as_not_run_yet(tmp_path, monkeypatch):
+    """make seeds-publish before (or without) a campaign's run: its claims from its file, each one
+    judged later "not run yet" with the seed's own ratio where it printed one; those not run or not
+    comparable here keep their verdict; never an error, never a campaign without rows."""
+    monkeypatch.chdir(REPO)  # the campaign files name the seeds' files from the repository's root
+    proc = tmp_path / "processed"
+    vs_seed.write(_claims("seed 001", ["agrees"]), proc / "seed-001" / "vs_seed_claims.csv")
+    dirs = [proc / "seed-001", proc / "seed-002", proc / "seed-004"]  # 002 and 004: never run
+    table, counts = seeds.publish(dirs, tmp_path / "seeds", campaigns=CAMPAIGNS)
+    assert list(table.loc[table["campaign"] == "seed-001", "verdict"]) == ["agrees"]
+    for name in ("seed-002", "seed-004"):
+        t = table[table["campaign"] == name]
+        doc = yaml.safe_load((CAMPAIGNS / f"{name}.yaml").read_text())["report"]["vs_seed"]
+        assert list(t["claim"]) == [c["id"] for c in doc["claims"]]
+        assert set(t["verdict"]) <= {seeds.NOT_RUN_YET, "not run here", "not comparable here"}
+        pending = t[t["verdict"] == seeds.NOT_RUN_YET]
+        assert len(pending) and pending["reason"].str.contains(f"processed/{name}/vs_seed_claims.csv").all()
+        assert t["seed"].iloc[0] == name.replace("-", " ")
+    # seed 004 printed its numbers (raw/seed-qperf): its pending claims carry the seed's ratio
+    four = table[(table["campaign"] == "seed-004") & (table["verdict"] == seeds.NOT_RUN_YET)]
+    assert np.isfinite(four["seed_ratio"].astype(float)).all()
+    assert seeds.NO_TABLE not in set(counts["verdict"])
+    lead = seeds.headline(counts)
+    assert lead.splitlines()[0] == "- **seed-001** (seed 001): 1 claim: 1 agrees."
+    assert "**seed-002** (seed 002)" in lead and seeds.NOT_RUN_YET in lead
+    m = seeds.count_matrix(counts)
+    assert list(m.index) == ["seed-001", "seed-002", "seed-004"] and m.loc["seed-001", "agrees"] == 1
+    assert m.loc["seed-001", seeds.NOT_RUN_YET] == 0 and m.loc["seed-004", seeds.NOT_RUN_YET] > 0
+    parts = seeds.per_campaign(seeds.read_table(tmp_path / "seeds" / "claims.csv"))
+    assert parts[0] == "### seed-001" and parts[1].startswith("Of 1 claim of seed 001")
+
+
+def test_a_derived_campaign_has_its_bases_claims():
+    """seed-003-unshaped.yaml derives from seed-003.yaml (``base:``): the same claims, read without
+    the launch stage's loader (podnet.launch.campaign.model, which the report may not import)."""
+    from podnet.launch.campaign import run as campaign
+
+    here = os.getcwd()
+    os.chdir(REPO)
+    try:
+        got = seeds.campaign_vs_seed(CAMPAIGNS / "seed-003-unshaped.yaml")
+        want = campaign.load(CAMPAIGNS / "seed-003-unshaped.yaml").experiment["report"]["vs_seed"]
+    finally:
+        os.chdir(here)
+    assert got == want
+
+
+def test_a_seed_without_campaign_file_or_claims_is_no_table(tmp_path):
+    d = tmp_path / "seed-009"
+    _, counts = seeds.publish([d], tmp_path / "out", campaigns=tmp_path)
+    assert counts.to_dict("records") == [
+        {"campaign": "seed-009", "seed": "seed-009", "verdict": seeds.NO_TABLE, "n": 0}
+    ]
+    assert seeds.headline(counts) == "- **seed-009**: no claims and no table (seed-009 names none)."

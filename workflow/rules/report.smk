@@ -92,6 +92,7 @@ rule vs_seed:
         ratios=f"{OUT}/ratios.csv",
         ranking=f"{OUT}/ranking.csv",
         variants=f"{OUT}/variants.csv",
+        disturbed=f"{OUT}/disturbed_runs.csv",
         published=vs_seed_tables(),
     output:
         csv=f"{OUT}/vs_seed.csv",

@@ -20,10 +20,11 @@ import pandas as pd
 
 from podnet.report import vs_seed
 from podnet.report.figures import data, style
-from podnet.report.vs_seed.figure import figure
+from podnet.report.vs_seed.figure import published_figure
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 logging.basicConfig(filename=sm.log[0], level=logging.INFO, format="%(message)s", force=True)
+logging.getLogger("fontTools").setLevel(logging.WARNING)  # its font subsetting, glyph by glyph
 cfg = dict(sm.params.vs_seed)
 processed = Path(sm.input.summary).parent
 # each claim of the seed judged by ratios.csv (a baseline scenario) or variants.csv (a baseline variant)
@@ -44,7 +45,8 @@ vs_seed.write(table, sm.output.csv)
 vs_seed.write(orders, sm.output.orders)
 # the experiment's order of variants: each CNI keeps the colour it has in the other figures
 order = data.variant_order(data.load(processed))
-fig = figure(table, seed_name, baseline, order)
+# the ranking's ratios where the seed has CNIs and paths in both, else its claims judged here
+fig = published_figure(table, claims, seed_name, baseline, order)
 style.save(fig, "vs_seed", Path(sm.output.png).parent)
 plt.close(fig)
 if len(table):

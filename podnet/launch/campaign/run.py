@@ -125,12 +125,15 @@ def state_dir(cluster_id: int) -> str:
 
 
 def design(c: Campaign) -> tuple[str, str]:
-    """``("side-by-side" | "sequential", why)``: side by side when every variant can be up at once:
+    """``("side-by-side" | "sequential", why)``: side by side when every variant (two or more; one
+    variant is one plain launch) can be up at once:
     real clusters (one kubeconfig each) and the embedded set-ups, one embedded cluster each
     (``CLUSTER_ID`` 0, 1, ...), unless a known conflict (:data:`COEXIST_CONFLICTS`) names a global
     resource two of them would need, or they are more than :data:`MAX_EMBEDDED_CLUSTERS`."""
     if c.interleave:
         return "sequential", "interleave: true (a cluster bring-up per variant and round)"
+    if len(c.variants) == 1:  # nothing to interleave: the side-by-side launcher needs two variants
+        return "sequential", "one variant: one launch on its cluster"
     if not c.side_by_side:
         return "sequential", f"side_by_side: false; {ONE_EMBEDDED_CLUSTER}"
     ups = setups(c)

@@ -38,6 +38,7 @@ from podnet.stats import write_csv
 
 from .claims import CLAIM_COLUMNS, CLAIM_VERDICTS, claims_table, judge, seed_values, uncovered
 from .mapping import Measure, Note, SeedMapping, published
+from .notebook import no_ranking, ranking_parts
 from .orders import ORDER_COLUMNS, orders_table, shown, verdict
 from .table import COLUMNS, STATUSES, VERDICTS, vs_seed_table
 from .verdicts import claims_shown, claims_view, count_sentence, headline, read_claims, verdict_counts
@@ -64,8 +65,10 @@ __all__ = [
     "headline_table",
     "judge",
     "markdown",
+    "no_ranking",
     "orders_table",
     "published",
+    "ranking_parts",
     "read",
     "read_claims",
     "read_orders",
@@ -113,7 +116,8 @@ def build_orders(
 
 def build_claims(vs_seed: Mapping[str, Any], processed_dir: str | Path) -> pd.DataFrame:
     """Each claim of ``vs_seed`` (a config's ``report.vs_seed``) judged by ``processed_dir``'s
-    ``ratios.csv`` and ``variants.csv`` (:func:`.claims.claims_table`)."""
+    ``ratios.csv`` and ``variants.csv``, with ``summary.csv`` and ``disturbed_runs.csv`` saying why
+    a claim has no ratio or interval (:func:`.claims.claims_table`)."""
     d = Path(processed_dir)
     cfg = dict(vs_seed)
     tie = SeedMapping.tie_margin_of_config(cfg)
@@ -124,6 +128,8 @@ def build_claims(vs_seed: Mapping[str, Any], processed_dir: str | Path) -> pd.Da
         _csv(d / "variants.csv"),
         tie,
         str(cfg.get("seed", "seed")),
+        _csv(d / "summary.csv"),
+        _csv(d / "disturbed_runs.csv"),
     )
 
 

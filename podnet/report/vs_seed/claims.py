@@ -29,7 +29,8 @@ of ``report.vs_seed``: the gap its single runs cannot separate) and the band [1/
 - a stated ``>=`` (``<=``): ``agrees`` when our interval lies wholly above (below) the band's lower
   (upper) edge, ``contradicts`` when wholly beyond it on the other side;
 - ``inconclusive here``: anything else (an interval straddling 1 or a band edge, or none);
-- ``not run here`` / ``not comparable here``: the claim says why (``not_run``, ``not_comparable``).
+- ``not run here`` / ``not comparable here``: the claim says why (``not_run``, ``not_comparable``);
+- ``not run yet`` (``processed/seeds/`` only, :mod:`.seeds`): the campaign has not published.
 
 ``seed_in_ci`` says whether the seed's own ratio lies in our interval (its size reproduced, beyond
 its direction). Every published table or figure of the seed is listed in ``report.vs_seed.tables``
@@ -59,7 +60,10 @@ CLAIM_VERDICTS = (
     "inconclusive here",
     "not run here",
     "not comparable here",
+    "not run yet",
 )
+#: the verdict of a claim whose campaign has not published yet (``make seeds-publish``, :mod:`.seeds`)
+NOT_RUN_YET = "not run yet"
 
 #: the columns of :func:`claims_table`
 CLAIM_COLUMNS = [
@@ -170,16 +174,21 @@ def judge(relation: str, lo: float, hi: float, margin: float) -> str:
     return "gap not reproduced" if inside else "inconclusive here"
 
 
+def _pick_all(df: pd.DataFrame, **match: Any) -> pd.DataFrame:
+    """The rows of ``df`` whose cells (as text) equal ``match``'s (none when a column is missing)."""
+    sel = np.ones(len(df), dtype=bool)
+    for k, v in match.items():
+        if k not in df.columns:
+            return df.iloc[0:0]
+        sel &= df[k].fillna("").astype(str).to_numpy() == str(v)
+    return df[sel]
+
+
 def _pick(df: pd.DataFrame, what: str, **match: Any) -> pd.Series | None:
     """The one row of ``df`` matching ``match`` (None: none); ValueError when several match."""
     if df.empty:
         return None
-    sel = np.ones(len(df), dtype=bool)
-    for k, v in match.items():
-        if k not in df.columns:
-            return None
-        sel &= df[k].fillna("").astype(str).to_numpy() == str(v)
-    hit = df[sel]
+    hit = _pick_all(df, **match)
     if len(hit) > 1:
         raise ValueError(f"{what}: {len(hit)} rows match {match}; name a test that has one")
     return None if hit.empty else hit.iloc[0]
@@ -244,6 +253,61 @@ def _our_ratio(o: Mapping[str, Any], ratios: pd.DataFrame, variants: pd.DataFram
     }
 
 
+def _sides(o: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The (variant, scenario) of a claim's treatment and baseline."""
+    if o.get("by") == "scenario":
+        return [(str(o["variant"]), str(o["treatment"])), (str(o["variant"]), str(o["baseline"]))]
+    return [(str(o["treatment"]), str(o["scenario"])), (str(o["baseline"]), str(o["scenario"]))]
+
+
+def _runs(summary: pd.DataFrame, variant: str, scenario: str, m: Mapping[str, str]) -> float:
+    """How many runs ``summary.csv`` counts for one side (NaN: no row)."""
+    if summary.empty or "n" not in summary.columns:
+        return np.nan
+    hit = _pick_all(summary, variant=variant, scenario=scenario, **m)
+    return float(pd.to_numeric(hit["n"], errors="coerce").max()) if len(hit) else np.nan
+
+
+def why_not_judged(
+    o: Mapping[str, Any], has_ratio: bool, summary: pd.DataFrame, disturbed: pd.DataFrame
+) -> str:
+    """Why a claim's ratio is missing or has no interval, from ``summary.csv`` (runs per side) and
+    ``disturbed_runs.csv`` (runs judged disturbed and kept out of every statistic): a side not
+    measured (the campaign runs no such test there), every run of it disturbed, too few runs for an
+    interval, or (by variant) no rounds the two variants ran side by side; "" without a summary."""
+    if summary.empty:
+        return ""
+    m = _measure(o["measure"])
+    case = {"tool": m["tool"], "test": m["test"]}
+    bits, n = [], []
+    for variant, scenario in _sides(o):
+        k = _runs(summary, variant, scenario, m)
+        out = 0
+        if not disturbed.empty and "action" in disturbed.columns:
+            d = _pick_all(disturbed, variant=variant, scenario=scenario, **case)
+            out = int((d["action"].astype(str) == "kept").sum())
+        what = f"{variant} {scenario} {m['tool']}:{m['test']}"
+        if not np.isfinite(k):
+            bits.append(
+                f"every run of {what} judged disturbed ({out} kept out: disturbed_runs.csv)"
+                if out
+                else f"no {m['metric']} of {what} in summary.csv (not measured here)"
+            )
+        else:
+            n.append(int(k))
+            if out:
+                bits.append(f"{what}: {int(k)} run(s), {out} more judged disturbed and kept out")
+    if len(n) < 2:
+        return "; ".join(bits)
+    if has_ratio:
+        head = f"no interval: {n[0]} and {n[1]} run(s) of treatment and baseline"
+    elif o.get("by") == "variant":
+        head = "no variants.csv row: no rounds of the two variants paired side by side"
+    else:
+        head = "no ratios.csv row for this treatment and baseline"
+    return "; ".join([head, *bits])
+
+
 def claims_table(
     claims: Iterable[Mapping[str, Any]],
     values: pd.DataFrame,
@@ -251,10 +315,16 @@ def claims_table(
     variants: pd.DataFrame,
     tie_margin: float,
     seed: str = "seed",
+    summary: pd.DataFrame | None = None,
+    disturbed: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """One row per claim (:data:`CLAIM_COLUMNS`): the seed's ratio or stated direction beside ours,
     and the verdict (:func:`judge`). ``values``: :func:`seed_values`; ``ratios``, ``variants``: the
-    stats stage's ``ratios.csv`` and ``variants.csv`` (either may be empty)."""
+    stats stage's ``ratios.csv`` and ``variants.csv`` (either may be empty); ``summary``,
+    ``disturbed``: its ``summary.csv`` and the parse stage's ``disturbed_runs.csv``, for the reason
+    of a claim without a ratio or an interval (:func:`why_not_judged`)."""
+    summary = pd.DataFrame() if summary is None else summary
+    disturbed = pd.DataFrame() if disturbed is None else disturbed
     rows = []
     for c in claims:
         margin = float(c.get("margin", tie_margin))
@@ -281,8 +351,10 @@ def claims_table(
             row.update(_our_ratio(o, ratios, variants))
             lo, hi = row.get("ci_low", np.nan), row.get("ci_high", np.nan)
             row["verdict"] = judge(row.get("seed_relation", ""), lo, hi, margin)
-            if "ratio" not in row:
-                row["reason"] = "no such ratio in this run's tables (not measured or no interval)"
+            if not (np.isfinite(lo) and np.isfinite(hi)):
+                row["reason"] = why_not_judged(o, "ratio" in row, summary, disturbed) or (
+                    "no such ratio in this run's tables (not measured or no interval)"
+                )
             sr = row.get("seed_ratio", np.nan)
             if np.isfinite(sr) and np.isfinite(lo) and np.isfinite(hi):
                 row["seed_in_ci"] = bool(lo <= sr <= hi)

@@ -3,7 +3,8 @@
 Per path and CNI both sources have, the seed's ratio to its own baseline path (open diamond, no
 interval: the seed published none) and ours to our baseline (filled point with its 95 % interval),
 on a logarithmic ratio axis with a line at 1x. House style of :mod:`podnet.report.figures.style`.
-Reads only ``vs_seed.csv`` (:func:`podnet.report.vs_seed.table.vs_seed_table`).
+Reads only ``vs_seed.csv`` (:func:`podnet.report.vs_seed.table.vs_seed_table`); a seed without a
+ranking here gets its claims drawn instead (:func:`published_figure`, :mod:`.claims_figure`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,23 @@ def _panels(vs: pd.DataFrame) -> list[pd.DataFrame]:
         first = g.iloc[0][["tool", "test", "metric"]].tolist()
         out.append(g[(g["tool"] == first[0]) & (g["test"] == first[1]) & (g["metric"] == first[2])])
     return out
+
+
+def published_figure(
+    vs: pd.DataFrame,
+    claims: pd.DataFrame,
+    seed: str | None = None,
+    baseline: str = "host-host",
+    variants: list[str] | None = None,
+) -> plt.Figure:
+    """The ``vs_seed`` figure: the CNI ranking's ratios (:func:`figure`) where the seed has CNIs and
+    paths in both, else its claims judged here (:func:`.claims_figure.claims_figure`: a seed of
+    claims only, seeds 000-002 and 004)."""
+    if len(vs) and _panels(vs):
+        return figure(vs, seed, baseline, variants)
+    from .claims_figure import claims_figure
+
+    return claims_figure(claims, seed)
 
 
 def figure(

@@ -11,12 +11,19 @@ After the five seed campaigns (``config/campaigns/seed-00*.yaml``) published
   its path and measure (:data:`.table.VERDICTS`) where both have it, else its status
   (:data:`.table.STATUSES`, e.g. ``not run here``);
 - ``verdicts.csv``: the count of each verdict per campaign (:func:`verdict_table`); a campaign with
-  neither table (not published yet, or no ``report.vs_seed``: seed 000) has one row, verdict
-  ``no table``, n 0.
+  neither table nor claims has one row, verdict ``no table``, n 0;
+- ``seeds.ipynb`` and ``seeds.html``: the ``seeds`` notebook (``notebooks/seeds.ipynb``) executed
+  there, led by each seed's count of verdicts, then every claim (:func:`run_notebook`).
 
-Nothing is judged again here: rows are only read, mapped and counted.
+A campaign that has not published yet (no ``processed/<campaign>/vs_seed_claims.csv``) is not an
+error: with ``--campaigns`` (the folder of the campaign files, ``make seeds-publish`` passes
+``config/campaigns``) its claims are listed from its file's ``report.vs_seed`` (:func:`pending_claims`),
+each one that would be judged with the verdict ``not run yet`` (:data:`NOT_RUN_YET`), those not run
+or not comparable here with theirs. Nothing is judged again here: rows are only read, mapped and
+counted.
 
-``python -m podnet.report.vs_seed.seeds --out processed/seeds processed/seed-000 ...``
+``python -m podnet.report.vs_seed.seeds --out processed/seeds --campaigns config/campaigns
+processed/seed-000 ...``
 """
 
 from __future__ import annotations
@@ -25,14 +32,17 @@ import argparse
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
+import yaml
 
 from podnet.stats import write_csv
 
-from .claims import CLAIM_COLUMNS
-from .verdicts import as_text, read_claims, verdict_counts
+from .claims import CLAIM_COLUMNS, NOT_RUN_YET, claims_table, seed_values
+from .mapping import SeedMapping
+from .verdicts import as_text, claims_shown, count_sentence, read_claims, verdict_counts
 
 #: the columns of ``processed/seeds/claims.csv``
 SEEDS_COLUMNS = ["campaign", *CLAIM_COLUMNS, "source"]
@@ -141,6 +151,46 @@ def verdict_table(table: pd.DataFrame, campaigns: Sequence[str] = ()) -> pd.Data
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
 
 
+def _merge(base: Any, over: Any) -> Any:
+    """``over`` deep-merged over ``base``, as a campaign file's ``base:`` is
+    (:func:`podnet.launch.campaign.model.merge`; the report stage does not import the launch's)."""
+    if isinstance(base, Mapping) and isinstance(over, Mapping):
+        return {**base, **{k: _merge(base[k], v) if k in base else v for k, v in over.items()}}
+    return over
+
+
+def campaign_vs_seed(path: str | Path) -> dict[str, Any]:
+    """The ``report.vs_seed`` section of a campaign file, merged over its ``base`` (recursively;
+    paths relative to the working directory, the repository's root, as the campaign loader reads them)."""
+    doc = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    if doc.get("base"):
+        doc = _merge({"report": {"vs_seed": campaign_vs_seed(doc["base"])}}, doc)
+    return dict((doc.get("report") or {}).get("vs_seed") or {})
+
+
+def pending_claims(vs: Mapping[str, Any], campaign: str) -> pd.DataFrame:
+    """The claims of a campaign that has not published (:data:`.claims.CLAIM_COLUMNS`): each as the
+    seed states it (its ratio from the seed's files, where they can be read) with the verdict
+    :data:`NOT_RUN_YET`; a claim not run or not comparable here keeps that verdict and its reason."""
+    claims = list(vs.get("claims") or [])
+    if not claims:
+        return pd.DataFrame(columns=CLAIM_COLUMNS)
+    tie = SeedMapping.tie_margin_of_config(dict(vs))
+    seed, empty = str(vs.get("seed", campaign)), pd.DataFrame()
+    try:
+        t = claims_table(claims, seed_values(vs.get("seed_sources") or []), empty, empty, tie, seed)
+    except (OSError, ValueError, KeyError):  # the seed's files not here: the claims without its figures
+        bare = [{k: v for k, v in c.items() if k != "seed" or (v or {}).get("relation")} for c in claims]
+        t = claims_table(bare, pd.DataFrame(), empty, empty, tie, seed)
+    pending = ~t["verdict"].isin(["not run here", "not comparable here"])
+    t.loc[pending, "verdict"] = NOT_RUN_YET
+    t.loc[pending, "reason"] = (
+        f"no processed/{campaign}/vs_seed_claims.csv: the campaign has not run or not published yet "
+        f"(make compare CAMPAIGN=config/campaigns/{campaign}.yaml, or make seeds)"
+    )
+    return t
+
+
 def _ranking(path: Path) -> pd.DataFrame | None:
     if not path.exists() or not path.stat().st_size:
         return None
@@ -148,14 +198,19 @@ def _ranking(path: Path) -> pd.DataFrame | None:
 
 
 def read_campaigns(
-    processed_dirs: Sequence[str | Path],
+    processed_dirs: Sequence[str | Path], campaigns: str | Path | None = None
 ) -> tuple[dict[str, pd.DataFrame], dict[str, pd.DataFrame]]:
     """Each folder's ``vs_seed_claims.csv`` and ``vs_seed.csv`` (where present), keyed by the
-    folder's name (the campaign's)."""
+    folder's name (the campaign's); with ``campaigns`` (the folder of the campaign files), a campaign
+    without a claims file has its claims from ``<campaigns>/<name>.yaml`` (:func:`pending_claims`)."""
     claims: dict[str, pd.DataFrame] = {}
     rankings: dict[str, pd.DataFrame] = {}
     for d in map(Path, processed_dirs):
-        claims[d.name] = read_claims(d / "vs_seed_claims.csv")
+        f = d / "vs_seed_claims.csv"
+        claims[d.name] = read_claims(f)
+        source = Path(campaigns) / f"{d.name}.yaml" if campaigns is not None else None
+        if not (f.exists() and f.stat().st_size) and source is not None and source.exists():
+            claims[d.name] = pending_claims(campaign_vs_seed(source), d.name)
         r = _ranking(d / "vs_seed.csv")
         if r is not None:
             rankings[d.name] = r
@@ -163,18 +218,108 @@ def read_campaigns(
 
 
 def publish(
-    processed_dirs: Sequence[str | Path], out: str | Path, baselines: Mapping[str, str] | None = None
+    processed_dirs: Sequence[str | Path],
+    out: str | Path,
+    baselines: Mapping[str, str] | None = None,
+    campaigns: str | Path | None = None,
+    notebook: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Write ``out/claims.csv`` (:func:`collect`) and ``out/verdicts.csv`` (:func:`verdict_table`)
-    from the campaigns' processed folders; returns both tables."""
-    claims, rankings = read_campaigns(processed_dirs)
+    from the campaigns' processed folders (``campaigns``: :func:`read_campaigns`), and with
+    ``notebook`` the executed ``seeds`` notebook (:func:`run_notebook`); returns both tables."""
+    claims, rankings = read_campaigns(processed_dirs, campaigns)
     table = collect(claims, rankings, baselines)
     counts = verdict_table(table, [Path(d).name for d in processed_dirs])
     o = Path(out)
     o.mkdir(parents=True, exist_ok=True)
     write_csv(table, o / "claims.csv")
     write_csv(counts, o / "verdicts.csv")
+    if notebook:
+        run_notebook(o)
     return table, counts
+
+
+# ---- the seeds notebook (notebooks/seeds.ipynb): its helpers and its run ---------------------------
+
+
+def headline(counts: pd.DataFrame) -> str:
+    """The notebook's lead: per campaign its count of verdicts (``verdicts.csv`` rows), one line each."""
+    if counts.empty:
+        return "No seed campaign is listed."
+    lines = []
+    for camp, t in counts.groupby("campaign", sort=False):
+        seed = str(t["seed"].iloc[0])
+        if (t["verdict"] == NO_TABLE).all():
+            lines.append(f"- **{camp}**: no claims and no table ({seed} names none).")
+            continue
+        parts = ", ".join(f"{int(n)} {v}" for v, n in zip(t["verdict"], t["n"]))
+        total = int(t["n"].sum())
+        lines.append(f"- **{camp}** ({seed}): {total} claim{'s' if total != 1 else ''}: {parts}.")
+    return "\n".join(lines)
+
+
+def count_matrix(counts: pd.DataFrame) -> pd.DataFrame:
+    """``verdicts.csv`` as a campaign x verdict table (0 where a campaign has none of a verdict)."""
+    if counts.empty:
+        return pd.DataFrame()
+    t = counts[counts["verdict"] != NO_TABLE]
+    m = t.pivot_table(index="campaign", columns="verdict", values="n", aggfunc="sum", fill_value=0)
+    order = list(verdict_counts(t.loc[t.index.repeat(t["n"].astype(int))]).index)
+    m = m.reindex(index=list(dict.fromkeys(counts["campaign"])), columns=order, fill_value=0)
+    return m.astype(int)
+
+
+def per_campaign(table: pd.DataFrame) -> list[Any]:
+    """Each campaign's claims as the vs_seed notebook shows them: a heading, the count sentence and
+    the claims (:func:`.verdicts.claims_shown`), for :func:`podnet.report.explore.show`."""
+    out: list[Any] = []
+    for camp, t in table.groupby("campaign", sort=False):
+        t = t.reindex(columns=CLAIM_COLUMNS)
+        out += [f"### {camp}", count_sentence(t), claims_shown(t)]
+    return out
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """``claims.csv`` as written (:data:`SEEDS_COLUMNS`; text cells stay text)."""
+    p = Path(path)
+    if not p.exists() or not p.stat().st_size:
+        return pd.DataFrame(columns=SEEDS_COLUMNS)
+    df = read_claims(p)
+    for c in ("campaign", "source"):
+        df[c] = as_text(df[c])
+    return df
+
+
+#: the notebook run over processed/seeds (the repository's notebooks/)
+NOTEBOOK = Path(__file__).absolute().parents[3] / "notebooks" / "seeds.ipynb"
+
+
+def run_notebook(out: str | Path) -> Path:
+    """Execute the ``seeds`` notebook in ``out`` (``out/seeds.ipynb``; its ``seeds_dir`` parameter
+    the folder itself, relative: the page names no machine's path) and render it beside
+    (``seeds.html``); returns the notebook's path."""
+    import papermill
+
+    from podnet.config.warm import kernel_manager_class
+    from podnet.report.notebook_html import render_node
+    from podnet.report.paths import from_root
+
+    o = Path(out)
+    # papermill records the paths it is given: relative ones, as every published file names one
+    nb = papermill.execute_notebook(
+        from_root(NOTEBOOK),
+        from_root(o / "seeds.ipynb"),
+        parameters={"seeds_dir": "."},
+        kernel_name="python3",
+        cwd=str(o),
+        progress_bar=False,
+        log_output=False,
+        request_save_on_cell_execute=False,
+        shutdown_kernel="immediate",
+        kernel_manager_class=kernel_manager_class(),  # Unix sockets, never TCP ports
+    )
+    render_node(nb, o / "seeds.html")
+    return Path(from_root(o / "seeds.ipynb"))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -184,17 +329,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("processed", nargs="+", help="the seed campaigns' processed folders (processed/seed-00N)")
     ap.add_argument("--out", default="processed/seeds", help="where claims.csv and verdicts.csv go")
     ap.add_argument(
+        "--campaigns",
+        default=None,
+        metavar="DIR",
+        help="the campaign files' folder (config/campaigns): a campaign not published yet lists its "
+        "claims from DIR/<name>.yaml as 'not run yet'",
+    )
+    ap.add_argument("--notebook", action="store_true", help="also execute the seeds notebook in --out")
+    ap.add_argument(
         "--baseline",
         default="host-host",
         help="our baseline scenario of the vs_seed.csv ratios (claims.csv's baseline)",
     )
     args = ap.parse_args(argv)
     dirs = [Path(d) for d in args.processed]
-    table, counts = publish(dirs, args.out, {d.name: args.baseline for d in dirs})
+    table, counts = publish(
+        dirs, args.out, {d.name: args.baseline for d in dirs}, args.campaigns, args.notebook
+    )
     for camp, t in counts.groupby("campaign", sort=False):
         print(f"{camp}: " + ", ".join(f"{n} {v}" for v, n in zip(t["verdict"], t["n"])))
     print(
         f"{len(table)} rows in {Path(args.out) / 'claims.csv'}; counts in {Path(args.out) / 'verdicts.csv'}"
+        + (f"; notebook {Path(args.out) / 'seeds.ipynb'} (.html)" if args.notebook else "")
     )
     return 0
 
