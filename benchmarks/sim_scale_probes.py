@@ -7,9 +7,13 @@ curve's end ratio (podnet/stats/METHODS.md, "Scale points"; printed, a few minut
 log time = a_s + e with a_s ~ N(0, icc) per set-up and e ~ N(0, 1 - icc) per change (the marginal is
 N(0, 1) whatever the ICC), as scale_probes.csv rows (a removal probe: every change counted) given
 to :func:`podnet.stats.scale.effect_table`, the function the pipeline publishes scale_effect.csv
-with; an interval covers when it holds the marginal's true quantile. Printed: the P50 interval's
-coverage (published whenever there are 6 changes; ``below floor`` where it covers less than 93 %);
-P90's as it was (every change counted as independent, ``scale.quantile_interval``) and as published
+with (the experiments of a cell are the points of one table); an interval covers when it holds the
+marginal's true quantile. Printed: the P50 interval's coverage and median width (log(high / low);
+the times' log sd is 1) as it was, over every change as if independent
+(``sweeps.median_interval``), and as published now, over the set-ups' medians interpolated to 95 %
+(``scale.setup_median_interval``; ``!`` where it covers outside 93-97 %), with the share of
+experiments that publish a 95 % one and the coverage of the range of the set-ups' medians that fewer
+than 6 set-ups publish instead (its own coverage stated, 93.8 % from 5); P90's as it was (every change counted as independent, ``scale.quantile_interval``) and as published
 now (the changes counted as n / design effect where the set-ups differ, none from fewer than 12
 set-ups, ``scale.effective_n``; no interval below 36), with the share of experiments that publish
 one; and the share whose note says the changes correlate.
@@ -38,32 +42,42 @@ from scipy import stats
 from podnet.stats.planning import precise
 from podnet.stats.scale import DEFF_NOTE, effect_table, end_ratio, quantile_interval
 from podnet.stats.settings import Settings
+from podnet.stats.sweeps import median_interval
 from podnet.stats.variants import sequential
 
 #: the least coverage a published 95 % interval may have (issue 44: 93-97 %)
 FLOOR = 0.93
 
-DESIGNS = ((6, 6), (12, 3), (12, 6), (24, 3))  # set-ups x changes
-ICCS = (0.0, 0.1, 0.3, 0.6)
+#: set-ups x changes counted: the campaigns' (config/campaigns/*scale*.yaml: 6 rounds of 1, 3 or 7
+#: changes, the first of each set-up set apart for an effect; config/examples/*-scale.yaml: 5 rounds
+#: of 3) and more rounds (an adaptive launch)
+DESIGNS = ((5, 2), (5, 3), (6, 1), (6, 2), (6, 3), (6, 6), (6, 7), (12, 3), (12, 6), (24, 3))
+ICCS = (0.0, 0.3, 0.6)
 
 
 class EffectCell(NamedTuple):
     """One (set-ups x changes, ICC) cell of the time-to-effect simulation."""
 
-    p50: float  # coverage of the median's interval
+    p50_old: float  # coverage of the median's interval over every change (before issue 44)
+    p50_old_width: float  # its median width, log(high / low) (the times' log sd is 1)
+    p50: float  # coverage of the P50 interval as published at 95 % (NaN when never)
+    p50_width: float  # its median width, log(high / low)
+    p50_published: float  # share of experiments with a 95 % P50 interval (the rest: the range, below)
+    p50_range: float  # coverage of the range published below 95 % (too few set-ups; NaN when never)
     p90_iid: float  # coverage of P90's interval with every change counted (before issue 44)
     p90: float  # coverage of P90's interval as published (NaN when never published)
     p90_published: float  # share of experiments with a P90 interval
     flagged: float  # share whose note says the changes correlate
 
 
-def _changes(x: np.ndarray, setups: int, changes: int) -> pd.DataFrame:
-    """One point's scale_probes.csv rows: ``changes`` removals timed at each of ``setups`` set-ups."""
+def _changes(x: np.ndarray, setups: int, changes: int, point: int = 0) -> pd.DataFrame:
+    """One point's scale_probes.csv rows: ``changes`` removals timed at each of ``setups`` set-ups
+    (``point``: its Services count, so that experiments are points of one table)."""
     return pd.DataFrame(
         {
             "variant": "v",
             "metric": "policy_removed_s",
-            "services": 0,
+            "services": point,
             "network_policies": 100,
             "setup": np.repeat([f"s{i}" for i in range(setups)], changes),
             "change_no": np.tile(np.arange(changes), setups),
@@ -74,25 +88,39 @@ def _changes(x: np.ndarray, setups: int, changes: int) -> pd.DataFrame:
     )
 
 
+def _share(hit: np.ndarray, shown: np.ndarray) -> float:
+    return float(hit[shown].mean()) if shown.any() else float("nan")
+
+
 def coverage(setups: int, changes: int, rho: float, experiments: int, rng: np.random.Generator) -> EffectCell:
-    """Coverage of the P50 and P90 intervals scale_effect.csv publishes for one design at ICC ``rho``."""
+    """Coverage of the P50 and P90 intervals scale_effect.csv publishes for one design at ICC ``rho``
+    (the experiments are the points of one table given to ``effect_table``)."""
     q50, q90 = 1.0, float(np.exp(stats.norm.ppf(0.9)))  # the true quantiles of the times (log-normal)
-    hits50 = hits_iid = hits90 = have90 = flagged = 0
     n = setups * changes
-    for _ in range(experiments):
-        a = rng.normal(0, np.sqrt(rho), setups)
-        x = np.repeat(a, changes) + rng.normal(0, np.sqrt(1 - rho), n)
-        row = effect_table(_changes(x, setups, changes)).iloc[0]
-        hits50 += row["p50_low"] <= q50 <= row["p50_high"]
-        _, lo, hi, _ = quantile_interval(np.exp(x), 0.9)
-        hits_iid += lo <= q90 <= hi
-        flagged += "correlate" in str(row["note"])
-        if np.isfinite(row["p90_low"]) and np.isfinite(row["p90_high"]):
-            have90 += 1
-            hits90 += row["p90_low"] <= q90 <= row["p90_high"]
-    e = float(experiments)
+    a = rng.normal(0, np.sqrt(rho), (experiments, setups))
+    x = np.repeat(a, changes, axis=1) + rng.normal(0, np.sqrt(1 - rho), (experiments, n))
+    t = effect_table(pd.concat([_changes(x[i], setups, changes, i) for i in range(experiments)]))
+    t = t.sort_values("services")
+    old = [median_interval(np.exp(xi)) for xi in x]
+    old_lo, old_hi = np.array([m.low for m in old]), np.array([m.high for m in old])
+    iid = np.array([quantile_interval(np.exp(xi), 0.9)[1:3] for xi in x])
+    lo, hi, cov = (t[c].to_numpy(float) for c in ("p50_low", "p50_high", "p50_coverage"))
+    hit50 = (lo <= q50) & (q50 <= hi)
+    shown = cov >= 0.95 - 1e-9
+    ranged = np.isfinite(lo) & ~shown
+    lo90, hi90 = t["p90_low"].to_numpy(float), t["p90_high"].to_numpy(float)
+    have90 = np.isfinite(lo90) & np.isfinite(hi90)
     return EffectCell(
-        hits50 / e, hits_iid / e, hits90 / have90 if have90 else float("nan"), have90 / e, flagged / e
+        float(np.mean((old_lo <= q50) & (q50 <= old_hi))),
+        float(np.median(np.log(old_hi / old_lo))),
+        _share(hit50, shown),
+        float(np.median(np.log(hi[shown] / lo[shown]))) if shown.any() else float("nan"),
+        float(shown.mean()),
+        _share(hit50, ranged),
+        float(np.mean((iid[:, 0] <= q90) & (q90 <= iid[:, 1]))),
+        _share((lo90 <= q90) & (q90 <= hi90), have90),
+        float(have90.mean()),
+        float(t["note"].astype(str).str.contains("correlate").mean()),
     )
 
 
@@ -172,18 +200,22 @@ def main(
     effects, ratios = {}, {}
     print(f"time to effect: {experiments} experiments a cell; nominal 95 % intervals (floor {FLOOR:.0%})")
     print(
-        "set-ups x changes   ICC   P50 cover (published)   P90 cover (all counted)   P90 cover published"
-        "   P90 published   note: correlate"
+        "set-ups x changes   ICC   P50 old cover  width   P50 new cover  width  published  range cover"
+        "   P90 cover (all counted)   P90 cover published   P90 published   note: correlate"
     )
     for setups, changes in designs:
         for rho in iccs:
             c = coverage(setups, changes, rho, experiments, rng)
             effects[(setups, changes, rho)] = c
             pub = "     -" if np.isnan(c.p90) else f"{c.p90:6.3f}" + (" below floor" if c.p90 < FLOOR else "")
-            low50 = " below floor" if c.p50 < FLOOR else ""
+            new = (
+                "    -" if np.isnan(c.p50) else f"{c.p50:5.3f}" + ("!" if not FLOOR <= c.p50 <= 0.97 else " ")
+            )
+            rng50 = "    -" if np.isnan(c.p50_range) else f"{c.p50_range:5.3f}"
             print(
-                f"{setups:>7} x {changes:<7}   {rho:.1f}   {c.p50:9.3f}{low50:<12}   {c.p90_iid:23.3f}"
-                f"   {pub:>19}   {c.p90_published:13.3f}   {c.flagged:15.3f}",
+                f"{setups:>7} x {changes:<7}   {rho:.1f}   {c.p50_old:13.3f}  {c.p50_old_width:5.2f}"
+                f"   {new:>13}  {c.p50_width:5.2f}  {c.p50_published:9.3f}  {rng50:>11}"
+                f"   {c.p90_iid:23.3f}   {pub:>19}   {c.p90_published:13.3f}   {c.flagged:15.3f}",
                 flush=True,
             )
     print(

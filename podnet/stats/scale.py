@@ -13,16 +13,18 @@ to no objects, and the time a change takes.
   Runs judged disturbed and kept are in neither (:func:`podnet.stats._data.split_sources`).
 - :func:`effect_table`: per variant, probe and point (``service_effect_s``, ...; one value per
   change, ``scale.changes`` per set-up of the point: ``scale_probes.csv``, :mod:`podnet.parse.scale`),
-  P50 and P90 with their distribution-free order-statistic intervals (:func:`quantile_interval`;
-  the median's as :func:`podnet.stats.sweeps.median_interval`) and P99 as a point with its n; the
-  P90 interval exists only from :func:`needed` (36 at 95 %) changes counted as independent, a
-  point's n divided by its design effect where its set-ups differ, and from at least 12 set-ups
-  (:func:`effective_n`); ``note`` says so for each row it concerns. The first change that takes effect in a set-up of more than one comes right after
+  P50 and P90 with their distribution-free order-statistic intervals and P99 as a point with its n.
+  The changes are clustered in set-ups (changes of one set-up share its moment), so P50's interval
+  is taken over the set-ups, the independent draws (:func:`setup_median_interval`: the set-ups'
+  medians, interpolated to 95 %; from 6 set-ups, below that the range of their medians and its
+  coverage); the P90 interval (:func:`quantile_interval`) exists only from :func:`needed` (36 at
+  95 %) changes counted as independent, a point's n divided by its design effect where its set-ups
+  differ, and from at least 12 set-ups (:func:`effective_n`); ``note`` says so for each row it
+  concerns. The first change that takes effect in a set-up of more than one comes right after
   the point's objects were created and may wait for their programming too: it is left out
-  (``first_left_out``, their median ``first_p50``). The intervals treat a point's changes as
-  independent; changes of one set-up share its moment, so ``icc`` (the share of the log times'
-  variance between set-ups, one-way ANOVA) and ``design_effect`` say how far that fails, and
-  ``note`` says the intervals are too narrow when the design effect is at least 1.25 and the F test
+  (``first_left_out``, their median ``first_p50``). ``icc`` (the share of the log times'
+  variance between set-ups, one-way ANOVA) and ``design_effect`` say how far the changes of one
+  set-up are alike, and ``note`` says so when the design effect is at least 1.25 and the F test
   finds the set-ups differ (METHODS.md "Scale points").
   :func:`scale_effect` is that table from ``scale_probes.csv`` (or from a tidy table's scale runs'
   sidecars): the pipeline's ``scale_effect.csv``.
@@ -40,7 +42,7 @@ import scipy.stats as sps
 from podnet.parse.scale import COARSE, OLD_CONNECT_LIMIT, probe_table
 
 from ._data import split_sources
-from .sweeps import median_interval
+from .sweeps import MedianInterval, median_interval
 from .underload import pair_key
 from .variants import side_by_side
 
@@ -257,6 +259,35 @@ def needed(q: float, confidence: float = 0.95) -> int:
     return max(2, math.ceil(math.log((1 - confidence) / 2) / math.log(max(q, 1 - q))))
 
 
+def setup_median_interval(values: Any, setups: Any, confidence: float = 0.95) -> MedianInterval:
+    """P50 of changes clustered in ``setups`` (METHODS.md "Scale points"): ``median`` the changes'
+    median; the interval is over the set-ups, the independent draws: the order-statistic interval
+    [m(j), m(k-j+1)] of the k set-ups' medians (:func:`podnet.stats.sweeps.median_interval`),
+    interpolated towards [m(j+1), m(k-j)] so that it covers ``confidence`` (Hettmansperger and
+    Sheather 1986; ``coverage`` is then ``confidence``). A set-up's median of an even count of
+    (positive) values is its middle two's geometric mean: times are skewed, their logs less so (the
+    arithmetic mean of two lies above the median). With too few set-ups for ``confidence``
+    (5 at 95 %) the range of their medians with its coverage; NaN bounds from fewer than 2."""
+    v = np.asarray(values, dtype=float)
+    med = float(np.median(v)) if len(v) else float("nan")
+    logs = bool(len(v)) and bool((v > 0).all())  # an even count's middle: the two's geometric mean
+    per = pd.Series(np.log(v) if logs else v).groupby(np.asarray(setups)).median().to_numpy(dtype=float)
+    per = np.sort(np.exp(per) if logs else per)
+    k = len(per)
+    base = median_interval(per, confidence)._replace(median=med)
+    if k < 2 or not base.coverage >= confidence:
+        return base
+    j = 1  # the exact interval's rank (median_interval's k)
+    while j < k // 2 and 1 - 2 * float(sps.binom.cdf(j, k, 0.5)) >= confidence:
+        j += 1
+    outer, inner = base.coverage, 1 - 2 * float(sps.binom.cdf(j, k, 0.5))
+    share = (outer - confidence) / (outer - inner) if outer > inner else 0.0
+    lam = (k - j) * share / (j + (k - 2 * j) * share)
+    low = lam * per[j] + (1 - lam) * per[j - 1]
+    high = lam * per[k - j - 1] + (1 - lam) * per[k - j]
+    return MedianInterval(med, float(low), float(high), float(confidence))
+
+
 class Clustered(NamedTuple):
     """How far changes of one set-up are alike (:func:`icc`)."""
 
@@ -310,8 +341,8 @@ def _effect_note(
 ) -> str:
     """What a row's times and intervals lack: times late by up to ``late`` s (a reach seen by
     attempts that waited for each other: :data:`podnet.parse.scale.COARSE`),
-    a median interval below ``confidence``, no P90 interval (and of how many changes), P99 a point,
-    changes too correlated within set-ups for the median's interval, which treats them as independent."""
+    a median interval below ``confidence`` (too few set-ups: it is over set-ups), no P90 interval (and
+    of how many changes), P99 a point, changes of one set-up that correlate (P90's effective n)."""
     words = []
     if late > 0:
         words.append(
@@ -321,9 +352,12 @@ def _effect_note(
         )
     if n < 2:
         words.append(f"{n} change: no interval")
+    elif setups < 2:
+        words.append(f"P50 has no interval: {n} changes of 1 set-up (its interval is over set-ups)")
     elif not p50_cover >= confidence:
+        of = " of the set-ups' medians" if n > setups else ""
         words.append(
-            f"P50 interval is the range, coverage {p50_cover:.1%} (n = {n}; "
+            f"P50 interval is the range{of}, coverage {p50_cover:.1%} ({setups} set-ups; "
             f"{confidence:.0%} needs {needed(0.5, confidence)})"
         )
     if n >= 1 and not np.isfinite(p90[1]):
@@ -338,10 +372,10 @@ def _effect_note(
     if n >= 1:
         words.append(f"P99 is a point of {n} changes, no interval ({needed(0.99, confidence)} needed)")
     if np.isfinite(c.design_effect) and c.design_effect >= DEFF_NOTE and c.p < 1 - confidence:
-        p90_counts = f"P90 counts them as {n_eff:.3g}; " if 0 < n_eff < n else ""
+        p90_counts = f"; P90 counts them as {n_eff:.3g}" if 0 < n_eff < n else ""
         words.append(
             f"changes of one set-up correlate (design effect {c.design_effect:.2g}, F test p = "
-            f"{c.p:.2g}): {p90_counts}the P50 interval, which treats them as independent, is too narrow"
+            f"{c.p:.2g}){p90_counts}"
         )
     return "; ".join(words)
 
@@ -380,7 +414,7 @@ def effect_table(effects: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
         g, first = _first_apart(g)
         g = g[np.isfinite(g["value"].astype(float))]
         v = g["value"].to_numpy(dtype=float)
-        med = median_interval(v, confidence)
+        med = setup_median_interval(v, g["setup"].astype(str).to_numpy(), confidence)
         ok = v > 0
         c = icc(np.log(v[ok]), g["setup"].astype(str).to_numpy()[ok])
         setups = int(g["setup"].nunique())

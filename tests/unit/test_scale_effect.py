@@ -112,8 +112,9 @@ def test_the_stats_stage_writes_the_time_to_effect_with_every_set_up_once(proces
     values = sorted(_effect("iptables", 1000, r) for r in range(8))
     assert (at["kind"], at["change"], at["n"]) == ("Service", "created", 8)  # 2 runs per set-up, counted once
     assert at["p50"] == pytest.approx(np.median(values))
-    assert (at["p50_low"], at["p50_high"]) == pytest.approx((values[0], values[-1]))
-    assert at["p50_coverage"] > 0.95
+    # one change per set-up: the 8 values' interval, interpolated between x(1), x(2) to 95 %
+    assert values[0] < at["p50_low"] < values[1] and values[-2] < at["p50_high"] < values[-1]
+    assert at["p50_coverage"] == pytest.approx(0.95)
     assert "p99_low" not in e.columns and "368" in at["note"] and "P50" not in at["note"]
     removed = e[e["metric"] == "service_removed_s"]
     assert set(removed["point"]) == {0} and set(removed["n"]) == {7}  # round 0 had no probe to remove

@@ -1,8 +1,8 @@
 """Repeated probe changes per scale set-up, owned by the parse stage: a sidecar's probe lists become
 scale_probes.csv (one row per change; a sidecar written before ``scale.changes`` gives one), the
 stats stage reads that table, not the sidecars, and scale_effect.csv gives P50 / P90 / P99 with
-order-statistic intervals where the changes suffice, the set-ups, the first change of a set-up apart
-and a note where changes of one set-up correlate."""
+order-statistic intervals where the changes suffice (P50's over the set-ups' medians), the set-ups,
+the first change of a set-up apart and a note where changes of one set-up correlate."""
 
 from __future__ import annotations
 
@@ -124,6 +124,46 @@ def test_changes_of_one_set_up_that_correlate_are_said_to_narrow_the_intervals()
     c = sscale.icc([0.0, 0.1, 1.0, 1.1, 2.0, 2.1], ["a", "a", "b", "b", "c", "c"])
     assert c.icc > 0.99 and c.design_effect > 1.99 and c.p < 0.001
     assert all(np.isnan(sscale.icc([1.0, 2.0], ["a", "b"])))  # one value per set-up: no estimate
+
+
+def _clustered(setups: int, changes: int) -> pd.DataFrame:
+    """Removals of one point whose set-ups differ by far more than their changes do (ICC near 1):
+    set-up s at 0.1 (s + 1) s, its changes within 1 %."""
+    rows = [
+        {"variant": "v", "metric": "policy_removed_s", "services": 0, "network_policies": 100,
+         "setup": f"s{s}", "change_no": i, "changes": changes, "value": 0.1 * (s + 1) * (1 + 0.001 * i)}
+        for s in range(setups) for i in range(changes)
+    ]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_the_p50_interval_is_over_set_ups_not_changes_that_share_one():
+    (row,) = sscale.effect_table(_clustered(6, 6)).to_dict("records")
+    medians = [0.1 * (s + 1) * 1.0025 for s in range(6)]
+    # 36 changes counted as independent gave [x(12), x(25)]: the 2nd and the 5th set-up's, coverage 97 %
+    assert row["n"] == 36 and row["setups"] == 6 and row["design_effect"] > 5
+    assert medians[0] < row["p50_low"] < medians[1] and medians[4] < row["p50_high"] < medians[5]
+    assert row["p50_coverage"] == pytest.approx(0.95) and "too narrow" not in row["note"]
+    assert "correlate" in row["note"] and "P50" not in row["note"]
+    five = sscale.effect_table(_clustered(5, 3)).iloc[0]  # 5 set-ups: the range of their medians
+    assert five["p50_low"] == pytest.approx(0.1 * 1.001) and five["p50_high"] == pytest.approx(0.5 * 1.001)
+    assert five["p50_coverage"] == pytest.approx(1 - 2 / 32)
+    assert "P50 interval is the range of the set-ups' medians, coverage 93.8% (5 set-ups" in five["note"]
+    one = sscale.effect_table(_clustered(1, 7)).iloc[0]
+    assert np.isnan(one["p50_low"]) and "P50 has no interval: 7 changes of 1 set-up" in one["note"]
+
+
+def test_the_set_ups_median_interval_is_interpolated_to_its_level():
+    m = sscale.setup_median_interval(np.arange(1.0, 7.0), list("abcdef"))
+    assert (m.median, m.coverage) == (3.5, 0.95)
+    lam = 5 * 0.1 / (1 + 4 * 0.1)  # Hettmansperger-Sheather between x(1) and x(2): 96.9 % and 78.1 %
+    assert (m.low, m.high) == pytest.approx((1 + lam, 6 - lam))
+    exact = sscale.setup_median_interval(np.arange(5.0), list("abcde"))  # 93.8 %: the range, as it is
+    assert (exact.low, exact.high, exact.coverage) == (0.0, 4.0, pytest.approx(0.9375))
+    # an even count's middle: the geometric mean of its two (the logs' median)
+    two = sscale.setup_median_interval([1.0, 3.0, 2.0, 4.0], ["a", "a", "b", "b"])
+    assert (two.median, two.low, two.high) == pytest.approx((2.5, 3**0.5, 8**0.5))
+    assert two.coverage == pytest.approx(0.5)
 
 
 def test_the_stats_stage_reads_scale_probes_csv_not_the_sidecars(tmp_path):

@@ -89,7 +89,9 @@ def test_p50_and_p99_of_the_time_to_take_effect():
         }
     )
     (row,) = sscale.effect_table(small).to_dict("records")
-    assert row["n"] == 6 and row["p50"] == 0.5 and row["p50_low"] == 0.4 and row["p50_high"] == 0.6
+    assert row["n"] == 6 and row["p50"] == 0.5 and row["p50_coverage"] == pytest.approx(0.95)
+    lam = 5 * 0.1 / (1 + 4 * 0.1)  # one change per set-up: [x(1), x(6)] (96.9 %) interpolated to 95 %
+    assert (row["p50_low"], row["p50_high"]) == pytest.approx((0.4 + lam * 0.05, 0.6 - lam * 0.05))
     assert "p99_low" not in row and row["p99"] == pytest.approx(0.5975)  # P99: a point
     x = np.random.default_rng(1).exponential(1.0, 1000)
     est, lo, hi, cover = sscale.quantile_interval(x, 0.99)

@@ -123,7 +123,7 @@ def _effect_panels(e: pd.DataFrame, param: str, confidence: float) -> list[grid.
         low, high = (
             e[f"{q}{b}"].astype(float) if f"{q}{b}" in e.columns else none for b in ("_low", "_high")
         )
-        if q == "p50":  # the median's interval is the range where the changes are too few
+        if q == "p50":  # the median's interval is the range where the set-ups are too few
             covered = e["p50_coverage"].astype(float) >= confidence - 1e-9
             low, high = low.where(covered), high.where(covered)
         rows = _xy(
