@@ -114,8 +114,8 @@ EFFECT_COLUMNS = [
 #: set-ups differ at the row's level)
 DEFF_NOTE = 1.25
 #: the fewest set-ups a point's P90 interval is taken from (when they hold more than one change each):
-#: from 6 set-ups of 6 changes the interval covered 88.8 % at ICC 0.3, from 12 x 3 94.4 %
-#: (benchmarks/sim_scale_probes.py; METHODS.md "Scale points")
+#: from 6 set-ups of 6 changes the interval covered 89.1 % at ICC 0.3; what 12 x 3 publishes 92.5 %,
+#: 24 x 3 98.2 % (benchmarks/sim_scale_probes.py; METHODS.md "Scale points")
 MIN_SETUPS = 12
 
 
