@@ -19,7 +19,7 @@ to no objects, and the time a change takes.
   medians, interpolated to 95 %; from 6 set-ups, below that the range of their medians and its
   coverage); the P90 interval (:func:`quantile_interval`) exists only from :func:`needed` (36 at
   95 %) changes counted as independent, a point's n divided by its design effect where its set-ups
-  differ, and from at least 12 set-ups (:func:`effective_n`); ``note`` says so for each row it
+  differ, and from at least 24 set-ups (:func:`effective_n`); ``note`` says so for each row it
   concerns. The first change that takes effect in a set-up of more than one comes right after
   the point's objects were created and may wait for their programming too: it is left out
   (``first_left_out``, their median ``first_p50``). ``icc`` (the share of the log times'
@@ -114,9 +114,10 @@ EFFECT_COLUMNS = [
 #: set-ups differ at the row's level)
 DEFF_NOTE = 1.25
 #: the fewest set-ups a point's P90 interval is taken from (when they hold more than one change each):
-#: from 6 set-ups of 6 changes the interval covered 88.8 % at ICC 0.3, from 12 x 3 94.4 %
-#: (benchmarks/sim_scale_probes.py; METHODS.md "Scale points")
-MIN_SETUPS = 12
+#: from 6 set-ups of 6 changes the interval covered 89.1 % at ICC 0.3; what 12 x 3 publishes 92.5 %
+#: (ICC 0.3) and 88.0 % (0.6), 12 x 6 61.9 % (0.6), each below the 93 % floor; 24 x 3 97.1-98.2 % at
+#: ICC 0-0.6 (benchmarks/sim_scale_probes.py, 2,000 experiments a cell; METHODS.md "Scale points")
+MIN_SETUPS = 24
 
 
 def slope(x: np.ndarray, y: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float, float]:

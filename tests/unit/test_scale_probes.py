@@ -99,16 +99,16 @@ def _probes(setups: int, changes: int, spread: float = 0.0, seed: int = 5) -> pd
 
 
 def test_p90_has_its_interval_from_36_changes_and_the_first_of_each_set_up_is_apart():
-    t = sscale.effect_table(_probes(12, 4)).set_index("metric")
+    t = sscale.effect_table(_probes(24, 3)).set_index("metric")
     eff, rem = t.loc["service_effect_s"], t.loc["service_removed_s"]
-    assert (eff["n"], eff["setups"], eff["first_left_out"]) == (36, 12, 12) and eff["first_p50"] == 2.0
+    assert (eff["n"], eff["setups"], eff["first_left_out"]) == (48, 24, 24) and eff["first_p50"] == 2.0
     assert eff["p99"] < 2.0  # the first changes are in no quantile
     assert np.isfinite(eff["p90_low"]) and np.isfinite(eff["p90_high"]) and eff["p90_coverage"] >= 0.95
     assert eff["p50_low"] <= eff["p50"] <= eff["p50_high"] <= eff["p90_high"]
-    assert "p99_low" not in eff and "P99 is a point of 36 changes" in eff["note"]
+    assert "p99_low" not in eff and "P99 is a point of 48 changes" in eff["note"]
     assert "P90" not in eff["note"] and sscale.needed(0.9) == 36
     # a removal waits for nothing before it: every change counted, the 2 s ones too
-    assert (rem["n"], rem["first_left_out"]) == (48, 0) and rem["p99"] == pytest.approx(2.0)
+    assert (rem["n"], rem["first_left_out"]) == (72, 0) and rem["p99"] == pytest.approx(2.0)
     few = sscale.effect_table(_probes(15, 3)).set_index("metric").loc["service_effect_s"]
     assert few["n"] == 30 and np.isnan(few["p90_high"]) and "P90 has no interval: 30 changes" in few["note"]
     six = sscale.effect_table(_probes(6, 7)).set_index("metric").loc["service_effect_s"]
