@@ -8,7 +8,7 @@ table fits a 1280-px page. The explore notebook's per-run and outlier tables use
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -62,13 +62,18 @@ def key_text(x: Any) -> str:
     return str(x)
 
 
-def keys_as_text(df: pd.DataFrame, columns: Iterable[str]) -> pd.DataFrame:
-    """``df`` with ``columns`` written by :func:`key_text` (1, not 1.0; blank, not NaN)."""
+def _mapped(df: pd.DataFrame, columns: Iterable[str], write: Callable[[Any], str]) -> pd.DataFrame:
+    """A copy of ``df`` with each of ``columns`` it has written by ``write``."""
     out = df.copy()
     for c in columns:
         if c in out.columns:
-            out[c] = out[c].map(key_text).astype(object)
+            out[c] = out[c].map(write).astype(object)
     return out
+
+
+def keys_as_text(df: pd.DataFrame, columns: Iterable[str]) -> pd.DataFrame:
+    """``df`` with ``columns`` written by :func:`key_text` (1, not 1.0; blank, not NaN)."""
+    return _mapped(df, columns, key_text)
 
 
 def header(name: str, unit: str) -> str:
@@ -78,11 +83,7 @@ def header(name: str, unit: str) -> str:
 
 def as_text(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
     """``df`` with ``columns`` (numbers already in their display unit) written by :func:`text`."""
-    out = df.copy()
-    for c in columns:
-        if c in out.columns:
-            out[c] = out[c].map(text).astype(object)
-    return out
+    return _mapped(df, columns, text)
 
 
 def in_units(df: pd.DataFrame, columns: Mapping[str, str], together: bool = False) -> pd.DataFrame:
