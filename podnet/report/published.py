@@ -17,7 +17,6 @@ failure (:func:`after_error`; the next run writes it again). Reads JSON and file
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from podnet.config.lean import FIGURE_NAMES
+from podnet.parse.raw import sha256
 
 #: the formats of one figure (``podnet.report.figures.style.FORMATS``; not imported: it loads matplotlib)
 FIGURE_FORMATS = ("png", "svg", "pdf")
@@ -84,15 +84,6 @@ def planned_figures(plan: str | Path, figure_log: str) -> tuple[list[Item], dict
         else:
             omitted[name] = str(entry.get("omitted", ""))
     return shown, omitted
-
-
-def sha256(path: str | Path) -> str:
-    """The file's sha256 (hex), read in 1 MiB blocks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def last_line(log: str | Path, limit: int = 300) -> str:
