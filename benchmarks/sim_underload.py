@@ -141,11 +141,12 @@ def table(
     noises: tuple[str, ...] = NOISES,
     pairs: tuple[int, ...] = PAIRS,
     families: tuple[int, ...] = FAMILIES,
+    sd: float = SD,
 ) -> dict[tuple[str, int, int], Cell]:
     """Every cell, printed as one line each; returned for the pipeline test."""
     rng = np.random.default_rng(seed)
     print(
-        f"latency under load: one row at {RATIO}x and m - 1 A/A rows per family, pair log sd {SD},"
+        f"latency under load: one row at {RATIO}x and m - 1 A/A rows per family, pair log sd {sd},"
         f" Holm at alpha {ALPHA}; {experiments} campaigns a cell"
     )
     print(
@@ -157,7 +158,7 @@ def table(
     for kind in noises:
         for m in families:
             for n in pairs:
-                c = cell(rng, kind, n, m, experiments)
+                c = cell(rng, kind, n, m, experiments, sd)
                 out[(kind, n, m)] = c
                 pw = "/".join(f"{100 * c.power[r]:5.1f}" for r in P_RULES)
                 aa = "/".join(f"{100 * c.aa_row[r]:4.2f}" for r in P_RULES)
@@ -175,8 +176,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--experiments", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=44)
+    ap.add_argument("--sd", type=float, default=SD, help="pair log sd (measured: see the campaign's header)")
+    ap.add_argument("--pairs", type=int, nargs="+", default=list(PAIRS))
+    ap.add_argument("--families", type=int, nargs="+", default=list(FAMILIES))
     a = ap.parse_args()
-    table(a.experiments, a.seed)
+    table(a.experiments, a.seed, pairs=tuple(a.pairs), families=tuple(a.families), sd=a.sd)
 
 
 if __name__ == "__main__":
