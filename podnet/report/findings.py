@@ -227,6 +227,7 @@ def headline_table(t: data.Tables) -> pd.DataFrame:
         if 0 < abs(float(r["mean"])) / factor < 0.01:  # 100x below its measure's unit: a unit of its own
             factor, unit = data.display_unit([float(r["mean"])], r["unit"])
         cv = float(r["cv"]) if "cv" in r and pd.notna(r["cv"]) else np.nan
+        alike = cv == 0 and bool(r.get("quantised", False))  # every run printed the same digits
         out.append(
             {
                 "test": r["_test"],
@@ -237,7 +238,7 @@ def headline_table(t: data.Tables) -> pd.DataFrame:
                 "mean": data.fmt_value(float(r["mean"]) / factor),
                 "95 % CI": _ci(float(r["ci_low"]), float(r["ci_high"]), factor),
                 "unit": "" if unit == "count" else unit,
-                "CV": f"{cv * 100:.1f} %" if np.isfinite(cv) else "–",
+                "CV": "printed alike" if alike else f"{cv * 100:.1f} %" if np.isfinite(cv) else "–",
             }
         )
     return pd.DataFrame(out)
@@ -313,7 +314,15 @@ def variant_markdown(t: data.Tables, primary_only: bool = True) -> str:
     family row its two words (different, precise)."""
     v = t.variants
     if v is None or v.empty:
-        return "No variant ratio with an interval: one variant only, or fewer than 2 runs a side."
+        names = (
+            sorted(set(t.summary["variant"].astype(str))) if t.summary is not None and len(t.summary) else []
+        )
+        if len(names) > 1:
+            return (
+                f"No variant ratio with an interval: {len(names)} variants ({', '.join(names)}), but no path and "
+                "test with at least 2 runs on both sides of a pair of them."
+            )
+        return "No variant ratio with an interval: one variant only."
     v = v[v["preferred"].astype(bool)]
     if primary_only and (v["role"] == "primary").any():
         v = v[v["role"] == "primary"]

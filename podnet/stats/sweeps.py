@@ -246,6 +246,16 @@ def load_curves(
     return pd.DataFrame(rows, columns=CURVE_COLUMNS)
 
 
+def _order_rank(n: int, confidence: float) -> tuple[int, float]:
+    """(k, coverage): the largest k whose [x(k), x(n-k+1)] covers the median with at least
+    ``confidence`` (1 - 2 P(Bin(n, 1/2) < k)); k = 1 (the range) and its coverage when none does."""
+    k = 1
+    for j in range(1, n // 2 + 1):
+        if 1 - 2 * float(sps.binom.cdf(j - 1, n, 0.5)) >= confidence:
+            k = j
+    return k, 1 - 2 * float(sps.binom.cdf(k - 1, n, 0.5))
+
+
 def median_interval(x: np.ndarray, confidence: float = 0.95) -> MedianInterval:
     """Median of ``x`` and its distribution-free interval from order statistics: [x(k), x(n-k+1)]
     with the largest k whose coverage 1 - 2 P(Bin(n, 1/2) < k) is at least ``confidence``; with too
@@ -258,12 +268,26 @@ def median_interval(x: np.ndarray, confidence: float = 0.95) -> MedianInterval:
     med = float(np.median(x))
     if n < 2:
         return MedianInterval(med, float("nan"), float("nan"), float("nan"))
-    k = 1
-    for j in range(1, n // 2 + 1):
-        if 1 - 2 * float(sps.binom.cdf(j - 1, n, 0.5)) >= confidence:
-            k = j
-    cover = 1 - 2 * float(sps.binom.cdf(k - 1, n, 0.5))
+    k, cover = _order_rank(n, confidence)
     return MedianInterval(med, float(x[k - 1]), float(x[n - k]), cover)
+
+
+def median_interval_bounded(
+    x: np.ndarray, low: np.ndarray, high: np.ndarray, confidence: float = 0.95
+) -> MedianInterval:
+    """:func:`median_interval` of values known only within [``low``, ``high``] each (printed values
+    rounded to a quantum): the median of the printed ``x``, and [low(k), high(n-k+1)], the k-th
+    smallest lower bound and the k-th largest upper bound. Each true order statistic lies between
+    them, so the coverage holds whatever the rounding hid, and values that printed alike still
+    give an interval of the rounding's width, never of width zero."""
+    x = np.asarray(x, dtype=float)
+    n = len(x)
+    if n < 2:
+        return median_interval(x, confidence)
+    k, cover = _order_rank(n, confidence)
+    lo = np.sort(np.asarray(low, dtype=float))
+    hi = np.sort(np.asarray(high, dtype=float))
+    return MedianInterval(float(np.median(x)), float(lo[k - 1]), float(hi[n - k]), cover)
 
 
 def _curve_row(

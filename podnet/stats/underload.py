@@ -21,7 +21,9 @@ import pandas as pd
 from podnet.tools import metric_info
 
 from ._data import run_rounds
-from .sweeps import median_interval
+from .kinds import metric_resolution
+from .rounding import relative_quantum
+from .sweeps import MedianInterval, median_interval, median_interval_bounded
 
 #: the sweep parameter of a load sweep (podnet.launch.spec.load.SWEEP_PARAM; stats does not import launch)
 LOAD_STREAMS = "load_streams"
@@ -120,6 +122,26 @@ def _carried(load: pd.DataFrame) -> pd.DataFrame:
     return per_point.reset_index()
 
 
+def _ratio_interval(
+    k: dict, loaded: np.ndarray, idle: np.ndarray, confidence: float
+) -> tuple[MedianInterval, bool]:
+    """(median interval of the paired ratios loaded / idle, whether the tool's printed resolution
+    widened it). A value printed to a quantum q (netperf's whole microseconds) lies within q / 2 of
+    what was measured, so each ratio lies in [(L - qL/2) / (I + qI/2), (L + qL/2) / (I - qI/2)] and
+    the order-statistic interval is taken over those bounds (:func:`median_interval_bounded`): ratios
+    that all printed 1.0 give [0.97, 1.03] at 33 us, not [1, 1]."""
+    r = loaded / idle
+    step, digits = metric_resolution(pd.DataFrame({"tool": [k["tool"]], "metric": [k["metric"]]}))
+    if not (step[0] > 0 or digits[0] > 0):
+        return median_interval(r, confidence), False
+    ql = relative_quantum(step[0], digits[0], loaded) * loaded
+    qi = relative_quantum(step[0], digits[0], idle) * idle
+    below = np.where(idle - qi / 2 > 0, idle - qi / 2, np.nan)
+    low = (loaded - ql / 2) / (idle + qi / 2)
+    high = np.where(np.isfinite(below), (loaded + ql / 2) / below, np.inf)
+    return median_interval_bounded(r, low, high, confidence), True
+
+
 def _row(
     k: dict,
     streams: float,
@@ -151,9 +173,13 @@ def _row(
     elif idle.empty:
         notes.append("no idle point (load_streams 0) in these runs: no ratio")
     elif len(both) >= 2:
-        mi = median_interval((both["loaded"] / both["idle"]).to_numpy(), confidence)
+        mi, widened = _ratio_interval(
+            k, both["loaded"].to_numpy(float), both["idle"].to_numpy(float), confidence
+        )
         ratio, lo, hi = mi.median, mi.low, mi.high
         method = f"median of paired loaded/idle ratios; order statistics, coverage {mi.coverage:.1%}"
+        if widened:
+            method += "; bounds widened by the tool's printed resolution"
     else:
         notes.append(f"{len(both)} pair(s) with the idle point: no interval")
         ratio = float((both["loaded"] / both["idle"]).median()) if len(both) else float("nan")

@@ -81,3 +81,25 @@ def test_tables_are_in_display_units(dirs):
     assert not h["mean"].str.contains("e[+-]", regex=True).any()
     raven = h[(h.path == "same-edge") & (h.unit == "Gbit/s")]
     assert len(raven) and set(raven["mean"]) <= {"3.67", "3.34"}
+
+
+def test_a_cv_of_values_printed_alike_is_said_so_not_zero(dirs):
+    """seed-cni-1gbe's physical iperf2 UDP printed 810 Mbit/s twice: its CV is not 0.0 %, it is below
+    the printing step (summary.csv `quantised`); a CV that was measured stays a number."""
+    h = findings.headline_table(figures.load(dirs["seed-cni-1gbe"]))
+    udp = h[(h["test"] == "iperf2 udp") & (h["variant"] == "physical")].iloc[0]
+    assert udp["CV"] == "printed alike"
+    assert not (h["CV"] == "0.0 %").any(), h
+    assert h["CV"].str.endswith(" %").any()
+
+
+def test_no_variant_ratio_says_which_reason_holds(dirs):
+    """Five variants with one run each: not "one variant only" (issue 45's compare.html)."""
+    t = figures.load(dirs["seed-cni-1gbe"])
+    text = findings.variant_markdown(t)
+    if not t.variants.empty:
+        pytest.skip("the example gained variant ratios")
+    assert "5 variants" in text and "one variant only" not in text
+    one = figures.load(dirs["seed-raven"])
+    if one.variants.empty and one.summary["variant"].nunique() == 1:
+        assert findings.variant_markdown(one).endswith("one variant only.")
