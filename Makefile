@@ -55,11 +55,14 @@ examples: setup
 # Then every campaign's vs_seed_claims.csv and vs_seed.csv in one table with a verdict count per seed:
 # processed/seeds/claims.csv, verdicts.csv and the seeds notebook (seeds.ipynb, .html), led by the
 # counts (podnet.report.vs_seed.seeds); a campaign not published yet lists its claims from its file
-# (config/campaigns/<seed>.yaml) as "not run yet"
+# (config/campaigns/<seed>.yaml) as "not run yet". First a quiet check (podnet/launch/noise/quiet.py):
+# a machine busy with other work (above the disturbed-run threshold over 5 s) stops here, saying what
+# it measured, unless SEEDS_BUSY_OK=1
 SEEDS := seed-000 seed-001 seed-002 seed-003 seed-004
 SEEDS_PUBLISH = $(PY) -m podnet.report.vs_seed.seeds --out processed/seeds --campaigns config/campaigns \
   --notebook $(addprefix processed/,$(SEEDS))
 seeds: setup floor-tools
+	@$(PY) -m podnet.launch.noise.quiet --what "the seed campaigns" $(if $(filter 1,$(SEEDS_BUSY_OK)),--busy-ok)
 	@failed=; for s in $(SEEDS); do \
 	  echo "== seed campaign $$s"; \
 	  $(CLUSTER_PYTHON) -m podnet.launch.campaign run config/campaigns/$$s.yaml --cores $(CORES) \

@@ -112,3 +112,17 @@ def test_seeds_publish_gathers_them_and_a_campaign_never_run_is_not_run_yet(publ
     assert lead.startswith(f"- **{name}**") and "**seed-001** (seed 001)" in lead and "not run yet" in lead
     assert (tmp_path / "seeds" / "seeds.html").stat().st_size > 0
     assert str(REPO) not in (tmp_path / "seeds" / "seeds.ipynb").read_text()  # no machine's path
+
+
+def test_seed_004s_lossy_udp_bw_claims_are_not_comparable_and_not_drawn(published):
+    """Seed 004's own host to host udp_bw received 1.12 Mbit/s of 944 Mbit/s sent: its five udp_bw
+    claims are not comparable (podnet.report.vs_seed.loss) and the figure draws none of them."""
+    name, _, out = published
+    if name != "seed-004":
+        pytest.skip("seed 004's udp_bw only")
+    c = vs_seed.read_claims(out / "vs_seed_claims.csv")
+    udp = c[c["claim"].str.contains("udp-bw")]
+    assert len(udp) == 5 and set(udp["verdict"]) == {"not comparable here"}
+    assert all("received 1.12 Mbit/s of 944 Mbit/s sent, 99.9 % lost" in why for why in udp["reason"])
+    svg = (out / "figures" / "vs_seed.svg").read_text()
+    assert "udp-bw" not in svg and "6 not run or not comparable here" in svg

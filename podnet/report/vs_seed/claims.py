@@ -30,6 +30,8 @@ of ``report.vs_seed``: the gap its single runs cannot separate) and the band [1/
   (upper) edge, ``contradicts`` when wholly beyond it on the other side;
 - ``inconclusive here``: anything else (an interval straddling 1 or a band edge, or none);
 - ``not run here`` / ``not comparable here``: the claim says why (``not_run``, ``not_comparable``);
+  also ``not comparable here`` when the seed's own treatment or baseline run lost at least half of
+  what it sent (its UDP receive collapsed: :mod:`.loss`, the reason names its received and sent rates);
 - ``not run yet`` (``processed/seeds/`` only, :mod:`.seeds`): the campaign has not published.
 
 ``seed_in_ci`` says whether the seed's own ratio lies in our interval (its size reproduced, beyond
@@ -50,6 +52,8 @@ from podnet.parse.raw import read_sidecar
 from podnet.parse.stage import parse_path
 from podnet.report.seed_reports.claims import load_claims
 from podnet.stats.precision import as_judged
+
+from .loss import lossy_reason
 
 #: a claim's verdicts (see the module's docstring)
 CLAIM_VERDICTS = (
@@ -217,6 +221,7 @@ def _seed_side(claim: Mapping[str, Any], values: pd.DataFrame, margin: float) ->
         "seed_baseline": float(b["value"]),
         "seed_ratio": ratio,
         "seed_relation": direction(ratio, margin),
+        "_lossy": lossy_reason(claim, values, t, b),
     }
 
 
@@ -344,9 +349,12 @@ def claims_table(
         }
         if c.get("seed"):
             row.update(_seed_side(c, values, margin))
+        lossy = row.pop("_lossy", "")
         for key, verdict in (("not_comparable", "not comparable here"), ("not_run", "not run here")):
             if c.get(key):
                 row.update(verdict=verdict, reason=str(c[key]))
+        if lossy and "verdict" not in row:
+            row.update(verdict="not comparable here", reason=lossy)
         if "verdict" not in row:
             row.update(_our_ratio(o, ratios, variants))
             lo, hi = row.get("ci_low", np.nan), row.get("ci_high", np.nan)
