@@ -8,7 +8,10 @@
 SHELL := /bin/bash
 PY := .venv/bin/python
 VENV_STAMP := .venv/.podnet-installed
+empty :=
+space := $(empty) $(empty)
 EXAMPLES := seed-raven seed-cni-1gbe seed-qperf seed-cni-report
+EXAMPLES_RE := $(subst $(space),|,$(EXAMPLES))
 CORES ?= 2
 
 .PHONY: browser setup run main examples seeds seeds-publish lab test unit pipeline-test nbval integration lint fmt clean-processed cleanup floor floor-tools flent-tools settle
@@ -138,11 +141,13 @@ fmt: setup
 	.venv/bin/ruff check --fix .
 	.venv/bin/ruff format .
 
-# JupyterLab at the explore notebook of the experiment published last (its cells find their tables
+# JupyterLab at the explore notebook of the experiment published last, not counting the imported
+# examples `make run` publishes after the main experiment (its cells find their tables
 # from the notebook's own folder: podnet/report/paths.py); as root too (--allow-root)
 LAB_ARGS ?=
 lab: setup
-	@nb=$$(ls -t processed/*/notebooks/explore.ipynb 2>/dev/null | head -1); \
+	@nb=$$(ls -t processed/*/notebooks/explore.ipynb 2>/dev/null | grep -v -E "processed/($(EXAMPLES_RE))/" | head -1); \
+	  [ -n "$$nb" ] || nb=$$(ls -t processed/*/notebooks/explore.ipynb 2>/dev/null | head -1); \
 	  [ -n "$$nb" ] || { echo "no executed notebook yet: run 'make run' (or a pipeline) first"; nb=notebooks/explore.ipynb; }; \
 	  echo "JupyterLab at $$nb"; \
 	  .venv/bin/jupyter lab $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) --ServerApp.root_dir=. $(LAB_ARGS) "$$nb"

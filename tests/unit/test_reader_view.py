@@ -185,7 +185,13 @@ def _lab_recipe() -> str:
         if not ln.startswith("\t"):
             break
         body.append(ln[1:].lstrip("@"))
-    return "\n".join(body).replace("$(LAB_ARGS)", "").replace("$$", "$")
+    examples = next(ln for ln in lines if ln.startswith("EXAMPLES :=")).split(":=")[1].split()
+    return (
+        "\n".join(body)
+        .replace("$(LAB_ARGS)", "")
+        .replace("$(EXAMPLES_RE)", "|".join(examples))
+        .replace("$$", "$")
+    )
 
 
 def test_make_lab_opens_the_last_explore_notebook_and_allows_root_only_as_root(tmp_path):
@@ -209,6 +215,15 @@ def test_make_lab_opens_the_last_explore_notebook_and_allows_root_only_as_root(t
     ).stdout
     args = next(ln for ln in out.splitlines() if ln.startswith("ARGS ")).split()[1:]
     assert args[0] == "lab" and args[-1] == "processed/newer/notebooks/explore.ipynb", args
+    # `make run` publishes the imported examples after the main experiment: they are not "the last"
+    ex = tmp_path / "processed" / "seed-raven" / "notebooks" / "explore.ipynb"
+    ex.parent.mkdir(parents=True)
+    ex.write_text("{}")
+    out = subprocess.run(
+        ["sh", "-c", recipe], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout
+    assert out.splitlines()[-1].endswith("processed/newer/notebooks/explore.ipynb"), out
+    ex.unlink()
     assert ("--allow-root" in args) == (os.getuid() == 0), args
     assert "--ServerApp.root_dir=." in args
     other = "0" if os.getuid() else "1000"  # the other kind of user: id -u answers it
