@@ -17,7 +17,7 @@ import pandas as pd
 
 from podnet.config.lean import skip_iri_grammar
 from podnet.parse.raw import read_sidecar, sidecar_path
-from podnet.report import tables
+from podnet.report import md, tables
 from podnet.report.figures import data, style
 
 # a notebook's kernel reads sidecars (read_sidecar validates them with jsonschema, imported then):
@@ -165,7 +165,7 @@ def slice_counts(t: data.Tables, **where: Any) -> str:
         if len(many):
             seen = sorted(table.loc[table["run_id"].isin(many), c].astype(str).unique())
             more = ", ..." if len(seen) > 4 else ""
-            split.append(f"`{c}` for {len(many)} runs ({', '.join(seen[:4])}{more})")
+            split.append(f"`{c}` for {len(many)} runs ({', '.join(map(md.text, seen[:4]))}{more})")
     text += f"; the per-run table below has **{len(table)} rows**: one per run"
     if split:
         text += " and output, a run giving one row per " + "; per ".join(split)
@@ -472,7 +472,7 @@ def methods_links(methods: Path, link: str) -> str:
     HTML) and its second-level headings as the places to look, not the whole text (which is longer
     than the report). "(methods text not found: <path>)" when the file is not there."""
     if not methods.exists():
-        return f"(methods text not found: {methods})"
+        return f"(methods text not found: {md.text(methods)})"
     heads = [
         ln[3:].strip() for ln in methods.read_text(encoding="utf-8").splitlines() if ln.startswith("## ")
     ]

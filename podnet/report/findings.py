@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from podnet.report import netready, ranking
+from podnet.report import md, netready, ranking
 from podnet.report.disturbed import disturbed_sentence
 from podnet.report.figures import data
 from podnet.report.figures.plots import alpha, primary_ratios
@@ -62,7 +62,7 @@ def sentence(
     p = float(r.get("p_adjusted", np.nan))
     conf = f"{confidence * 100:g} % CI"
     if not (np.isfinite(lo) and np.isfinite(hi)):
-        why = str(r.get("ci_note") or "too few runs for an interval")
+        why = md.text(r.get("ci_note") or "too few runs for an interval")
         return f"{head} ({n}; {why}): {words(False, False)}."
     if lo > 0:
         ci = f"{conf} {lo_t}-{hi_t}"
@@ -166,7 +166,7 @@ def adaptive_markdown(acc: pd.DataFrame) -> str:
         goal = half_width_text(targets[0]) if len(targets) == 1 else "per comparison"
         unmet = g[g["status"] != "met"]
         why = unmet["reason"].value_counts()
-        lead = f"**Adaptive sampling** (variant {variant}, launch {launch}): {len(g) - len(unmet)} of {len(g)} {noun} "
+        lead = f"**Adaptive sampling** (variant {variant}, launch {md.text(launch)}): {len(g) - len(unmet)} of {len(g)} {noun} "
         lead += f"reached their precision target ({goal}, relative half-width of the 95 % interval)"
         lead += (
             "; all of them."

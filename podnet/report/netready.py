@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from podnet.report import md
 from podnet.report.figures import data
 from podnet.report.figures.netready import GROUP, HEADLINE, STEPS, flag, group_label, ranked, step_label
 from podnet.report.figures.plots import alpha
@@ -235,7 +236,7 @@ def ratio_sentence(x: pd.Series) -> str:
     ratio = ratio_texts(float(x["ratio"]), lo, hi)[0]
     head = f"{x['variant']} {est} ({what}) is {ratio}x {x['baseline_variant']}'s"
     if not (np.isfinite(lo) and np.isfinite(hi)):
-        why = _text(x["note"]).split("; ")[0]
+        why = md.text(_text(x["note"]).split("; ")[0])
         return f"{head} ({why or 'no interval'}): not different"
     padj = float(x["p_adjusted"])
     ci = _interval(lo, hi, ratio=float(x["ratio"]))

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
 
+from podnet.report import md
 from podnet.report.figures import data, style
 from podnet.report.numbers import fmt_p, fmt_ratio, ratio_texts
 from podnet.stats.ranking import KEY, RELATIONS, holm_words
@@ -81,7 +82,8 @@ def rankings(table: pd.DataFrame) -> list[pd.DataFrame]:
 
 
 def ranking_sentences(g: pd.DataFrame) -> list[str]:
-    """The findings of one ranking: its order, the first and last, equivalences, what is inconclusive."""
+    """The findings of one ranking: its order, the first and last, equivalences, what is inconclusive
+    (Markdown text: a row's reason as :func:`podnet.report.md.text`)."""
     v = g[g["row"] == "variant"].sort_values("position")
     p = g[g["row"] == "pair"]
     r0 = v.iloc[0]
@@ -126,7 +128,7 @@ def ranking_sentences(g: pd.DataFrame) -> list[str]:
         bits = [
             f"{q.variant} vs {q.other} ({_rci(q.ratio, q.ci_low, q.ci_high)}, Holm {_p(q.p_holm)})"
             if q.relation == "inconclusive"
-            else f"{q.variant} vs {q.other} ({q.reason or q.relation})"
+            else f"{q.variant} vs {q.other} ({md.text(q.reason or q.relation)})"
             for q in near.itertuples()
         ]
         more = len(unres) - len(near)
@@ -152,7 +154,7 @@ def markdown(table: pd.DataFrame | None) -> str:
     gs = rankings(table)
     if not gs:
         reason = str(table["reason"].iloc[0]) if "reason" in table.columns and len(table) else ""
-        return f"**Ranking** (ranking.csv): nothing ranked ({reason})." if reason else ""
+        return f"**Ranking** (ranking.csv): nothing ranked ({md.text(reason)})." if reason else ""
     p = table[table["row"] == "pair"]
     counts = p["relation"].value_counts()
     what = ", ".join(f"{int(counts[k])} {k}" for k in RELATIONS if k in counts)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from podnet.report import md
 from podnet.report.figures import data
 from podnet.report.figures.scale import shown
 from podnet.report.numbers import fmt_p, ratio_texts
@@ -195,7 +196,7 @@ def markdown(t: data.Tables) -> str:
             f" (interval {_interval(lo, hi, float(x['ratio']))}, n = {int(float(x['ratio_n']))}"
             f"{', unadjusted ' + fmt_p(_p(x)) if np.isfinite(_p(x)) else ''})"
             if np.isfinite(lo) and np.isfinite(hi)
-            else f" ({_no_interval(_text(x['ratio_note']))})"
+            else f" ({md.text(_no_interval(_text(x['ratio_note'])))})"
         )
         noun = _NOUN.get(str(x["sweep_param"]), "objects")
         label = data.in_sentence(data.axis_label(metric, tool, "").strip())

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from podnet.report import md
 from podnet.report.figures import data
 
 #: significant digits of a number in a table
@@ -108,8 +109,9 @@ def in_units(df: pd.DataFrame, columns: Mapping[str, str], together: bool = Fals
 
 def said_once(df: pd.DataFrame, keep: Iterable[str] = ()) -> tuple[pd.DataFrame, str]:
     """``df`` without the columns that hold one value in every row (none missing), but ``keep``,
-    and those columns in words ("all rows: streams 1, direction forward"; "" when none): a value
-    every row repeats takes a page's width and says nothing about any one row."""
+    and those columns in words, Markdown text ("all rows: streams 1, direction forward"; "" when
+    none; each value as :func:`podnet.report.md.text`): a value every row repeats takes a page's
+    width and says nothing about any one row."""
     kept = set(keep)
     if len(df) < 2:
         return df, ""
@@ -118,7 +120,7 @@ def said_once(df: pd.DataFrame, keep: Iterable[str] = ()) -> tuple[pd.DataFrame,
     ]
     if not same:
         return df, ""
-    said = ", ".join(f"{c} {key_text(df[c].iloc[0])}" for c in same)
+    said = ", ".join(f"{c} {md.text(key_text(df[c].iloc[0]))}" for c in same)
     return df.drop(columns=same), f"All rows: {said}."
 
 

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from podnet.config import lean
+from podnet.report import md
 
 from . import data
 from .data import Tables, display_unit, fmt_value, human, load
@@ -243,16 +244,17 @@ def _missing(plan_path: str | Path, name: str) -> list[str]:
 
 def omitted_markdown(plan_path: str | Path, names: list[str] | None = None) -> str:
     """Why the figures left out (of ``names``, default all) were not drawn, and what the drawn ones
-    leave out and why, as Markdown lists ("" when nothing was)."""
+    leave out and why, as Markdown lists ("" when nothing was); the plan's reasons as text
+    (:func:`podnet.report.md.text`: ``launch.tools.<tool>`` keeps its ``<tool>``)."""
     p = json.loads(Path(plan_path).read_text())
     wanted = [n for n in lean.FIGURES if n in p and (names is None or n in names)]
-    gone = [f"- **{n}**: {p[n]['omitted']}" for n in wanted if "omitted" in p[n]]
+    gone = [f"- **{n}**: {md.text(p[n]['omitted'])}" for n in wanted if "omitted" in p[n]]
     failed = [
         f"- **{n}**: planned, but its files are not there ({', '.join(miss)}): its job failed or they were removed"
         for n in wanted
         if planned(p[n]) and (miss := _missing(plan_path, n))
     ]
-    kept = [f"- **{n}**: {x}" for n in wanted if planned(p[n]) for x in p[n].get("left_out", [])]
+    kept = [f"- **{n}**: {md.text(x)}" for n in wanted if planned(p[n]) for x in p[n].get("left_out", [])]
     parts = [("Not drawn:\n\n" + "\n".join(gone)) if gone else ""]
     parts.append(("**Not published**, although planned:\n\n" + "\n".join(failed)) if failed else "")
     parts.append(("Drawn, but not as findings:\n\n" + "\n".join(kept)) if kept else "")

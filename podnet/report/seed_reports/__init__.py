@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from podnet.report import md
 from podnet.report.seed_reports.claims import (
     compare_claims,
     compare_ratio_claims,
@@ -45,6 +46,7 @@ __all__ = [
     "disagreements",
     "discrepancies",
     "half_ulp",
+    "lead",
     "load_claims",
     "load_ratio_claims",
     "provenance_checks",
@@ -104,3 +106,13 @@ def read_checks(path: Path | str) -> pd.DataFrame:
     """``seed_discrepancies.csv`` as the rule wrote it: every check, each cell as the text written
     (a published figure keeps its printed digits; an empty cell stays empty)."""
     return pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
+def lead(experiment: str, claim_files: Iterable[Path | str], found: int) -> str:
+    """The notebook's first line (Markdown): the published tables read, by file name
+    (:func:`podnet.report.md.text`), and how many discrepancies were found."""
+    names = [md.text(Path(p).name) for p in claim_files]
+    return (
+        f"**{md.text(experiment)}**: {len(names)} published table(s) ({', '.join(names) or 'none'}); "
+        f"**{found} discrepancies** found."
+    )

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from podnet.report import ranking
+from podnet.report import md, ranking
 
 from .orders import shown
 from .words import headline_table, markdown
@@ -34,9 +34,10 @@ RANKING_TEXT = (
 
 
 def no_ranking(seed: str) -> str:
-    """The sentence that stands for the ranking part of a seed that publishes no CNI ranking."""
+    """The sentence that stands for the ranking part of a seed that publishes no CNI ranking
+    (Markdown: ``seed`` as :func:`podnet.report.md.text`)."""
     return (
-        f"{seed} publishes no CNI ranking to set beside ours (`report.vs_seed.published` is unset): "
+        f"{md.text(seed)} publishes no CNI ranking to set beside ours (`report.vs_seed.published` is unset): "
         "its claims above are the whole comparison, and the figure draws them."
     )
 

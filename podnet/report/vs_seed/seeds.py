@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from podnet.report import md
 from podnet.stats import write_csv
 
 from .claims import CLAIM_COLUMNS, NOT_RUN_YET, claims_table, seed_values
@@ -243,16 +244,17 @@ def publish(
 
 
 def headline(counts: pd.DataFrame) -> str:
-    """The notebook's lead: per campaign its count of verdicts (``verdicts.csv`` rows), one line each."""
+    """The notebook's lead: per campaign its count of verdicts (``verdicts.csv`` rows), one line each
+    (Markdown; names and verdicts as :func:`podnet.report.md.text`)."""
     if counts.empty:
         return "No seed campaign is listed."
     lines = []
     for camp, t in counts.groupby("campaign", sort=False):
-        seed = str(t["seed"].iloc[0])
+        camp, seed = md.text(camp), md.text(t["seed"].iloc[0])
         if (t["verdict"] == NO_TABLE).all():
             lines.append(f"- **{camp}**: no claims and no table ({seed} names none).")
             continue
-        parts = ", ".join(f"{int(n)} {v}" for v, n in zip(t["verdict"], t["n"]))
+        parts = ", ".join(f"{int(n)} {md.text(v)}" for v, n in zip(t["verdict"], t["n"]))
         total = int(t["n"].sum())
         lines.append(f"- **{camp}** ({seed}): {total} claim{'s' if total != 1 else ''}: {parts}.")
     return "\n".join(lines)
@@ -275,7 +277,7 @@ def per_campaign(table: pd.DataFrame) -> list[Any]:
     out: list[Any] = []
     for camp, t in table.groupby("campaign", sort=False):
         t = t.reindex(columns=CLAIM_COLUMNS)
-        out += [f"### {camp}", count_sentence(t), claims_shown(t)]
+        out += [f"### {md.text(camp)}", count_sentence(t), claims_shown(t)]
     return out
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from podnet.report import tables
+from podnet.report import md, tables
 from podnet.report.figures import data
 from podnet.report.numbers import ratio_ci_text
 from podnet.tools import metric_info
@@ -91,15 +91,17 @@ def verdict_counts(claims: pd.DataFrame) -> pd.Series:
 
 def count_sentence(claims: pd.DataFrame, seed: str | None = None) -> str:
     """One sentence leading the claims: how many there are and how many have each verdict;
-    ``seed``: the seed's name (default: the claims' ``seed`` cell, else "the seed")."""
+    ``seed``: the seed's name (default: the claims' ``seed`` cell, else "the seed"; Markdown text,
+    :func:`podnet.report.md.text`)."""
     if seed is None:
         named = claims["seed"].dropna().astype(str) if "seed" in claims.columns else pd.Series(dtype=str)
         seed = str(named.iloc[0]) if len(named) and named.iloc[0] else "the seed"
+    seed = md.text(seed)
     counts = verdict_counts(claims)
     if counts.empty:
         return f"No claims of {seed} are judged here (`report.vs_seed.claims` names none)."
     total = int(counts.sum())
-    parts = ", ".join(f"{n} {v}" for v, n in counts.items())
+    parts = ", ".join(f"{n} {md.text(v)}" for v, n in counts.items())
     return f"Of {total} claim{'s' if total != 1 else ''} of {seed}: {parts}."
 
 
@@ -171,13 +173,14 @@ def claims_view(claims: pd.DataFrame, summary: pd.DataFrame | None = None):
     when a claim has one, text left and wrapped within set widths, the numbers right, broken only
     between a value and its unit or a ratio and its interval;
     fits a 1280-px page. (The cells are styled by their own ids: a table-wide ``td`` rule would
-    outrank them.)"""
+    outrank them.) Every cell is HTML-escaped (a Styler writes its cells as they are: a claim's
+    ``<`` would be taken as a tag)."""
     df = claims_shown(claims, summary)
     df = df.drop(columns=[c for c in ("reason",) if c in df.columns and not (df[c] != "").any()])
     for c in (c for c in df.columns if c not in _WIDTHS):
         for a, b in _KEEP.items():
             df[c] = df[c].str.replace(a, b, regex=False)
-    styler = df.style.hide(axis="index").set_table_styles(_CSS)
+    styler = df.style.format(escape="html").hide(axis="index").set_table_styles(_CSS)
     for c in df.columns:
         if c in _WIDTHS:
             w = _WIDTHS[c]

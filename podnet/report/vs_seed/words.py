@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from podnet.report import md
 from podnet.report.numbers import fmt_ratio, ratio_texts
 
 _GROUP = ["path", "scenario", "seed_tool", "seed_test", "seed_metric", "tool", "test", "metric"]
@@ -39,34 +40,38 @@ def _with_ci(x: float, lo: float, hi: float, times: str = "x", paren: bool = Fal
 
 
 def _order(g: pd.DataFrame, rank: str, name: str, text) -> str:
-    """CNIs by ``rank`` joined with ``>`` (``=`` between ties), each with ``text(row)``."""
+    """CNIs by ``rank`` joined with ``>`` (``=`` between ties), each (Markdown text,
+    :func:`podnet.report.md.text`) with ``text(row)``."""
     g = g.sort_values([rank, name], kind="stable")
     out = ""
     prev = None
     for _, r in g.iterrows():
         if prev is not None:
             out += " = " if r[rank] == prev else " > "
-        out += f"{r[name]} ({text(r)})"
+        out += f"{md.text(r[name])} ({text(r)})"
         prev = r[rank]
     return out
 
 
 def measure_text(r: pd.Series | dict) -> str:
-    """``iperf3 tcp throughput`` (ours) and, when the seed's differs, ``vs seed's netperf ...``."""
+    """``iperf3 tcp throughput`` (ours) and, when the seed's differs, ``vs seed's netperf ...`` (the
+    seed's as Markdown text, :func:`podnet.report.md.text`)."""
     ours = f"{r['tool']} {r['test']} {r['metric']}"
     seed = f"{r['seed_tool']} {r['seed_test']} {r['seed_metric']}"
-    return ours if ours == seed else f"{ours} (seed: {seed})"
+    return ours if ours == seed else f"{ours} (seed: {md.text(seed)})"
 
 
 def group_sentence(
     g: pd.DataFrame, seed: str = "seed", baseline: str = "host-host", orders: pd.DataFrame | None = None
 ) -> str:
     """One sentence for one (path, scenario, measure) group of ``vs_seed.csv``; ``orders``: the
-    group's rows of ``vs_seed_orders.csv`` (the seed's orders judged by ranking.csv)."""
+    group's rows of ``vs_seed_orders.csv`` (the seed's orders judged by ranking.csv). Markdown: the
+    seed's names and the config's note as :func:`podnet.report.md.text`."""
     r0 = g.iloc[0]
+    seed = md.text(seed)
     path = str(r0["path"])
     scen = str(r0["scenario"] or "")
-    where = path if scen == path else f"{path} (here {scen})" if scen else path
+    where = md.text(path) + (f" (here {scen})" if scen and scen != path else "")
     head = f"{where}, {measure_text(r0)}"
     if not scen:
         return f"{head}: {seed}'s path has no counterpart here."
@@ -76,7 +81,7 @@ def group_sentence(
     if not g["status"].isin(["both", "not in seed"]).any():
         return f"{head}: not measured here (no variant has {scen} {r0['tool']} {r0['test']})."
     missing = _missing(g)
-    note = str(r0.get("note", "") or "")
+    note = md.text(r0.get("note", "") or "")
     note = f" Set-up: {note}." if note else ""
     if len(both) < 2:
         tail = f" ({missing})" if missing else ""
@@ -144,7 +149,7 @@ def _pair_words(o: pd.DataFrame) -> str:
             continue
         bits = []
         for r in q.itertuples():
-            seed = f"{r.seed_a} {'>' if r.seed_order == '>' else '~'} {r.seed_b}"
+            seed = f"{md.text(r.seed_a)} {'>' if r.seed_order == '>' else '~'} {md.text(r.seed_b)}"
             if np.isfinite(_num(r.ratio)):
                 ours = f"{r.a} / {r.b} {_with_ci(_num(r.ratio), _num(r.ci_low), _num(r.ci_high))}"
             else:
@@ -167,10 +172,12 @@ def _missing(g: pd.DataFrame) -> str:
     bits = []
     nr = g[g["status"] == "not run here"]
     if len(nr):
-        bits.append("not run here: " + ", ".join(f"{r.seed_cni} ({r.variant})" for r in nr.itertuples()))
+        bits.append(
+            "not run here: " + ", ".join(f"{md.text(r.seed_cni)} ({r.variant})" for r in nr.itertuples())
+        )
     nc = g[g["status"] == "no counterpart"]
     if len(nc):
-        bits.append("no counterpart here: " + ", ".join(str(x) for x in nc["seed_cni"]))
+        bits.append("no counterpart here: " + ", ".join(md.text(x) for x in nc["seed_cni"]))
     return "; ".join(bits)
 
 
@@ -197,10 +204,11 @@ def sentences(
 
 
 def summary_sentence(vs: pd.DataFrame, seed: str | None = None) -> str:
-    """How many (path, measure) rankings agree, disagree or are inconclusive here, and which disagree."""
+    """How many (path, measure) rankings agree, disagree or are inconclusive here, and which disagree
+    (Markdown: the seed's name as :func:`podnet.report.md.text`)."""
     if vs.empty:
         return "Nothing to compare: the table is empty."
-    seed = seed or str(vs["seed"].iloc[0])
+    seed = md.text(seed or vs["seed"].iloc[0])
     g = vs.assign(scenario=vs["scenario"].fillna("")).drop_duplicates(_GROUP)
     g = g[g["ranking"] != "nothing to rank"]
     if g.empty:
