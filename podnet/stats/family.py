@@ -311,7 +311,7 @@ def variant_family(df: pd.DataFrame, s: Settings, norm: str | None) -> None:
     n = df["n_pairs"].to_numpy(dtype=float)
     rhw = df["rel_half_width"].to_numpy(dtype=float)
     df["precise"] = fam & precise(rhw, target, n, s, lo, hi)
-    df["_met"] = fam & met(rhw, target, n, s, lo, hi, p=p)
+    df["_met"] = fam & met(rhw, target, n, s, lo, hi, p=p, m=h.m)
     diff = onep.different(padj, fam, s.alpha)
     df["different"] = diff
     margin = s.planning.equivalence_margin

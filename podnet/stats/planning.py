@@ -71,10 +71,12 @@ def met(
     low: ArrayLike | None = None,
     high: ArrayLike | None = None,
     p: ArrayLike | None = None,
+    m: ArrayLike | None = None,
 ) -> np.ndarray:
     """The adaptive launchers' stop for one comparison (resolved ``settings``): :func:`precise`, or
     with ``stats.planning.stop_when_different`` its p (``p``: the comparison's one p, the p_value the
-    tables state) below :data:`podnet.stats.onep.STOP_P` on at least :func:`min_to_stop` pairs
+    tables state) below :data:`podnet.stats.onep.STOP_P` / ``m`` (its family's size; 1 when not
+    given) on at least :func:`min_to_stop` pairs
     (:func:`podnet.stats.onep.stops_as_different`). That second test is the stop's, not the tables'
     word *different* (Holm over the family, which a round-by-round stop does not run); never an
     interval of width zero.
@@ -88,7 +90,7 @@ def met(
         lo, hi = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
         with np.errstate(invalid="ignore"):
             ok_n = ok_n & (hi - lo > 0)
-    return np.asarray(ok | (ok_n & onep.stops_as_different(p)), dtype=bool)
+    return np.asarray(ok | (ok_n & onep.stops_as_different(p, m)), dtype=bool)
 
 
 def plan(

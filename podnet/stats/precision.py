@@ -124,5 +124,6 @@ def primary_precision(
     # precise and met only from min_to_stop pairs (values) on: stopping at the first narrow interval
     # otherwise under-covers (benchmarks/sim_intervals.py --stopping)
     out["precise"] = precise(rhw, target, n, s, low, high)
-    out["met"] = met(rhw, target, n, s, low, high, p=j["p_value"].to_numpy(dtype=float))
+    fam_m = pd.to_numeric(j["m"], errors="coerce").to_numpy(dtype=float) if "m" in j else None
+    out["met"] = met(rhw, target, n, s, low, high, p=j["p_value"].to_numpy(dtype=float), m=fam_m)
     return out[PRECISION_COLUMNS]
