@@ -342,7 +342,9 @@ def provenance(t: data.Tables, raw_dir: str | Path | None = None) -> pd.DataFram
 
 
 def distributions(t: data.Tables, **where: Any) -> plt.Figure:
-    """Every run's headline value per path (box + dots), one panel per test; ``where`` slices."""
+    """Every run's headline value per path (box + dots), one panel per test; a path's row split by
+    direction (iperf3 --bidir) or output (role) where its panel has more than one, so no box pools
+    two; ``where`` slices."""
     style.apply()
     r = runs(t, **where)
     value_cols = [c for c in r.columns if c not in RUN_KEYS]
@@ -350,18 +352,19 @@ def distributions(t: data.Tables, **where: Any) -> plt.Figure:
         fig = plt.figure(figsize=(style.COLUMN, 1))
         fig.text(0.5, 0.5, "no runs in this slice", ha="center")
         return fig
-    long = r.melt(id_vars=["variant", "scenario", "tool", "test"], value_vars=value_cols).dropna(
-        subset=["value"]
-    )
+    split = [c for c in SPLIT if c in r.columns]
+    long = r.melt(id_vars=["variant", "scenario", "tool", "test", *split], value_vars=value_cols)
+    long = long.dropna(subset=["value"])
     long["panel"] = long["tool"] + " " + long["test"] + " · " + long["variable"]
+    long["row"] = box_rows(long, split)
     panels = sorted(long["panel"].unique())
     ncols = 1 if len(panels) == 1 else 2
     nrows = int(np.ceil(len(panels) / ncols))
-    n_paths = long["scenario"].nunique()
+    n_rows = max(long["scenario"].nunique(), long.groupby("panel")["row"].nunique().max())
     fig, axes = plt.subplots(
         nrows,
         ncols,
-        figsize=(style.PAGE if ncols > 1 else style.COLUMN, nrows * (0.6 + 0.2 * n_paths) + 0.5),
+        figsize=(style.PAGE if ncols > 1 else style.COLUMN, nrows * (0.6 + 0.2 * n_rows) + 0.5),
         squeeze=False,
         layout="constrained",
     )
@@ -370,26 +373,41 @@ def distributions(t: data.Tables, **where: Any) -> plt.Figure:
 
     for ax, panel in zip(axes.flat, panels):
         sub = long[long["panel"] == panel]
-        order = [p for p in paths if p in set(sub["scenario"])]  # only the paths with data in this panel
-        sns.boxplot(sub, x="value", y="scenario", order=order, ax=ax, color="0.9", fliersize=0, linewidth=0.6)
+        # only the rows with data in this panel, by path, then direction within a path
+        order = [y for p in paths for y in sorted(set(sub.loc[sub["scenario"] == p, "row"]))]
+        sns.boxplot(sub, x="value", y="row", order=order, ax=ax, color="0.9", fliersize=0, linewidth=0.6)
         # seaborn jitters the dots with numpy's global random state: seeded here (and restored), so the
         # same tables draw the same dots in every process (a fresh one starts from OS entropy)
         state = np.random.get_state()
         np.random.seed(0)
         try:
-            sns.stripplot(
-                sub, x="value", y="scenario", hue="variant", order=order, ax=ax, size=2.5, legend=False
-            )
+            sns.stripplot(sub, x="value", y="row", hue="variant", order=order, ax=ax, size=2.5, legend=False)
         finally:
             np.random.set_state(state)
         ax.set_title(panel)
         ax.set_xlabel(panel.split(" · ")[-1])
-        ax.set_ylabel("")
+        keys = [c for c in split if sub[c].fillna("").astype(str).nunique() > 1]  # what splits a path
+        ax.set_ylabel(" · ".join(["path", *keys]) if keys else "")
         style.plain_axis(ax, "x")
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_axis_off()
     style.thin_ticks(fig)
     return fig
+
+
+#: what splits a path's box: the outputs of one run that are different measures, not samples of one
+SPLIT = ("direction", "role")
+
+
+def box_rows(long: pd.DataFrame, split: list[str]) -> pd.Series:
+    """Each value's row in its panel: its path, then " · direction" (or role) where the panel has more
+    than one (a bimodal group is explained, never averaged)."""
+    row = long["scenario"].astype(str)
+    for c in split:
+        key = long[c].fillna("").astype(str)
+        many = key.groupby(long["panel"]).transform("nunique") > 1
+        row = row.where(~many | (key == ""), row + " · " + key)
+    return row
 
 
 def show(*items: Any) -> None:

@@ -92,6 +92,19 @@ def series_styles(names: list[str]) -> dict[str, tuple[tuple[float, float, float
     }
 
 
+#: the line style of each round of the palette (with :data:`MARKERS`): solid, then dashed, ...
+LINESTYLES = ("-", "--", ":", "-.")
+
+
+def line_styles(names: list[str]) -> dict[str, tuple[tuple[float, float, float], str, str]]:
+    """:func:`series_styles` with a line style per round of the palette: two series of one colour
+    differ in marker and in line (solid, dashed...), which a thin line shows better than a marker."""
+    return {
+        v: (c, m, LINESTYLES[(i // PALETTE_SIZE) % len(LINESTYLES)])
+        for i, (v, (c, m)) in enumerate(series_styles(names).items())
+    }
+
+
 def variant_colors(variants: list[str]) -> dict[str, tuple[float, float, float]]:
     """One colour per variant, the same in every figure (colour-blind safe palette; past ten
     names the colours repeat and :func:`series_styles` tells them apart by marker)."""
