@@ -67,14 +67,14 @@ def view(t: data.Tables, metric: str = "throughput", **where: Any) -> str | plt.
     if len(rows(t, metric, **where)):
         return series(t, metric, **where)
     tidy = rows_where(t.tidy, **where) if where else t.tidy
-    n = tidy.loc[tidy["tool"] == "iperf3", "run_id"].nunique() if len(tidy) else 0
+    n = tidy.loc[tidy["tool"].isin(["iperf3", "iperf2"]), "run_id"].nunique() if len(tidy) else 0
     if not n:
         return (
-            "No per-interval series: only iperf3 runs record one (`intervals.parquet`), and the slice "
-            "has no iperf3 run."
+            "No per-interval series: only iperf3 and iperf 2 runs record one (`intervals.parquet`), and "
+            "the slice has no such run."
         )
     return (
-        f"No per-interval series: the slice's {n} iperf3 runs record no per-interval `{metric}` in "
+        f"No per-interval series: the slice's {n} iperf3 or iperf 2 runs record no per-interval `{metric}` in "
         "`intervals.parquet` (imported text output without its intervals, or none parsed)."
     )
 
@@ -88,7 +88,13 @@ def series(t: data.Tables, metric: str = "throughput", **where: Any) -> plt.Figu
     sub = rows(t, metric, **where)
     if sub.empty:
         fig, ax = plt.subplots(figsize=(style.PAGE, 2.6), layout="constrained")
-        ax.text(0.5, 0.5, "no per-interval data (iperf3 runs only)", ha="center", transform=ax.transAxes)
+        ax.text(
+            0.5,
+            0.5,
+            "no per-interval data (iperf3 and iperf 2 runs only)",
+            ha="center",
+            transform=ax.transAxes,
+        )
         ax.set_axis_off()
         return fig
     n_partial = int(sub["partial"].sum())
