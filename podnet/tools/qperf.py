@@ -36,6 +36,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from podnet.tools._qperf_lat import stalled
 from podnet.tools.base import (
     Adapter,
     Incomplete,
@@ -300,6 +301,11 @@ class QperfAdapter(Adapter):
             if not items:
                 empty.append(test)
                 continue
+            d = dict(items)
+            if why := stalled(
+                test, *(convert(k, d[k])[0] if k in d else None for k in ("latency", "time", "msg_rate"))
+            ):
+                raise ParseError(why)
             params = {k: v for k, v in items if k in _PARAMS or k.endswith(tuple("_" + p for p in _PARAMS))}
             label = test
             if counts[test] > 1:

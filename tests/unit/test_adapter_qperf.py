@@ -134,3 +134,17 @@ def test_invocation():
     assert inv.version == ["qperf", "--version"]
     one = qperf.invocation({"tests": ["tcp_lat"], "msg_size": 64}, "h")
     assert one.test == "tcp_lat" and one.direction == "roundtrip" and "-m" in one.client
+
+
+def test_a_stalled_latency_test_is_rejected_not_read_as_three_seconds():
+    """udp_lat from a pod to its own host (seed-004 campaign): one exchange in 3 s, printed as
+    "latency = 3 sec". No round trip was measured: a per-file failure naming why, not a 3-s latency."""
+    text = (FIXTURES / "qperf" / "stalled-udp-lat.txt").read_text()
+    with pytest.raises(ParseError, match=r"udp_lat: a latency of 3 s from 1 exchange\(s\) in 3 s"):
+        qperf.parse(text)
+    # a healthy udp_lat of the same run length is kept
+    ok = text.replace("latency        =       3 sec", "latency        =    13.9 us").replace(
+        "msg_rate       =    0.33 /sec", "msg_rate       =    36 K/sec"
+    )
+    lat = [m for m in qperf.parse(ok).measurements if m.metric == "latency"]
+    assert lat and lat[0].value == pytest.approx(13.9e-6)
