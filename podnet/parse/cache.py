@@ -36,14 +36,14 @@ PARTS = ("tidy", "intervals", "failed")
 
 @lru_cache(maxsize=1)
 def code_version() -> str:
-    """sha256 of every source and data file of the ``podnet`` package (any change re-parses)."""
-    root = Path(__file__).parent
-    h = hashlib.sha256()
-    for f in sorted(root.rglob("*")):
-        if f.is_file() and "__pycache__" not in f.parts and f.suffix in {".py", ".yaml", ".json"}:
-            h.update(f.relative_to(root).as_posix().encode())
-            h.update(f.read_bytes())
-    return h.hexdigest()
+    """The parse stage's code version: every file of ``podnet.parse`` and of the packages it depends
+    on, the tools' adapters (their parsers) and config among them
+    (:func:`podnet.config.stages.code_version`); any change re-parses. It hashed ``podnet/parse``
+    alone before 2026-11-29, so a changed parser in ``podnet/tools`` kept its cached rows (a qperf
+    latency check stayed unapplied to seed 004's cached runs)."""
+    from podnet.config.stages import code_version as stage_version
+
+    return stage_version("parse")
 
 
 def file_key(path: Path, raw_dir: Path | str, experiment: str) -> str | None:

@@ -115,3 +115,19 @@ def test_a_damaged_cache_is_only_a_lost_cache(raw, tmp_path, counted):
     (tmp_path / "cache/shard-0.tidy.parquet").write_bytes(b"not parquet")
     assert_same(parse_cache.parse_files_cached(files, raw, "exp", cache), parse_files(files, raw, "exp"))
     assert len(counted[-1]) == len(files)
+
+
+def test_the_parse_cache_version_covers_the_tools_parsers(tmp_path):
+    """A changed adapter (podnet/tools) re-parses: the cache's version is the parse stage's, which
+    hashes tools and config too (it hashed podnet/parse alone, and a new qperf check stayed unapplied)."""
+    import shutil
+
+    from podnet.config import stages
+
+    assert parse_cache.code_version() == stages.code_version("parse")
+    root = tmp_path / "podnet"
+    for pkg in ("config", "tools", "parse"):
+        shutil.copytree(stages.ROOT / pkg, root / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    before = stages.code_version("parse", root)
+    (root / "tools" / "qperf.py").write_text((root / "tools" / "qperf.py").read_text() + "\n# changed\n")
+    assert stages.code_version("parse", root) != before
