@@ -125,9 +125,10 @@ def test_the_parse_cache_version_covers_the_tools_parsers(tmp_path):
     from podnet.config import stages
 
     assert parse_cache.code_version() == stages.code_version("parse")
-    root = tmp_path / "podnet"
-    for pkg in ("config", "tools", "parse"):
-        shutil.copytree(stages.ROOT / pkg, root / pkg, ignore=shutil.ignore_patterns("__pycache__"))
-    before = stages.code_version("parse", root)
-    (root / "tools" / "qperf.py").write_text((root / "tools" / "qperf.py").read_text() + "\n# changed\n")
-    assert stages.code_version("parse", root) != before
+    roots = [tmp_path / "a" / "podnet", tmp_path / "b" / "podnet"]
+    for root in roots:
+        for pkg in ("config", "tools", "parse"):
+            shutil.copytree(stages.ROOT / pkg, root / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    changed = roots[1] / "tools" / "qperf.py"
+    changed.write_text(changed.read_text() + "\n# changed\n")
+    assert stages.code_version("parse", roots[0]) != stages.code_version("parse", roots[1])
