@@ -85,7 +85,7 @@ def stops_as_different(p: ArrayLike, m: ArrayLike | None = None) -> np.ndarray:
     over the finished table. The division keeps the family's A/A rate: at STOP_P alone an A/A row
     that stopped on p (1.7-4.0 % of them) is always Holm-different (0.007 < 0.05 / m for m <= 7),
     and an all-A/A family of 4 had a row called different in 8-14 % of campaigns; at STOP_P / m
-    5.5-5.7 % (benchmarks/sim_adaptive_stop.py)."""
+    3.4-7.5 % (benchmarks/sim_adaptive_stop.py)."""
     pv = np.nan_to_num(np.asarray(p, dtype=float), nan=1.0)
     size = np.ones_like(pv) if m is None else np.fmax(np.nan_to_num(np.asarray(m, dtype=float), nan=1.0), 1.0)
     with np.errstate(invalid="ignore"):

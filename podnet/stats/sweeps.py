@@ -260,16 +260,9 @@ def median_interval(x: np.ndarray, confidence: float = 0.95) -> MedianInterval:
     """Median of ``x`` and its distribution-free interval from order statistics: [x(k), x(n-k+1)]
     with the largest k whose coverage 1 - 2 P(Bin(n, 1/2) < k) is at least ``confidence``; with too
     few values for that, the full range (k = 1) and its smaller coverage. -> (median, low, high,
-    coverage); (median, nan, nan, nan) for n < 2."""
-    x = np.sort(np.asarray(x, dtype=float))
-    n = len(x)
-    if n == 0:
-        return MedianInterval(float("nan"), float("nan"), float("nan"), float("nan"))
-    med = float(np.median(x))
-    if n < 2:
-        return MedianInterval(med, float("nan"), float("nan"), float("nan"))
-    k, cover = _order_rank(n, confidence)
-    return MedianInterval(med, float(x[k - 1]), float(x[n - k]), cover)
+    coverage); (median, nan, nan, nan) for n < 2. :func:`median_interval_bounded` with each value
+    its own bounds."""
+    return median_interval_bounded(x, x, x, confidence)
 
 
 def median_interval_bounded(
@@ -282,12 +275,13 @@ def median_interval_bounded(
     give an interval of the rounding's width, never of width zero."""
     x = np.asarray(x, dtype=float)
     n = len(x)
+    med = float(np.median(x)) if n else float("nan")
     if n < 2:
-        return median_interval(x, confidence)
+        return MedianInterval(med, float("nan"), float("nan"), float("nan"))
     k, cover = _order_rank(n, confidence)
     lo = np.sort(np.asarray(low, dtype=float))
     hi = np.sort(np.asarray(high, dtype=float))
-    return MedianInterval(float(np.median(x)), float(lo[k - 1]), float(hi[n - k]), cover)
+    return MedianInterval(med, float(lo[k - 1]), float(hi[n - k]), cover)
 
 
 def _curve_row(
