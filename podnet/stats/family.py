@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import onep
+from . import onep, robust
 from .kinds import tool_headline
 from .planning import met, precise
 from .settings import Settings
@@ -312,6 +312,7 @@ def variant_family(df: pd.DataFrame, s: Settings, norm: str | None) -> None:
     rhw = df["rel_half_width"].to_numpy(dtype=float)
     df["precise"] = fam & precise(rhw, target, n, s, lo, hi)
     df["_met"] = fam & met(rhw, target, n, s, lo, hi, p=p, m=h.m)
+    lo, hi = _p_stop_interval(df)
     diff = onep.different(padj, fam, s.alpha)
     df["different"] = diff
     margin = s.planning.equivalence_margin
@@ -320,3 +321,34 @@ def variant_family(df: pd.DataFrame, s: Settings, norm: str | None) -> None:
     df["verdict"] = np.where(
         fam, np.where(diff, "different", np.where(within, "equivalent", "inconclusive")), ""
     )
+
+
+def _p_stop_interval(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """A row the adaptive stop ends on its p (met, not precise: ``stop_when_different``) states its
+    interval at the stop's own level, :data:`podnet.stats.robust.DIFFERENT_LEVEL` (``_p_stop_low``/
+    ``_p_stop_high``, made by ``variant_table`` for such launches), in place: the 1 - alpha/2
+    interval of those rows, chosen because their estimate lay far from 1 at that look, covered a
+    true 1.1x 81-84 % at pair log sd 0.30, the 99.3 % one 96-97 % (benchmarks/sim_adaptive_stop.py).
+    Returns the rows' (ci_low, ci_high) as stated."""
+    lo, hi = df["ci_low"].to_numpy(dtype=float), df["ci_high"].to_numpy(dtype=float)
+    if "_p_stop_low" not in df.columns:
+        return lo, hi
+    alt_lo = df["_p_stop_low"].to_numpy(dtype=float)
+    alt_hi = df["_p_stop_high"].to_numpy(dtype=float)
+    on_p = (
+        df["_met"].to_numpy(dtype=bool)
+        & ~df["precise"].to_numpy(dtype=bool)
+        & np.isfinite(alt_lo)
+        & np.isfinite(alt_hi)
+    )
+    if not on_p.any():
+        return lo, hi
+    lo, hi = np.where(on_p, alt_lo, lo), np.where(on_p, alt_hi, hi)
+    ratio = df["ratio"].to_numpy(dtype=float)
+    df["ci_low"], df["ci_high"] = lo, hi
+    with np.errstate(invalid="ignore", divide="ignore"):
+        df["rel_half_width"] = np.where(
+            on_p, (hi - lo) / (2 * ratio), df["rel_half_width"].to_numpy(dtype=float)
+        )
+    df["interval_level"] = np.where(on_p, robust.DIFFERENT_LEVEL, df["interval_level"].to_numpy(dtype=float))
+    return lo, hi

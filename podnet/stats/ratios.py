@@ -27,6 +27,7 @@ from ._data import (
 )
 from .kinds import metric_facts
 from .paired import Paired, paired
+from .planning import met
 from .settings import Settings
 from .variants import variant_table
 
@@ -259,7 +260,40 @@ def compare(
     if variants is None and (out["by"] == "variant").any():
         variants = variant_table(tidy, s)
     family.adjust(out, s, variants)
+    _p_stop_paired(out, g, ti, bi, by, vq, fl, s)
     return out[RATIO_COLUMNS]
+
+
+def _p_stop_paired(out: pd.DataFrame, g: Groups, ti, bi, by, vq, fl, s: Settings) -> None:
+    """A primary row the adaptive stop ends on its p (met, not precise: ``stop_when_different``)
+    states its paired interval at the stop's level, :data:`podnet.stats.robust.DIFFERENT_LEVEL`, in
+    place (``paired_interval_level`` says so), as variants.csv does (``family._p_stop_interval``)."""
+    if out.empty or not (s.paired.adaptive and s.planning.stop_when_different):
+        return
+    j = family.judged(out)
+    lo, hi, ratio = (j[c].to_numpy(dtype=float) for c in ("low", "high", "ratio"))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rhw = (hi - lo) / (2.0 * np.abs(ratio))
+    target = family.primary_targets(out, s.primary, s.planning.target_rel_half_width)
+    fam_m = pd.to_numeric(out["m"], errors="coerce").to_numpy(dtype=float)
+    stops = met(rhw, target, j["n"], s, lo, hi, p=out["p_value"].to_numpy(dtype=float), m=fam_m)
+    on_p = (
+        (out["role"] == "primary").to_numpy(dtype=bool)
+        & (j["interval"] == "paired").to_numpy(dtype=bool)
+        & stops
+        & ~out["precise"].astype(bool).to_numpy(dtype=bool)
+    )
+    idx = np.flatnonzero(on_p)
+    if not idx.size:
+        return
+    zsd, known, floor = s.small_n.zero_rel_sd, vq[ti[idx]] + vq[bi[idx]], fl[ti[idx]] + fl[bi[idx]]
+    pr = paired(
+        g, ti[idx], bi[idx], by[idx], robust.DIFFERENT_LEVEL, s.paired.require_same_repeats, zsd, known, floor
+    )
+    ok = np.isfinite(pr.low) & np.isfinite(pr.high)
+    rows = out.index[idx[ok]]
+    out.loc[rows, "paired_ci_low"], out.loc[rows, "paired_ci_high"] = pr.low[ok], pr.high[ok]
+    out.loc[rows, "paired_interval_level"] = robust.DIFFERENT_LEVEL
 
 
 def _bootstrap(g: Groups, ti, bi, st, sb, unbounded, s: Settings) -> tuple[np.ndarray, ...]:

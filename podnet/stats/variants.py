@@ -350,6 +350,8 @@ def variant_table(
     groups = {k: g for k, g in m.groupby(["_variant", "_path"], sort=False)}
     paths = key.drop_duplicates().assign(_path=_path_key)
     welch_min_n = s.small_n.welch_min_n
+    # an adaptive launch that may stop a row on its p states that row's interval at the stop's level
+    p_stops = adaptive and s.planning.stop_when_different
     # without a launch id no run pairs with another (_by_round): no side-by-side or normalised row,
     # and none of their per-group pairing is done (seconds at 10,000 imported runs)
     launched = bool((m[LAUNCH_COLUMN].astype("string").fillna("") != "").any())
@@ -371,10 +373,12 @@ def variant_table(
                 row0["n_treatment"], row0["n_baseline"] = len(gt), len(gb)
                 a, b = _paired(_by_round(gt), _by_round(gb)) if launched else (np.zeros(0), np.zeros(0))
                 if len(a) >= 2:
-                    iv = side_by_side(
-                        a, b, conf, quantum=(printed_quantum(gt), printed_quantum(gb)), adaptive=adaptive
-                    )
+                    q = (printed_quantum(gt), printed_quantum(gb))
+                    iv = side_by_side(a, b, conf, quantum=q, adaptive=adaptive)
                     out.append(_row(row0, "side-by-side", iv, ""))
+                    if p_stops:  # the interval a row that stops on its p states (family.variant_family)
+                        at = side_by_side(a, b, robust.DIFFERENT_LEVEL, quantum=q, adaptive=False)
+                        out[-1].update(_p_stop_low=float(at.low), _p_stop_high=float(at.high))
                 if launched and norm is not None and p["scenario"] != norm:
                     hp = "\x1f".join([norm, *[p[c] for c in PATH_COLUMNS[1:]]])
                     ht, hb = groups.get((v, hp)), groups.get((base, hp))

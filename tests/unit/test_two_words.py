@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from podnet.stats import compare, gate
 from podnet.stats import ranking as R
@@ -112,3 +113,41 @@ def test_the_gate_carries_the_ratio_rows_words():
     (g,) = gate.check(compare(t, S), th).itertuples()
     assert g.verdict == "pass" and g.different and g.precise
     assert list(gate.check(compare(t, S), th).columns) == gate.CHECK_COLUMNS
+
+
+def _adaptive(stop_when_different: bool) -> dict:
+    return {
+        **S,
+        "paired": {"adaptive": True},
+        "planning": {"min_to_stop": 10, "stop_when_different": stop_when_different},
+    }
+
+
+def test_a_row_the_stop_ends_on_its_p_states_its_interval_at_the_stops_level():
+    from podnet.stats import robust
+    from podnet.stats.variants import side_by_side
+
+    t = side_by_side_rows(12, 0.6, 0.12)  # a clear gap, too noisy for ±5 %: met on its p alone
+    on = one(variant_table(t, _adaptive(True), stop=True), design="side-by-side")
+    off = one(variant_table(t, _adaptive(False), stop=True), design="side-by-side")
+    assert bool(on["met"]) and not bool(on["precise"]) and not bool(off["met"])
+    assert on["interval_level"] == robust.DIFFERENT_LEVEL and off["interval_level"] == 0.975
+    a = t[t["variant"] == "a"].sort_values("repeat")["value"].to_numpy(float)
+    b = t[t["variant"] == "b"].sort_values("repeat")["value"].to_numpy(float)
+    wide = side_by_side(b, a, robust.DIFFERENT_LEVEL, adaptive=False)
+    assert (on["ci_low"], on["ci_high"]) == (float(wide.low), float(wide.high))
+    assert on["ci_low"] < off["ci_low"] and on["ci_high"] > off["ci_high"]  # wider, same ratio and p
+    assert on["ratio"] == off["ratio"] and on["p_value"] == off["p_value"]
+    assert on["rel_half_width"] == (on["ci_high"] - on["ci_low"]) / (2 * on["ratio"])
+    # a row met by its width keeps the 1 - alpha/2 interval
+    narrow = one(
+        variant_table(side_by_side_rows(12, 0.8, 0.005), _adaptive(True), stop=True), design="side-by-side"
+    )
+    assert bool(narrow["precise"]) and narrow["interval_level"] == 0.975
+    # ratios.csv states the same interval for the same comparison
+    c = compare(t, _adaptive(True)).iloc[0]
+    assert c["paired_interval_level"] == robust.DIFFERENT_LEVEL
+    assert (c["paired_ci_low"], c["paired_ci_high"]) == pytest.approx(
+        (on["ci_low"], on["ci_high"]), rel=1e-12
+    )
+    assert compare(t, _adaptive(False)).iloc[0]["paired_interval_level"] == 0.975
