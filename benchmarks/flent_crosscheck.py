@@ -17,14 +17,26 @@ runs in is the node's; a podnet host client is hostNetwork on that node), forwar
     tools: {netperf: {tests: [{name: tcp_rr, params: {test: TCP_RR, duration: 5},
                                load: {streams: [0, 4], direction: forward}}]}}
 
-Debian bookworm has flent 2.1.1-1 and irtt 0.9.0 in main (`apt-cache policy flent irtt`, 2026-11-26); this
-machine has neither installed, so the script has not been run yet. Run (root: it enters the node's
-network namespace; `apt-get install flent netperf` on the machine, netperf from non-free)::
+Run (root: it enters the node's network namespace). ``make flent-tools`` installs flent (Debian
+main) and netperf (non-free; flent's ``tcp_nup`` runs it on the host) through a private apt list
+and state directory (``.flent-apt``), leaving the machine's own sources as they were; podnet's
+side is ``benchmarks/flent.yaml``::
 
+    make flent-tools
     make cluster-up CNI=flannel-vxlan NODES=2
-    .venv/bin/snakemake --cores 2 --configfile my-host-pod-under-load.yaml      # podnet's side
+    .venv/bin/snakemake --cores 2 --configfile benchmarks/flent.yaml           # podnet's side
     sudo .venv/bin/python benchmarks/flent_crosscheck.py --state .cluster --streams 4 \\
-        --podnet processed/<experiment> --scenario host-pod-cross-node
+        --podnet processed/flent-crosscheck --scenario host-pod-cross-node
+
+``--cpu-latency-us`` (default 0) holds the PM QoS CPU latency while flent runs, as podnet's
+``launch.cpu_latency_us`` does for its side: without the same hold on both sides the idle and
+loaded probes differ by the CPUs' wake-up.
+
+Run once (2026-11-29, issue 44; podnet/stats/METHODS.md, "latency_under_load.csv", paragraph
+"Beside flent"): flannel-vxlan, a host on node 1 to a pod on node 2, 4 forward streams at 10.4
+Gbit/s, PM QoS 0 held on both sides. flent's ICMP ping median was 35.0 µs idle and 47.2 µs loaded
+(1.35x), podnet's TCP_RR P50 36.9 and 34.0 µs (0.92 [0.92, 0.94]): the tools disagree. Why the two
+probes part under load is not yet shown.
 
 ``--state`` is the cluster's state directory (``.cluster``, ``.cluster-<k>`` for CLUSTER_ID k):
 its kubeconfig, info.json (the nodes' network namespaces) and image (with netserver). Not run in

@@ -106,9 +106,9 @@ from typing import NamedTuple
 import numpy as np
 import yaml
 
-from podnet.stats import onep, resolve, robust
+from podnet.stats import onep, robust
 from podnet.stats.planning import met, precise
-from podnet.stats.settings import Settings
+from podnet.stats.settings import Settings, resolve
 from podnet.stats.variants import side_by_side
 
 REPO = Path(__file__).resolve().parents[1]

@@ -19,7 +19,7 @@
          normalised, sequential) under launch-to-launch factors of 0.6-1.5x, a slow trend within
          a launch, a common round effect and per-run noise as noise_floor.csv has it.
 --contaminated, --different: benchmarks/sim_robust.py (paired intervals of podnet.stats.robust
-         under heavy tails and disturbed rounds, coverage conditional on stopping as resolved, and
+         under heavy tails and disturbed rounds, coverage conditional on stopping as precise, and
          under stats.planning.stop_when_different); not part of the default run (minutes each).
 --quantised: ~20 us latencies printed in whole us (netperf's percentiles), true ratios 1.00 and
          1.03, run-to-run spread 0-10 %: coverage, zero-width share and median half-width of the

@@ -1,7 +1,7 @@
 """Coverage of paired log-ratio intervals with heavy tails and disturbed rounds, under the launcher's stop.
 
 Modes of benchmarks/sim_intervals.py: ``--contaminated`` (:func:`contaminated`: coverage overall
-and conditional on stopping as resolved, per estimator, level, min_to_stop and cap; about 2 min of
+and conditional on stopping as precise, per estimator, level, min_to_stop and cap; about 2 min of
 CPU) and ``--different`` (:func:`different`: the ``stop_when_different`` rule, and disturbances
 placed early or on the treatment side only; under 1 min of CPU). The estimators are
 podnet/stats/robust.py's. Each simulated comparison is a sequence of per-round log ratios
@@ -12,7 +12,7 @@ sides inflated by a factor uniform on 1.5-4 each, at uniform random rounds (``ea
 is computed on the first n pairs for every n,
 then stop rules are applied as the launcher applies them (podnet/launch/rounds/adaptive.py): the
 comparison stops at the first n >= min_to_stop whose relative half-width (high - low) / (2 ratio)
-is at most the target (resolved), else at the cap (unresolved). ``stop_when_different`` also
+is at most the target (precise), else at the cap (not precise). ``stop_when_different`` also
 stops (as different) at the first n >= min_to_stop whose interval (at DIFFERENT_LEVEL, or the
 rule's own level) excludes 1. The rule the stats state is CHOSEN; TODAY is the one it replaces.
 """
@@ -191,10 +191,12 @@ def paths(d: np.ndarray, names: tuple[str, ...], done_from: int | None = None) -
 
 
 class Outcome(NamedTuple):
-    resolved: float  # share stopped as met (or, for the difference rule, as met or different)
+    # share stopped as precise (with ``different``, also those stopped by the difference rule: a stop,
+    # not *different*, which Holm decides)
+    precise: float
     cov: float  # coverage of the published interval, all comparisons
-    cov_resolved: float  # coverage among the resolved
-    n_resolved: int
+    cov_precise: float  # coverage among those stopped as precise
+    n_precise: int
     pairs: float  # mean pairs at the stop
     rhw: float  # median relative half-width at the stop
 
@@ -284,7 +286,7 @@ def _pct(x: float) -> str:
 
 
 def contaminated(seed: int = 5, experiments: int = 2000) -> None:
-    """Coverage overall and conditional on resolved, per stop rule, noise, disturbed rounds and pair sd."""
+    """Coverage overall and conditional on stopping as precise, per stop rule, noise, disturbed rounds and pair sd."""
     names = tuple(e.name for e in ESTIMATORS)
     rng = np.random.default_rng(seed)
     se = np.sqrt(0.95 * 0.05 / experiments)
@@ -292,24 +294,24 @@ def contaminated(seed: int = 5, experiments: int = 2000) -> None:
         f"contaminated: target ±{TARGET:.0%}; noise normal/t5/t3 (sd = pair sd); 0-3 disturbed rounds of the"
         f" first {WINDOW} (x1.5-4, one or both sides); {experiments} comparisons a disturbed cell,"
         f" {2 * experiments} clean (Monte Carlo se of a 95 % coverage ±{100 * se:.1f} points overall,"
-        " larger conditional: ±0.5 / sqrt(share resolved))"
+        " larger conditional: ±0.5 / sqrt(share precise))"
     )
     cells = grid(rng, experiments, names)
-    print(f"\n  [A] cond. coverage % among the resolved / % resolved, pair sd {SDS}")
+    print(f"\n  [A] cond. coverage % among the precise / % precise, pair sd {SDS}")
     for cap in (30, 60):
         for r in (TODAY, CHOSEN):
             print(f"  {r.label()}, cap {cap}:")
             for kind in NOISES:
                 for k in DISTURBED:
                     outs = [outcome(*cells[(kind, k, sd)], r, cap) for sd in SDS]
-                    row = " ".join(f"{_pct(o.cov_resolved)}/{100 * o.resolved:3.0f}" for o in outs)
+                    row = " ".join(f"{_pct(o.cov_precise)}/{100 * o.precise:3.0f}" for o in outs)
                     print(
                         f"    {kind:<6} {k} disturbed: {row} | overall min {100 * min(o.cov for o in outs):.1f}"
                     )
     print(
-        "\n  [B] candidates: conditional coverage worst where >= 50 % / >= 20 % resolve, highest, pooled over"
+        "\n  [B] candidates: conditional coverage worst where >= 50 % / >= 20 % are precise, highest, pooled over"
         " the sd grid (worst noise x disturbed), overall worst; cost on clean normal noise: mean pairs at"
-        " sd 0.10, median ±% at sd 0.05; % resolved at 2 disturbed rounds, sd 0.10"
+        " sd 0.10, median ±% at sd 0.05; % precise at 2 disturbed rounds, sd 0.10"
     )
     for cap in (30, 60):
         for name in names:
@@ -321,21 +323,21 @@ def contaminated(seed: int = 5, experiments: int = 2000) -> None:
                         for k in DISTURBED:
                             outs = [outcome(*cells[(kind, k, sd)], r, cap) for sd in SDS]
                             for o in outs:
-                                if o.resolved >= 0.5:
-                                    w50 = min(w50, o.cov_resolved)
-                                if o.resolved >= 0.2:
-                                    w20 = min(w20, o.cov_resolved)
-                                    hi = max(hi, o.cov_resolved)
+                                if o.precise >= 0.5:
+                                    w50 = min(w50, o.cov_precise)
+                                if o.precise >= 0.2:
+                                    w20 = min(w20, o.cov_precise)
+                                    hi = max(hi, o.cov_precise)
                                 overall = min(overall, o.cov)
-                            num = sum(o.resolved * o.cov_resolved for o in outs if o.resolved > 0)
-                            pooled = min(pooled, num / max(sum(o.resolved for o in outs), 1e-12))
+                            num = sum(o.precise * o.cov_precise for o in outs if o.precise > 0)
+                            pooled = min(pooled, num / max(sum(o.precise for o in outs), 1e-12))
                     c10 = outcome(*cells[("normal", 0, 0.10)], r, cap)
                     c05 = outcome(*cells[("normal", 0, 0.05)], r, cap)
                     k2 = outcome(*cells[("normal", 2, 0.10)], r, cap)
                     print(
                         f"    cap {cap} {r.label():<22} worst {_pct(w50)} / {_pct(w20)}  highest {_pct(hi)}"
                         f"  pooled {_pct(pooled)}  overall {_pct(overall)} | pairs {c10.pairs:4.1f}"
-                        f"  ±{100 * c05.rhw:.1f} %  | resolved {100 * k2.resolved:3.0f} %"
+                        f"  ±{100 * c05.rhw:.1f} %  | precise {100 * k2.precise:3.0f} %"
                     )
 
 
@@ -376,7 +378,7 @@ def different(seed: int = 6, experiments: int = 2000) -> None:
                     for r in outs:
                         outs[r].append(outcome(p, 1.0, r, cap))
                 for r, os_ in outs.items():
-                    row = " ".join(f"{_pct(o.cov_resolved)}/{100 * o.resolved:3.0f}" for o in os_)
+                    row = " ".join(f"{_pct(o.cov_precise)}/{100 * o.precise:3.0f}" for o in os_)
                     print(f"    {label:<14} {k} normal cap {cap} {r.label():<20}: {row}")
 
 
@@ -477,7 +479,7 @@ def mixture(seed: int = 7, experiments: int = 2000, cap: int = 40) -> None:
         f" {slow_ratio:.3f}; {r.label()}, cap {cap}, target ±{TARGET:.0%}; {experiments} comparisons a design"
     )
     print(
-        "  design                                   | sd(d)  | resolved | rounds | ±% at stop | covers 1-CPU | covers 2-CPU"
+        "  design                                   | sd(d)  | precise  | rounds | ±% at stop | covers 1-CPU | covers 2-CPU"
     )
     for dsg in DESIGNS:
         d, idx = two_speed_rounds(rng, dsg, experiments, CAP)
