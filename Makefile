@@ -56,11 +56,12 @@ examples: setup
 # it: a campaign resumes (only missing runs launch; a published one re-publishes nothing), and a
 # failed one does not stop the next (the target fails at the end, naming it; run it again to resume).
 # Then every campaign's vs_seed_claims.csv and vs_seed.csv in one table with a verdict count per seed:
-# processed/seeds/claims.csv, verdicts.csv and the seeds notebook (seeds.ipynb, .html), led by the
-# counts (podnet.report.vs_seed.seeds); a campaign not published yet lists its claims from its file
-# (config/campaigns/<seed>.yaml) as "not run yet". First a quiet check (podnet/launch/noise/quiet.py):
-# a machine busy with other work (above the disturbed-run threshold over 5 s) stops here, saying what
-# it measured, unless SEEDS_BUSY_OK=1
+# processed/seeds/claims.csv, verdicts.csv, figures/<seed>.* (each published campaign's vs_seed
+# figure, copied) and the seeds notebook (seeds.ipynb, .html), led by the counts, each seed's figure
+# under its count (podnet.report.vs_seed.seeds); a campaign not published yet lists its claims from
+# its file (config/campaigns/<seed>.yaml) as "not run yet" and has no figure. First a quiet check
+# (podnet/launch/noise/quiet.py): a machine busy with other work (above the disturbed-run threshold
+# over 5 s) stops here, saying what it measured, unless SEEDS_BUSY_OK=1
 SEEDS := seed-000 seed-001 seed-002 seed-003 seed-004
 SEEDS_PUBLISH = $(PY) -m podnet.report.vs_seed.seeds --out processed/seeds --campaigns config/campaigns \
   --notebook $(addprefix processed/,$(SEEDS))

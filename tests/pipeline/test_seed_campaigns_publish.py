@@ -112,6 +112,12 @@ def test_seeds_publish_gathers_them_and_a_campaign_never_run_is_not_run_yet(publ
     assert lead.startswith(f"- **{name}**") and "**seed-001** (seed 001)" in lead and "not run yet" in lead
     assert (tmp_path / "seeds" / "seeds.html").stat().st_size > 0
     assert str(REPO) not in (tmp_path / "seeds" / "seeds.ipynb").read_text()  # no machine's path
+    # the campaign's own figure beside the table, embedded in the notebook; none for seed-001
+    figs = tmp_path / "seeds" / "figures"
+    for ext in ("png", "svg", "pdf"):
+        assert (figs / f"{name}.{ext}").read_bytes() == (out / "figures" / f"vs_seed.{ext}").read_bytes()
+    assert not list(figs.glob("seed-001.*"))
+    assert any("image/png" in o.get("data", {}) for o in outputs)
 
 
 def test_seed_004s_lossy_udp_bw_claims_are_not_comparable_and_not_drawn(published):

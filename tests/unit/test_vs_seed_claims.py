@@ -36,6 +36,20 @@ PUBLISHED = {
         "conclusion-bandwidth",
         "conclusion-latency",
     ],
+    # seed 001: no chart; its cluster table (环境准备), the 结论 table's four columns, its bold stated
+    # lines (bandwidths, repeated-ping ranges, ping means) and its pasted UDP runs
+    "seed-001": [
+        *("setup", "stated-bandwidth", "stated-ping-ranges", "stated-ping-averages", "udp-outputs"),
+        *(f"conclusion-{c}" for c in ("latency", "bandwidth", "nginx-qps", "nginx-latency")),
+    ],
+    # seed 002: two figures a zone (the instance type's spec, the 3 x 3 sender x receiver matrix),
+    # its 结果解读 lines (3 within a zone, 4 across) and 总体结论; its last image, a WeChat QR code,
+    # is no result
+    "seed-002": [
+        *(f"same-zone-{x}" for x in ("instance", "matrix", "fill", "inflow", "outflow")),
+        *(f"cross-zone-{x}" for x in ("instance", "matrix", "factors", "host", "outflow", "inflow")),
+        "overall",
+    ],
     # seed 003: four bar charts, four 结论 tables of four rows, four 详细数据 tables (and their 节点间 row)
     "seed-003": [
         *(f"fig-{f}" for f in ("pod-throughput", "service-throughput", "rr-latency", "crr-latency")),
@@ -46,6 +60,13 @@ PUBLISHED = {
         ),
         *(f"table-{t}" for t in ("pod-throughput", "service-throughput", "rr-latency", "crr-latency")),
         "node-node",
+    ],
+    # seed 004: no table or chart; its 测试策略 and its six pasted qperf blocks, each a set of figures:
+    # the 对照组 (host to host, its 场景三), 场景一, 场景二, 场景四 and the two 场景五 (host to pod, pod to
+    # another host)
+    "seed-004": [
+        *("strategy", "control", "scene-1", "scene-2", "scene-4"),
+        *("scene-5-host-pod", "scene-5-pod-other-host"),
     ],
 }
 PUBLISHED["seed-003-unshaped"] = PUBLISHED["seed-003"]
@@ -281,6 +302,7 @@ def test_every_published_table_of_a_seed_has_a_claim(in_repo, path):
     and covered by at least one claim, judged or said why not."""
     vs = _vs_seed(path)
     assert path.stem in CLAIMED, f"{path.name}: a seed campaign not in CLAIMED"
+    assert path.stem in PUBLISHED, f"{path.name}: no list of what its seed published (PUBLISHED)"
     assert vs.get("tables") and vs.get("claims"), f"{path.name}: report.vs_seed lists no tables/claims"
     listed = [str(t["id"]) for t in vs["tables"]]
     missing = [x for x in PUBLISHED.get(path.stem, []) if x not in listed]

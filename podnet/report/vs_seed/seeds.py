@@ -12,8 +12,13 @@ After the five seed campaigns (``config/campaigns/seed-00*.yaml``) published
   (:data:`.table.STATUSES`, e.g. ``not run here``);
 - ``verdicts.csv``: the count of each verdict per campaign (:func:`verdict_table`); a campaign with
   neither table nor claims has one row, verdict ``no table``, n 0;
+- ``figures/<campaign>.{png,svg,pdf}``: each published campaign's own ``vs_seed`` figure (its
+  ``figures/vs_seed.*``: the seed's values beside podnet's intervals, drawn by :mod:`.figure` or
+  :mod:`.claims_figure`), copied as it was drawn (:func:`copy_figures`); a campaign not published
+  yet has none;
 - ``seeds.ipynb`` and ``seeds.html``: the ``seeds`` notebook (``notebooks/seeds.ipynb``) executed
-  there, led by each seed's count of verdicts, then every claim (:func:`run_notebook`).
+  there, led by each seed's count of verdicts, then each seed's figure under its count
+  (:func:`figure_parts`), then every claim (:func:`run_notebook`).
 
 A campaign that has not published yet (no ``processed/<campaign>/vs_seed_claims.csv``) is not an
 error: with ``--campaigns`` (the folder of the campaign files, ``make seeds-publish`` passes
@@ -29,6 +34,7 @@ processed/seed-000 ...``
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -51,6 +57,9 @@ SEEDS_COLUMNS = ["campaign", *CLAIM_COLUMNS, "source"]
 VERDICT_COLUMNS = ["campaign", "seed", "verdict", "n"]
 #: a campaign with neither table
 NO_TABLE = "no table"
+#: the figure each campaign publishes (``processed/<campaign>/figures/vs_seed.*``) and its formats
+#: (:data:`podnet.report.figures.style.FORMATS`; not imported: it loads matplotlib)
+FIGURE, FIGURE_FORMATS = "vs_seed", ("png", "svg", "pdf")
 
 
 def ranking_as_claims(vs: pd.DataFrame, baseline: str = "") -> pd.DataFrame:
@@ -218,6 +227,34 @@ def read_campaigns(
     return claims, rankings
 
 
+def has_published(processed_dir: str | Path) -> bool:
+    """Whether a campaign has published its verdicts: a ``vs_seed_claims.csv`` or ``vs_seed.csv``
+    that is not empty (:func:`read_campaigns` lists a campaign without either as not run yet)."""
+    d = Path(processed_dir)
+    return any(f.exists() and f.stat().st_size > 0 for f in (d / "vs_seed_claims.csv", d / "vs_seed.csv"))
+
+
+def copy_figures(processed_dirs: Sequence[str | Path], out: str | Path) -> dict[str, list[Path]]:
+    """Each published campaign's (:func:`has_published`) ``figures/vs_seed.<ext>`` copied to
+    ``out/figures/<campaign>.<ext>``, each format it has (:data:`FIGURE_FORMATS`), as it was drawn:
+    the campaign's own figure, never drawn again here. A campaign not published, or a format it
+    lacks, has no file there (one from an earlier publish is removed). Returns the files written
+    per campaign."""
+    figs = Path(out) / "figures"
+    copied: dict[str, list[Path]] = {}
+    for d in map(Path, processed_dirs):
+        published = has_published(d)
+        for ext in FIGURE_FORMATS:
+            src, dest = d / "figures" / f"{FIGURE}.{ext}", figs / f"{d.name}.{ext}"
+            if published and src.exists() and src.stat().st_size > 0:
+                figs.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dest)
+                copied.setdefault(d.name, []).append(dest)
+            else:
+                dest.unlink(missing_ok=True)
+    return copied
+
+
 def publish(
     processed_dirs: Sequence[str | Path],
     out: str | Path,
@@ -225,9 +262,10 @@ def publish(
     campaigns: str | Path | None = None,
     notebook: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Write ``out/claims.csv`` (:func:`collect`) and ``out/verdicts.csv`` (:func:`verdict_table`)
-    from the campaigns' processed folders (``campaigns``: :func:`read_campaigns`), and with
-    ``notebook`` the executed ``seeds`` notebook (:func:`run_notebook`); returns both tables."""
+    """Write ``out/claims.csv`` (:func:`collect`), ``out/verdicts.csv`` (:func:`verdict_table`) and
+    ``out/figures/`` (:func:`copy_figures`) from the campaigns' processed folders (``campaigns``:
+    :func:`read_campaigns`), and with ``notebook`` the executed ``seeds`` notebook
+    (:func:`run_notebook`); returns both tables."""
     claims, rankings = read_campaigns(processed_dirs, campaigns)
     table = collect(claims, rankings, baselines)
     counts = verdict_table(table, [Path(d).name for d in processed_dirs])
@@ -235,6 +273,7 @@ def publish(
     o.mkdir(parents=True, exist_ok=True)
     write_csv(table, o / "claims.csv")
     write_csv(counts, o / "verdicts.csv")
+    copy_figures(processed_dirs, o)
     if notebook:
         run_notebook(o)
     return table, counts
@@ -243,21 +282,49 @@ def publish(
 # ---- the seeds notebook (notebooks/seeds.ipynb): its helpers and its run ---------------------------
 
 
+def count_line(camp: str, t: pd.DataFrame) -> str:
+    """One campaign's count of verdicts (its ``verdicts.csv`` rows ``t``) in one line (Markdown;
+    names and verdicts as :func:`podnet.report.md.text`)."""
+    name, seed = md.text(camp), md.text(t["seed"].iloc[0])
+    if (t["verdict"] == NO_TABLE).all():
+        return f"**{name}**: no claims and no table ({seed} names none)."
+    parts = ", ".join(f"{int(n)} {md.text(v)}" for v, n in zip(t["verdict"], t["n"]))
+    total = int(t["n"].sum())
+    return f"**{name}** ({seed}): {total} claim{'s' if total != 1 else ''}: {parts}."
+
+
 def headline(counts: pd.DataFrame) -> str:
-    """The notebook's lead: per campaign its count of verdicts (``verdicts.csv`` rows), one line each
-    (Markdown; names and verdicts as :func:`podnet.report.md.text`)."""
+    """The notebook's lead: per campaign its count of verdicts (:func:`count_line`), one line each."""
     if counts.empty:
         return "No seed campaign is listed."
-    lines = []
+    return "\n".join(f"- {count_line(str(c), t)}" for c, t in counts.groupby("campaign", sort=False))
+
+
+def figure_parts(counts: pd.DataFrame, seeds_dir: str | Path = ".") -> list[Any]:
+    """Each campaign's figure under its count of verdicts, for :func:`podnet.report.explore.show`:
+    per campaign of ``verdicts.csv`` (``counts``) a heading, its :func:`count_line` and its figure
+    (``seeds_dir/figures/<campaign>.png``, :func:`copy_figures`, embedded in the notebook and its
+    page) or, without one, why: not run yet, or published without its figure."""
+    from IPython.display import Image
+
+    parts: list[Any] = []
     for camp, t in counts.groupby("campaign", sort=False):
-        camp, seed = md.text(camp), md.text(t["seed"].iloc[0])
-        if (t["verdict"] == NO_TABLE).all():
-            lines.append(f"- **{camp}**: no claims and no table ({seed} names none).")
-            continue
-        parts = ", ".join(f"{int(n)} {md.text(v)}" for v, n in zip(t["verdict"], t["n"]))
-        total = int(t["n"].sum())
-        lines.append(f"- **{camp}** ({seed}): {total} claim{'s' if total != 1 else ''}: {parts}.")
-    return "\n".join(lines)
+        camp = str(camp)
+        png = Path(seeds_dir) / "figures" / f"{camp}.png"
+        parts += [f"### {md.text(camp)}", count_line(camp, t)]
+        if png.exists():
+            parts.append(Image(filename=str(png), width=700))
+        elif t["verdict"].isin([NOT_RUN_YET, NO_TABLE]).any():
+            parts.append(
+                f"No figure: {md.text(camp)} has not run yet (no `processed/{camp}/vs_seed_claims.csv`; "
+                f"`make seeds` runs it)."
+            )
+        else:
+            parts.append(
+                f"No figure: {md.text(camp)} published its claims without its figure "
+                f"(`processed/{camp}/figures/{FIGURE}.png`)."
+            )
+    return parts
 
 
 def count_matrix(counts: pd.DataFrame) -> pd.DataFrame:
@@ -352,6 +419,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{camp}: " + ", ".join(f"{n} {v}" for v, n in zip(t["verdict"], t["n"])))
     print(
         f"{len(table)} rows in {Path(args.out) / 'claims.csv'}; counts in {Path(args.out) / 'verdicts.csv'}"
+        + (f"; figures in {Path(args.out) / 'figures'}" if (Path(args.out) / "figures").is_dir() else "")
         + (f"; notebook {Path(args.out) / 'seeds.ipynb'} (.html)" if args.notebook else "")
     )
     return 0
