@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     fp = sub.add_parser(
         "floor", help="the noise floor: the config's tests between two bare network namespaces"
     )
-    from podnet.launch.noise import netns_floor as floor
+    from podnet.launch.noise import floor_cli as floor
 
     floor.add_arguments(fp)
     fp.set_defaults(func=floor.cmd_floor)

@@ -54,28 +54,8 @@ probe_kernel() {
     fi
 }
 
-# link_rate_bytes RATE -> bytes per second (accepts 10gbit, 1gbit, 500mbit, 800kbit, also Gbit/Mbit, G/M/K)
-link_rate_bytes() {
-    local r=${1,,}
-    r=${r%/s}
-    [[ $r =~ ^([0-9]+(\.[0-9]+)?)([kmg]?)(bit|bps|b)?$ ]] || return 1
-    local num=${BASH_REMATCH[1]} unit=${BASH_REMATCH[3]} kind=${BASH_REMATCH[4]:-bit}
-    awk -v n="$num" -v u="$unit" -v k="$kind" 'BEGIN {
-        m = (u == "k") ? 1e3 : (u == "m") ? 1e6 : (u == "g") ? 1e9 : 1;
-        b = n * m; if (k != "bps") b = b / 8; printf "%d\n", b }'
-}
-
-# shape DEV NS RATE: token bucket on DEV's egress
-shape() {
-    local dev=$1 ns=$2 rate=$3 bytes burst
-    bytes=$(link_rate_bytes "$rate") || die "LINK_RATE=$rate not understood (use e.g. 1gbit, 500mbit, 100mbit)"
-    # burst: 2 ms worth of bytes, at least 128 KiB so GSO super-packets pass unsplit
-    burst=$((bytes / 500))
-    ((burst < 131072)) && burst=131072
-    ip -n "$ns" link set "$dev" txqueuelen 1000
-    ip -n "$ns" link set "$dev" gso_max_size 65536 2>/dev/null || true
-    tc -n "$ns" qdisc replace dev "$dev" root tbf rate "$((bytes * 8))bit" burst "$burst" latency 20ms
-}
+# link_rate_bytes and shape (a node's link to the switch, and the noise floor's veth: one shaper)
+source "$(dirname "${BASH_SOURCE[0]}")/shape.sh"
 
 # ---- bring-up -----------------------------------------------------------------------------
 net_up() {

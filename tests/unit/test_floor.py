@@ -127,3 +127,34 @@ def test_cpu_share_is_a_fraction():
     sum(i * i for i in range(200000))
     share = floor.cpu_share(a, floor.cpu_times())
     assert 0 <= share["busy"] <= 1 and 0 <= share["steal"] <= 1
+
+
+def test_the_floor_and_the_cluster_share_one_shaper():
+    # envs/cluster/net.sh sources the script the floor runs: one tbf for both
+    net = (floor.SHAPE_SH.parent / "net.sh").read_text(encoding="utf-8")
+    assert 'source "$(dirname "${BASH_SOURCE[0]}")/shape.sh"' in net and "\nshape() {" not in net
+    got = subprocess.run(
+        ["bash", "-c", f"source {floor.SHAPE_SH}; link_rate_bytes 1gbit; link_rate_bytes 10gbit"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert got == ["125000000", "1250000000"]
+    # a rate it cannot read is an error naming it, before any link is touched
+    with pytest.raises(ValueError, match="'fast'.*not understood"):
+        floor.shape("podnet-no-such-ns", "pnx", "fast")
+
+
+@needs_root
+@pytest.mark.skipif(not shutil.which("tc"), reason="tc (iproute2) shapes the link")
+def test_a_shaped_floor_has_the_clusters_token_bucket_on_both_ends():
+    names = floor.Names(
+        "podnet-shapet-c", "podnet-shapet-s", "pnshapet-c", "pnshapet-s", "10.211.252.1", "10.211.252.2"
+    )
+    with floor.Floor(names=names, link_rate="1gbit"):
+        for ns, dev in ((names.ns_client, names.link_client), (names.ns_server, names.link_server)):
+            q = subprocess.run(
+                ["tc", "-n", ns, "qdisc", "show", "dev", dev], capture_output=True, text=True
+            ).stdout
+            assert "tbf" in q and "rate 1Gbit" in q, q
+    assert names.ns_client not in _namespaces()

@@ -16,7 +16,6 @@ Ctrl-C.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import fcntl
 import os
@@ -25,7 +24,6 @@ import shlex
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -67,6 +65,18 @@ STANDALONE = Names()
 
 def _ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+
+
+#: the embedded cluster's link shaper (tbf), which the floor uses too: one shaper for both
+SHAPE_SH = Path(__file__).resolve().parents[3] / "envs" / "cluster" / "shape.sh"
+
+
+def shape(ns: str, dev: str, rate: str) -> None:
+    """Shape ``dev``'s egress in namespace ``ns`` to ``rate`` as the cluster's fabric ports are
+    (``envs/cluster/shape.sh``); a ValueError naming the rate when it is not understood."""
+    r = subprocess.run(["bash", str(SHAPE_SH), ns, dev, rate], capture_output=True, text=True)
+    if r.returncode:
+        raise ValueError(f"link rate {rate!r}: {(r.stderr or r.stdout).strip() or f'exit {r.returncode}'}")
 
 
 def _in_ns(ns: str, argv: Sequence[str]) -> list[str]:
@@ -137,9 +147,11 @@ LOCK_DIR = Path("/run/lock")
 class Floor:
     """Two network namespaces joined by a veth pair; :meth:`run` one test between them."""
 
-    def __init__(self, mtu: int = 1500, names: Names = STANDALONE):
+    def __init__(self, mtu: int = 1500, names: Names = STANDALONE, link_rate: str | None = None):
         self.mtu = mtu
         self.names = names
+        #: both veth ends shaped to this rate (e.g. "1gbit") by the cluster's own shaper, or unshaped
+        self.link_rate = link_rate
         self._servers: list[subprocess.Popen] = []
         self._lockfile: Any = None
 
@@ -198,6 +210,8 @@ class Floor:
                 _ip("-n", ns, "addr", "add", f"{addr}/30", "dev", link)
                 _ip("-n", ns, "link", "set", link, "up")
                 _ip("-n", ns, "link", "set", "lo", "up")
+                if self.link_rate:
+                    shape(ns, link, self.link_rate)
         except BaseException:
             self.down()  # half a floor is removed too
             raise
@@ -300,7 +314,16 @@ class Floor:
             "duration_s": inv.duration,
             "client": {"netns": n.ns_client, "ip": n.ip_client},
             "server": {"netns": n.ns_server, "ip": n.ip_server},
-            "floor": {"link": "veth", "mtu": self.mtu, "kernel": platform.release()},
+            "floor": {
+                "link": "veth",
+                "mtu": self.mtu,
+                "kernel": platform.release(),
+                **(
+                    {"link_rate": self.link_rate, "shaper": "tbf (envs/cluster/shape.sh)"}
+                    if self.link_rate
+                    else {}
+                ),
+            },
             "tool_version": _version(inv.version),
             **(extra or {}),
         }
@@ -398,11 +421,13 @@ def run_floor(
     repeats: int,
     seed: int = 1,
     log: Any = print,
+    link_rate: str | None = None,
 ) -> Iterator[Path]:
-    """Run ``repeats`` interleaved rounds of ``tests`` on a fresh floor; skip repeats already on disk."""
+    """Run ``repeats`` interleaved rounds of ``tests`` on a fresh floor (its veth shaped to
+    ``link_rate`` when given); skip repeats already on disk."""
     import random
 
-    with Floor() as floor:
+    with Floor(link_rate=link_rate) as floor:
         for r in range(1, repeats + 1):
             order = list(tests)
             random.Random(f"{seed}:{r}").shuffle(order)
@@ -437,62 +462,3 @@ def noise_vs_floor(summary: pd.DataFrame, metrics: Sequence[str] | None = None) 
     out["cv_ratio"] = out["cv"] / out["floor_cv"]
     cols = ["variant", "scenario", *keys, "n", "cv", "floor_n", "floor_cv", "cv_ratio"]
     return out[cols].sort_values(["tool", "test", "metric", "scenario"]).reset_index(drop=True)
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The ``podnet floor`` options."""
-    p.add_argument("--config", default="config/config.yaml", help="experiment config (its launch.tools)")
-    p.add_argument("--tests", default="iperf3:tcp,ping:plain", help="tool:test selectors, comma separated")
-    p.add_argument("--repeats", type=int, default=10, help="interleaved rounds (default 10)")
-    p.add_argument("--raw", default=None, help="raw directory (default: raw/<experiment>)")
-    p.add_argument(
-        "--affinity",
-        default=None,
-        help="where the client and server run: CLIENT,SERVER CPUs (e.g. 0,0), or 'none' for where the "
-        "scheduler puts them, every test (default: a test's own affinity, else launch.affinity)",
-    )
-
-
-def cmd_floor(a: argparse.Namespace) -> int:
-    """``podnet floor``: run the config's tests on the noise floor into raw/<experiment>/floor/."""
-    import yaml
-
-    if os.geteuid() != 0:
-        print("podnet floor: needs root (network namespaces)", file=sys.stderr)
-        return 2
-    try:
-        config = yaml.safe_load(Path(a.config).read_text(encoding="utf-8"))
-        experiment = config["experiment"]
-        if a.affinity is not None:  # every test placed so, one with an affinity of its own too
-            config.setdefault("launch", {})["affinity"] = parse_affinity(a.affinity)
-            for spec in (config["launch"].get("tools") or {}).values():
-                for t in (spec or {}).get("tests") or []:
-                    t.pop("affinity", None)
-        tests = tests_from_config(config, [s for s in a.tests.split(",") if s])
-    except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError) as exc:
-        print(f"podnet floor: {a.config}: {exc}", file=sys.stderr)
-        return 2
-    raw_dir = Path(a.raw) if a.raw else Path("raw") / experiment
-    n = sum(1 for _ in run_floor(tests, raw_dir, experiment, a.repeats))
-    print(f"floor: {n} runs written under {raw_dir / VARIANT}")
-    return 0
-
-
-def parse_affinity(text: str) -> dict[str, int] | None:
-    """``--affinity``: ``"0,1"`` as {"client": 0, "server": 1}; ``"none"`` as None."""
-    if text.strip().lower() == "none":
-        return None
-    parts = [x.strip() for x in text.split(",")]
-    if len(parts) != 2 or not all(x.isdigit() for x in parts):
-        raise ValueError(f"--affinity {text!r}: give CLIENT,SERVER CPU numbers (e.g. 0,0) or none")
-    return {"client": int(parts[0]), "server": int(parts[1])}
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="podnet floor", description=__doc__.split("\n\n")[0])
-    add_arguments(p)
-    return cmd_floor(p.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())
