@@ -16,7 +16,7 @@ ratios.csv's row of it reads that judgement (:func:`from_variants`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -136,6 +136,35 @@ def family_labels(keys: pd.DataFrame, cols: Sequence[str]) -> np.ndarray:
     cols = [*cols, *([] if "by" in cols else ["by"])]
     text = keys[cols].astype("string").fillna("NA")
     return ("primary:" + text.agg("/".join, axis=1)).to_numpy(dtype=object)
+
+
+class StopJudgement(NamedTuple):
+    """What the adaptive stop reads of ratios.csv rows: :func:`judged`'s interval (low and high NaN
+    where a row has none), its relative half-width, the row's width target and *met*
+    (:func:`podnet.stats.planning.met`, its p's level divided by the row's family size ``m``)."""
+
+    judged: pd.DataFrame
+    low: np.ndarray
+    high: np.ndarray
+    rel_half_width: np.ndarray
+    target: np.ndarray
+    met: np.ndarray
+
+
+def stop_judgement(r: pd.DataFrame, settings: Settings) -> StopJudgement:
+    """:class:`StopJudgement` of ratios.csv rows ``r`` (with ``m`` when :func:`adjust` has run)."""
+    j = judged(r)
+    has = (j["interval"] != "").to_numpy()
+    low = np.where(has, j["low"].to_numpy(dtype=float), np.nan)
+    high = np.where(has, j["high"].to_numpy(dtype=float), np.nan)
+    ratio = j["ratio"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rhw = np.where(ratio != 0, (high - low) / (2.0 * np.abs(ratio)), np.nan)
+    target = primary_targets(r, settings.primary, settings.planning.target_rel_half_width)
+    fam_m = pd.to_numeric(r["m"], errors="coerce").to_numpy(dtype=float) if "m" in r.columns else None
+    p = j["p_value"].to_numpy(dtype=float)
+    stops = met(rhw, target, j["n"].to_numpy(dtype=float), settings, low, high, p=p, m=fam_m)
+    return StopJudgement(j, low, high, rhw, target, stops)
 
 
 def _lost_reason(note: np.ndarray) -> np.ndarray:

@@ -25,7 +25,7 @@ import pandas as pd
 from podnet.parse.tidy import GROUP_COLUMNS
 
 from . import core, onep
-from .family import judged, primary_targets
+from .family import judged, stop_judgement
 from .planning import met, min_to_stop, precise  # noqa: F401 - min_to_stop: its home was here
 from .ratios import compare
 from .settings import Settings
@@ -96,14 +96,9 @@ def primary_precision(
     r = r[r["role"] == "primary"].reset_index(drop=True)
     if r.empty:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in PRECISION_COLUMNS})
-    j = judged(r)
-    paired, unpaired = (j["interval"] == "paired").to_numpy(), (j["interval"] == "unpaired").to_numpy()
+    sj = stop_judgement(r, s)
+    j, low, high, rhw, target = sj.judged, sj.low, sj.high, sj.rel_half_width, sj.target
     ratio, n = j["ratio"].to_numpy(dtype=float), j["n"].to_numpy(dtype=float)
-    low = np.where(paired | unpaired, j["low"].to_numpy(dtype=float), np.nan)
-    high = np.where(paired | unpaired, j["high"].to_numpy(dtype=float), np.nan)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rhw = np.where(ratio != 0, (high - low) / (2.0 * np.abs(ratio)), np.nan)
-    target = primary_targets(r, s.primary, s.planning.target_rel_half_width)
     conf = s.confidence
     with np.errstate(invalid="ignore", divide="ignore"):
         # the noise a t interval of n values with this half-width implies, then n for the target
@@ -124,6 +119,5 @@ def primary_precision(
     # precise and met only from min_to_stop pairs (values) on: stopping at the first narrow interval
     # otherwise under-covers (benchmarks/sim_intervals.py --stopping)
     out["precise"] = precise(rhw, target, n, s, low, high)
-    fam_m = pd.to_numeric(j["m"], errors="coerce").to_numpy(dtype=float) if "m" in j else None
-    out["met"] = met(rhw, target, n, s, low, high, p=j["p_value"].to_numpy(dtype=float), m=fam_m)
+    out["met"] = sj.met
     return out[PRECISION_COLUMNS]

@@ -27,7 +27,6 @@ from ._data import (
 )
 from .kinds import metric_facts
 from .paired import Paired, paired
-from .planning import met
 from .settings import Settings
 from .variants import variant_table
 
@@ -270,17 +269,11 @@ def _p_stop_paired(out: pd.DataFrame, g: Groups, ti, bi, by, vq, fl, s: Settings
     place (``paired_interval_level`` says so), as variants.csv does (``family._p_stop_interval``)."""
     if out.empty or not (s.paired.adaptive and s.planning.stop_when_different):
         return
-    j = family.judged(out)
-    lo, hi, ratio = (j[c].to_numpy(dtype=float) for c in ("low", "high", "ratio"))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rhw = (hi - lo) / (2.0 * np.abs(ratio))
-    target = family.primary_targets(out, s.primary, s.planning.target_rel_half_width)
-    fam_m = pd.to_numeric(out["m"], errors="coerce").to_numpy(dtype=float)
-    stops = met(rhw, target, j["n"], s, lo, hi, p=out["p_value"].to_numpy(dtype=float), m=fam_m)
+    sj = family.stop_judgement(out, s)
     on_p = (
         (out["role"] == "primary").to_numpy(dtype=bool)
-        & (j["interval"] == "paired").to_numpy(dtype=bool)
-        & stops
+        & (sj.judged["interval"] == "paired").to_numpy(dtype=bool)
+        & sj.met
         & ~out["precise"].astype(bool).to_numpy(dtype=bool)
     )
     idx = np.flatnonzero(on_p)
