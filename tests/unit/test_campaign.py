@@ -81,6 +81,18 @@ def test_variant_configs_are_valid_experiments(in_repo, path):
         assert str(lc.raw_dir) == f"raw/{c.name}"
 
 
+@pytest.mark.parametrize(
+    "path", sorted(str(p.relative_to(REPO)) for p in (REPO / "config" / "campaigns").glob("*.yaml"))
+)
+def test_every_campaign_holds_the_idle_poll_of_the_default_run(in_repo, path):
+    """A campaign measures on the default run's floor: its launch holds PM QoS at 0 µs as
+    config/config.yaml does (podnet.launch.noise.idle). The under-load campaign of 2026-11-29 did not,
+    and its loaded P99 spread 0.16-0.37 log sd over runs where the held floor gave 0.15."""
+    c = campaign.load(path)
+    for v in c.variants:
+        assert from_mapping(campaign.variant_config(c, v)).cpu_latency_us == 0, (path, v.name)
+
+
 def test_seed_001_runs_at_its_link_speed_with_its_physical_path(in_repo):
     c = campaign.load("config/campaigns/seed-001.yaml")
     assert {v.link_rate for v in c.variants} == {"1gbit"}
