@@ -2,6 +2,7 @@
 curve's end ratio (podnet/stats/METHODS.md, "Scale points"; printed, a few minutes at the defaults).
 
     PYTHONPATH=. .venv/bin/python benchmarks/sim_scale_probes.py [--experiments 300] [--seed 7]
+        [--designs 36x2,24x3] [--effect]
 
 **Time to effect** (:func:`coverage`): each experiment has ``setups`` set-ups x ``changes`` changes,
 log time = a_s + e with a_s ~ N(0, icc) per set-up and e ~ N(0, 1 - icc) per change (the marginal is
@@ -15,9 +16,11 @@ the times' log sd is 1) as it was, over every change as if independent
 experiments that publish a 95 % one and the coverage of the range of the set-ups' medians that fewer
 than 6 set-ups publish instead (its own coverage stated, 93.8 % from 5). P90's as it was (every
 change counted as independent, ``scale.quantile_interval``) and as published now (the changes
-counted as n / design effect where the set-ups differ, none from fewer than 12 set-ups,
-``scale.effective_n``; no interval below 36), with the share of experiments that publish one; and
-the share whose note says the changes correlate. ``--skewed`` (:func:`skewed`) prints only this:
+counted as n / design effect where the set-ups differ, none from fewer than 24 set-ups of more
+than one change, ``scale.effective_n``; no interval below 36), with the share of experiments that
+publish one; and the share whose note says the changes correlate. The changes are removals, every
+one counted; ``--effect``: effects, each set-up's first change set apart as ``effect_table`` does
+(a set-up of c changes keeps c - 1). ``--designs``: those cells only, no end ratio. ``--skewed`` (:func:`skewed`) prints only this:
 set-up shifts skewed, where the median of changes and that of the set-ups' medians part, and how
 often the P50 interval holds each.
 
@@ -73,13 +76,20 @@ class EffectCell(NamedTuple):
     flagged: float  # share whose note says the changes correlate
 
 
-def _changes(x: np.ndarray, setups: int, changes: int, point: int = 0) -> pd.DataFrame:
-    """One point's scale_probes.csv rows: ``changes`` removals timed at each of ``setups`` set-ups
-    (``point``: its Services count, so that experiments are points of one table)."""
+#: the probe simulated -> its scale_probes.csv metric: a removal (every change counted) or an effect
+#: (``--effect``: a set-up's first change of more than one set apart by ``effect_table``)
+METRICS = {"removed": "policy_removed_s", "effect": "service_effect_s"}
+
+
+def _changes(
+    x: np.ndarray, setups: int, changes: int, point: int = 0, probe: str = "removed"
+) -> pd.DataFrame:
+    """One point's scale_probes.csv rows: ``changes`` removals (or effects) timed at each of ``setups``
+    set-ups (``point``: its Services count, so that experiments are points of one table)."""
     return pd.DataFrame(
         {
             "variant": "v",
-            "metric": "policy_removed_s",
+            "metric": METRICS[probe],
             "services": point,
             "network_policies": 100,
             "setup": np.repeat([f"s{i}" for i in range(setups)], changes),
@@ -95,18 +105,27 @@ def _share(hit: np.ndarray, shown: np.ndarray) -> float:
     return float(hit[shown].mean()) if shown.any() else float("nan")
 
 
-def coverage(setups: int, changes: int, rho: float, experiments: int, rng: np.random.Generator) -> EffectCell:
+def coverage(
+    setups: int,
+    changes: int,
+    rho: float,
+    experiments: int,
+    rng: np.random.Generator,
+    probe: str = "removed",
+) -> EffectCell:
     """Coverage of the P50 and P90 intervals scale_effect.csv publishes for one design at ICC ``rho``
-    (the experiments are the points of one table given to ``effect_table``)."""
+    (the experiments are the points of one table given to ``effect_table``; ``probe``: a key of
+    :data:`METRICS`, "effect" counting what effect_table keeps, each set-up's first change apart)."""
     q50, q90 = 1.0, float(np.exp(stats.norm.ppf(0.9)))  # the true quantiles of the times (log-normal)
     n = setups * changes
     a = rng.normal(0, np.sqrt(rho), (experiments, setups))
     x = np.repeat(a, changes, axis=1) + rng.normal(0, np.sqrt(1 - rho), (experiments, n))
-    t = effect_table(pd.concat([_changes(x[i], setups, changes, i) for i in range(experiments)]))
+    t = effect_table(pd.concat([_changes(x[i], setups, changes, i, probe) for i in range(experiments)]))
     t = t.sort_values("services")
-    old = [median_interval(np.exp(xi)) for xi in x]
+    kept = x[:, np.tile(np.arange(changes), setups) > 0] if probe == "effect" and changes > 1 else x
+    old = [median_interval(np.exp(xi)) for xi in kept]
     old_lo, old_hi = np.array([m.low for m in old]), np.array([m.high for m in old])
-    iid = np.array([quantile_interval(np.exp(xi), 0.9)[1:3] for xi in x])
+    iid = np.array([quantile_interval(np.exp(xi), 0.9)[1:3] for xi in kept])
     lo, hi, cov = (t[c].to_numpy(float) for c in ("p50_low", "p50_high", "p50_coverage"))
     hit50 = (lo <= q50) & (q50 <= hi)
     shown = cov >= 0.95 - 1e-9
@@ -196,19 +215,24 @@ def main(
     designs: tuple[tuple[int, int], ...] = DESIGNS,
     iccs: tuple[float, ...] = ICCS,
     ends: tuple[tuple[int, int], ...] = ((1, 3), (1, 6), (2, 3), (3, 3), (6, 1), (6, 3)),
+    probe: str = "removed",
 ) -> tuple[dict[tuple[int, int, float], EffectCell], dict[tuple[int, int, float], EndCell]]:
     """Print (and return) every cell: time to effect per (set-ups, changes, ICC), end ratio per
-    (rounds, repeats, true ratio)."""
+    (rounds, repeats, true ratio); ``probe``: "removed" (every change counted) or "effect"."""
     rng = np.random.default_rng(seed)
     effects, ratios = {}, {}
-    print(f"time to effect: {experiments} experiments a cell; nominal 95 % intervals (floor {FLOOR:.0%})")
+    counted = "the first change of a set-up set apart" if probe == "effect" else "every change counted"
+    print(
+        f"time to effect ({probe}, {counted}): {experiments} experiments a cell; nominal 95 % "
+        f"intervals (floor {FLOOR:.0%})"
+    )
     print(
         "set-ups x changes   ICC   P50 old cover  width   P50 new cover  width  published  range cover"
         "   P90 cover (all counted)   P90 cover published   P90 published   note: correlate"
     )
     for setups, changes in designs:
         for rho in iccs:
-            c = coverage(setups, changes, rho, experiments, rng)
+            c = coverage(setups, changes, rho, experiments, rng, probe)
             effects[(setups, changes, rho)] = c
             pub = "     -" if np.isnan(c.p90) else f"{c.p90:6.3f}" + (" below floor" if c.p90 < FLOOR else "")
             new = (
@@ -221,6 +245,8 @@ def main(
                 f"   {c.p90_iid:23.3f}   {pub:>19}   {c.p90_published:13.3f}   {c.flagged:15.3f}",
                 flush=True,
             )
+    if not ends:
+        return effects, ratios
     print(
         f"\nend ratio (largest / 0): round effect sd 0.05 per end's set-up, run sd 0.02; {experiments}"
         f" experiments a cell (design effect note from {DEFF_NOTE}); p < 0.05: the ratio's p (ratio_p,"
@@ -282,13 +308,34 @@ def main_skewed(experiments: int = 300, seed: int = 7) -> None:
             )
 
 
+def _designs(text: str) -> tuple[tuple[int, int], ...]:
+    """``36x2,24x3`` -> ((36, 2), (24, 3))."""
+    out = []
+    for part in text.split(","):
+        setups, _, changes = part.strip().lower().partition("x")
+        out.append((int(setups), int(changes)))
+    return tuple(out)
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--experiments", type=int, default=300)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--skewed", action="store_true", help="P50's estimands under skewed set-up shifts only")
+    ap.add_argument(
+        "--designs",
+        type=_designs,
+        default=None,
+        help="set-ups x changes as configured, e.g. 36x2,24x3: these time-to-effect cells only (no end ratio)",
+    )
+    ap.add_argument(
+        "--effect", action="store_true", help="an effect probe: each set-up's first change set apart"
+    )
     a = ap.parse_args()
+    probe = "effect" if a.effect else "removed"
     if a.skewed:
         main_skewed(a.experiments, a.seed)
+    elif a.designs:
+        main(a.experiments, a.seed, a.designs, ends=(), probe=probe)
     else:
-        main(a.experiments, a.seed)
+        main(a.experiments, a.seed, probe=probe)

@@ -116,7 +116,9 @@ DEFF_NOTE = 1.25
 #: the fewest set-ups a point's P90 interval is taken from (when they hold more than one change each):
 #: from 6 set-ups of 6 changes the interval covered 89.1 % at ICC 0.3; what 12 x 3 publishes 92.5 %
 #: (ICC 0.3) and 88.0 % (0.6), 12 x 6 61.9 % (0.6), each below the 93 % floor; 24 x 3 97.1-98.2 % at
-#: ICC 0-0.6 (benchmarks/sim_scale_probes.py, 2,000 experiments a cell; METHODS.md "Scale points")
+#: ICC 0-0.6 (a removal: all 3 counted; benchmarks/sim_scale_probes.py, 2,000 experiments a cell;
+#: METHODS.md "Scale points"). An effect probe's 24 x 3 keeps 2 a set-up: published 95 / 57 / 5 % at
+#: ICC 0 / 0.3 / 0.6; 36 set-ups of 2 (one kept) always (config/campaigns/time-to-effect.yaml)
 MIN_SETUPS = 24
 
 
