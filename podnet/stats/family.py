@@ -15,7 +15,7 @@ ratios.csv's row of it reads that judgement (:func:`from_variants`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -333,11 +333,18 @@ def from_variants(out: pd.DataFrame, variants: pd.DataFrame, settings: Settings 
         out["_stopped_on_p"] = stop
 
 
-def variant_family(df: pd.DataFrame, s: Settings, norm: str | None) -> None:
+#: the (low, high) interval at :data:`podnet.stats.robust.DIFFERENT_LEVEL` of the given variants.csv rows
+StopLevelInterval = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+def variant_family(
+    df: pd.DataFrame, s: Settings, norm: str | None, at_stop_level: StopLevelInterval | None = None
+) -> None:
     """variants.csv's role, family, m, p_adjusted (Holm over the preferred primary rows), p_note,
     target, different, precise and verdict (in place); ``_met``, the adaptive stop's rule
     (:func:`variant_stops`), for the side-by-side sampler. A row that stopped on its p
-    (:func:`variant_stopped_on_p`) states its interval at the stop's level (:func:`_p_stop_interval`).
+    (:func:`variant_stopped_on_p`) states its interval at the stop's level, ``at_stop_level``'s
+    (:func:`_p_stop_interval`).
 
     ``p_value`` is already each row's one p (``p_test``): the paired t of a side-by-side row's mean
     log ratio (:attr:`podnet.stats.robust.Stated.p_t`), Welch's for the other designs (METHODS.md,
@@ -387,7 +394,7 @@ def variant_family(df: pd.DataFrame, s: Settings, norm: str | None) -> None:
     rhw = df["rel_half_width"].to_numpy(dtype=float)
     df["precise"] = fam & precise(rhw, target, n, s, lo, hi)
     df["_met"] = variant_stops(df, s)
-    lo, hi = _p_stop_interval(df, variant_stopped_on_p(df, s))
+    lo, hi = _p_stop_interval(df, variant_stopped_on_p(df, s), at_stop_level)
     diff = onep.different(padj, fam, s.alpha)
     df["different"] = diff
     margin = s.planning.equivalence_margin
@@ -398,19 +405,22 @@ def variant_family(df: pd.DataFrame, s: Settings, norm: str | None) -> None:
     )
 
 
-def _p_stop_interval(df: pd.DataFrame, stopped: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _p_stop_interval(
+    df: pd.DataFrame, stopped: np.ndarray, at_stop_level: StopLevelInterval | None
+) -> tuple[np.ndarray, np.ndarray]:
     """A row the adaptive stop ended on its p (``stopped``: :func:`variant_stopped_on_p`) states its
-    interval at the stop's own level, :data:`podnet.stats.robust.DIFFERENT_LEVEL` (``_p_stop_low``/
-    ``_p_stop_high``, made by ``variant_table`` for such launches), in place: the 1 - alpha/2
+    interval at the stop's own level, :data:`podnet.stats.robust.DIFFERENT_LEVEL` (``at_stop_level``
+    of those rows only, from ``variant_table``'s pairs), in place: the 1 - alpha/2
     interval of those rows, chosen because their estimate lay far from 1 at that look, covered a
     true 1.1x 81-84 % at pair log sd 0.30, the 99.3 % one 96-97 % (benchmarks/sim_adaptive_stop.py).
     Returns the rows' (ci_low, ci_high) as stated."""
     lo, hi = df["ci_low"].to_numpy(dtype=float), df["ci_high"].to_numpy(dtype=float)
-    if "_p_stop_low" not in df.columns:
+    idx = np.flatnonzero(stopped)
+    if at_stop_level is None or not idx.size:
         return lo, hi
-    alt_lo = df["_p_stop_low"].to_numpy(dtype=float)
-    alt_hi = df["_p_stop_high"].to_numpy(dtype=float)
-    on_p = stopped & np.isfinite(alt_lo) & np.isfinite(alt_hi)
+    alt_lo, alt_hi = np.full(len(df), np.nan), np.full(len(df), np.nan)
+    alt_lo[idx], alt_hi[idx] = at_stop_level(idx)
+    on_p = np.isfinite(alt_lo) & np.isfinite(alt_hi)
     if not on_p.any():
         return lo, hi
     lo, hi = np.where(on_p, alt_lo, lo), np.where(on_p, alt_hi, hi)

@@ -182,3 +182,18 @@ def test_ratios_row_between_variants_reads_whether_its_variants_row_stopped_on_p
         assert vr["interval_level"] == rr["paired_interval_level"] == 0.975
     # a row between paths (no variants.csv row) decides by its own interval: p ~1e-14, not precise
     assert set(r.loc[r["by"] == "scenario", "paired_interval_level"]) == {robust.DIFFERENT_LEVEL}
+
+
+def test_only_rows_that_stop_on_p_get_the_interval_at_the_stops_level(monkeypatch):
+    from podnet.stats import robust
+    from podnet.stats import variants as V
+
+    levels: list[float] = []
+    real = V.side_by_side
+    monkeypatch.setattr(
+        V, "side_by_side", lambda a, b, level, **kw: levels.append(level) or real(a, b, level, **kw)
+    )
+    narrow = one(variant_table(side_by_side_rows(12, 0.8, 0.005), _adaptive(True)), design="side-by-side")
+    assert bool(narrow["precise"]) and robust.DIFFERENT_LEVEL not in levels  # met by its width
+    on_p = one(variant_table(side_by_side_rows(12, 0.6, 0.12), _adaptive(True)), design="side-by-side")
+    assert on_p["interval_level"] == robust.DIFFERENT_LEVEL and levels.count(robust.DIFFERENT_LEVEL) == 1
