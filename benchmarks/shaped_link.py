@@ -29,13 +29,14 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 
-from podnet.launch.noise.netns_floor import Floor, FloorTest, Names
+from podnet.launch.noise.netns_floor import SHAPE_SH, Floor, FloorTest, Names
 from podnet.parse import parse_text
 from podnet.parse.decode import read_text
 
@@ -55,12 +56,15 @@ TESTS = (
 
 
 def bits(rate: str) -> float | None:
-    """``"10gbit"`` -> 1e10 bit/s; ``"none"`` -> None."""
-    r = rate.lower().removesuffix("bit")
-    if r == "none":
+    """The line rate tbf shapes ``rate`` to, in bit/s: ``envs/cluster/shape.sh``'s ``link_rate_bytes``
+    (the one reader of a LINK_RATE) times 8, ``"10gbit"`` -> 1e10; ``"none"`` -> None."""
+    if rate.lower() == "none":
         return None
-    mult = {"k": 1e3, "m": 1e6, "g": 1e9}.get(r[-1:], 1.0)
-    return float(r.rstrip("kmg")) * mult
+    argv = ["bash", "-c", 'source "$1" && link_rate_bytes "$2"', "bits", str(SHAPE_SH), rate]
+    r = subprocess.run(argv, capture_output=True, text=True)
+    if r.returncode:
+        raise ValueError(f"link rate {rate!r} not understood by {SHAPE_SH.name}")
+    return 8.0 * int(r.stdout)
 
 
 def metrics(path: Path) -> dict[str, float]:

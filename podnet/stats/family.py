@@ -15,11 +15,12 @@ ratios.csv's row of it reads that judgement (:func:`from_variants`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from . import onep, robust
 from .kinds import tool_headline
@@ -167,6 +168,43 @@ def stop_judgement(r: pd.DataFrame, settings: Settings) -> StopJudgement:
     return StopJudgement(j, low, high, rhw, target, stops)
 
 
+def stopped_on_p(
+    settings: Settings, stops: ArrayLike, is_precise: ArrayLike, eligible: ArrayLike
+) -> np.ndarray:
+    """Which rows the adaptive stop ended on their p (``stop_when_different``), the one decision both
+    tables state an interval at :data:`podnet.stats.robust.DIFFERENT_LEVEL` by: on an adaptive launch
+    with ``stop_when_different``, an ``eligible`` row (of paired rounds, judged) that the stop's rule
+    met (``stops``, :func:`podnet.stats.planning.met`) and that is not ``is_precise``. A comparison
+    between variants is decided on its variants.csv row (:func:`variant_stopped_on_p`), and ratios.csv's
+    row of it, of the same rounds, reads that decision (:func:`from_variants`)."""
+    el = np.asarray(eligible, dtype=bool)
+    if not (settings.paired.adaptive and settings.planning.stop_when_different):
+        return np.zeros(el.shape, dtype=bool)
+    return el & np.asarray(stops, dtype=bool) & ~np.asarray(is_precise, dtype=bool)
+
+
+def variant_stops(v: pd.DataFrame, settings: Settings) -> np.ndarray:
+    """The adaptive stop's rule (:func:`podnet.stats.planning.met`) of variants.csv rows: a family row's
+    interval, width target, pairs, one p and family size ``m``; never a row outside a family."""
+
+    def col(c: str) -> np.ndarray:
+        return pd.to_numeric(v[c], errors="coerce").to_numpy(dtype=float)
+
+    fam = (v["family"].astype("string").fillna("") != "").to_numpy(dtype=bool)
+    lo, hi = col("ci_low"), col("ci_high")
+    rhw, target, n = col("rel_half_width"), col("target_rel_half_width"), col("n_pairs")
+    return fam & met(rhw, target, n, settings, lo, hi, p=col("p_value"), m=col("m"))
+
+
+def variant_stopped_on_p(v: pd.DataFrame, settings: Settings) -> np.ndarray:
+    """:func:`stopped_on_p` of variants.csv rows (side-by-side rows only). As variants.csv states them
+    it is the same: a row stated at the stop's level has a wider interval of the same p, n and m, no
+    more precise and still met on its p."""
+    side = (v["design"].astype(str) == "side-by-side").to_numpy(dtype=bool)
+    exact = v["precise"].map(lambda x: str(x).lower() == "true").to_numpy(dtype=bool)  # as read back too
+    return stopped_on_p(settings, variant_stops(v, settings), exact, side)
+
+
 def _lost_reason(note: np.ndarray) -> np.ndarray:
     """Why a family row has no p_value, from its interval's note (counted in Holm as p = 1)."""
     return np.array(
@@ -226,21 +264,24 @@ def adjust(out: pd.DataFrame, settings: Settings, variants: pd.DataFrame | None 
     target = primary_targets(out, settings.primary, settings.planning.target_rel_half_width)
     out["precise"] = own & precise(rhw, target, j["n"], settings, j["low"], j["high"])
     if variants is not None:
-        from_variants(out, variants)
+        from_variants(out, variants, settings)
 
 
-def from_variants(out: pd.DataFrame, variants: pd.DataFrame) -> None:
+def from_variants(out: pd.DataFrame, variants: pd.DataFrame, settings: Settings | None = None) -> None:
     """ratios.csv's rows between variants (``by`` variant) take role, family, m, p, test, Holm p,
     note and the two words from their comparison's preferred row of variants.csv (in place): one
     comparison, one p, whichever table states it. A declared row without one (a metric that is not a
-    positive quantity, fewer than 2 runs a side) is in no family, and its note says so."""
+    positive quantity, fewer than 2 runs a side) is in no family, and its note says so. With
+    ``settings``, ``_stopped_on_p`` (not a column of ratios.csv): that row's :func:`variant_stopped_on_p`."""
     rows = (out["by"].astype("string") == "variant").fillna(False).to_numpy(dtype=bool)
     if not rows.any():
         return
     key = ["treatment", "baseline", *PATH_COLUMNS]
     src = variants.rename(columns={"variant": "treatment", "baseline_variant": "baseline"})
     src = src[src["preferred"].astype(bool)] if len(src) else src.iloc[0:0]
-    src = src[[*key, *FROM_VARIANTS, "design"]].assign(**{c: src[c].astype("string").fillna("") for c in key})
+    on_p = variant_stopped_on_p(src, settings) if settings is not None and len(src) else False
+    src = src.assign(_stopped_on_p=on_p)[[*key, *FROM_VARIANTS, "design", "_stopped_on_p"]]
+    src = src.assign(**{c: src[c].astype("string").fillna("") for c in key})
     left = out.loc[rows, key].astype("string").fillna("").reset_index()
     got = left.merge(src.drop_duplicates(key), on=key, how="left").set_index("index")
     hit = got["design"].notna().to_numpy(dtype=bool)
@@ -286,12 +327,24 @@ def from_variants(out: pd.DataFrame, variants: pd.DataFrame) -> None:
         out[c] = pd.to_numeric(cols[c], errors="coerce").astype(float)
     for c in ("different", "precise"):
         out[c] = cols[c].map(lambda x: str(x).lower() == "true").astype(bool)
+    if settings is not None:
+        stop = np.zeros(len(out), dtype=bool)
+        stop[out.index.get_indexer(idx)] = got.loc[idx, "_stopped_on_p"].to_numpy(dtype=bool)
+        out["_stopped_on_p"] = stop
 
 
-def variant_family(df: pd.DataFrame, s: Settings, norm: str | None) -> None:
+#: the (low, high) interval at :data:`podnet.stats.robust.DIFFERENT_LEVEL` of the given variants.csv rows
+StopLevelInterval = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+def variant_family(
+    df: pd.DataFrame, s: Settings, norm: str | None, at_stop_level: StopLevelInterval | None = None
+) -> None:
     """variants.csv's role, family, m, p_adjusted (Holm over the preferred primary rows), p_note,
     target, different, precise and verdict (in place); ``_met``, the adaptive stop's rule
-    (:func:`podnet.stats.planning.met`), for the side-by-side sampler.
+    (:func:`variant_stops`), for the side-by-side sampler. A row that stopped on its p
+    (:func:`variant_stopped_on_p`) states its interval at the stop's level, ``at_stop_level``'s
+    (:func:`_p_stop_interval`).
 
     ``p_value`` is already each row's one p (``p_test``): the paired t of a side-by-side row's mean
     log ratio (:attr:`podnet.stats.robust.Stated.p_t`), Welch's for the other designs (METHODS.md,
@@ -340,8 +393,8 @@ def variant_family(df: pd.DataFrame, s: Settings, norm: str | None) -> None:
     n = df["n_pairs"].to_numpy(dtype=float)
     rhw = df["rel_half_width"].to_numpy(dtype=float)
     df["precise"] = fam & precise(rhw, target, n, s, lo, hi)
-    df["_met"] = fam & met(rhw, target, n, s, lo, hi, p=p, m=h.m)
-    lo, hi = _p_stop_interval(df)
+    df["_met"] = variant_stops(df, s)
+    lo, hi = _p_stop_interval(df, variant_stopped_on_p(df, s), at_stop_level)
     diff = onep.different(padj, fam, s.alpha)
     df["different"] = diff
     margin = s.planning.equivalence_margin
@@ -352,24 +405,22 @@ def variant_family(df: pd.DataFrame, s: Settings, norm: str | None) -> None:
     )
 
 
-def _p_stop_interval(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """A row the adaptive stop ends on its p (met, not precise: ``stop_when_different``) states its
-    interval at the stop's own level, :data:`podnet.stats.robust.DIFFERENT_LEVEL` (``_p_stop_low``/
-    ``_p_stop_high``, made by ``variant_table`` for such launches), in place: the 1 - alpha/2
+def _p_stop_interval(
+    df: pd.DataFrame, stopped: np.ndarray, at_stop_level: StopLevelInterval | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """A row the adaptive stop ended on its p (``stopped``: :func:`variant_stopped_on_p`) states its
+    interval at the stop's own level, :data:`podnet.stats.robust.DIFFERENT_LEVEL` (``at_stop_level``
+    of those rows only, from ``variant_table``'s pairs), in place: the 1 - alpha/2
     interval of those rows, chosen because their estimate lay far from 1 at that look, covered a
     true 1.1x 81-84 % at pair log sd 0.30, the 99.3 % one 96-97 % (benchmarks/sim_adaptive_stop.py).
     Returns the rows' (ci_low, ci_high) as stated."""
     lo, hi = df["ci_low"].to_numpy(dtype=float), df["ci_high"].to_numpy(dtype=float)
-    if "_p_stop_low" not in df.columns:
+    idx = np.flatnonzero(stopped)
+    if at_stop_level is None or not idx.size:
         return lo, hi
-    alt_lo = df["_p_stop_low"].to_numpy(dtype=float)
-    alt_hi = df["_p_stop_high"].to_numpy(dtype=float)
-    on_p = (
-        df["_met"].to_numpy(dtype=bool)
-        & ~df["precise"].to_numpy(dtype=bool)
-        & np.isfinite(alt_lo)
-        & np.isfinite(alt_hi)
-    )
+    alt_lo, alt_hi = np.full(len(df), np.nan), np.full(len(df), np.nan)
+    alt_lo[idx], alt_hi[idx] = at_stop_level(idx)
+    on_p = np.isfinite(alt_lo) & np.isfinite(alt_hi)
     if not on_p.any():
         return lo, hi
     lo, hi = np.where(on_p, alt_lo, lo), np.where(on_p, alt_hi, hi)

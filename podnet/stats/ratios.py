@@ -264,18 +264,21 @@ def compare(
 
 
 def _p_stop_paired(out: pd.DataFrame, g: Groups, ti, bi, by, vq, fl, s: Settings) -> None:
-    """A primary row the adaptive stop ends on its p (met, not precise: ``stop_when_different``)
+    """A primary row the adaptive stop ended on its p (:func:`podnet.stats.family.stopped_on_p`)
     states its paired interval at the stop's level, :data:`podnet.stats.robust.DIFFERENT_LEVEL`, in
-    place (``paired_interval_level`` says so), as variants.csv does (``family._p_stop_interval``)."""
+    place (``paired_interval_level`` says so), as variants.csv does (``family._p_stop_interval``).
+    A row between variants does so when its comparison's variants.csv row stopped on its p (the
+    same rounds: ``_stopped_on_p``, :func:`podnet.stats.family.from_variants`); any other row by
+    its own paired interval."""
     if out.empty or not (s.paired.adaptive and s.planning.stop_when_different):
         return
     sj = family.stop_judgement(out, s)
-    on_p = (
-        (out["role"] == "primary").to_numpy(dtype=bool)
-        & (sj.judged["interval"] == "paired").to_numpy(dtype=bool)
-        & sj.met
-        & ~out["precise"].astype(bool).to_numpy(dtype=bool)
-    )
+    primary = (out["role"] == "primary").to_numpy(dtype=bool)
+    eligible = primary & (sj.judged["interval"] == "paired").to_numpy(dtype=bool)
+    on_p = family.stopped_on_p(s, sj.met, out["precise"].astype(bool).to_numpy(dtype=bool), eligible)
+    if "_stopped_on_p" in out.columns:
+        by_variant = (out["by"].astype("string") == "variant").fillna(False).to_numpy(dtype=bool)
+        on_p = np.where(by_variant, eligible & out["_stopped_on_p"].to_numpy(dtype=bool), on_p)
     idx = np.flatnonzero(on_p)
     if not idx.size:
         return

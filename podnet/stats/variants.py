@@ -350,8 +350,8 @@ def variant_table(
     groups = {k: g for k, g in m.groupby(["_variant", "_path"], sort=False)}
     paths = key.drop_duplicates().assign(_path=_path_key)
     welch_min_n = s.small_n.welch_min_n
-    # an adaptive launch that may stop a row on its p states that row's interval at the stop's level
-    p_stops = adaptive and s.planning.stop_when_different
+    # each side-by-side row's pairs, for the interval at the stop's level of the rows that stop on p
+    pairs: dict[int, tuple[np.ndarray, np.ndarray, tuple[float, float]]] = {}
     # without a launch id no run pairs with another (_by_round): no side-by-side or normalised row,
     # and none of their per-group pairing is done (seconds at 10,000 imported runs)
     launched = bool((m[LAUNCH_COLUMN].astype("string").fillna("") != "").any())
@@ -375,10 +375,8 @@ def variant_table(
                 if len(a) >= 2:
                     q = (printed_quantum(gt), printed_quantum(gb))
                     iv = side_by_side(a, b, conf, quantum=q, adaptive=adaptive)
+                    pairs[len(out)] = (a, b, q)
                     out.append(_row(row0, "side-by-side", iv, ""))
-                    if p_stops:  # the interval a row that stops on its p states (family.variant_family)
-                        at = side_by_side(a, b, robust.DIFFERENT_LEVEL, quantum=q, adaptive=False)
-                        out[-1].update(_p_stop_low=float(at.low), _p_stop_high=float(at.high))
                 if launched and norm is not None and p["scenario"] != norm:
                     hp = "\x1f".join([norm, *[p[c] for c in PATH_COLUMNS[1:]]])
                     ht, hb = groups.get((v, hp)), groups.get((base, hp))
@@ -412,7 +410,16 @@ def variant_table(
     )
     df["preferred"] = rank == best
     df["interval_level"] = df["interval_level"].fillna(conf)
-    variant_family(df, s, norm)
+
+    def at_stop_level(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The interval a row that stopped on its p states (family.variant_family), of those rows only."""
+        ivs = [
+            side_by_side(*pairs[i][:2], robust.DIFFERENT_LEVEL, quantum=pairs[i][2], adaptive=False)
+            for i in rows
+        ]
+        return np.array([float(iv.low) for iv in ivs]), np.array([float(iv.high) for iv in ivs])
+
+    variant_family(df, s, norm, at_stop_level)
     return df[VARIANT_COLUMNS + ["_met"]].rename(columns={"_met": "met"}) if stop else df[VARIANT_COLUMNS]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -13,6 +14,7 @@ import yaml
 
 from podnet.launch.noise import netns_floor as floor
 from podnet.parse import parse_files
+from tests.conftest import REPO
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 CONFIG = {
@@ -143,6 +145,25 @@ def test_the_floor_and_the_cluster_share_one_shaper():
     # a rate it cannot read is an error naming it, before any link is touched
     with pytest.raises(ValueError, match="'fast'.*not understood"):
         floor.shape("podnet-no-such-ns", "pnx", "fast")
+
+
+def test_the_shaped_link_benchmark_reads_rates_with_the_shaper():
+    # benchmarks/shaped_link.py's line rate is shape.sh's link_rate_bytes x 8: one reader of a rate
+    spec = importlib.util.spec_from_file_location("shaped_link", REPO / "benchmarks" / "shaped_link.py")
+    shaped_link = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(shaped_link)
+    rates = ["1gbit", "10gbit", "500mbit", "800kbit", "2.5Gbit", "125mbps"]
+    got = subprocess.run(
+        ["bash", "-c", f"source {floor.SHAPE_SH}; for r in {' '.join(rates)}; do link_rate_bytes $r; done"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert [shaped_link.bits(r) for r in rates] == [8.0 * int(b) for b in got]
+    assert [shaped_link.bits(r) for r in rates] == [1e9, 1e10, 5e8, 8e5, 2.5e9, 1e9]  # 125 MB/s: bytes
+    assert shaped_link.bits("none") is None
+    with pytest.raises(ValueError, match="'fast'"):
+        shaped_link.bits("fast")
 
 
 @needs_root

@@ -268,3 +268,38 @@ def test_a_tidy_csv_read_as_text_keeps_its_flags():
 
     got = flag_column(pd.Series(["False", "True", "", None, "1", "0"], dtype=object))
     assert got.tolist() == [False, True, False, False, True, False]
+
+
+def test_precisions_met_divides_the_stop_level_by_the_family_size():
+    # precision.csv's met (the adaptive stop) reads a row's p against STOP_P / m, m its family's size
+    # (commit 5b68185): a wide row of p 0.004, between 0.007 / 5 and 0.007, stops alone, not among 5
+    from scipy import stats
+
+    from podnet.stats.precision import primary_precision
+
+    n, sd = 12, 0.1
+    z = np.array([1.2, -0.8, 0.3, -1.5, 0.9, -0.2, 1.6, -1.1, 0.5, -0.4, 0.0, -0.5])
+    z = (z - z.mean()) / z.std(ddof=1)
+    d = stats.t.isf(0.004 / 2, n - 1) * sd / np.sqrt(n) + sd * z  # the paired t p of b over a: 0.004
+    base = 9e9 * np.exp(0.1 * np.sin(np.arange(n)))
+    others = [
+        rows(base * np.exp(sd * np.roll(z, i + 1)), variant=v, launch_id="L") for i, v in enumerate("cdef")
+    ]
+    t = tidy(
+        rows(base, variant="a", launch_id="L"), rows(base * np.exp(d), variant="b", launch_id="L"), *others
+    )
+    got = {}
+    for treatments in (["b"], ["b", "c", "d", "e", "f"]):
+        prim = [{"by": "variant", "baseline": "a", "treatments": treatments}]
+        cfg = {
+            "comparisons": VCMP,
+            "primary": prim,
+            "planning": {"min_to_stop": 10, "stop_when_different": True},
+        }
+        r = one(compare(t, cfg), treatment="b")
+        assert r["p_value"] == pytest.approx(0.004) and 0.007 / 5 < r["p_value"] < 0.007
+        assert r["m"] == len(treatments)
+        p = one(primary_precision(t, cfg), treatment="b")
+        assert not p["precise"] and p["n"] == n  # wide: only its p can stop it
+        got[len(treatments)] = bool(p["met"])
+    assert got == {1: True, 5: False}

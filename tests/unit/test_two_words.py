@@ -151,3 +151,49 @@ def test_a_row_the_stop_ends_on_its_p_states_its_interval_at_the_stops_level():
         (on["ci_low"], on["ci_high"]), rel=1e-12
     )
     assert compare(t, _adaptive(False)).iloc[0]["paired_interval_level"] == 0.975
+
+
+def test_ratios_row_between_variants_reads_whether_its_variants_row_stopped_on_p():
+    # one decision (family.variant_stopped_on_p): a by-scenario entry with a tiny width target makes
+    # variants.csv's row neither precise nor met (p 0.2-0.9), while ratios.csv's own interval meets the
+    # by-variant entry's target; the row did not stop on p, and neither table may say it did
+    from podnet.stats import robust
+
+    rng = np.random.default_rng(5)
+    drift = rng.lognormal(0, 0.1, 12)
+
+    def side(variant: str, scenario: str, ratio: float = 1.0) -> list[dict]:
+        values = 9e9 * ratio * drift * rng.lognormal(0, 0.005, 12)
+        return rows(values, variant=variant, scenario=scenario, launch_id="L")
+
+    t = tidy(
+        side("a", "pod-pod"), side("b", "pod-pod"), side("a", "host-host", 1.1), side("b", "host-host", 1.1)
+    )
+    cfg = _adaptive(True) | {
+        "comparisons": [*VCMP, {"by": "scenario", "baseline": "host-host"}],
+        "primary": [*VPRIM, {"by": "scenario", "baseline": "host-host", "target_rel_half_width": 1e-4}],
+    }
+    v = variant_table(t, cfg, stop=True)
+    r = compare(t, cfg)
+    for path in ("pod-pod", "host-host"):
+        vr = one(v, design="side-by-side", scenario=path)
+        rr = one(r, by="variant", scenario=path)
+        assert not vr["met"] and not vr["precise"] and vr["p_value"] > 0.05
+        assert vr["interval_level"] == rr["paired_interval_level"] == 0.975
+    # a row between paths (no variants.csv row) decides by its own interval: p ~1e-14, not precise
+    assert set(r.loc[r["by"] == "scenario", "paired_interval_level"]) == {robust.DIFFERENT_LEVEL}
+
+
+def test_only_rows_that_stop_on_p_get_the_interval_at_the_stops_level(monkeypatch):
+    from podnet.stats import robust
+    from podnet.stats import variants as V
+
+    levels: list[float] = []
+    real = V.side_by_side
+    monkeypatch.setattr(
+        V, "side_by_side", lambda a, b, level, **kw: levels.append(level) or real(a, b, level, **kw)
+    )
+    narrow = one(variant_table(side_by_side_rows(12, 0.8, 0.005), _adaptive(True)), design="side-by-side")
+    assert bool(narrow["precise"]) and robust.DIFFERENT_LEVEL not in levels  # met by its width
+    on_p = one(variant_table(side_by_side_rows(12, 0.6, 0.12), _adaptive(True)), design="side-by-side")
+    assert on_p["interval_level"] == robust.DIFFERENT_LEVEL and levels.count(robust.DIFFERENT_LEVEL) == 1
