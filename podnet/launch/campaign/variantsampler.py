@@ -258,7 +258,7 @@ class VariantSampler:
             per_variant = []
             for L, ks in per_keys:
                 if not ks:
-                    continue  # no unmet comparison of this variant: it sits the round out
+                    continue  # no unmet comparison of this variant, no every-round case: it sits the round out
                 last = {k: L.last_repeat(k) for k in ks}
                 pending = {k: [last[k] + 1] for k in ks}
                 rounds = schedule(ks, pending, L.cfg.order, L.cfg.seed + self.rounds)
