@@ -8,7 +8,7 @@ family-wise rate under the complete null). A run's log value is its row's log ra
 standardised noise (normal, or t3 scaled to sd 1), s = sd / sqrt(2) so that a pair's log ratio has
 sd ``sd``; the baseline's run of a round is shared by every row's pair of that round (as one
 baseline variant runs beside every treatment). Rounds run as the side-by-side launcher runs them
-(``podnet.launch.campaign.sidebyside.VariantSampler``): the base rounds (``launch.repeats``), then
+(``podnet.launch.campaign.variantsampler.VariantSampler``): the base rounds (``launch.repeats``), then
 after every round each open row is judged and a row that is *met* stops (its treatment sits out
 the later rounds, ``needed_variants``: its pairs freeze), the others get the next round, until the
 cap (``stats.planning.max_repeats``, which the baseline reaches first) or the budget. What judges

@@ -29,9 +29,13 @@ RUN_S = 10.0
 HOST_IP = "10.1.0.1"  # node n1's InternalIP: the host server's address
 
 
-def adaptive_config(tmp_path, *, budget=None, max_repeats=6, target=0.05, primary_extra=None, min_to_stop=3):
+def adaptive_config(
+    tmp_path, *, budget=None, max_repeats=6, target=0.05, primary_extra=None, min_to_stop=3, tools=None
+):
     c = copy.deepcopy(BASE)
     c["raw_dir"] = str(tmp_path / "raw")
+    if tools is not None:
+        c["launch"]["tools"] = copy.deepcopy(tools)
     c["stats"] = {
         "planning": {
             "target_rel_half_width": target,

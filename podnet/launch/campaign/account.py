@@ -1,7 +1,7 @@
 """The side-by-side adaptive account as typed values, turned into JSON only at the edge.
 
 :class:`VariantJudged` is one primary variant comparison of
-:class:`~podnet.launch.campaign.sidebyside.VariantSampler` (a treatment variant against the baseline
+:class:`~podnet.launch.campaign.variantsampler.VariantSampler` (a treatment variant against the baseline
 variant on one case and metric); :class:`SideBySideAccount` the whole account, whose
 :meth:`SideBySideAccount.to_json` is ``raw/<exp>/_side_by_side/<launch id>.json``, key for key in the
 order it always had.
@@ -9,7 +9,7 @@ order it always had.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from podnet.launch.rounds import stop as rule
@@ -74,6 +74,9 @@ class SideBySideAccount:
     min_to_stop: int
     max_repeats: int
     budget_s: float | None
+    #: per case declared ``every_round``: the added rounds it joined under each variant
+    #: (:class:`~podnet.launch.rounds.everyround.Joined`)
+    every_round: list[dict[str, Any]] = field(default_factory=list)
     items: tuple[VariantJudged, ...]
 
     @property

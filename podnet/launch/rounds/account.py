@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal, NamedTuple
 
 from podnet.launch.rounds.stop import Comparison
@@ -113,6 +113,8 @@ class Account:
     runs_recorded: int
     fixed_repeats: int
     fixed_protocol_runs: int
+    #: per case declared ``every_round``: the adaptive rounds it joined (:class:`~.everyround.Joined`)
+    every_round: list[dict[str, Any]] = field(default_factory=list)
     items: tuple[Ended, ...]
 
     @property

@@ -6,7 +6,9 @@ statistics stage's own ratios, paired within a launch's interleaved rounds) how 
 comparison's interval still is. The treatment case and the baseline case of every comparison
 still wider than its target get one more interleaved round; cases outside the primary family get
 the base repeats only. Without a by-scenario ``stats.primary`` each case's own headline interval is
-judged (:func:`podnet.stats.cases_needing_more`). It stops when everything is met, when the next
+judged (:func:`podnet.stats.cases_needing_more`). A case whose test is declared ``every_round``
+joins each added round while it can run and is below the cap (:mod:`podnet.launch.rounds.everyround`),
+counted in the round's predicted time. It stops when everything is met, when the next
 round is predicted not to fit in ``launch.adaptive.budget`` (or ``adaptive.max_runs``), or when every unmet
 comparison reached ``stats.planning.max_repeats`` or cannot run: the rule of
 :mod:`podnet.launch.rounds.stop`, which side-by-side variants share. At the end
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from podnet.launch.cluster.provenance import now_iso
 from podnet.launch.rounds import stop as rule
 from podnet.launch.rounds.account import Account, Ended, Judged
+from podnet.launch.rounds.everyround import Joined, join
 from podnet.launch.rounds.schedule import Slot, round_order
 from podnet.launch.rounds.state import initial_repeats
 from podnet.launch.spec.config import CaseKey
@@ -82,6 +85,8 @@ class Sampler:
         self.stop = ""
         self.rounds = 0
         self.items: list[Judged] = []
+        #: the every-round cases' adaptive rounds (the account's ``every_round``)
+        self.joined = Joined.of(launcher.cfg.cases, [launcher.variant])
 
     # -- data --------------------------------------------------------------------------------------------
     def tidy(self, keys: set[CaseKey] | None = None) -> pd.DataFrame | None:
@@ -239,12 +244,14 @@ class Sampler:
                 self.stop = rule.ALL_MET
                 log.info("adaptive: every %s meets its target", self._noun())
                 return
-            # a load point's idle point runs in its round too: the ratio to idle is paired by round
+            # a load point's idle point runs in its round too: the ratio to idle is paired by round;
+            # and every case declared every_round that can still run (before the round's time is predicted)
             keys = [
                 k
                 for k in with_idle_points(cfg.cases, step.cases)
                 if k in step.cases or (self.runnable(k) and not self.at_cap(k))
             ]
+            keys = join(cfg.cases, keys, self.can_extend)
             if step.stop:
                 self.stop = step.stop
                 log.info(
@@ -269,6 +276,7 @@ class Sampler:
                 log.info("adaptive: run budget (max_runs %d) spent", cfg.adaptive_max_runs)
                 return
             self.rounds += 1
+            self.joined.record({L.variant: keys})
             round_no = 1 + max((self.last_repeat(k) for k in L.tally.states), default=0)
             log.info("%s", self.progress(round_no, unmet, used, nxt))
             order = round_order(keys, cfg.order, cfg.seed, round_no)
@@ -349,6 +357,7 @@ class Sampler:
             runs_recorded=sum(len(a) for st in L.tally.states.values() for a in st.attempts.values()),
             fixed_repeats=FIXED_REPEATS,
             fixed_protocol_runs=FIXED_REPEATS * len(runnable),
+            every_round=self.joined.to_json(),
             items=items,
         )
 

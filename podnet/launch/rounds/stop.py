@@ -1,5 +1,5 @@
 """The adaptive stop rule: one rule for a single launch (:class:`~.adaptive.Sampler`) and for
-variants side by side (:class:`~podnet.launch.campaign.sidebyside.VariantSampler`). No I/O.
+variants side by side (:class:`~podnet.launch.campaign.variantsampler.VariantSampler`). No I/O.
 
 Whether a comparison is *met* is the statistics stage's rule (:func:`podnet.stats.planning.met`):
 it is *precise* (:func:`podnet.stats.planning.precise`: its interval's relative half-width at most

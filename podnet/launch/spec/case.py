@@ -70,6 +70,9 @@ class TestSpec:
     scale: ScaleSpec | None = field(default=None, compare=False)
     #: the test's own placement (config ``affinity``, the shape of ``launch.affinity``), or None
     affinity: Mapping[str, Any] | None = field(default=None, hash=False, compare=False)
+    #: config ``every_round``: the test joins every adaptive round too, not only the base rounds
+    #: (:mod:`podnet.launch.rounds.everyround`)
+    every_round: bool = field(default=False, compare=False)
 
     def placed(self, launch: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
         """Where the test's client exec and server container start: its own ``affinity`` (whole: a
@@ -89,15 +92,21 @@ class TestSpec:
 def expand_sweep(tool: str, t: Mapping[str, Any]) -> list[TestSpec]:
     """The tests of one configured test: itself, or one per point of its ``sweep`` (:mod:`.sweep`)
     or of its ``load.streams`` (:mod:`.load`) or ``scale`` counts (:mod:`.scale`), each with the
-    test's ``affinity``."""
-    a = read_affinity(t.get("affinity"))
+    test's ``affinity`` and ``every_round``."""
+    a, every = read_affinity(t.get("affinity")), bool(t.get("every_round", False))
     try:
         if (scaled := scale_points(t)) is not None:
-            return [TestSpec(tool, n, p, d, point, scale=s, affinity=a) for n, p, d, point, s in scaled]
+            return [
+                TestSpec(tool, n, p, d, point, scale=s, affinity=a, every_round=every)
+                for n, p, d, point, s in scaled
+            ]
         loads = load_points(t)
         if loads is not None:
-            return [TestSpec(tool, n, p, d, point, load, affinity=a) for n, p, d, point, load in loads]
-        return [TestSpec(tool, n, p, d, point, affinity=a) for n, p, d, point in points(t)]
+            return [
+                TestSpec(tool, n, p, d, point, load, affinity=a, every_round=every)
+                for n, p, d, point, load in loads
+            ]
+        return [TestSpec(tool, n, p, d, point, affinity=a, every_round=every) for n, p, d, point in points(t)]
     except ValueError as e:
         raise LaunchConfigError(f"launch.tools.{tool}.{t['name']}: {e}") from None
 
