@@ -35,7 +35,8 @@ OLD_CONNECT_LIMIT = 0.1
 #: scale_probes.csv: one row per change (``setup``: the set-up's id, variant, launch and ``verified`` time;
 #: ``change_no``: 0, 1, ... in the order timed; ``changes``: how many the set-up timed of it;
 #: ``late_up_to_s``: how late the time may be beyond the 10-20 ms between attempts, 0 but for
-#: :data:`COARSE` probes of older sidecars)
+#: :data:`COARSE` probes of older sidecars; ``disturbed``: every run that carries the set-up was judged
+#: disturbed and kept, sidecar ``disturbed: true``: the machine was busy with other work then)
 EFFECT_COLUMNS = [
     "experiment",
     "variant",
@@ -52,6 +53,7 @@ EFFECT_COLUMNS = [
     "changes",
     "value",
     "late_up_to_s",
+    "disturbed",
 ]
 _POINT = ["services", "network_policies", "endpoints_per_service", "rules_per_policy"]
 PRESENT_COLUMNS = [
@@ -78,19 +80,22 @@ PRESENT_COLUMNS = [
 _COUNTS = PRESENT_COLUMNS[PRESENT_COLUMNS.index("nft_rules") :]
 
 
-def _setups(sidecars: Iterable[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
-    """(sidecar, scale record) of each verified set-up once (the first run that carries it)."""
-    seen: set[tuple[str, str, str]] = set()
-    out = []
+def _setups(
+    sidecars: Iterable[Mapping[str, Any]],
+) -> list[tuple[Mapping[str, Any], Mapping[str, Any], bool]]:
+    """(sidecar, scale record, disturbed) of each verified set-up once (the first run that carries
+    it); ``disturbed``: every run that carries it was judged disturbed and kept (sidecar
+    ``disturbed: true``), so the machine was busy with other work around the set-up too."""
+    first: dict[tuple[str, str, str], tuple[Mapping[str, Any], Mapping[str, Any]]] = {}
+    quiet: dict[tuple[str, str, str], bool] = {}
     for meta in sidecars:
         rec = meta.get("scale")
         if not isinstance(rec, Mapping) or not rec.get("verified") or meta.get("warmup"):
             continue
         k = (str(meta.get("variant")), str((meta.get("launch") or {}).get("id")), str(rec["verified"]))
-        if k not in seen:
-            seen.add(k)
-            out.append((meta, rec))
-    return out
+        first.setdefault(k, (meta, rec))
+        quiet[k] = quiet.get(k, False) or meta.get("disturbed") is not True
+    return [(meta, rec, not quiet[k]) for k, (meta, rec) in first.items()]
 
 
 def times(value: Any) -> list[float]:
@@ -109,7 +114,7 @@ def effect_rows(sidecars: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per set-up, probe and change (columns :data:`EFFECT_COLUMNS`). ValueError for a
     probe time that is not a number."""
     rows = []
-    for meta, rec in _setups(sidecars):
+    for meta, rec, disturbed in _setups(sidecars):
         want = rec.get("wanted") or {}
         launch = (meta.get("launch") or {}).get("id")
         probe = rec.get("probe") or {}
@@ -131,11 +136,18 @@ def effect_rows(sidecars: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
                         "changes": len(values),
                         "value": v,
                         "late_up_to_s": late,
+                        "disturbed": disturbed,
                     }
                 )
     out = pd.DataFrame(rows, columns=EFFECT_COLUMNS)
     return out.astype(
-        {"change_no": "int64", "changes": "int64", "value": "float64", "late_up_to_s": "float64"}
+        {
+            "change_no": "int64",
+            "changes": "int64",
+            "value": "float64",
+            "late_up_to_s": "float64",
+            "disturbed": "bool",
+        }
     )
 
 
@@ -151,7 +163,7 @@ def late_up_to(probe: Mapping[str, Any], metric: str) -> float:
 def present_rows(sidecars: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per set-up and node: the objects present, the creation rate, the rule counts."""
     rows = []
-    for meta, rec in _setups(sidecars):
+    for meta, rec, _ in _setups(sidecars):
         want, present = rec.get("wanted") or {}, rec.get("present") or {}
         base = {
             "variant": meta.get("variant"),

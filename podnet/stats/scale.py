@@ -25,7 +25,8 @@ to no objects, and the time a change takes.
   (``first_left_out``, their median ``first_p50``). ``icc`` (the share of the log times'
   variance between set-ups, one-way ANOVA) and ``design_effect`` say how far the changes of one
   set-up are alike, and ``note`` says so when the design effect is at least 1.25 and the F test
-  finds the set-ups differ (METHODS.md "Scale points").
+  finds the set-ups differ (METHODS.md "Scale points"). A set-up every run of which was judged
+  disturbed and kept is in no quantile (``disturbed_left_out``).
   :func:`scale_effect` is that table from ``scale_probes.csv`` (or from a tidy table's scale runs'
   sidecars): the pipeline's ``scale_effect.csv``.
 """
@@ -108,6 +109,7 @@ EFFECT_COLUMNS = [
     "design_effect",
     "first_left_out",
     "first_p50",
+    "disturbed_left_out",  # set-ups left out: every run carrying them was disturbed (kept)
     "note",
 ]
 #: a design effect from which ``note`` says the intervals are too narrow (when the F test finds the
@@ -393,6 +395,27 @@ def _late(g: pd.DataFrame, metric: str) -> float:
     return float(late.max())
 
 
+def _quiet_apart(g: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """(the changes of set-ups not disturbed, how many set-ups were left out): a set-up every run of
+    which was judged disturbed and kept (``scale_probes.csv`` ``disturbed``) was timed while the
+    machine was busy with other work, so its changes are not a value (as a disturbed run is not)."""
+    if "disturbed" not in g.columns:
+        return g, 0
+    bad = g["disturbed"].fillna(False).astype(bool)
+    return g[~bad], int(g.loc[bad, "setup"].nunique()) if "setup" in g.columns else int(bad.sum())
+
+
+def _disturbed_note(left_out: int) -> str:
+    """The note's words for set-ups left out as disturbed (empty when none)."""
+    if not left_out:
+        return ""
+    s = "" if left_out == 1 else "s"
+    return (
+        f"{left_out} set-up{s} left out: every run carrying {'it' if left_out == 1 else 'them'} was "
+        "disturbed (the machine busy with other work; disturbed_runs.csv)"
+    )
+
+
 def _first_apart(g: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(kept, left out): a change taking effect (``*_effect_s``) that was a set-up's first of more
     than one is left out (it may wait for the point's fillers' programming too)."""
@@ -414,6 +437,7 @@ def effect_table(effects: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
     for key, g in effects.groupby(_EFFECT_KEY, dropna=False, sort=True):
         k = dict(zip(_EFFECT_KEY, key))
         kind, change = PROBES.get(str(k["metric"]), ("", ""))
+        g, disturbed = _quiet_apart(g)
         g, first = _first_apart(g)
         g = g[np.isfinite(g["value"].astype(float))]
         v = g["value"].to_numpy(dtype=float)
@@ -445,8 +469,16 @@ def effect_table(effects: pd.DataFrame, confidence: float = 0.95) -> pd.DataFram
             design_effect=c.design_effect,
             first_left_out=len(first),
             first_p50=float(first_v.median()) if len(first) else float("nan"),
-            note=_effect_note(
-                _late(g, str(k["metric"])), len(v), med.coverage, p90, n_eff, setups, c, confidence
+            disturbed_left_out=disturbed,
+            note="; ".join(
+                w
+                for w in (
+                    _effect_note(
+                        _late(g, str(k["metric"])), len(v), med.coverage, p90, n_eff, setups, c, confidence
+                    ),
+                    _disturbed_note(disturbed),
+                )
+                if w
             ),
         )
         rows.append(row)

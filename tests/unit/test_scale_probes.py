@@ -220,3 +220,26 @@ def test_a_lifted_deny_is_late_by_the_connect_limit_only_where_attempts_waited_f
     assert pscale.late_up_to({"service_effect_s": [0.1]}, "service_effect_s") == 0.1  # a reach too
     assert pscale.late_up_to({"service_removed_s": [0.1]}, "service_removed_s") == 0.0
     assert pscale.late_up_to({**probe, "reach_attempt_every_s": 0.01}, "policy_removed_s") == 0.0
+
+
+def test_a_set_up_whose_runs_were_all_disturbed_is_marked_and_left_out():
+    """A disturbed run is not a value; neither is a set-up timed while every run carrying it was
+    disturbed (the time-to-effect campaign of 2026-11-30: P50 at 200 Services 0.107 s in set-ups beside a
+    simulation, 0.062 s in quiet ones)."""
+    meta = _fixture()
+    busy = copy.deepcopy(meta) | {"disturbed": True}
+    assert pscale.effect_rows([busy, copy.deepcopy(busy)])["disturbed"].all()
+    assert not pscale.effect_rows([busy, meta])["disturbed"].any()  # one quiet run of the set-up
+    assert not pscale.effect_rows([meta])["disturbed"].any()
+    probes = _probes(40, 2)
+    probes["disturbed"] = probes["round_seq"] < 4  # 4 set-ups disturbed, 36 quiet
+    probes.loc[probes["disturbed"], "value"] = 9.0
+    eff = sscale.effect_table(probes).set_index("metric").loc["service_effect_s"]
+    assert (eff["n"], eff["setups"], eff["disturbed_left_out"]) == (36, 36, 4)
+    assert eff["p99"] < 9.0 and np.isfinite(eff["p90_high"])
+    assert "4 set-ups left out: every run carrying them was disturbed" in eff["note"]
+    probes["disturbed"] = probes["round_seq"] < 5  # 35 quiet set-ups: too few for P90's interval
+    eff = sscale.effect_table(probes).set_index("metric").loc["service_effect_s"]
+    assert (eff["setups"], eff["disturbed_left_out"]) == (35, 5) and np.isnan(eff["p90_high"])
+    quiet = sscale.effect_table(_probes(36, 2)).set_index("metric").loc["service_effect_s"]
+    assert quiet["disturbed_left_out"] == 0 and "left out" not in quiet["note"]

@@ -8,6 +8,7 @@ the launch fits 40 minutes at the rates measured on this machine."""
 from __future__ import annotations
 
 import importlib.util
+import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -16,7 +17,7 @@ import pytest
 
 from podnet.launch.campaign import run as campaign
 from podnet.launch.rounds.scale import variant_rounds
-from podnet.launch.rounds.state import pending_runs
+from podnet.launch.rounds.state import pending_runs, scan
 from podnet.launch.spec import plan as launch_plan
 from podnet.launch.spec.config import from_mapping
 from podnet.parse.scale import effect_rows
@@ -55,7 +56,9 @@ def _drive(v: Any) -> Driven:
     m = campaign.variant_config(c, v)
     cfg, lengths = from_mapping(m), launch_plan.test_lengths(m)
     spec = {k.key: k.test.scale for k in cfg.cases}
-    rounds = variant_rounds(cfg, list(spec), pending_runs(cfg, v.name))
+    with tempfile.TemporaryDirectory() as empty:  # the rounds of a fresh launch, whatever raw/ holds
+        pending = pending_runs(cfg, v.name, scan(Path(empty), v.name, cfg.cases))
+    rounds = variant_rounds(cfg, list(spec), pending)
     api, prober = FakeApi(), FakeProber()
     st = _state(cfg, api, prober)
     records, runs, run_s = [], 0, 0.0
