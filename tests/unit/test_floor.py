@@ -135,16 +135,16 @@ def test_the_floor_and_the_cluster_share_one_shaper():
     # envs/cluster/net.sh sources the script the floor runs: one tbf for both
     net = (floor.SHAPE_SH.parent / "net.sh").read_text(encoding="utf-8")
     assert 'source "$(dirname "${BASH_SOURCE[0]}")/shape.sh"' in net and "\nshape() {" not in net
-    got = subprocess.run(
-        ["bash", "-c", f"source {floor.SHAPE_SH}; link_rate_bytes 1gbit; link_rate_bytes 10gbit"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    assert got == ["125000000", "1250000000"]
+    assert _rate_bytes(["1gbit", "10gbit"]) == ["125000000", "1250000000"]
     # a rate it cannot read is an error naming it, before any link is touched
     with pytest.raises(ValueError, match="'fast'.*not understood"):
         floor.shape("podnet-no-such-ns", "pnx", "fast")
+
+
+def _rate_bytes(rates: list[str]) -> list[str]:
+    """What envs/cluster/shape.sh's link_rate_bytes prints for each rate (bytes per second)."""
+    loop = f"source {floor.SHAPE_SH}; for r in {' '.join(rates)}; do link_rate_bytes $r; done"
+    return subprocess.run(["bash", "-c", loop], capture_output=True, text=True, check=True).stdout.split()
 
 
 def test_the_shaped_link_benchmark_reads_rates_with_the_shaper():
@@ -153,13 +153,7 @@ def test_the_shaped_link_benchmark_reads_rates_with_the_shaper():
     shaped_link = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(shaped_link)
     rates = ["1gbit", "10gbit", "500mbit", "800kbit", "2.5Gbit", "125mbps"]
-    got = subprocess.run(
-        ["bash", "-c", f"source {floor.SHAPE_SH}; for r in {' '.join(rates)}; do link_rate_bytes $r; done"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    assert [shaped_link.bits(r) for r in rates] == [8.0 * int(b) for b in got]
+    assert [shaped_link.bits(r) for r in rates] == [8.0 * int(b) for b in _rate_bytes(rates)]
     assert [shaped_link.bits(r) for r in rates] == [1e9, 1e10, 5e8, 8e5, 2.5e9, 1e9]  # 125 MB/s: bytes
     assert shaped_link.bits("none") is None
     with pytest.raises(ValueError, match="'fast'"):

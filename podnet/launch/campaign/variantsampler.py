@@ -16,7 +16,6 @@ is ``raw/<exp>/_side_by_side/<launch id>.json``
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 from collections.abc import Callable, Sequence
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from podnet.launch.campaign.account import STOP_WORDS, SideBySideAccount, VariantJudged
 from podnet.launch.rounds import stop as rule
+from podnet.launch.rounds.account import write_json
 from podnet.launch.rounds.everyround import Joined, join
 from podnet.launch.rounds.scale import by_scale
 from podnet.launch.rounds.schedule import Slot, schedule
@@ -270,11 +270,7 @@ class VariantSampler:
         """``raw/<exp>/_side_by_side/<launch id>.json``: every judged item, the stop reason, the runs."""
         acc = self.account()
         doc = acc.to_json()
-        path = Path(self.sbs.cfg.raw_dir) / "_side_by_side" / f"{self.sbs.launch_id}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-        tmp.replace(path)
+        path = write_json(Path(self.sbs.cfg.raw_dir) / "_side_by_side" / f"{self.sbs.launch_id}.json", doc)
         log.info(
             "side by side: %d of %d primary variant comparisons met their target (%s); %d added round(s); %s",
             acc.met, len(acc.items), acc.stop, acc.added_rounds, path,

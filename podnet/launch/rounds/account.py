@@ -8,7 +8,9 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from podnet.launch.rounds.stop import Comparison
@@ -125,3 +127,13 @@ class Account:
     def to_json(self) -> dict[str, Any]:
         doc = {f.name: getattr(self, f.name) for f in fields(self)}
         return doc | {"items": [e.to_json() for e in self.items]}
+
+
+def write_json(path: Path, doc: Any) -> Path:
+    """Write an account ``doc`` to ``path`` as indented JSON, whole or not at all (a temporary file
+    renamed over it), its directory made if missing; ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path

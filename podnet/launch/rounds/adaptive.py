@@ -18,7 +18,6 @@ comparison reached ``stats.planning.max_repeats`` or cannot run: the rule of
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from podnet.launch.cluster.provenance import now_iso
 from podnet.launch.rounds import stop as rule
-from podnet.launch.rounds.account import Account, Ended, Judged
+from podnet.launch.rounds.account import Account, Ended, Judged, write_json
 from podnet.launch.rounds.everyround import Joined, join
 from podnet.launch.rounds.schedule import Slot, round_order
 from podnet.launch.rounds.state import initial_repeats
@@ -368,11 +367,9 @@ class Sampler:
         acc = self.account()
         doc = acc.to_json()
         validate(doc)
-        path = Path(self.L.cfg.raw_dir) / self.L.variant / "_adaptive" / f"{self.L.launch_id}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-        tmp.replace(path)
+        path = write_json(
+            Path(self.L.cfg.raw_dir) / self.L.variant / "_adaptive" / f"{self.L.launch_id}.json", doc
+        )
         log.info(
             "adaptive: %d of %d %ss met their target (%s); %d runs launched, a fixed %d-repeat protocol: %d; %s",
             acc.met, len(acc.items), self._noun(), acc.stop, acc.runs_launched, FIXED_REPEATS,
