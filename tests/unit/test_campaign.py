@@ -86,8 +86,8 @@ def test_variant_configs_are_valid_experiments(in_repo, path):
 )
 def test_every_campaign_holds_the_idle_poll_of_the_default_run(in_repo, path):
     """A campaign measures on the default run's floor: its launch holds PM QoS at 0 µs as
-    config/config.yaml does (podnet.launch.noise.idle). The under-load campaign of 2026-11-29 did not,
-    and its loaded P99 spread 0.16-0.37 log sd over runs where the held floor gave 0.15."""
+    config/config.yaml does (podnet.launch.noise.idle; qperf tcp_lat's paired sd 0.14-0.17 without,
+    0.09-0.12 with). Seven campaigns did not, the under-load campaign among them."""
     c = campaign.load(path)
     for v in c.variants:
         assert from_mapping(campaign.variant_config(c, v)).cpu_latency_us == 0, (path, v.name)
