@@ -7,15 +7,19 @@ ranked metric (:data:`METRICS`: ``net_ready_s``, the time any peer sees, through
 ``stats.comparisons`` (``by: variant``), the one variants.csv uses (a campaign's first variant:
 ``make compare`` declares it), over each of its ``treatments`` (default every other variant).
 
-**Round-paired bootstrap.** A side-by-side campaign runs every variant in each round (tidy
-``round_seq`` within one ``launch_id``): a resample draws *rounds* with replacement and takes both
-sides' runs of each drawn round, so what a round shares (the machine's load, the time of day)
-cancels in the ratio. Without shared rounds each side's runs are resampled on their own (the note
-says so). The interval and p come from the same resamples (:func:`podnet.stats.netready.log_t`:
-t_{k-1} on the log scale, k the rounds or the smaller side's runs), so the interval excludes 1
-exactly when p < 0.05. No ratio (and no p) below :data:`~podnet.stats.netready.MIN_RUNS` runs a
-side; no interval for a percentile without the pods to support it (P99: a point); a zero spread
-gives neither interval nor p.
+**Paired by round.** A side-by-side campaign runs every variant in each round (tidy ``round_seq``
+within one ``launch_id``): each round's percentile of each side's pods (its burst) gives a log
+ratio, and the published ratio is their geometric mean over the rounds both ran, with the paired t
+interval and p (t_{k-1}, k those rounds; :func:`round_t`), so what a round shares (the machine's
+load, the time of day) cancels and the interval excludes 1 exactly when p < 0.05. It replaced a
+round-paired bootstrap of the pooled pods' percentile: over 6-9 rounds that percentile is set by
+the slowest one or two bursts when bursts differ more than their pods, a bootstrap over the rounds
+cannot show how far those could fall (its se 13-19 % short) and an A/A ratio's interval covered 1
+in 88-92 % (benchmarks/sim_netready.py). Without shared rounds each side's runs are bootstrapped on
+their own, the ratio of the pooled pods' percentiles with the
+:func:`podnet.stats.netready.log_t` interval (k the smaller side's runs; the note says so). No
+ratio (and no p) below :data:`~podnet.stats.netready.MIN_RUNS` runs a side; no interval for a
+percentile without the pods to support it (P99: a point); a zero spread gives neither interval nor p.
 
 **Family.** The declared family (:data:`FAMILY`) is one row per treatment per ranked metric: its
 P90, the burst's tail. Holm runs over the family's rows of one experiment (a row without a p stays
@@ -31,6 +35,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from . import onep
 from ._data import key_text, run_rounds
@@ -39,6 +44,7 @@ from .netready import (
     _KEY,
     MIN_RUNS,
     QUANTILES,
+    ZERO_SPREAD,
     group_columns,
     log_t,
     numeric,
@@ -71,7 +77,7 @@ NET_READY_RATIO_COLUMNS = [
     "unit",
     "estimand",  # p50 | p90 | p99
     "quantile",
-    "value",  # the treatment's percentile over its pooled pods
+    "value",  # the treatment's percentile: paired, the geometric mean of its rounds'; else its pooled pods'
     "baseline_value",
     "ratio",
     "ci_low",
@@ -109,6 +115,35 @@ class PercentileRatio(NamedTuple):
     p: np.ndarray
 
 
+def round_t(
+    treatment: list[np.ndarray], baseline: list[np.ndarray], qs: np.ndarray, confidence: float
+) -> PercentileRatio:
+    """Per quantile ``qs``: the geometric mean over the rounds both sides ran (unit i of both sides:
+    round i; a side may have no pods in a round) of each round's percentile ratio, with the paired t
+    interval and p of its log (t_{k-1}, k those rounds; METHODS.md, "Time to network": a bootstrap
+    over k rounds of the pooled pods' percentile is set by the slowest bursts and under-covers).
+    Under k = 2 rounds or a zero spread of the log ratios: the ratio alone, no interval, no p."""
+    if len(treatment) != len(baseline):
+        raise ValueError("paired: both sides need one unit per round")
+    both = [(t, b) for t, b in zip(treatment, baseline) if len(t) and len(b)]
+    nan = np.full(len(qs), np.nan)
+    if not both:
+        return PercentileRatio(nan, nan, nan, nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = np.array([np.log(np.quantile(t, qs) / np.quantile(b, qs)) for t, b in both])  # rounds x qs
+    k, centre = len(d), d.mean(axis=0)
+    se = d.std(axis=0, ddof=1) / np.sqrt(k) if k > 1 else nan
+    ok = np.isfinite(centre) & np.isfinite(se) & (se > ZERO_SPREAD)
+    if not ok.any():
+        return PercentileRatio(np.exp(centre), nan, nan.copy(), nan.copy())
+    t = stats.t.ppf(0.5 + confidence / 2.0, k - 1)
+    s = np.where(ok, se, 1.0)
+    low = np.where(ok, np.exp(centre - t * s), np.nan)
+    high = np.where(ok, np.exp(centre + t * s), np.nan)
+    p = np.where(ok, 2.0 * stats.t.sf(np.abs(np.nan_to_num(centre)) / s, k - 1), np.nan)
+    return PercentileRatio(np.exp(centre), low, high, p)
+
+
 def percentile_ratio(
     treatment: list[np.ndarray],
     baseline: list[np.ndarray],
@@ -118,26 +153,31 @@ def percentile_ratio(
     rng: np.random.Generator,
     paired: bool = False,
 ) -> PercentileRatio:
-    """The ratio of the two sides' pooled percentiles ``qs`` (each side: its units' positive pod
-    values) with the :func:`~podnet.stats.netready.log_t` interval and p over ``resamples``
-    resamples. ``paired``: the units are rounds, aligned (unit i of both sides ran in round i; a
-    side may have no pods in a round), drawn jointly; else each side's units are drawn on their own
-    and k is the smaller side's count."""
+    """``paired`` (the units are rounds, aligned): :func:`round_t`. Else the ratio of the two
+    sides' pooled percentiles ``qs`` (each side: its units' positive pod values) with the
+    :func:`~podnet.stats.netready.log_t` interval and p over ``resamples`` resamples of each side's
+    units drawn on their own (k the smaller side's count)."""
     qs = np.asarray(qs, dtype=float)
-    ratio = np.quantile(np.concatenate(treatment), qs) / np.quantile(np.concatenate(baseline), qs)
     if paired:
-        if len(treatment) != len(baseline):
-            raise ValueError("paired: both sides need one unit per round")
-        k = len(treatment)
-        draws = rng.integers(0, k, size=(resamples, k))
-        top, bottom = pooled_quantiles(treatment, draws, qs), pooled_quantiles(baseline, draws, qs)
-    else:
-        k = min(len(treatment), len(baseline))
-        top = pooled_quantiles(treatment, rng.integers(0, len(treatment), (resamples, len(treatment))), qs)
-        bottom = pooled_quantiles(baseline, rng.integers(0, len(baseline), (resamples, len(baseline))), qs)
+        return round_t(treatment, baseline, qs, confidence)
+    ratio = np.quantile(np.concatenate(treatment), qs) / np.quantile(np.concatenate(baseline), qs)
+    k = min(len(treatment), len(baseline))
+    top = pooled_quantiles(treatment, rng.integers(0, len(treatment), (resamples, len(treatment))), qs)
+    bottom = pooled_quantiles(baseline, rng.integers(0, len(baseline), (resamples, len(baseline))), qs)
     with np.errstate(divide="ignore", invalid="ignore"):
         iv = log_t(ratio, top / bottom, k, confidence)
     return PercentileRatio(ratio, iv.low, iv.high, iv.p)
+
+
+def typical_round(
+    tu: list[np.ndarray], bu: list[np.ndarray], qs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each side's geometric mean over the rounds both ran of its round's percentiles ``qs``: the
+    ``value`` and ``baseline_value`` of a paired row (their quotient is :func:`round_t`'s ratio)."""
+    both = [(t, b) for t, b in zip(tu, bu) if len(t) and len(b)]
+    with np.errstate(divide="ignore"):
+        logs = [np.log(np.array([np.quantile(x[i], qs) for x in both])).mean(axis=0) for i in (0, 1)]
+    return np.exp(logs[0]), np.exp(logs[1])
 
 
 def round_units(tr: Side, br: Side) -> tuple[list[np.ndarray], list[np.ndarray], int] | None:
@@ -215,8 +255,9 @@ def _pair_rows(
         units = round_units(ts, bs)
         if units is not None:
             tu, bu, n_rounds = units
-            iv = percentile_ratio(tu, bu, qs, s.confidence, s.bootstrap.resamples, rng, paired=True)
-            method = f"round-paired bootstrap over {len(tu)} rounds (log-scale t, {s.bootstrap.resamples} resamples)"
+            iv = round_t(tu, bu, qs, s.confidence)
+            tv, bv = typical_round(tu, bu, qs)
+            method = f"paired t over {n_rounds} rounds of each round's log percentile ratio"
         else:
             iv = percentile_ratio(ts.runs, bs.runs, qs, s.confidence, s.bootstrap.resamples, rng)
             method = (
@@ -283,7 +324,7 @@ def net_ready_ratios(
 ) -> pd.DataFrame:
     """net_ready_ratios.csv: per group (scenario, test, sweep point), ranked metric and ``by:
     variant`` comparison, each treatment's P50, P90 and P99 over the baseline's, with the
-    round-paired bootstrap's interval and p, and Holm over the declared family (empty without
+    round-paired t interval and p, and Holm over the declared family (empty without
     netready runs of two compared variants)."""
     s = Settings.of(settings)
     empty = pd.DataFrame(columns=NET_READY_RATIO_COLUMNS)

@@ -97,7 +97,7 @@ CAPTIONS = {
     "net_ready": "Time to network per variant (CNI), fastest P50 first: P50, P90 and P99 of the pooled "
     "pods with 95 % intervals from a bootstrap over runs (P99 of a few hundred pods: a point), each "
     "run's own percentile as a dot; each variant's P90 over the baseline variant's, of the API-visible "
-    "time and of the datapath's own, from a round-paired bootstrap (filled: different, the Holm-adjusted "
+    "time and of the datapath's own, paired by round (filled: different, the Holm-adjusted "
     "test of the declared family rejects at α); the P50 of each step from the create call (scheduled, sandbox, IP, container start, "
     "first replies).",
 }

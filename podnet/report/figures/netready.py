@@ -198,7 +198,7 @@ def note(ps: list[grid.Panel], a: float) -> str:
         "over runs (none: under 4 runs; P99: a point); dots: each run's own percentile; variants by P50, fastest first",
     ]
     if any(p.ratio for p in ps):
-        lines.append(f"ratios: to the baseline, round-paired bootstrap; filled: different (Holm p < {a:g})")
+        lines.append(f"ratios: to the baseline, paired by round; filled: different (Holm p < {a:g})")
     if any(p.title.endswith("each step") for p in ps):
         lines.append("steps: the P50 of each step's time from the pod's create call")
     return "\n".join(lines)
