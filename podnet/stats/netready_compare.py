@@ -125,12 +125,12 @@ def round_t(
     Under k = 2 rounds or a zero spread of the log ratios: the ratio alone, no interval, no p."""
     if len(treatment) != len(baseline):
         raise ValueError("paired: both sides need one unit per round")
-    both = [(t, b) for t, b in zip(treatment, baseline) if len(t) and len(b)]
+    top, bottom = _round_logs(treatment, baseline, qs)
     nan = np.full(len(qs), np.nan)
-    if not both:
+    if not len(top):
         return PercentileRatio(nan, nan, nan, nan)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        d = np.array([np.log(np.quantile(t, qs) / np.quantile(b, qs)) for t, b in both])  # rounds x qs
+    with np.errstate(invalid="ignore"):
+        d = top - bottom  # rounds x qs
     k, centre = len(d), d.mean(axis=0)
     se = d.std(axis=0, ddof=1) / np.sqrt(k) if k > 1 else nan
     ok = np.isfinite(centre) & np.isfinite(se) & (se > ZERO_SPREAD)
@@ -174,10 +174,23 @@ def typical_round(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each side's geometric mean over the rounds both ran of its round's percentiles ``qs``: the
     ``value`` and ``baseline_value`` of a paired row (their quotient is :func:`round_t`'s ratio)."""
-    both = [(t, b) for t, b in zip(tu, bu) if len(t) and len(b)]
+    top, bottom = _round_logs(tu, bu, qs)
+    if not len(top):
+        nan = np.full(len(qs), np.nan)
+        return nan, nan.copy()
+    return np.exp(top.mean(axis=0)), np.exp(bottom.mean(axis=0))
+
+
+def _round_logs(
+    treatment: list[np.ndarray], baseline: list[np.ndarray], qs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each side's log percentiles ``qs`` of its pods in each round both sides ran (rounds x qs):
+    what :func:`round_t` pairs and :func:`typical_round` averages."""
+    both = [(t, b) for t, b in zip(treatment, baseline) if len(t) and len(b)]
     with np.errstate(divide="ignore"):
-        logs = [np.log(np.array([np.quantile(x[i], qs) for x in both])).mean(axis=0) for i in (0, 1)]
-    return np.exp(logs[0]), np.exp(logs[1])
+        top = np.log(np.array([np.quantile(t, qs) for t, _ in both]).reshape(len(both), len(qs)))
+        bottom = np.log(np.array([np.quantile(b, qs) for _, b in both]).reshape(len(both), len(qs)))
+    return top, bottom
 
 
 def round_units(tr: Side, br: Side) -> tuple[list[np.ndarray], list[np.ndarray], int] | None:

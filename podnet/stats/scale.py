@@ -402,7 +402,7 @@ def _quiet_apart(g: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     if "disturbed" not in g.columns:
         return g, 0
     bad = g["disturbed"].fillna(False).astype(bool)
-    return g[~bad], int(g.loc[bad, "setup"].nunique()) if "setup" in g.columns else int(bad.sum())
+    return g[~bad], int(g.loc[bad, "setup"].nunique())
 
 
 def _disturbed_note(left_out: int) -> str:
